@@ -1,0 +1,108 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Schema } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** An open database: the query builder, which dialect it speaks, and how to close it. */
+export interface Database {
+  readonly db: Kysely<Schema>;
+  readonly dialect: DialectName;
+  /** Closes the connection(s); calling it again does nothing. */
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** Largest number of PostgreSQL connections in the pool (default 10). Ignored for SQLite. */
+  poolMax?: number;
+}
+
+const ACCEPTED_FORMS =
+  'sqlite:./relative/path.db, sqlite:/absolute/path.db, sqlite::memory:, postgres://… or postgresql://…';
+
+/**
+ * Opens the database a URL names:
+ * `sqlite:./data/idgate.db` (relative to the working directory), `sqlite:/abs/path.db`, `sqlite::memory:`,
+ * `postgres://user:pass@host:5432/db` or `postgresql://…`.
+ * @throws Error for any other URL; the message never repeats the URL, which may hold a password.
+ */
+export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
+  // Only the scheme is named: the rest of the URL may hold credentials.
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1];
+  const what = scheme === undefined ? 'a database URL without a scheme' : `the database URL scheme "${scheme}:"`;
+  throw new Error(`Unsupported database URL: idgate does not support ${what}. Use ${ACCEPTED_FORMS}`);
+}
+
+function openSqlite(location: string): Database {
+  if (location === '') throw new Error(`The SQLite database URL names no file. Use ${ACCEPTED_FORMS}`);
+  // `sqlite://x` is ambiguous (host or path?); refuse it rather than guess where the data goes.
+  if (location.startsWith('//')) {
+    throw new Error('A SQLite database URL takes a path, not a host: use sqlite:/absolute/path.db or sqlite:./relative/path.db');
+  }
+  const memory = location === ':memory:';
+  const file = memory ? ':memory:' : resolve(location);
+  if (!memory) mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new SqliteDatabase(file);
+  try {
+    // WAL lets readers proceed during a write; busy_timeout waits out short write locks instead of failing.
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('synchronous = NORMAL');
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: once(() => db.destroy()) };
+}
+
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
+  // bigint (int8) holds epoch milliseconds and counts, all far below 2^53. The parser is set on this
+  // pool only, so other pg users in the process keep the default (string) behaviour.
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(20, 'text', parseInt8);
+  const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 10, types });
+  // An idle connection that breaks (server restart) is dropped by the pool and the next query reconnects;
+  // without a listener the 'error' event would crash the process.
+  pool.on('error', () => {});
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    // Fail at startup, not at the first request, when the server is unreachable or refuses us.
+    await sql`select 1`.execute(db);
+  } catch (error) {
+    await db.destroy();
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`Cannot connect to PostgreSQL at ${describeServer(url)}: ${reason}`, { cause: error });
+  }
+  return { db, dialect: 'postgres', close: once(() => db.destroy()) };
+}
+
+function parseInt8(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`bigint value ${value} is outside the safe integer range`);
+  return n;
+}
+
+/** host:port/database, without user or password. */
+function describeServer(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host}${u.pathname}`;
+  } catch {
+    return 'the configured URL';
+  }
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => {
+    done ??= fn();
+    return done;
+  };
+}

@@ -1,0 +1,50 @@
+import { Kysely, type Migration, type MigrationProvider, type MigrationResult, Migrator } from 'kysely';
+import type { Database } from '../database.js';
+import type { Schema } from '../schema.js';
+import * as m0001 from './0001_initial.js';
+
+/**
+ * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
+ * a folder so the compiled server carries them wherever it runs.
+ */
+const MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001_initial': m0001,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };
+
+type Target = Database | Kysely<Schema>;
+
+function migrator(target: Target): Migrator {
+  // Migrations are written against no particular schema, hence the widening.
+  const db = (target instanceof Kysely ? target : target.db) as unknown as Kysely<unknown>;
+  return new Migrator({ db, provider });
+}
+
+/**
+ * Applies every migration not yet applied, in order; safe to run concurrently from several replicas
+ * (Kysely takes a lock) and again when nothing is pending.
+ * @returns the names of the migrations this call applied.
+ * @throws Error naming the failed migration; migrations before it stay applied.
+ */
+export async function migrateToLatest(target: Target): Promise<{ applied: string[] }> {
+  const { error, results = [] } = await migrator(target).migrateToLatest();
+  const applied = names(results, 'Success');
+  if (error !== undefined) {
+    const failed = names(results, 'Error')[0];
+    const reason = error instanceof Error ? error.message : String(error);
+    const where = failed === undefined ? 'before any migration ran' : `in migration ${failed}`;
+    throw new Error(`Database migration failed ${where}: ${reason}`, { cause: error });
+  }
+  return { applied };
+}
+
+/** Names of the migrations not yet applied, in the order they would apply. */
+export async function pendingMigrations(target: Target): Promise<string[]> {
+  const all = await migrator(target).getMigrations();
+  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+function names(results: readonly MigrationResult[], status: MigrationResult['status']): string[] {
+  return results.filter((r) => r.status === status).map((r) => r.migrationName);
+}

@@ -1,0 +1,99 @@
+import type { ClientRecord, ClientRepository } from '@idgate/core';
+import type { GrantType } from '@idgate/schema';
+import type { Selectable } from 'kysely';
+import type { OAuthClientsTable } from '../schema.js';
+import {
+  type ConflictFields,
+  fromFlag,
+  fromJsonArray,
+  insertUnique,
+  type RepositoryContext,
+  toCount,
+  toDate,
+  toFlag,
+  toMs,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  oauth_clients_pkey: 'clientId',
+  'oauth_clients.client_id': 'clientId',
+};
+
+export function createClientRepository(ctx: RepositoryContext): ClientRepository {
+  const { db } = ctx;
+  return {
+    async create(client) {
+      const row = await insertUnique(ctx, CONFLICTS, 'clientId', () =>
+        db
+          .insertInto('oauth_clients')
+          .values({
+            client_id: client.clientId,
+            name: client.name,
+            secret_hash: client.secretHash,
+            is_public: toFlag(client.public),
+            trusted: toFlag(client.trusted),
+            redirect_uris: JSON.stringify(client.redirectUris),
+            grant_types: JSON.stringify(client.grantTypes),
+            scopes: JSON.stringify(client.scopes),
+            audiences: JSON.stringify(client.audiences),
+            access_token_ttl: client.accessTokenTtl,
+            refresh_token_ttl: client.refreshTokenTtl,
+            created_at: toMs(client.createdAt),
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      );
+      return toClient(row);
+    },
+
+    async findById(clientId) {
+      const row = await db
+        .selectFrom('oauth_clients')
+        .selectAll()
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
+      return row && toClient(row);
+    },
+
+    async list() {
+      // The id breaks ties so clients created in the same millisecond keep a stable order.
+      const rows = await db
+        .selectFrom('oauth_clients')
+        .selectAll()
+        .orderBy('created_at')
+        .orderBy('client_id')
+        .execute();
+      return rows.map(toClient);
+    },
+
+    async remove(clientId) {
+      const result = await db.deleteFrom('oauth_clients').where('client_id', '=', clientId).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+
+    async count() {
+      const row = await db
+        .selectFrom('oauth_clients')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      return toCount(row);
+    },
+  };
+}
+
+function toClient(row: Selectable<OAuthClientsTable>): ClientRecord {
+  return {
+    clientId: row.client_id,
+    name: row.name,
+    secretHash: row.secret_hash,
+    public: fromFlag(row.is_public),
+    trusted: fromFlag(row.trusted),
+    redirectUris: fromJsonArray(row.redirect_uris, 'oauth_clients.redirect_uris'),
+    grantTypes: fromJsonArray<GrantType>(row.grant_types, 'oauth_clients.grant_types'),
+    scopes: fromJsonArray(row.scopes, 'oauth_clients.scopes'),
+    audiences: fromJsonArray(row.audiences, 'oauth_clients.audiences'),
+    accessTokenTtl: Number(row.access_token_ttl),
+    refreshTokenTtl: Number(row.refresh_token_ttl),
+    createdAt: toDate(row.created_at),
+  };
+}

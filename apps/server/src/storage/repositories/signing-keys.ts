@@ -1,0 +1,73 @@
+import type { SigningKeyRecord, SigningKeyRepository } from '@idgate/core';
+import type { SigningAlgorithm } from '@idgate/schema';
+import type { Selectable } from 'kysely';
+import type { SigningKeysTable } from '../schema.js';
+import {
+  type ConflictFields,
+  fromJsonObject,
+  insertUnique,
+  type RepositoryContext,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  signing_keys_pkey: 'kid',
+  'signing_keys.kid': 'kid',
+};
+
+export function createSigningKeyRepository(ctx: RepositoryContext): SigningKeyRepository {
+  const { db } = ctx;
+  return {
+    async insert(key) {
+      await insertUnique(ctx, CONFLICTS, 'kid', () =>
+        db
+          .insertInto('signing_keys')
+          .values({
+            kid: key.kid,
+            alg: key.alg,
+            public_jwk: JSON.stringify(key.publicJwk),
+            sealed_private_jwk: key.sealedPrivateJwk,
+            created_at: toMs(key.createdAt),
+            retired_at: toMsOrNull(key.retiredAt),
+            published_until: toMsOrNull(key.publishedUntil),
+          })
+          .execute(),
+      );
+    },
+
+    async list() {
+      const rows = await db
+        .selectFrom('signing_keys')
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .orderBy('kid', 'desc')
+        .execute();
+      return rows.map(toSigningKey);
+    },
+
+    async retire(kid, retiredAt, publishedUntil) {
+      const result = await db
+        .updateTable('signing_keys')
+        .set({ retired_at: toMs(retiredAt), published_until: toMs(publishedUntil) })
+        .where('kid', '=', kid)
+        .where('retired_at', 'is', null)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+  };
+}
+
+function toSigningKey(row: Selectable<SigningKeysTable>): SigningKeyRecord {
+  return {
+    kid: row.kid,
+    alg: row.alg as SigningAlgorithm,
+    publicJwk: fromJsonObject(row.public_jwk, 'signing_keys.public_jwk'),
+    sealedPrivateJwk: row.sealed_private_jwk,
+    createdAt: toDate(row.created_at),
+    retiredAt: toDateOrNull(row.retired_at),
+    publishedUntil: toDateOrNull(row.published_until),
+  };
+}

@@ -1,0 +1,104 @@
+import { StorageConflictError } from '@idgate/core';
+import { type Kysely, sql } from 'kysely';
+import type { DialectName } from '../database.js';
+import type { Schema } from '../schema.js';
+
+/** What every repository runs on: a database or an open transaction on it. */
+export interface RepositoryContext {
+  /** The root Kysely instance, or a Kysely transaction (which extends it). */
+  readonly db: Kysely<Schema>;
+  readonly dialect: DialectName;
+  readonly inTransaction: boolean;
+}
+
+/**
+ * Which field a unique constraint protects, keyed by how the database names it: the constraint or
+ * index name (PostgreSQL, and SQLite for expression indexes) or `table.column` (SQLite).
+ */
+export type ConflictFields = Readonly<Record<string, string>>;
+
+export function toMs(date: Date): number {
+  const ms = date.getTime();
+  // An Invalid Date would be stored as NULL (SQLite) or fail obscurely (PostgreSQL).
+  if (!Number.isFinite(ms)) throw new TypeError('Cannot store an Invalid Date');
+  return ms;
+}
+
+export const toMsOrNull = (date: Date | null): number | null => (date === null ? null : toMs(date));
+
+// Number() because drivers may hand back numeric strings for bigint in aggregate or raw queries.
+export const toDate = (ms: number): Date => new Date(Number(ms));
+
+export const toDateOrNull = (ms: number | null): Date | null => (ms === null ? null : toDate(ms));
+
+export const toFlag = (value: boolean): number => (value ? 1 : 0);
+
+export const fromFlag = (value: number): boolean => Number(value) !== 0;
+
+export function fromJsonArray<T extends string>(text: string, column: string): T[] {
+  const value: unknown = JSON.parse(text);
+  if (!Array.isArray(value)) throw new TypeError(`Column ${column} does not hold a JSON array`);
+  return value as T[];
+}
+
+export function fromJsonObject(text: string, column: string): Record<string, unknown> {
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`Column ${column} does not hold a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+export const toCount = (row: { n: number | string | bigint }): number => Number(row.n);
+
+/**
+ * Runs an insert, turning a unique-constraint violation into `StorageConflictError(field)`.
+ * On PostgreSQL inside a transaction the insert runs under a savepoint: a failed statement would
+ * otherwise abort the whole transaction, and a caller that catches the conflict could not go on
+ * (SQLite keeps the transaction usable, so both dialects behave alike).
+ */
+export async function insertUnique<T>(
+  ctx: RepositoryContext,
+  fields: ConflictFields,
+  fallbackField: string,
+  insert: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await underSavepoint(ctx, insert);
+  } catch (error) {
+    const constraint = uniqueViolation(error);
+    if (constraint === undefined) throw error;
+    throw new StorageConflictError(fields[constraint] ?? fallbackField);
+  }
+}
+
+let savepoints = 0;
+
+async function underSavepoint<T>(ctx: RepositoryContext, work: () => Promise<T>): Promise<T> {
+  if (!ctx.inTransaction || ctx.dialect !== 'postgres') return work();
+  const name = sql.id(`idgate_sp_${++savepoints}`);
+  await sql`savepoint ${name}`.execute(ctx.db);
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    // If even this fails the transaction is unusable anyway; the original error says why.
+    await sql`rollback to savepoint ${name}`.execute(ctx.db).catch(() => {});
+    throw error;
+  }
+  await sql`release savepoint ${name}`.execute(ctx.db);
+  return result;
+}
+
+/** The violated constraint's name when `error` is a unique violation, else undefined. */
+function uniqueViolation(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, constraint, message } = error as { code?: unknown; constraint?: unknown; message?: unknown };
+  if (code === '23505') return typeof constraint === 'string' ? constraint : '';
+  if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+    // "UNIQUE constraint failed: users.id" or "UNIQUE constraint failed: index 'users_username_lower_unique'"
+    const detail = typeof message === 'string' ? message.replace(/^.*constraint failed: /, '') : '';
+    return /^index '(.+)'$/.exec(detail)?.[1] ?? detail;
+  }
+  return undefined;
+}

@@ -1,0 +1,44 @@
+import type { Storage } from '@idgate/core';
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+import { createApiKeyRepository } from './repositories/api-keys.js';
+import { createClientRepository } from './repositories/clients.js';
+import { createRevocationRepository } from './repositories/revocations.js';
+import { createSigningKeyRepository } from './repositories/signing-keys.js';
+import type { RepositoryContext } from './repositories/support.js';
+import { createUserRepository } from './repositories/users.js';
+import type { Schema } from './schema.js';
+
+/**
+ * The `Storage` port over an open SQL database (already migrated; see `migrateToLatest`).
+ *
+ * Inside `transaction(work)`, use only the storage handed to `work`: on SQLite the one connection is
+ * held by the transaction, so a query through the outer storage would wait for it forever.
+ */
+export function createSqlStorage(database: Database): Storage {
+  return bind(database, database.db, false);
+}
+
+function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): Storage {
+  const ctx: RepositoryContext = { db, dialect: database.dialect, inTransaction };
+  const storage: Storage = {
+    users: createUserRepository(ctx),
+    clients: createClientRepository(ctx),
+    apiKeys: createApiKeyRepository(ctx),
+    signingKeys: createSigningKeyRepository(ctx),
+    revocations: createRevocationRepository(ctx),
+
+    transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
+      // Nested calls join the open transaction: all-or-nothing is then decided by the outermost one.
+      if (inTransaction) return work(storage);
+      return db.transaction().execute((trx) => work(bind(database, trx, true)));
+    },
+
+    close(): Promise<void> {
+      // Closing from inside a transaction would pull the connection from under it.
+      if (inTransaction) return Promise.reject(new Error('Cannot close the database from inside a transaction'));
+      return database.close();
+    },
+  };
+  return storage;
+}

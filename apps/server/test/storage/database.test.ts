@@ -1,0 +1,153 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createSqlStorage,
+  type Database,
+  migrateToLatest,
+  openDatabase,
+  pendingMigrations,
+} from '../../src/storage/index.js';
+import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
+import { newUser } from './fixtures.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function open(url: string): Promise<Database> {
+  const database = await openDatabase(url);
+  cleanups.push(() => database.close());
+  return database;
+}
+
+async function fresh(create: () => Promise<TestDatabase>): Promise<Database> {
+  const created = await create();
+  cleanups.push(() => created.drop());
+  return open(created.url);
+}
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'idgate-open-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
+  it('applies 0001_initial once; a second run applies nothing', async () => {
+    const database = await fresh(create);
+    expect(database.dialect).toBe(name);
+    expect(await pendingMigrations(database)).toEqual(['0001_initial']);
+    expect(await migrateToLatest(database)).toEqual({ applied: ['0001_initial'] });
+    expect(await migrateToLatest(database)).toEqual({ applied: [] });
+    expect(await pendingMigrations(database)).toEqual([]);
+    // The Kysely instance is accepted too.
+    expect(await migrateToLatest(database.db)).toEqual({ applied: [] });
+    expect(await pendingMigrations(database.db)).toEqual([]);
+  });
+
+  it('creates every table, empty', async () => {
+    const database = await fresh(create);
+    await migrateToLatest(database);
+    for (const table of ['users', 'oauth_clients', 'api_keys', 'signing_keys', 'revocations'] as const) {
+      const rows = await database.db.selectFrom(table).selectAll().execute();
+      expect(rows, table).toEqual([]);
+    }
+  });
+
+  it('returns bigint columns as numbers', async () => {
+    const database = await fresh(create);
+    await migrateToLatest(database);
+    await createSqlStorage(database).users.create(newUser());
+    const row = await database.db.selectFrom('users').select(['created_at', 'disabled']).executeTakeFirstOrThrow();
+    expect(row).toEqual({ created_at: Date.parse('2026-01-02T03:04:05.678Z'), disabled: 0 });
+  });
+
+  it('closes idempotently', async () => {
+    const database = await fresh(create);
+    await database.close();
+    await database.close();
+  });
+});
+
+describe('openDatabase', () => {
+  it.each([
+    'mysql://root:hunter2@db.example.com/idgate',
+    'root:hunter2@db.example.com/idgate',
+    'hunter2',
+    'file:///var/lib/hunter2.db',
+  ])('rejects %s with the accepted forms and without the password', async (url) => {
+    const error = await openDatabase(url).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(Error);
+    const message = (error as Error).message;
+    expect(message).toContain('Unsupported database URL');
+    expect(message).toContain('sqlite:./relative/path.db, sqlite:/absolute/path.db, sqlite::memory:, postgres://');
+    expect(message).not.toContain('hunter2');
+  });
+
+  it('names only the scheme of an unsupported URL', async () => {
+    await expect(openDatabase('mysql://root:hunter2@db/idgate')).rejects.toThrow('"mysql:"');
+  });
+
+  it('rejects a sqlite URL without a path, and the ambiguous sqlite:// form', async () => {
+    await expect(openDatabase('sqlite:')).rejects.toThrow('names no file');
+    await expect(openDatabase('sqlite://host/idgate.db')).rejects.toThrow('takes a path, not a host');
+  });
+
+  it('does not repeat the password when PostgreSQL is unreachable', async () => {
+    const error = await openDatabase('postgres://idgate:hunter2@127.0.0.1:1/idgate').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toContain('Cannot connect to PostgreSQL at 127.0.0.1:1/idgate');
+    expect((error as Error).message).not.toContain('hunter2');
+  });
+
+  it('creates the missing parent folders of a SQLite file and sets the pragmas', async () => {
+    const file = join(tempDir(), 'a', 'b', 'idgate.db');
+    const database = await open(`sqlite:${file}`);
+    expect(database.dialect).toBe('sqlite');
+    expect(existsSync(file)).toBe(true);
+    const pragma = async (name: string) =>
+      Object.values((await sql.raw(`pragma ${name}`).execute(database.db)).rows[0] as object)[0];
+    expect(await pragma('journal_mode')).toBe('wal');
+    expect(await pragma('foreign_keys')).toBe(1);
+    expect(await pragma('busy_timeout')).toBe(5000);
+    expect(await pragma('synchronous')).toBe(1);
+  });
+
+  it('resolves a relative SQLite path against the working directory', async () => {
+    const file = join(tempDir(), 'rel', 'idgate.db');
+    const url = `sqlite:./${relative(process.cwd(), file)}`;
+    const database = await open(url);
+    await migrateToLatest(database);
+    expect(existsSync(file)).toBe(true);
+  });
+
+  it('opens an in-memory SQLite database', async () => {
+    const database = await open('sqlite::memory:');
+    await migrateToLatest(database);
+    const storage = createSqlStorage(database);
+    await storage.users.create(newUser());
+    expect(await storage.users.count()).toBe(1);
+  });
+
+  it.runIf(process.env.IDGATE_TEST_DATABASE_URL)('leaves the global pg bigint parser alone', async () => {
+    await open(process.env.IDGATE_TEST_DATABASE_URL ?? '');
+    expect(pg.types.getTypeParser(20, 'text')('9007199254740993')).toBe('9007199254740993');
+  });
+
+  it.runIf(process.env.IDGATE_TEST_DATABASE_URL)('accepts the postgresql:// scheme', async () => {
+    const url = (process.env.IDGATE_TEST_DATABASE_URL ?? '').replace(/^postgres:\/\//, 'postgresql://');
+    const database = await open(url);
+    expect(database.dialect).toBe('postgres');
+    expect((await sql<{ one: number }>`select 1 as one`.execute(database.db)).rows).toEqual([{ one: 1 }]);
+  });
+});

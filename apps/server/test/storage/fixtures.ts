@@ -1,0 +1,98 @@
+import type { ApiKeyRecord, ClientRecord, NewUser, SigningKeyRecord, Storage } from '@idgate/core';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { createSqlStorage, type Database, migrateToLatest, openDatabase } from '../../src/storage/index.js';
+import { TABLES } from '../../src/storage/schema.js';
+import type { TestDatabase, TestDatabaseKind } from '../helpers/databases.js';
+
+export interface StorageFixture {
+  database: Database;
+  storage: Storage;
+}
+
+/**
+ * One migrated database per describe block, emptied before every test.
+ * @returns a getter, valid inside tests and hooks.
+ */
+export function useStorage(kind: TestDatabaseKind): () => StorageFixture {
+  let created: TestDatabase | undefined;
+  let fixture: StorageFixture | undefined;
+  beforeAll(async () => {
+    created = await kind.create();
+    const database = await openDatabase(created.url);
+    await migrateToLatest(database);
+    fixture = { database, storage: createSqlStorage(database) };
+  });
+  beforeEach(async () => {
+    const { db } = get();
+    for (const table of TABLES) await db.deleteFrom(table).execute();
+  });
+  afterAll(async () => {
+    await fixture?.storage.close();
+    await created?.drop();
+  });
+  const get = () => {
+    if (fixture === undefined) throw new Error('storage fixture used outside a test');
+    return fixture;
+  };
+  return get;
+}
+
+export const at = (iso: string): Date => new Date(iso);
+
+export function newUser(overrides: Partial<NewUser> = {}): NewUser {
+  return {
+    id: 'u-alice',
+    username: 'alice',
+    email: 'alice@example.com',
+    displayName: 'Alice Liddell',
+    groups: ['devs', 'platform-admins'],
+    passwordHash: '$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA',
+    createdAt: at('2026-01-02T03:04:05.678Z'),
+    ...overrides,
+  };
+}
+
+export function newClient(overrides: Partial<ClientRecord> = {}): ClientRecord {
+  return {
+    clientId: 'ci',
+    name: 'CI pipeline',
+    secretHash: 'q1w2e3r4t5y6u7i8o9p0q1w2e3r4t5y6u7i8o9p0q1w',
+    public: false,
+    trusted: true,
+    redirectUris: ['https://app.example.com/cb', 'http://127.0.0.1:8000/cb'],
+    grantTypes: ['client_credentials', 'refresh_token'],
+    scopes: ['openid', 'groups'],
+    audiences: ['kubernetes'],
+    accessTokenTtl: 3600,
+    refreshTokenTtl: 2_592_000,
+    createdAt: at('2026-01-01T00:00:00.001Z'),
+    ...overrides,
+  };
+}
+
+export function newApiKey(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+  return {
+    id: 'k-1',
+    name: 'apiserver',
+    prefix: 'idg_ab12cd34',
+    hash: 'aGFzaC1vZi10aGUtd2hvbGUta2V5',
+    scopes: ['tokenreview'],
+    createdAt: at('2026-01-01T00:00:00.000Z'),
+    lastUsedAt: null,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+export function newSigningKey(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
+  return {
+    kid: 'kid-1',
+    alg: 'ES256',
+    publicJwk: { kty: 'EC', crv: 'P-256', x: 'eHg', y: 'eXk', use: 'sig', kid: 'kid-1' },
+    sealedPrivateJwk: 'v1.sealed.payload',
+    createdAt: at('2026-01-01T00:00:00.000Z'),
+    retiredAt: null,
+    publishedUntil: null,
+    ...overrides,
+  };
+}

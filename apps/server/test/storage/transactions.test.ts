@@ -1,0 +1,86 @@
+import { type Storage, StorageConflictError } from '@idgate/core';
+import { describe, expect, it } from 'vitest';
+import { testDatabaseUrls } from '../helpers/databases.js';
+import { at, newApiKey, newClient, newUser, useStorage } from './fixtures.js';
+
+describe.each(testDatabaseUrls())('transactions on $name', (kind) => {
+  const fixture = useStorage(kind);
+
+  it('commits every write and returns the result of work', async () => {
+    const { storage } = fixture();
+    const result = await storage.transaction(async (tx) => {
+      await tx.users.create(newUser());
+      await tx.clients.create(newClient());
+      // Reads inside the transaction see its own writes.
+      return (await tx.users.findByUsername('ALICE'))?.id;
+    });
+    expect(result).toBe('u-alice');
+    expect(await storage.users.count()).toBe(1);
+    expect(await storage.clients.count()).toBe(1);
+  });
+
+  it('writes nothing when work throws, and rethrows the same error', async () => {
+    const { storage } = fixture();
+    const boom = new Error('boom');
+    const attempt = storage.transaction(async (tx) => {
+      await tx.users.create(newUser());
+      await tx.apiKeys.create(newApiKey());
+      await tx.revocations.add({ kind: 'jti', value: 'x', expiresAt: at('2099-01-01T00:00:00Z'), createdAt: new Date() });
+      throw boom;
+    });
+    await expect(attempt).rejects.toBe(boom);
+    expect(await storage.users.count()).toBe(0);
+    expect(await storage.apiKeys.count()).toBe(0);
+    expect(await storage.revocations.listLive(at('2000-01-01T00:00:00Z'))).toEqual([]);
+  });
+
+  it('undoes updates too', async () => {
+    const { storage } = fixture();
+    await storage.users.create(newUser());
+    await expect(
+      storage.transaction(async (tx) => {
+        await tx.users.update('u-alice', { disabled: true, updatedAt: at('2026-05-05T00:00:00Z') });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await storage.users.findById('u-alice')).toMatchObject({ disabled: false, updatedAt: newUser().createdAt });
+  });
+
+  it('runs a nested transaction inside the outer one', async () => {
+    const { storage } = fixture();
+    let inner: Storage | undefined;
+    let outer: Storage | undefined;
+    await expect(
+      storage.transaction(async (tx) => {
+        outer = tx;
+        await tx.transaction(async (nested) => {
+          inner = nested;
+          await nested.users.create(newUser());
+        });
+        throw new Error('outer fails');
+      }),
+    ).rejects.toThrow('outer fails');
+    expect(inner).toBe(outer);
+    expect(await storage.users.count()).toBe(0);
+  });
+
+  it('stays usable after a caught conflict inside the transaction', async () => {
+    const { storage } = fixture();
+    await storage.users.create(newUser());
+    await storage.transaction(async (tx) => {
+      await tx.clients.create(newClient());
+      await expect(tx.users.create(newUser({ id: 'u-2', username: 'ALICE' }))).rejects.toBeInstanceOf(StorageConflictError);
+      await tx.users.create(newUser({ id: 'u-3', username: 'alice2' }));
+    });
+    expect((await storage.users.list()).map((u) => u.username)).toEqual(['alice', 'alice2']);
+    expect(await storage.clients.count()).toBe(1);
+  });
+
+  it('refuses to close the database from inside a transaction', async () => {
+    const { storage } = fixture();
+    await storage.transaction(async (tx) => {
+      await expect(tx.close()).rejects.toThrow('inside a transaction');
+    });
+    expect(await storage.users.count()).toBe(0);
+  });
+});

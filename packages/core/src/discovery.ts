@@ -1,0 +1,76 @@
+import type { GrantType, ProviderMetadata, SigningAlgorithm } from '@idgate/schema';
+
+/** The scopes idgate understands on behalf of users. */
+export const SUPPORTED_SCOPES = ['openid', 'profile', 'email', 'groups'] as const;
+
+/** The claims idgate can put into ID tokens and userinfo. */
+export const SUPPORTED_CLAIMS = [
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'azp',
+  'sid',
+  'at_hash',
+  'name',
+  'preferred_username',
+  'updated_at',
+  'email',
+  'email_verified',
+  'groups',
+] as const;
+
+/** What the discovery document must be true of. */
+export interface DiscoveryOptions {
+  /** `{base_url}/oauth`, without a trailing slash. */
+  issuer: string;
+  /** Algorithms of the keys that sign ID tokens (the key ring's). */
+  signingAlgorithms: readonly SigningAlgorithm[];
+  /** Grant types the token endpoint accepts. */
+  grantTypes: readonly GrantType[];
+  /** Scopes on offer; defaults to {@link SUPPORTED_SCOPES}. */
+  scopes?: readonly string[];
+  /** Client authentication methods the token endpoint accepts. */
+  tokenEndpointAuthMethods: readonly string[];
+  /** Optional endpoints, present only when the server serves them. */
+  revocation?: boolean;
+  introspection?: boolean;
+  endSession?: boolean;
+}
+
+/**
+ * Builds the OpenID Provider Metadata (OIDC Discovery 1.0 §3) for an issuer: every endpoint is
+ * under the issuer path, and every list says only what the server really supports.
+ * @example
+ * buildProviderMetadata({ issuer: 'https://id.example.com/oauth', signingAlgorithms: ['RS256'], grantTypes: ['client_credentials'], tokenEndpointAuthMethods: ['client_secret_basic'] });
+ */
+export function buildProviderMetadata(options: DiscoveryOptions): ProviderMetadata {
+  const issuer = options.issuer.replace(/\/+$/, '');
+  const metadata: ProviderMetadata = {
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    userinfo_endpoint: `${issuer}/userinfo`,
+    jwks_uri: `${issuer}/keys`,
+    scopes_supported: [...(options.scopes ?? SUPPORTED_SCOPES)],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: [...options.grantTypes],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [...options.signingAlgorithms],
+    token_endpoint_auth_methods_supported: [...options.tokenEndpointAuthMethods],
+    claims_supported: [...SUPPORTED_CLAIMS],
+    claim_types_supported: ['normal'],
+    code_challenge_methods_supported: ['S256'],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  };
+  if (options.revocation) metadata.revocation_endpoint = `${issuer}/revoke`;
+  if (options.introspection) metadata.introspection_endpoint = `${issuer}/introspect`;
+  if (options.endSession) metadata.end_session_endpoint = `${issuer}/logout`;
+  return metadata;
+}

@@ -1,0 +1,44 @@
+import type { ClientCredentialsGrantRequest, TokenResponse } from '@idgate/schema';
+import { IdgateError } from '../errors.js';
+import type { ClientRecord } from '../model.js';
+import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
+import { issueAccessToken } from '../tokens/access-token.js';
+import type { TokenEndpointContext } from './context.js';
+
+// Scopes about an end-user mean nothing when the client acts for itself.
+const USER_SCOPES = new Set(['openid', 'profile', 'email', 'groups', 'offline_access']);
+
+/**
+ * Client credentials (RFC 6749 §4.4): a confidential client gets an access token for itself,
+ * `sub` = its client id (RFC 9068 §2.2), no refresh token and no ID token.
+ * @example const tokens = await clientCredentialsGrant(request, client, context);
+ */
+export async function clientCredentialsGrant(
+  request: ClientCredentialsGrantRequest,
+  client: ClientRecord,
+  context: TokenEndpointContext,
+): Promise<TokenResponse> {
+  if (client.public) throw new IdgateError('unauthorized_client', 'public clients cannot use client_credentials');
+  const allowed = client.scopes.filter((scope) => !USER_SCOPES.has(scope));
+  const requested = parseScope(request.scope);
+  const userScopes = requested?.filter((scope) => USER_SCOPES.has(scope)) ?? [];
+  if (userScopes.length > 0) {
+    throw new IdgateError('invalid_scope', `scope needs an end-user, which client_credentials has not: ${userScopes.join(' ')}`);
+  }
+  const scope = grantedScope(requested, allowed);
+  const access = await issueAccessToken(
+    context.keys,
+    context.issuer,
+    {
+      subject: client.clientId,
+      clientId: client.clientId,
+      audience: tokenAudience(request.resource, client),
+      scope,
+      lifetimeSeconds: client.accessTokenTtl,
+    },
+    context.clock,
+  );
+  const response: TokenResponse = { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn };
+  if (scope.length > 0) response.scope = scope.join(' ');
+  return response;
+}

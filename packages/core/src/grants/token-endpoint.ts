@@ -1,0 +1,40 @@
+import type { GrantType, TokenResponse } from '@idgate/schema';
+import { authenticateClient, type PresentedClientCredentials } from '../clients/authenticate.js';
+import { IdgateError } from '../errors.js';
+import { clientCredentialsGrant } from './client-credentials.js';
+import type { TokenEndpointContext } from './context.js';
+import { type FormFields, parseTokenRequest } from './parse.js';
+import { passwordGrant } from './password.js';
+
+/** The grant types this version of the token endpoint serves. */
+export const TOKEN_ENDPOINT_GRANT_TYPES: readonly GrantType[] = ['client_credentials', 'password'];
+
+/**
+ * The token endpoint (RFC 6749 §3.2): parse the form, authenticate the client, check the client
+ * may use the grant, run the grant. Every refusal is an {@link IdgateError} in RFC 6749 §5.2 form.
+ * @example const tokens = await handleTokenRequest(form, { authorization: header }, context);
+ */
+export async function handleTokenRequest(
+  form: FormFields,
+  authorization: string | undefined,
+  context: TokenEndpointContext,
+): Promise<TokenResponse> {
+  const request = parseTokenRequest(form, TOKEN_ENDPOINT_GRANT_TYPES);
+  const presented: PresentedClientCredentials = {
+    authorization,
+    clientId: request.client_id,
+    clientSecret: request.client_secret,
+  };
+  const { client } = await authenticateClient(presented, (id) => context.findClient(id));
+  if (!client.grantTypes.includes(request.grant_type)) {
+    throw new IdgateError('unauthorized_client', `this client may not use the ${request.grant_type} grant`);
+  }
+  switch (request.grant_type) {
+    case 'password':
+      return passwordGrant(request, client, context);
+    case 'client_credentials':
+      return clientCredentialsGrant(request, client, context);
+    default:
+      throw new IdgateError('unsupported_grant_type', `grant_type ${request.grant_type} is not supported`);
+  }
+}

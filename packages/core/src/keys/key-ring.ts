@@ -1,0 +1,81 @@
+import type { Jwks, PublicJwk, SigningAlgorithm } from '@idgate/schema';
+import { importJWK } from 'jose';
+import type { SigningKeyRecord } from '../model.js';
+import { openPrivateKey } from './seal.js';
+import { signingKeyState } from './signing-key.js';
+
+/** The key that signs new tokens. */
+export interface ActiveSigningKey {
+  kid: string;
+  alg: SigningAlgorithm;
+  key: CryptoKey;
+}
+
+/** A key that verifies tokens: the active one and retired ones still published. */
+export interface VerificationKey {
+  kid: string;
+  alg: SigningAlgorithm;
+  key: CryptoKey;
+}
+
+/**
+ * The signing keys of one server, loaded and ready: the newest active key signs, every published
+ * key verifies, and {@link KeyRing.jwks} is the public set relying parties fetch.
+ * @example
+ * const ring = await KeyRing.load(await storage.signingKeys.list(), secret, new Date());
+ * const token = await issueAccessToken(ring, issuer, input, clock);
+ */
+export class KeyRing {
+  readonly #verification: Map<string, VerificationKey>;
+  readonly #jwks: Jwks;
+
+  private constructor(
+    readonly signer: ActiveSigningKey,
+    verification: VerificationKey[],
+    published: PublicJwk[],
+  ) {
+    this.#verification = new Map(verification.map((key) => [key.kid, key]));
+    this.#jwks = { keys: published };
+  }
+
+  /**
+   * Loads the keys that are active or still published at `now`.
+   * @throws Error when there is no active key or one cannot be decrypted with `secret`.
+   */
+  static async load(records: readonly SigningKeyRecord[], secret: string, now: Date): Promise<KeyRing> {
+    const live = records
+      .filter((record) => signingKeyState(record, now) !== 'expired')
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    const active = live.find((record) => record.retiredAt === null);
+    if (active === undefined) throw new Error('there is no active signing key');
+    const privateJwk = await openPrivateKey(active.sealedPrivateJwk, secret, active.kid);
+    const signer: ActiveSigningKey = {
+      kid: active.kid,
+      alg: active.alg,
+      key: (await importJWK(privateJwk, active.alg)) as CryptoKey,
+    };
+    const verification = await Promise.all(
+      live.map(async (record) => ({
+        kid: record.kid,
+        alg: record.alg,
+        key: (await importJWK(record.publicJwk, record.alg)) as CryptoKey,
+      })),
+    );
+    return new KeyRing(signer, verification, live.map((record) => record.publicJwk as PublicJwk));
+  }
+
+  /** The key with this `kid`, if it may verify tokens. */
+  verificationKey(kid: string): VerificationKey | undefined {
+    return this.#verification.get(kid);
+  }
+
+  /** Algorithms of the published keys, active first. */
+  get algorithms(): SigningAlgorithm[] {
+    return [...new Set([this.signer.alg, ...[...this.#verification.values()].map((key) => key.alg)])];
+  }
+
+  /** The public JWKS (RFC 7517 §5): active and still-published retired keys, never private parts. */
+  jwks(): Jwks {
+    return this.#jwks;
+  }
+}

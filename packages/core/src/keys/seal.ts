@@ -1,0 +1,56 @@
+import type { JWK } from 'jose';
+import { base64url, fromBase64url, randomBytes, utf8 } from '../internal/encoding.js';
+
+const VERSION = 'v1';
+const decoder = new TextDecoder();
+
+async function deriveKey(secret: string, kid: string): Promise<CryptoKey> {
+  if (secret.length < 32) throw new Error('the key encryption secret must be at least 32 characters');
+  const material = await crypto.subtle.importKey('raw', utf8(secret), 'HKDF', false, ['deriveKey']);
+  return crypto.subtle.deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: utf8('idgate signing key seal v1'), info: utf8(kid) },
+    material,
+    { name: 'AES-GCM', length: 256 },
+    false,
+    ['encrypt', 'decrypt'],
+  );
+}
+
+/**
+ * Encrypts a private JWK with AES-256-GCM under a key derived (HKDF-SHA-256) from `secret` and the
+ * key id, which is also the associated data, so a sealed key cannot be swapped onto another kid.
+ * @example const sealed = await sealPrivateKey(privateJwk, secret, kid);
+ */
+export async function sealPrivateKey(jwk: JWK, secret: string, kid: string): Promise<string> {
+  const iv = randomBytes(12);
+  const ciphertext = await crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv, additionalData: utf8(kid) },
+    await deriveKey(secret, kid),
+    utf8(JSON.stringify(jwk)),
+  );
+  return `${VERSION}.${base64url(iv)}.${base64url(new Uint8Array(ciphertext))}`;
+}
+
+/**
+ * Decrypts what {@link sealPrivateKey} sealed.
+ * @throws Error when the secret is wrong or the sealed text was altered.
+ * @example const jwk = await openPrivateKey(record.sealedPrivateJwk, secret, record.kid);
+ */
+export async function openPrivateKey(sealed: string, secret: string, kid: string): Promise<JWK> {
+  const [version, iv, ciphertext] = sealed.split('.');
+  if (version !== VERSION || iv === undefined || ciphertext === undefined) {
+    throw new Error(`signing key ${kid} is not sealed in a known format`);
+  }
+  try {
+    const plain = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: fromBase64url(iv) as Uint8Array<ArrayBuffer>, additionalData: utf8(kid) },
+      await deriveKey(secret, kid),
+      fromBase64url(ciphertext) as Uint8Array<ArrayBuffer>,
+    );
+    return JSON.parse(decoder.decode(plain)) as JWK;
+  } catch (cause) {
+    throw new Error(`signing key ${kid} cannot be decrypted: is the configured secret the one it was sealed with?`, {
+      cause,
+    });
+  }
+}

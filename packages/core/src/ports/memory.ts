@@ -1,0 +1,186 @@
+import type {
+  ApiKeyRecord,
+  ClientRecord,
+  NewUser,
+  RevocationKind,
+  RevocationRecord,
+  SigningKeyRecord,
+  UserPatch,
+  UserRecord,
+} from '../model.js';
+import type { PasswordHasher } from './runtime.js';
+import { type Storage, StorageConflictError } from './storage.js';
+
+interface Tables {
+  users: Map<string, UserRecord>;
+  clients: Map<string, ClientRecord>;
+  apiKeys: Map<string, ApiKeyRecord>;
+  signingKeys: Map<string, SigningKeyRecord>;
+  revocations: Map<string, RevocationRecord>;
+}
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+function emptyTables(): Tables {
+  return { users: new Map(), clients: new Map(), apiKeys: new Map(), signingKeys: new Map(), revocations: new Map() };
+}
+
+/**
+ * Storage in memory, with the same semantics as the SQL adapters: for tests, and for runtimes
+ * without a database. Records are copied in and out, so callers cannot mutate stored state.
+ * @example const storage = createMemoryStorage();
+ */
+export function createMemoryStorage(): Storage {
+  let tables = emptyTables();
+  const byUsername = (username: string) =>
+    [...tables.users.values()].find((user) => user.username.toLowerCase() === username.toLowerCase());
+
+  const storage: Storage = {
+    users: {
+      async create(user: NewUser) {
+        if (byUsername(user.username) !== undefined) throw new StorageConflictError('username');
+        if (tables.users.has(user.id)) throw new StorageConflictError('id');
+        const record: UserRecord = { ...copy(user), disabled: user.disabled ?? false, updatedAt: user.createdAt };
+        tables.users.set(user.id, record);
+        return copy(record);
+      },
+      async findById(id) {
+        return copy(tables.users.get(id));
+      },
+      async findByUsername(username) {
+        return copy(byUsername(username));
+      },
+      async list() {
+        return copy([...tables.users.values()].sort((a, b) => a.username.localeCompare(b.username)));
+      },
+      async update(id, patch: UserPatch) {
+        const current = tables.users.get(id);
+        if (current === undefined) return undefined;
+        const next = { ...current, ...copy(patch) };
+        tables.users.set(id, next);
+        return copy(next);
+      },
+      async count() {
+        return tables.users.size;
+      },
+    },
+    clients: {
+      async create(client) {
+        if (tables.clients.has(client.clientId)) throw new StorageConflictError('clientId');
+        tables.clients.set(client.clientId, copy(client));
+        return copy(client);
+      },
+      async findById(clientId) {
+        return copy(tables.clients.get(clientId));
+      },
+      async list() {
+        return copy([...tables.clients.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()));
+      },
+      async remove(clientId) {
+        return tables.clients.delete(clientId);
+      },
+      async count() {
+        return tables.clients.size;
+      },
+    },
+    apiKeys: {
+      async create(key) {
+        if ([...tables.apiKeys.values()].some((k) => k.prefix === key.prefix)) throw new StorageConflictError('prefix');
+        if (tables.apiKeys.has(key.id)) throw new StorageConflictError('id');
+        tables.apiKeys.set(key.id, copy(key));
+        return copy(key);
+      },
+      async findByPrefix(prefix) {
+        return copy([...tables.apiKeys.values()].find((key) => key.prefix === prefix));
+      },
+      async list() {
+        return copy([...tables.apiKeys.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()));
+      },
+      async revoke(idOrPrefix, at) {
+        const key = [...tables.apiKeys.values()].find((k) => k.id === idOrPrefix || k.prefix === idOrPrefix);
+        if (key === undefined || key.revokedAt !== null) return false;
+        key.revokedAt = at;
+        return true;
+      },
+      async touch(id, at) {
+        const key = tables.apiKeys.get(id);
+        if (key !== undefined) key.lastUsedAt = at;
+      },
+      async count() {
+        return tables.apiKeys.size;
+      },
+    },
+    signingKeys: {
+      async insert(key) {
+        if (tables.signingKeys.has(key.kid)) throw new StorageConflictError('kid');
+        tables.signingKeys.set(key.kid, copy(key));
+      },
+      async list() {
+        return copy([...tables.signingKeys.values()].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()));
+      },
+      async retire(kid, retiredAt, publishedUntil) {
+        const key = tables.signingKeys.get(kid);
+        if (key === undefined || key.retiredAt !== null) return false;
+        key.retiredAt = retiredAt;
+        key.publishedUntil = publishedUntil;
+        return true;
+      },
+    },
+    revocations: {
+      async add(entry) {
+        const id = `${entry.kind}:${entry.value}`;
+        const existing = tables.revocations.get(id);
+        if (existing === undefined || existing.expiresAt < entry.expiresAt) tables.revocations.set(id, copy(entry));
+      },
+      async isRevoked(kind: RevocationKind, value, now) {
+        const entry = tables.revocations.get(`${kind}:${value}`);
+        return entry !== undefined && entry.expiresAt.getTime() > now.getTime();
+      },
+      async listLive(now) {
+        return copy([...tables.revocations.values()].filter((entry) => entry.expiresAt.getTime() > now.getTime()));
+      },
+      async purgeExpired(now) {
+        let purged = 0;
+        for (const [id, entry] of tables.revocations) {
+          if (entry.expiresAt.getTime() <= now.getTime()) {
+            tables.revocations.delete(id);
+            purged++;
+          }
+        }
+        return purged;
+      },
+    },
+    async transaction(work) {
+      const snapshot = copy(tables);
+      try {
+        return await work(storage);
+      } catch (error) {
+        tables = snapshot;
+        throw error;
+      }
+    },
+    async close() {},
+  };
+  return storage;
+}
+
+/**
+ * A password hasher for tests only: fast and NOT secure (a salted SHA-256). The server uses argon2id.
+ * @example const hasher = insecureTestPasswordHasher();
+ */
+export function insecureTestPasswordHasher(): PasswordHasher {
+  const digest = async (salt: string, password: string) => {
+    const bytes = new TextEncoder().encode(`${salt}:${password}`);
+    return btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))));
+  };
+  return {
+    async hash(password) {
+      const salt = crypto.randomUUID();
+      return `test$${salt}$${await digest(salt, password)}`;
+    },
+    async verify(hash, password) {
+      const [scheme, salt, expected] = hash.split('$');
+      return scheme === 'test' && salt !== undefined && expected === (await digest(salt, password));
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type {
+  ApiKeyRecord,
+  ClientRecord,
+  NewUser,
+  RevocationKind,
+  RevocationRecord,
+  SigningKeyRecord,
+  UserPatch,
+  UserRecord,
+} from '../model.js';
+
+/**
+ * Thrown by a repository when a write collides with a unique constraint (a username that exists
+ * regardless of case, a client id, a key id). `field` names the colliding field.
+ */
+export class StorageConflictError extends Error {
+  override readonly name = 'StorageConflictError';
+  constructor(
+    readonly field: string,
+    message = `${field} already exists`,
+  ) {
+    super(message);
+  }
+}
+
+/** Users. Usernames are unique regardless of case and looked up regardless of case. */
+export interface UserRepository {
+  /** @throws StorageConflictError('username') when the username exists in any case. */
+  create(user: NewUser): Promise<UserRecord>;
+  findById(id: string): Promise<UserRecord | undefined>;
+  findByUsername(username: string): Promise<UserRecord | undefined>;
+  /** All users ordered by username. */
+  list(): Promise<UserRecord[]>;
+  /** Returns the updated user, or undefined when there is no such user. */
+  update(id: string, patch: UserPatch): Promise<UserRecord | undefined>;
+  count(): Promise<number>;
+}
+
+/** OAuth clients. */
+export interface ClientRepository {
+  /** @throws StorageConflictError('clientId') */
+  create(client: ClientRecord): Promise<ClientRecord>;
+  findById(clientId: string): Promise<ClientRecord | undefined>;
+  /** All clients ordered by creation time. */
+  list(): Promise<ClientRecord[]>;
+  /** Returns false when there was no such client. */
+  remove(clientId: string): Promise<boolean>;
+  count(): Promise<number>;
+}
+
+/** API keys. */
+export interface ApiKeyRepository {
+  /** @throws StorageConflictError('prefix') */
+  create(key: ApiKeyRecord): Promise<ApiKeyRecord>;
+  findByPrefix(prefix: string): Promise<ApiKeyRecord | undefined>;
+  /** All keys ordered by creation time, revoked ones included. */
+  list(): Promise<ApiKeyRecord[]>;
+  /** Revokes by id or by prefix; returns false when no live key matched. */
+  revoke(idOrPrefix: string, at: Date): Promise<boolean>;
+  touch(id: string, at: Date): Promise<void>;
+  count(): Promise<number>;
+}
+
+/** Signing keys. */
+export interface SigningKeyRepository {
+  insert(key: SigningKeyRecord): Promise<void>;
+  /** All keys, newest first. */
+  list(): Promise<SigningKeyRecord[]>;
+  /** Marks a key retired; returns false when it was not found or already retired. */
+  retire(kid: string, retiredAt: Date, publishedUntil: Date): Promise<boolean>;
+}
+
+/** The shared revocation set. */
+export interface RevocationRepository {
+  /** Adding an entry that exists already keeps the later `expiresAt`. */
+  add(entry: RevocationRecord): Promise<void>;
+  isRevoked(kind: RevocationKind, value: string, now: Date): Promise<boolean>;
+  /** Live entries (expiresAt after `now`), for loading a replica's in-memory set. */
+  listLive(now: Date): Promise<RevocationRecord[]>;
+  /** Removes entries that expired before `now`; returns how many. */
+  purgeExpired(now: Date): Promise<number>;
+}
+
+/** Every repository, over one database. */
+export interface Storage {
+  readonly users: UserRepository;
+  readonly clients: ClientRepository;
+  readonly apiKeys: ApiKeyRepository;
+  readonly signingKeys: SigningKeyRepository;
+  readonly revocations: RevocationRepository;
+  /** Runs `work` in one transaction: all its writes land, or none do. */
+  transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

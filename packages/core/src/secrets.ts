@@ -1,0 +1,27 @@
+import { base64url, constantTimeEqual, randomBytes, sha256 } from './internal/encoding.js';
+
+/**
+ * A new random secret of 256 bits, base64url (43 characters): client secrets, opaque tokens.
+ * @example const secret = generateSecret();
+ */
+export function generateSecret(bytes = 32): string {
+  return base64url(randomBytes(bytes));
+}
+
+/**
+ * The at-rest form of a high-entropy secret (client secret, API key, opaque token): SHA-256,
+ * base64url. A fast hash is right here: the input has 256 bits of entropy, so there is nothing to
+ * brute-force; user passwords go through the slow {@link PasswordHasher} instead.
+ * @example const stored = await hashSecret(secret);
+ */
+export function hashSecret(secret: string): Promise<string> {
+  return sha256(secret);
+}
+
+/**
+ * Whether `secret` hashes to `storedHash`, compared in constant time.
+ * @example if (await verifySecret(presented, client.secretHash)) { ... }
+ */
+export async function verifySecret(secret: string, storedHash: string): Promise<boolean> {
+  return constantTimeEqual(await sha256(secret), storedHash);
+}

@@ -1,0 +1,62 @@
+import type { SigningAlgorithm } from '@idgate/schema';
+import {
+  type ClientRecord,
+  type Clock,
+  createMemoryStorage,
+  generateSigningKey,
+  insecureTestPasswordHasher,
+  KeyRing,
+  type Storage,
+} from '../src/index.js';
+
+export const ISSUER = 'https://id.example.test/oauth';
+export const SECRET = 'test-secret-that-is-at-least-32-characters-long';
+
+/** A clock a test moves by hand. */
+export function manualClock(start = Date.parse('2026-11-21T10:00:00Z')): Clock & { advance(seconds: number): void } {
+  let now = start;
+  return {
+    now: () => now,
+    advance(seconds: number) {
+      now += seconds * 1000;
+    },
+  };
+}
+
+export async function keyRing(alg: SigningAlgorithm = 'RS256', clock: Clock = manualClock()): Promise<KeyRing> {
+  const record = await generateSigningKey(alg, SECRET, new Date(clock.now()));
+  return KeyRing.load([record], SECRET, new Date(clock.now()));
+}
+
+export function client(overrides: Partial<ClientRecord> = {}): ClientRecord {
+  return {
+    clientId: 'cli',
+    name: 'CLI',
+    secretHash: null,
+    public: false,
+    trusted: true,
+    redirectUris: [],
+    grantTypes: ['password', 'client_credentials'],
+    scopes: ['openid', 'profile', 'email', 'groups', 'api'],
+    audiences: [],
+    accessTokenTtl: 600,
+    refreshTokenTtl: 86400,
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+    ...overrides,
+  };
+}
+
+export async function seededStorage(): Promise<{ storage: Storage; hasher: ReturnType<typeof insecureTestPasswordHasher> }> {
+  const storage = createMemoryStorage();
+  const hasher = insecureTestPasswordHasher();
+  await storage.users.create({
+    id: 'u-alice',
+    username: 'Alice',
+    email: 'alice@example.test',
+    displayName: 'Alice A.',
+    groups: ['dev', 'ops', 'dev'],
+    passwordHash: await hasher.hash('correct horse'),
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+  });
+  return { storage, hasher };
+}

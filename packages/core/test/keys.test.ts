@@ -1,0 +1,90 @@
+import { ProviderMetadata } from '@idgate/schema';
+import { describe, expect, it } from 'vitest';
+import {
+  buildProviderMetadata,
+  createMemoryStorage,
+  ensureSigningKey,
+  generateSigningKey,
+  KeyRing,
+  openPrivateKey,
+  rotateSigningKey,
+  signingKeyState,
+} from '../src/index.js';
+import { SECRET } from './helpers.js';
+
+describe('signing keys at rest', () => {
+  it('seals the private key so that only the configured secret opens it', async () => {
+    const record = await generateSigningKey('ES256', SECRET, new Date());
+    expect(record.sealedPrivateJwk).not.toContain('"d"');
+    const jwk = await openPrivateKey(record.sealedPrivateJwk, SECRET, record.kid);
+    expect(jwk.d).toEqual(expect.any(String));
+    await expect(openPrivateKey(record.sealedPrivateJwk, `${SECRET}-other`, record.kid)).rejects.toThrow(/cannot be decrypted/);
+    await expect(openPrivateKey(record.sealedPrivateJwk, SECRET, 'another-kid')).rejects.toThrow(/cannot be decrypted/);
+  });
+
+  it('refuses a secret shorter than 32 characters', async () => {
+    await expect(generateSigningKey('ES256', 'short', new Date())).rejects.toThrow(/at least 32/);
+  });
+
+  it('names keys by their RFC 7638 thumbprint and publishes alg and use', async () => {
+    const record = await generateSigningKey('EdDSA', SECRET, new Date());
+    expect(record.publicJwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519', kid: record.kid, alg: 'EdDSA', use: 'sig' });
+    expect(record.kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+});
+
+describe('key rotation', () => {
+  const policy = { alg: 'ES256' as const, secret: SECRET, maxTokenLifetimeSeconds: 3600 };
+
+  it('creates one key on first start and none after', async () => {
+    const storage = createMemoryStorage();
+    const now = new Date('2026-11-21T10:00:00Z');
+    expect(await ensureSigningKey(storage.signingKeys, policy, now)).toHaveLength(1);
+    expect(await ensureSigningKey(storage.signingKeys, policy, now)).toHaveLength(1);
+  });
+
+  it('signs with the new key and publishes the retired one until its last token expired', async () => {
+    const storage = createMemoryStorage();
+    const t0 = new Date('2026-11-21T10:00:00Z');
+    const [first] = await ensureSigningKey(storage.signingKeys, policy, t0);
+    const t1 = new Date(t0.getTime() + 60_000);
+    const { created, retired } = await rotateSigningKey(storage.signingKeys, policy, t1);
+    expect(retired).toEqual([first?.kid]);
+
+    const ring = await KeyRing.load(await storage.signingKeys.list(), SECRET, t1);
+    expect(ring.signer.kid).toBe(created.kid);
+    expect(ring.jwks().keys.map((k) => k.kid).sort()).toEqual([created.kid, first?.kid].sort());
+    expect(ring.verificationKey(first?.kid as string)).toBeDefined();
+
+    const later = new Date(t1.getTime() + 3600_000);
+    const [, old] = await storage.signingKeys.list();
+    expect(signingKeyState(old!, new Date(later.getTime() - 1))).toBe('retired');
+    expect(signingKeyState(old!, later)).toBe('expired');
+    const ringLater = await KeyRing.load(await storage.signingKeys.list(), SECRET, later);
+    expect(ringLater.jwks().keys.map((k) => k.kid)).toEqual([created.kid]);
+    expect(ringLater.verificationKey(first?.kid as string)).toBeUndefined();
+  });
+
+  it('will not load without an active key', async () => {
+    await expect(KeyRing.load([], SECRET, new Date())).rejects.toThrow(/no active signing key/);
+  });
+});
+
+describe('OpenID Connect Discovery 1.0 §3', () => {
+  it('builds metadata that the schema accepts, every endpoint under the issuer', () => {
+    const metadata = buildProviderMetadata({
+      issuer: 'https://id.example.test/oauth/',
+      signingAlgorithms: ['RS256'],
+      grantTypes: ['client_credentials', 'password'],
+      tokenEndpointAuthMethods: ['client_secret_basic', 'client_secret_post'],
+    });
+    expect(ProviderMetadata.parse(metadata)).toEqual(metadata);
+    expect(metadata.issuer).toBe('https://id.example.test/oauth');
+    expect(metadata.jwks_uri).toBe('https://id.example.test/oauth/keys');
+    expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
+    expect(metadata).not.toHaveProperty('revocation_endpoint');
+    expect(buildProviderMetadata({ ...metadata, issuer: metadata.issuer, signingAlgorithms: ['RS256'], grantTypes: [], tokenEndpointAuthMethods: [], revocation: true }).revocation_endpoint).toBe(
+      'https://id.example.test/oauth/revoke',
+    );
+  });
+});

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+
+const State = z.string().min(1).max(512);
+
+/** A decimal integer as a query string carries it: digits only, never `''`, `' '`, `'0x10'` or `'1e3'`. */
+const QueryInt = z.union([
+  z.number(),
+  z
+    .string()
+    .regex(/^[0-9]+$/, 'must be a decimal integer')
+    .transform(Number),
+]);
+
+/**
+ * Callback query, token form: the upstream sends an access token straight to the callback.
+ * `token_type` is case-insensitive (RFC 6749 §7.1) and normalized to lower case here;
+ * `expires_in` arrives as a decimal string and is parsed to an integer.
+ * @example CallbackTokenQuery.parse({ access_token: 'gho_x', token_type: 'Bearer', expires_in: '3600', state: 's' })
+ */
+export const CallbackTokenQuery = z.object({
+  access_token: z.string().min(1).max(8192),
+  token_type: z
+    .string()
+    .min(1)
+    .max(64)
+    .transform((t) => t.toLowerCase()),
+  expires_in: QueryInt.pipe(z.int().nonnegative().max(2_147_483_647)).optional(),
+  scope: z.string().max(2048).optional(),
+  state: State,
+});
+export type CallbackTokenQuery = z.infer<typeof CallbackTokenQuery>;
+
+/**
+ * Callback query, authorization-code form (RFC 6749 §4.1.2), with RFC 9207 `iss` when sent.
+ * @example CallbackCodeQuery.parse({ code: 'abc', state: 's' })
+ */
+export const CallbackCodeQuery = z.object({
+  code: z.string().min(1).max(2048),
+  state: State,
+  iss: z.string().max(2048).optional(),
+});
+export type CallbackCodeQuery = z.infer<typeof CallbackCodeQuery>;
+
+/**
+ * Callback query, error form (RFC 6749 §4.1.2.1).
+ * @example CallbackErrorQuery.parse({ error: 'access_denied', state: 's' })
+ */
+export const CallbackErrorQuery = z.object({
+  error: z.string().min(1).max(256),
+  error_description: z.string().max(2048).optional(),
+  error_uri: z.string().max(2048).optional(),
+  state: State.optional(),
+});
+export type CallbackErrorQuery = z.infer<typeof CallbackErrorQuery>;
+
+/**
+ * Any query `GET /oauth/callback/{callback}` accepts: an error wins, then the code form, then the
+ * token form.
+ * @example CallbackQuery.parse({ code: 'abc', state: 's' })
+ */
+export const CallbackQuery = z.union([CallbackErrorQuery, CallbackCodeQuery, CallbackTokenQuery]);
+export type CallbackQuery = z.infer<typeof CallbackQuery>;

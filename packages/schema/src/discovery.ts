@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+const Url = z.url({ protocol: /^https?$/ });
+const NonEmptyStrings = z.array(z.string().min(1)).min(1);
+
+/**
+ * OpenID Provider Metadata (OIDC Discovery 1.0 §3, RFC 8414 §2). The thirteen fields idgate always
+ * serves are required; other registered fields are optional and unknown fields are kept.
+ * @example
+ * ProviderMetadata.parse({
+ *   issuer: 'https://id.example.com/oauth',
+ *   authorization_endpoint: 'https://id.example.com/oauth/authorize',
+ *   token_endpoint: 'https://id.example.com/oauth/token',
+ *   userinfo_endpoint: 'https://id.example.com/oauth/userinfo',
+ *   jwks_uri: 'https://id.example.com/oauth/keys',
+ *   scopes_supported: ['openid'],
+ *   response_types_supported: ['code'],
+ *   grant_types_supported: ['authorization_code'],
+ *   subject_types_supported: ['public'],
+ *   id_token_signing_alg_values_supported: ['RS256'],
+ *   token_endpoint_auth_methods_supported: ['client_secret_basic'],
+ *   claims_supported: ['sub'],
+ *   code_challenge_methods_supported: ['S256'],
+ * });
+ */
+export const ProviderMetadata = z.looseObject({
+  issuer: Url,
+  authorization_endpoint: Url,
+  token_endpoint: Url,
+  userinfo_endpoint: Url,
+  jwks_uri: Url,
+  scopes_supported: NonEmptyStrings,
+  response_types_supported: NonEmptyStrings,
+  grant_types_supported: NonEmptyStrings,
+  subject_types_supported: NonEmptyStrings,
+  id_token_signing_alg_values_supported: NonEmptyStrings,
+  token_endpoint_auth_methods_supported: NonEmptyStrings,
+  claims_supported: NonEmptyStrings,
+  code_challenge_methods_supported: NonEmptyStrings,
+  revocation_endpoint: Url.optional(),
+  introspection_endpoint: Url.optional(),
+  end_session_endpoint: Url.optional(),
+  registration_endpoint: Url.optional(),
+  service_documentation: Url.optional(),
+  response_modes_supported: z.array(z.string()).optional(),
+  token_endpoint_auth_signing_alg_values_supported: z.array(z.string()).optional(),
+  revocation_endpoint_auth_methods_supported: z.array(z.string()).optional(),
+  introspection_endpoint_auth_methods_supported: z.array(z.string()).optional(),
+  userinfo_signing_alg_values_supported: z.array(z.string()).optional(),
+  claim_types_supported: z.array(z.string()).optional(),
+  ui_locales_supported: z.array(z.string()).optional(),
+  claims_parameter_supported: z.boolean().optional(),
+  request_parameter_supported: z.boolean().optional(),
+  request_uri_parameter_supported: z.boolean().optional(),
+  require_request_uri_registration: z.boolean().optional(),
+  authorization_response_iss_parameter_supported: z.boolean().optional(),
+});
+export type ProviderMetadata = z.infer<typeof ProviderMetadata>;

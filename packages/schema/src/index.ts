@@ -1,0 +1,34 @@
+export {
+  TOKEN_REVIEW_API_VERSIONS,
+  TokenReviewApiVersion,
+  TokenReviewRequest,
+  TokenReviewResponse,
+  TokenReviewSpec,
+  TokenReviewStatus,
+  TokenReviewUser,
+} from './token-review.js';
+export { OAuthError, OAuthErrorCode, Problem } from './oauth-error.js';
+export {
+  AuthorizationCodeGrantRequest,
+  ClientCredentialsGrantRequest,
+  PasswordGrantRequest,
+  RefreshTokenGrantRequest,
+  TokenRequest,
+  TokenResponse,
+} from './token.js';
+export { ProviderMetadata } from './discovery.js';
+export { Jwks, PublicJwk } from './jwks.js';
+export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
+export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
+export {
+  ApiKey,
+  ApiKeyScope,
+  GrantType,
+  GroupName,
+  InitResult,
+  OAuthClient,
+  SigningAlgorithm,
+  SigningKeyInfo,
+  User,
+  Username,
+} from './admin.js';

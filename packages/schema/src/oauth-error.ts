@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/**
+ * The error codes idgate answers with on its OAuth/OIDC endpoints (RFC 6749 §4.1.2.1, §5.2;
+ * RFC 6750 §3.1; RFC 7009 §2.2.1; RFC 8707 §2; OIDC Core §3.1.2.6). A closed union a caller can `switch` on.
+ * @example OAuthErrorCode.parse('invalid_grant')
+ */
+export const OAuthErrorCode = z.enum([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'unsupported_response_type',
+  'unsupported_token_type',
+  'invalid_scope',
+  'access_denied',
+  'server_error',
+  'temporarily_unavailable',
+  'invalid_token',
+  'insufficient_scope',
+  'login_required',
+  'consent_required',
+  'interaction_required',
+  'account_selection_required',
+  'invalid_request_uri',
+  'invalid_request_object',
+  'request_not_supported',
+  'slow_down',
+  'invalid_target',
+]);
+export type OAuthErrorCode = z.infer<typeof OAuthErrorCode>;
+
+/**
+ * An OAuth 2.0 error response body (RFC 6749 §5.2). `error` is any string on the wire so that
+ * errors of other servers parse too; idgate itself only sends {@link OAuthErrorCode} values.
+ * @example OAuthError.parse({ error: 'invalid_client', error_description: 'client authentication failed' })
+ */
+export const OAuthError = z.looseObject({
+  error: z.string().min(1),
+  error_description: z.string().optional(),
+  error_uri: z.string().optional(),
+});
+export type OAuthError = z.infer<typeof OAuthError>;
+
+/**
+ * RFC 9457 problem details, as the admin API and the non-OAuth endpoints answer errors.
+ * `code` is a stable machine-readable identifier.
+ * @example Problem.parse({ type: 'about:blank', title: 'Unauthorized', status: 401, code: 'api_key_invalid' })
+ */
+export const Problem = z.looseObject({
+  type: z.string().default('about:blank'),
+  title: z.string(),
+  status: z.int().min(400).max(599),
+  detail: z.string().optional(),
+  instance: z.string().optional(),
+  code: z.string(),
+});
+export type Problem = z.infer<typeof Problem>;

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/** The two API versions of `authentication.k8s.io` that carry TokenReview. */
+export const TOKEN_REVIEW_API_VERSIONS = ['authentication.k8s.io/v1', 'authentication.k8s.io/v1beta1'] as const;
+
+/**
+ * API version of a TokenReview object.
+ * @example TokenReviewApiVersion.parse('authentication.k8s.io/v1')
+ */
+export const TokenReviewApiVersion = z.enum(TOKEN_REVIEW_API_VERSIONS);
+export type TokenReviewApiVersion = z.infer<typeof TokenReviewApiVersion>;
+
+/**
+ * `status.user` of a TokenReview (Kubernetes `UserInfo`).
+ * @example TokenReviewUser.parse({ username: 'alice', uid: '42', groups: ['dev'], extra: { 'idgate.dev/scopes': ['openid'] } })
+ */
+export const TokenReviewUser = z.object({
+  username: z.string().optional(),
+  uid: z.string().optional(),
+  groups: z.array(z.string()).optional(),
+  extra: z.record(z.string(), z.array(z.string())).optional(),
+});
+export type TokenReviewUser = z.infer<typeof TokenReviewUser>;
+
+/**
+ * `spec` of a TokenReview: the bearer token and the audiences the caller accepts.
+ * @example TokenReviewSpec.parse({ token: 'eyJ...', audiences: ['https://kubernetes.default.svc'] })
+ */
+export const TokenReviewSpec = z.object({
+  token: z.string().optional(),
+  audiences: z.array(z.string()).optional(),
+});
+export type TokenReviewSpec = z.infer<typeof TokenReviewSpec>;
+
+/**
+ * `status` of a TokenReview: the authenticator's answer.
+ * @example TokenReviewStatus.parse({ authenticated: false, error: 'token expired' })
+ */
+export const TokenReviewStatus = z.object({
+  authenticated: z.boolean().optional(),
+  user: TokenReviewUser.optional(),
+  audiences: z.array(z.string()).optional(),
+  error: z.string().optional(),
+});
+export type TokenReviewStatus = z.infer<typeof TokenReviewStatus>;
+
+const ObjectMeta = z.looseObject({});
+
+/**
+ * A TokenReview object as a kube-apiserver sends it to a webhook token authenticator
+ * (`authentication.k8s.io/v1` or `v1beta1`).
+ * @example
+ * TokenReviewRequest.parse({
+ *   apiVersion: 'authentication.k8s.io/v1',
+ *   kind: 'TokenReview',
+ *   spec: { token: 'eyJ...' },
+ * });
+ */
+export const TokenReviewRequest = z.object({
+  apiVersion: TokenReviewApiVersion,
+  kind: z.literal('TokenReview'),
+  metadata: ObjectMeta.optional(),
+  spec: TokenReviewSpec,
+  status: TokenReviewStatus.optional(),
+});
+export type TokenReviewRequest = z.infer<typeof TokenReviewRequest>;
+
+/**
+ * The TokenReview a webhook answers: the request's apiVersion and kind, with `status` filled in.
+ * @example
+ * TokenReviewResponse.parse({
+ *   apiVersion: 'authentication.k8s.io/v1',
+ *   kind: 'TokenReview',
+ *   status: { authenticated: true, user: { username: 'alice', uid: 'u1', groups: ['dev'] } },
+ * });
+ */
+export const TokenReviewResponse = z.object({
+  apiVersion: TokenReviewApiVersion,
+  kind: z.literal('TokenReview'),
+  metadata: ObjectMeta.optional(),
+  spec: TokenReviewSpec.optional(),
+  status: TokenReviewStatus,
+});
+export type TokenReviewResponse = z.infer<typeof TokenReviewResponse>;

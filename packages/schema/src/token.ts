@@ -1,0 +1,85 @@
+import { z } from 'zod';
+
+/**
+ * A successful token endpoint response (RFC 6749 §5.1, OIDC Core §3.1.3.3).
+ * @example TokenResponse.parse({ access_token: 'eyJ...', token_type: 'Bearer', expires_in: 3600 })
+ */
+export const TokenResponse = z.looseObject({
+  access_token: z.string().min(1),
+  token_type: z.string().optional(),
+  expires_in: z.int32().nonnegative(),
+  refresh_token: z.string().min(1).optional(),
+  id_token: z.string().min(1).optional(),
+  scope: z.string().optional(),
+});
+export type TokenResponse = z.infer<typeof TokenResponse>;
+
+const ClientFields = {
+  client_id: z.string().min(1).max(256).optional(),
+  client_secret: z.string().min(1).max(1024).optional(),
+};
+const Scope = z.string().max(2048).optional();
+const Resource = z.union([z.string().max(2048), z.array(z.string().max(2048)).max(16)]).optional();
+
+/**
+ * Resource owner password credentials grant (RFC 6749 §4.3); idgate allows it for trusted clients.
+ * @example PasswordGrantRequest.parse({ grant_type: 'password', username: 'alice', password: 's3cret' })
+ */
+export const PasswordGrantRequest = z.object({
+  grant_type: z.literal('password'),
+  username: z.string().min(1).max(256),
+  password: z.string().min(1).max(1024),
+  scope: Scope,
+  resource: Resource,
+  ...ClientFields,
+});
+export type PasswordGrantRequest = z.infer<typeof PasswordGrantRequest>;
+
+/**
+ * Client credentials grant (RFC 6749 §4.4).
+ * @example ClientCredentialsGrantRequest.parse({ grant_type: 'client_credentials', scope: 'tokenreview' })
+ */
+export const ClientCredentialsGrantRequest = z.object({
+  grant_type: z.literal('client_credentials'),
+  scope: Scope,
+  resource: Resource,
+  ...ClientFields,
+});
+export type ClientCredentialsGrantRequest = z.infer<typeof ClientCredentialsGrantRequest>;
+
+/**
+ * Authorization code grant (RFC 6749 §4.1.3, RFC 7636 §4.5).
+ * @example AuthorizationCodeGrantRequest.parse({ grant_type: 'authorization_code', code: 'c', redirect_uri: 'https://app/cb', code_verifier: 'v'.repeat(43) })
+ */
+export const AuthorizationCodeGrantRequest = z.object({
+  grant_type: z.literal('authorization_code'),
+  code: z.string().min(1).max(512),
+  redirect_uri: z.string().min(1).max(2048).optional(),
+  code_verifier: z.string().min(43).max(128).optional(),
+  ...ClientFields,
+});
+export type AuthorizationCodeGrantRequest = z.infer<typeof AuthorizationCodeGrantRequest>;
+
+/**
+ * Refresh token grant (RFC 6749 §6).
+ * @example RefreshTokenGrantRequest.parse({ grant_type: 'refresh_token', refresh_token: 'r' })
+ */
+export const RefreshTokenGrantRequest = z.object({
+  grant_type: z.literal('refresh_token'),
+  refresh_token: z.string().min(1).max(512),
+  scope: Scope,
+  ...ClientFields,
+});
+export type RefreshTokenGrantRequest = z.infer<typeof RefreshTokenGrantRequest>;
+
+/**
+ * Any token endpoint request idgate understands, discriminated by `grant_type`.
+ * @example TokenRequest.parse({ grant_type: 'client_credentials' })
+ */
+export const TokenRequest = z.discriminatedUnion('grant_type', [
+  PasswordGrantRequest,
+  ClientCredentialsGrantRequest,
+  AuthorizationCodeGrantRequest,
+  RefreshTokenGrantRequest,
+]);
+export type TokenRequest = z.infer<typeof TokenRequest>;

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { OAuthError, OAuthErrorCode, Problem } from '../src/index.js';
+
+type Issue = { code: string; path: ReadonlyArray<PropertyKey> };
+type Schema = { safeParse(input: unknown): { success: boolean; error?: { issues: ReadonlyArray<Issue> } } };
+
+/** Asserts that `schema` rejects `input` and returns the dotted paths of the issues. */
+function rejectedAt(schema: Schema, input: unknown): string[] {
+  const result = schema.safeParse(input);
+  expect(result.success).toBe(false);
+  return (result.error?.issues ?? []).map((issue) => issue.path.map(String).join('.'));
+}
+
+describe('RFC 6749 §5.2 error response', () => {
+  it('accepts error, error_description and error_uri, keeping unknown members', () => {
+    const body = {
+      error: 'invalid_grant',
+      error_description: 'bad credentials',
+      error_uri: 'https://id.example.com/docs/errors#invalid_grant',
+      trace_id: 'abc',
+    };
+    expect(OAuthError.parse(body)).toEqual(body);
+  });
+
+  it('accepts error codes of other servers', () => {
+    expect(OAuthError.parse({ error: 'authorization_pending' })).toEqual({ error: 'authorization_pending' });
+  });
+
+  it('rejects a missing or empty error and a non-string description', () => {
+    expect(rejectedAt(OAuthError, { error_description: 'x' })).toEqual(['error']);
+    expect(rejectedAt(OAuthError, { error: '' })).toEqual(['error']);
+    expect(rejectedAt(OAuthError, { error: 'invalid_request', error_description: 42 })).toEqual([
+      'error_description',
+    ]);
+  });
+
+  it('rejects an RFC 9457 problem body', () => {
+    expect(rejectedAt(OAuthError, { title: 'Unauthorized', status: 401, code: 'api_key_invalid' })).toEqual([
+      'error',
+    ]);
+  });
+});
+
+describe('OAuth error codes (RFC 6749 §4.1.2.1, §5.2; RFC 6750 §3.1; RFC 7009; RFC 8707; OIDC Core)', () => {
+  it.each([
+    'invalid_request',
+    'invalid_client',
+    'invalid_grant',
+    'unauthorized_client',
+    'unsupported_grant_type',
+    'invalid_scope',
+    'access_denied',
+    'invalid_token',
+    'insufficient_scope',
+    'unsupported_token_type',
+    'login_required',
+    'consent_required',
+    'invalid_target',
+  ])('accepts %s', (code) => {
+    expect(OAuthErrorCode.parse(code)).toBe(code);
+  });
+
+  it('covers every RFC 6749 §5.2 token endpoint error', () => {
+    const tokenEndpointErrors = [
+      'invalid_request',
+      'invalid_client',
+      'invalid_grant',
+      'unauthorized_client',
+      'unsupported_grant_type',
+      'invalid_scope',
+    ];
+    expect(OAuthErrorCode.options).toEqual(expect.arrayContaining(tokenEndpointErrors));
+    expect(new Set(OAuthErrorCode.options).size).toBe(OAuthErrorCode.options.length);
+  });
+
+  it.each(['authorization_pending', 'INVALID_GRANT', 'invalid grant', ''])('rejects %j', (code) => {
+    expect(rejectedAt(OAuthErrorCode, code)).toEqual(['']);
+  });
+});
+
+describe('RFC 9457 problem details', () => {
+  it('defaults type to about:blank', () => {
+    expect(Problem.parse({ title: 'Unauthorized', status: 401, code: 'api_key_invalid' })).toEqual({
+      type: 'about:blank',
+      title: 'Unauthorized',
+      status: 401,
+      code: 'api_key_invalid',
+    });
+  });
+
+  it('keeps type, detail, instance and extension members', () => {
+    const body = {
+      type: 'https://idgate.dev/problems/api-key-invalid',
+      title: 'Unauthorized',
+      status: 401,
+      detail: 'the API key was revoked',
+      instance: '/oauth/authenticate',
+      code: 'api_key_revoked',
+      revokedAt: '2026-01-01T00:00:00.000Z',
+    };
+    expect(Problem.parse(body)).toEqual(body);
+  });
+
+  it('requires title and the stable code', () => {
+    expect(rejectedAt(Problem, { status: 401, code: 'c' })).toEqual(['title']);
+    expect(rejectedAt(Problem, { title: 'Unauthorized', status: 401 })).toEqual(['code']);
+  });
+
+  it.each([399, 600, 200, 401.5, '401'])('rejects status %j (not an int error status)', (status) => {
+    expect(rejectedAt(Problem, { title: 't', status, code: 'c' })).toEqual(['status']);
+  });
+
+  it('accepts the boundary statuses 400 and 599', () => {
+    expect(Problem.parse({ title: 't', status: 400, code: 'c' }).status).toBe(400);
+    expect(Problem.parse({ title: 't', status: 599, code: 'c' }).status).toBe(599);
+  });
+});
