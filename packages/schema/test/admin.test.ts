@@ -25,9 +25,12 @@ function rejectedAt(schema: Schema, input: unknown): string[] {
 const at = '2026-01-01T00:00:00.000Z';
 
 describe('idgate Username', () => {
-  it.each(['alice', 'alice.smith@example.com', 'a', '0day', 'svc_ci-01', 'A'.repeat(128)])('accepts %j', (name) => {
-    expect(Username.parse(name)).toBe(name);
-  });
+  it.each(['alice', 'alice.smith@example.com', 'a', '0day', 'svc_ci-01', 'A'.repeat(128)])(
+    'accepts %j',
+    (name) => {
+      expect(Username.parse(name)).toBe(name);
+    },
+  );
 
   it.each(['', '.alice', '-alice', '@alice', 'al ice', 'alice!', 'alice:x', 'jürgen', 'A'.repeat(129)])(
     'rejects %j',
@@ -38,17 +41,23 @@ describe('idgate Username', () => {
 });
 
 describe('idgate GroupName (Kubernetes reserves system:)', () => {
-  it.each(['platform-admins', 'org:team', 'system', 'my-system:x', 'x'.repeat(256)])('accepts %j', (group) => {
-    expect(GroupName.parse(group)).toBe(group);
-  });
+  it.each(['platform-admins', 'org:team', 'system', 'my-system:x', 'x'.repeat(256)])(
+    'accepts %j',
+    (group) => {
+      expect(GroupName.parse(group)).toBe(group);
+    },
+  );
 
-  it.each(['system:masters', 'system:authenticated', 'system:serviceaccounts', 'system:'])('rejects %j', (group) => {
-    const result = GroupName.safeParse(group);
-    expect(result.success).toBe(false);
-    expect(result.error?.issues.map((i) => i.message)).toEqual([
-      'must not start with "system:", which Kubernetes reserves',
-    ]);
-  });
+  it.each(['system:masters', 'system:authenticated', 'system:serviceaccounts', 'system:'])(
+    'rejects %j',
+    (group) => {
+      const result = GroupName.safeParse(group);
+      expect(result.success).toBe(false);
+      expect(result.error?.issues.map((i) => i.message)).toEqual([
+        'must not start with "system:", which Kubernetes reserves',
+      ]);
+    },
+  );
 
   it.each(['', 'a b', 'tab\there', 'café', 'x'.repeat(257)])('rejects %j', (group) => {
     expect([...new Set(rejectedAt(GroupName, group))]).toEqual(['']);
@@ -63,7 +72,12 @@ describe('idgate enums', () => {
   });
 
   it('GrantType', () => {
-    expect(GrantType.options).toEqual(['authorization_code', 'refresh_token', 'client_credentials', 'password']);
+    expect(GrantType.options).toEqual([
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'password',
+    ]);
     expect(rejectedAt(GrantType, 'implicit')).toEqual(['']);
   });
 
@@ -137,7 +151,14 @@ describe('idgate admin ApiKey and SigningKeyInfo', () => {
     lastUsedAt: null,
     revokedAt: at,
   };
-  const signingKey = { kid: 'k1', alg: 'ES256', state: 'retired', createdAt: at, retiredAt: at, publishedUntil: at };
+  const signingKey = {
+    kid: 'k1',
+    alg: 'ES256',
+    state: 'retired',
+    createdAt: at,
+    retiredAt: at,
+    publishedUntil: at,
+  };
 
   it('accepts an API key and a signing key', () => {
     expect(ApiKey.parse(key)).toEqual(key);

@@ -17,7 +17,9 @@ const query = (qs: string) => Object.fromEntries(new URLSearchParams(qs));
 describe('callback query, token form (RFC 6749 §4.2.2 / §7.1)', () => {
   it('lowercases token_type and parses expires_in to an integer', () => {
     expect(
-      CallbackTokenQuery.parse(query('access_token=gho_x&token_type=BEARER&expires_in=3600&scope=read&state=s1')),
+      CallbackTokenQuery.parse(
+        query('access_token=gho_x&token_type=BEARER&expires_in=3600&scope=read&state=s1'),
+      ),
     ).toEqual({ access_token: 'gho_x', token_type: 'bearer', expires_in: 3600, scope: 'read', state: 's1' });
   });
 
@@ -32,9 +34,9 @@ describe('callback query, token form (RFC 6749 §4.2.2 / §7.1)', () => {
     ['2147483647', 2147483647],
     ['007', 7],
   ])('parses expires_in %j to %j', (raw, value) => {
-    expect(CallbackTokenQuery.parse({ access_token: 'a', token_type: 'bearer', expires_in: raw, state: 's' })).toEqual(
-      { access_token: 'a', token_type: 'bearer', expires_in: value, state: 's' },
-    );
+    expect(
+      CallbackTokenQuery.parse({ access_token: 'a', token_type: 'bearer', expires_in: raw, state: 's' }),
+    ).toEqual({ access_token: 'a', token_type: 'bearer', expires_in: value, state: 's' });
   });
 
   it.each(['abc', '', ' ', '-1', '1.5', '1e3', '0x10', '2147483648', ' 60', 'Infinity'])(
@@ -78,7 +80,9 @@ describe('callback query, code form (RFC 6749 §4.1.2, RFC 9207)', () => {
 
 describe('callback query, error form (RFC 6749 §4.1.2.1)', () => {
   it('accepts error with description, uri and state', () => {
-    const q = query('error=access_denied&error_description=user+denied&error_uri=https%3A%2F%2Fe%2Fx&state=s');
+    const q = query(
+      'error=access_denied&error_description=user+denied&error_uri=https%3A%2F%2Fe%2Fx&state=s',
+    );
     expect(CallbackErrorQuery.parse(q)).toEqual({
       error: 'access_denied',
       error_description: 'user denied',
@@ -123,8 +127,8 @@ describe('callback query (error, then code, then token form)', () => {
   it('rejects a query that matches no form', () => {
     expect(CallbackQuery.safeParse({}).success).toBe(false);
     expect(CallbackQuery.safeParse(query('state=s')).success).toBe(false);
-    expect(CallbackQuery.safeParse(query('access_token=a&token_type=bearer&expires_in=abc&state=s')).success).toBe(
-      false,
-    );
+    expect(
+      CallbackQuery.safeParse(query('access_token=a&token_type=bearer&expires_in=abc&state=s')).success,
+    ).toBe(false);
   });
 });

@@ -112,7 +112,13 @@ const rsa = {
   n: '0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECP',
   e: 'AQAB',
 };
-const ec = { kty: 'EC', kid: 'ec-1', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FE' };
+const ec = {
+  kty: 'EC',
+  kid: 'ec-1',
+  crv: 'P-256',
+  x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+  y: 'x_FE',
+};
 const okp = { kty: 'OKP', kid: 'ed-1', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' };
 
 describe('RFC 7517 §4 public JSON Web Key', () => {
@@ -124,13 +130,16 @@ describe('RFC 7517 §4 public JSON Web Key', () => {
     expect(PublicJwk.parse({ ...okp, x5c: ['MIIB'] })).toEqual({ ...okp, x5c: ['MIIB'] });
   });
 
-  it.each(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'])('rejects a key carrying private member %s', (member) => {
-    const result = PublicJwk.safeParse({ ...rsa, [member]: 'c2VjcmV0' });
-    expect(result.success).toBe(false);
-    expect(result.error?.issues.map((i) => i.message)).toEqual([
-      'a published JWK must not contain private key material',
-    ]);
-  });
+  it.each(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'])(
+    'rejects a key carrying private member %s',
+    (member) => {
+      const result = PublicJwk.safeParse({ ...rsa, [member]: 'c2VjcmV0' });
+      expect(result.success).toBe(false);
+      expect(result.error?.issues.map((i) => i.message)).toEqual([
+        'a published JWK must not contain private key material',
+      ]);
+    },
+  );
 
   it('rejects a symmetric key (kty oct with k)', () => {
     expect(rejectedAt(PublicJwk, { kty: 'oct', kid: 'h', k: 'c2VjcmV0' })).toContain('kty');

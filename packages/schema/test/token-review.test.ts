@@ -64,7 +64,11 @@ for (const apiVersion of ['authentication.k8s.io/v1', 'authentication.k8s.io/v1b
     });
 
     it('accepts an unauthenticated response carrying only an error', () => {
-      const body = { apiVersion, kind: 'TokenReview', status: { authenticated: false, error: 'token expired' } };
+      const body = {
+        apiVersion,
+        kind: 'TokenReview',
+        status: { authenticated: false, error: 'token expired' },
+      };
       expect(TokenReviewResponse.parse(body)).toEqual(body);
     });
   });
@@ -106,18 +110,24 @@ describe('TokenReview apiVersion and kind', () => {
 
 describe('TokenReview request spec and response status', () => {
   it('requires spec on a request and status on a response', () => {
-    expect(rejectedAt(TokenReviewRequest, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview' })).toEqual(
-      ['spec'],
-    );
     expect(
-      rejectedAt(TokenReviewResponse, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: {} }),
+      rejectedAt(TokenReviewRequest, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview' }),
+    ).toEqual(['spec']);
+    expect(
+      rejectedAt(TokenReviewResponse, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: {},
+      }),
     ).toEqual(['status']);
   });
 
   it('TokenReviewSpec accepts an empty spec and rejects non-string tokens and audiences', () => {
     expect(TokenReviewSpec.parse({})).toEqual({});
     expect(rejectedAt(TokenReviewSpec, { token: 42 })).toEqual(['token']);
-    expect(rejectedAt(TokenReviewSpec, { audiences: 'https://kubernetes.default.svc' })).toEqual(['audiences']);
+    expect(rejectedAt(TokenReviewSpec, { audiences: 'https://kubernetes.default.svc' })).toEqual([
+      'audiences',
+    ]);
     expect(rejectedAt(TokenReviewSpec, { audiences: ['ok', 7] })).toEqual(['audiences.1']);
   });
 
@@ -131,7 +141,12 @@ describe('TokenReview request spec and response status', () => {
 describe('TokenReview status.user (Kubernetes UserInfo)', () => {
   it('accepts an empty user and a full one', () => {
     expect(TokenReviewUser.parse({})).toEqual({});
-    const user = { username: 'alice', uid: 'u1', groups: ['dev'], extra: { 'idgate.dev/scopes': ['openid', 'profile'] } };
+    const user = {
+      username: 'alice',
+      uid: 'u1',
+      groups: ['dev'],
+      extra: { 'idgate.dev/scopes': ['openid', 'profile'] },
+    };
     expect(TokenReviewUser.parse(user)).toEqual(user);
   });
 

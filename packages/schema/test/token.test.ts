@@ -83,10 +83,12 @@ describe('RFC 6749 §4.3 password grant request', () => {
   });
 
   it('requires a non-empty username and password', () => {
-    expect(rejectedAt(PasswordGrantRequest, { grant_type: 'password', username: 'alice' })).toEqual(['password']);
-    expect(rejectedAt(PasswordGrantRequest, { grant_type: 'password', username: '', password: 'p' })).toEqual([
-      'username',
+    expect(rejectedAt(PasswordGrantRequest, { grant_type: 'password', username: 'alice' })).toEqual([
+      'password',
     ]);
+    expect(rejectedAt(PasswordGrantRequest, { grant_type: 'password', username: '', password: 'p' })).toEqual(
+      ['username'],
+    );
   });
 
   it('rejects another grant_type', () => {
@@ -98,20 +100,27 @@ describe('RFC 6749 §4.3 password grant request', () => {
 
 describe('RFC 6749 §4.4 client credentials grant request', () => {
   it('accepts scope and RFC 8707 resource as a string or a list', () => {
-    expect(ClientCredentialsGrantRequest.parse({ grant_type: 'client_credentials', resource: 'https://a' })).toEqual(
-      { grant_type: 'client_credentials', resource: 'https://a' },
-    );
-    const many = { grant_type: 'client_credentials', scope: 'tokenreview', resource: ['https://a', 'https://b'] };
+    expect(
+      ClientCredentialsGrantRequest.parse({ grant_type: 'client_credentials', resource: 'https://a' }),
+    ).toEqual({ grant_type: 'client_credentials', resource: 'https://a' });
+    const many = {
+      grant_type: 'client_credentials',
+      scope: 'tokenreview',
+      resource: ['https://a', 'https://b'],
+    };
     expect(ClientCredentialsGrantRequest.parse(many)).toEqual(many);
   });
 
   it('rejects more than 16 resources and an overlong client_id', () => {
     const resource = Array.from({ length: 17 }, (_, i) => `https://r${i}`);
-    expect(rejectedAt(ClientCredentialsGrantRequest, { grant_type: 'client_credentials', resource })).toEqual([
-      'resource',
-    ]);
+    expect(rejectedAt(ClientCredentialsGrantRequest, { grant_type: 'client_credentials', resource })).toEqual(
+      ['resource'],
+    );
     expect(
-      rejectedAt(ClientCredentialsGrantRequest, { grant_type: 'client_credentials', client_id: 'c'.repeat(257) }),
+      rejectedAt(ClientCredentialsGrantRequest, {
+        grant_type: 'client_credentials',
+        client_id: 'c'.repeat(257),
+      }),
     ).toEqual(['client_id']);
   });
 });

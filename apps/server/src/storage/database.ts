@@ -34,7 +34,8 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   // Only the scheme is named: the rest of the URL may hold credentials.
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1];
-  const what = scheme === undefined ? 'a database URL without a scheme' : `the database URL scheme "${scheme}:"`;
+  const what =
+    scheme === undefined ? 'a database URL without a scheme' : `the database URL scheme "${scheme}:"`;
   throw new Error(`Unsupported database URL: idgate does not support ${what}. Use ${ACCEPTED_FORMS}`);
 }
 
@@ -42,7 +43,9 @@ function openSqlite(location: string): Database {
   if (location === '') throw new Error(`The SQLite database URL names no file. Use ${ACCEPTED_FORMS}`);
   // `sqlite://x` is ambiguous (host or path?); refuse it rather than guess where the data goes.
   if (location.startsWith('//')) {
-    throw new Error('A SQLite database URL takes a path, not a host: use sqlite:/absolute/path.db or sqlite:./relative/path.db');
+    throw new Error(
+      'A SQLite database URL takes a path, not a host: use sqlite:/absolute/path.db or sqlite:./relative/path.db',
+    );
   }
   const memory = location === ':memory:';
   const file = memory ? ':memory:' : resolve(location);
@@ -85,7 +88,8 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
 
 function parseInt8(value: string): number {
   const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new RangeError(`bigint value ${value} is outside the safe integer range`);
+  if (!Number.isSafeInteger(n))
+    throw new RangeError(`bigint value ${value} is outside the safe integer range`);
   return n;
 }
 

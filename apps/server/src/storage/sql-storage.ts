@@ -36,7 +36,8 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
 
     close(): Promise<void> {
       // Closing from inside a transaction would pull the connection from under it.
-      if (inTransaction) return Promise.reject(new Error('Cannot close the database from inside a transaction'));
+      if (inTransaction)
+        return Promise.reject(new Error('Cannot close the database from inside a transaction'));
       return database.close();
     },
   };

@@ -57,7 +57,10 @@ async function createPostgresDatabase(serverUrl: string): Promise<TestDatabase> 
     url: url.toString(),
     async drop() {
       await withAdminClient(serverUrl, async (client) => {
-        await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+        await client.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [name],
+        );
         await client.query(`DROP DATABASE IF EXISTS "${name}"`);
       });
     },

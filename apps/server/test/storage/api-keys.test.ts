@@ -17,7 +17,10 @@ describe.each(testDatabaseUrls())('API keys on $name', (kind) => {
 
   it('round-trips set lastUsedAt and revokedAt dates', async () => {
     const { storage } = fixture();
-    const key = newApiKey({ lastUsedAt: at('2026-01-05T06:07:08.009Z'), revokedAt: at('2026-01-06T00:00:00.001Z') });
+    const key = newApiKey({
+      lastUsedAt: at('2026-01-05T06:07:08.009Z'),
+      revokedAt: at('2026-01-06T00:00:00.001Z'),
+    });
     await storage.apiKeys.create(key);
     expect(await storage.apiKeys.findByPrefix(key.prefix)).toStrictEqual(key);
   });
@@ -28,17 +31,28 @@ describe.each(testDatabaseUrls())('API keys on $name', (kind) => {
     const samePrefix = storage.apiKeys.create(newApiKey({ id: 'k-2' }));
     await expect(samePrefix).rejects.toBeInstanceOf(StorageConflictError);
     await expect(samePrefix).rejects.toMatchObject({ field: 'prefix' });
-    await expect(storage.apiKeys.create(newApiKey({ prefix: 'idg_00000000' }))).rejects.toMatchObject({ field: 'id' });
+    await expect(storage.apiKeys.create(newApiKey({ prefix: 'idg_00000000' }))).rejects.toMatchObject({
+      field: 'id',
+    });
     expect(await storage.apiKeys.count()).toBe(1);
   });
 
   it('lists keys by creation time, revoked ones included', async () => {
     const { storage } = fixture();
-    await storage.apiKeys.create(newApiKey({ id: 'k-b', prefix: 'idg_bbbbbbbb', createdAt: at('2026-01-02T00:00:00Z') }));
     await storage.apiKeys.create(
-      newApiKey({ id: 'k-a', prefix: 'idg_aaaaaaaa', createdAt: at('2026-01-03T00:00:00Z'), revokedAt: at('2026-01-04T00:00:00Z') }),
+      newApiKey({ id: 'k-b', prefix: 'idg_bbbbbbbb', createdAt: at('2026-01-02T00:00:00Z') }),
     );
-    await storage.apiKeys.create(newApiKey({ id: 'k-c', prefix: 'idg_cccccccc', createdAt: at('2026-01-01T00:00:00Z') }));
+    await storage.apiKeys.create(
+      newApiKey({
+        id: 'k-a',
+        prefix: 'idg_aaaaaaaa',
+        createdAt: at('2026-01-03T00:00:00Z'),
+        revokedAt: at('2026-01-04T00:00:00Z'),
+      }),
+    );
+    await storage.apiKeys.create(
+      newApiKey({ id: 'k-c', prefix: 'idg_cccccccc', createdAt: at('2026-01-01T00:00:00Z') }),
+    );
     expect((await storage.apiKeys.list()).map((k) => k.id)).toEqual(['k-c', 'k-b', 'k-a']);
     expect(await storage.apiKeys.count()).toBe(3);
   });
@@ -49,7 +63,9 @@ describe.each(testDatabaseUrls())('API keys on $name', (kind) => {
     expect(await storage.apiKeys.revoke('k-1', at('2026-02-01T00:00:00.000Z'))).toBe(true);
     expect(await storage.apiKeys.revoke('k-1', at('2026-03-01T00:00:00.000Z'))).toBe(false);
     // The first revocation time stays.
-    expect((await storage.apiKeys.findByPrefix('idg_ab12cd34'))?.revokedAt).toStrictEqual(at('2026-02-01T00:00:00.000Z'));
+    expect((await storage.apiKeys.findByPrefix('idg_ab12cd34'))?.revokedAt).toStrictEqual(
+      at('2026-02-01T00:00:00.000Z'),
+    );
   });
 
   it('revokes by prefix once', async () => {
@@ -58,7 +74,9 @@ describe.each(testDatabaseUrls())('API keys on $name', (kind) => {
     expect(await storage.apiKeys.revoke('idg_ab12cd34', at('2026-02-01T00:00:00.000Z'))).toBe(true);
     expect(await storage.apiKeys.revoke('idg_ab12cd34', at('2026-02-02T00:00:00.000Z'))).toBe(false);
     expect(await storage.apiKeys.revoke('k-1', at('2026-02-02T00:00:00.000Z'))).toBe(false);
-    expect((await storage.apiKeys.findByPrefix('idg_ab12cd34'))?.revokedAt).toStrictEqual(at('2026-02-01T00:00:00.000Z'));
+    expect((await storage.apiKeys.findByPrefix('idg_ab12cd34'))?.revokedAt).toStrictEqual(
+      at('2026-02-01T00:00:00.000Z'),
+    );
   });
 
   it('returns false when revoking an unknown key and touches no other key', async () => {
@@ -73,7 +91,9 @@ describe.each(testDatabaseUrls())('API keys on $name', (kind) => {
     await storage.apiKeys.create(newApiKey({ id: 'idg_11111111', prefix: 'idg_22222222' }));
     await storage.apiKeys.create(newApiKey({ id: 'k-2', prefix: 'idg_11111111' }));
     expect(await storage.apiKeys.revoke('idg_11111111', at('2026-02-01T00:00:00Z'))).toBe(true);
-    expect((await storage.apiKeys.findByPrefix('idg_22222222'))?.revokedAt).toStrictEqual(at('2026-02-01T00:00:00Z'));
+    expect((await storage.apiKeys.findByPrefix('idg_22222222'))?.revokedAt).toStrictEqual(
+      at('2026-02-01T00:00:00Z'),
+    );
     expect((await storage.apiKeys.findByPrefix('idg_11111111'))?.revokedAt).toBeNull();
   });
 
@@ -82,7 +102,9 @@ describe.each(testDatabaseUrls())('API keys on $name', (kind) => {
     await storage.apiKeys.create(newApiKey());
     await storage.apiKeys.touch('k-1', at('2026-01-10T10:10:10.010Z'));
     await storage.apiKeys.touch('missing', at('2026-01-10T10:10:10.010Z'));
-    expect((await storage.apiKeys.findByPrefix('idg_ab12cd34'))?.lastUsedAt).toStrictEqual(at('2026-01-10T10:10:10.010Z'));
+    expect((await storage.apiKeys.findByPrefix('idg_ab12cd34'))?.lastUsedAt).toStrictEqual(
+      at('2026-01-10T10:10:10.010Z'),
+    );
     expect(await storage.apiKeys.count()).toBe(1);
   });
 });

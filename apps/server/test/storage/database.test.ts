@@ -63,7 +63,10 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     const database = await fresh(create);
     await migrateToLatest(database);
     await createSqlStorage(database).users.create(newUser());
-    const row = await database.db.selectFrom('users').select(['created_at', 'disabled']).executeTakeFirstOrThrow();
+    const row = await database.db
+      .selectFrom('users')
+      .select(['created_at', 'disabled'])
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ created_at: Date.parse('2026-01-02T03:04:05.678Z'), disabled: 0 });
   });
 
@@ -88,7 +91,9 @@ describe('openDatabase', () => {
     expect(error).toBeInstanceOf(Error);
     const message = (error as Error).message;
     expect(message).toContain('Unsupported database URL');
-    expect(message).toContain('sqlite:./relative/path.db, sqlite:/absolute/path.db, sqlite::memory:, postgres://');
+    expect(message).toContain(
+      'sqlite:./relative/path.db, sqlite:/absolute/path.db, sqlite::memory:, postgres://',
+    );
     expect(message).not.toContain('hunter2');
   });
 

@@ -23,7 +23,7 @@ export function useStorage(kind: TestDatabaseKind): () => StorageFixture {
     fixture = { database, storage: createSqlStorage(database) };
   });
   beforeEach(async () => {
-    const { db } = get();
+    const { db } = get().database;
     for (const table of TABLES) await db.deleteFrom(table).execute();
   });
   afterAll(async () => {

@@ -3,7 +3,12 @@ import { testDatabaseUrls } from '../helpers/databases.js';
 import { at, useStorage } from './fixtures.js';
 
 const NOW = at('2026-01-01T12:00:00.000Z');
-const entry = (kind: 'jti' | 'sid', value: string, expiresAt: string, createdAt = '2026-01-01T11:00:00.000Z') => ({
+const entry = (
+  kind: 'jti' | 'sid',
+  value: string,
+  expiresAt: string,
+  createdAt = '2026-01-01T11:00:00.000Z',
+) => ({
   kind,
   value,
   expiresAt: at(expiresAt),
@@ -32,12 +37,18 @@ describe.each(testDatabaseUrls())('revocations on $name', (kind) => {
 
   it('keeps the later expiry when an entry is added again', async () => {
     const { storage } = fixture();
-    await storage.revocations.add(entry('sid', 'grant-1', '2026-01-01T15:00:00.000Z', '2026-01-01T10:00:00.000Z'));
-    await storage.revocations.add(entry('sid', 'grant-1', '2026-01-01T13:00:00.000Z', '2026-01-01T10:30:00.000Z'));
+    await storage.revocations.add(
+      entry('sid', 'grant-1', '2026-01-01T15:00:00.000Z', '2026-01-01T10:00:00.000Z'),
+    );
+    await storage.revocations.add(
+      entry('sid', 'grant-1', '2026-01-01T13:00:00.000Z', '2026-01-01T10:30:00.000Z'),
+    );
     expect(await storage.revocations.listLive(NOW)).toStrictEqual([
       entry('sid', 'grant-1', '2026-01-01T15:00:00.000Z', '2026-01-01T10:00:00.000Z'),
     ]);
-    await storage.revocations.add(entry('sid', 'grant-1', '2026-01-01T18:00:00.000Z', '2026-01-01T11:30:00.000Z'));
+    await storage.revocations.add(
+      entry('sid', 'grant-1', '2026-01-01T18:00:00.000Z', '2026-01-01T11:30:00.000Z'),
+    );
     expect(await storage.revocations.listLive(NOW)).toStrictEqual([
       entry('sid', 'grant-1', '2026-01-01T18:00:00.000Z', '2026-01-01T11:30:00.000Z'),
     ]);
@@ -64,7 +75,9 @@ describe.each(testDatabaseUrls())('revocations on $name', (kind) => {
     await storage.revocations.add(entry('sid', 'old', '2025-12-31T00:00:00.000Z'));
     expect(await storage.revocations.purgeExpired(NOW)).toBe(2);
     expect(await storage.revocations.purgeExpired(NOW)).toBe(0);
-    expect((await storage.revocations.listLive(at('2000-01-01T00:00:00Z'))).map((e) => e.value)).toEqual(['live']);
+    expect((await storage.revocations.listLive(at('2000-01-01T00:00:00Z'))).map((e) => e.value)).toEqual([
+      'live',
+    ]);
     expect(await storage.revocations.isRevoked('jti', 'live', NOW)).toBe(true);
   });
 });

@@ -37,7 +37,9 @@ describe.each(testDatabaseUrls())('signing keys on $name', (kind) => {
     const retiredAt = at('2026-02-01T00:00:00.000Z');
     const publishedUntil = at('2026-02-01T01:00:00.000Z');
     expect(await storage.signingKeys.retire('kid-1', retiredAt, publishedUntil)).toBe(true);
-    expect(await storage.signingKeys.retire('kid-1', at('2026-03-01T00:00:00Z'), at('2026-03-02T00:00:00Z'))).toBe(false);
+    expect(
+      await storage.signingKeys.retire('kid-1', at('2026-03-01T00:00:00Z'), at('2026-03-02T00:00:00Z')),
+    ).toBe(false);
     const [key] = await storage.signingKeys.list();
     expect(key).toStrictEqual(newSigningKey({ retiredAt, publishedUntil }));
   });

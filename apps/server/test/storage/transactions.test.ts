@@ -25,7 +25,12 @@ describe.each(testDatabaseUrls())('transactions on $name', (kind) => {
     const attempt = storage.transaction(async (tx) => {
       await tx.users.create(newUser());
       await tx.apiKeys.create(newApiKey());
-      await tx.revocations.add({ kind: 'jti', value: 'x', expiresAt: at('2099-01-01T00:00:00Z'), createdAt: new Date() });
+      await tx.revocations.add({
+        kind: 'jti',
+        value: 'x',
+        expiresAt: at('2099-01-01T00:00:00Z'),
+        createdAt: new Date(),
+      });
       throw boom;
     });
     await expect(attempt).rejects.toBe(boom);
@@ -43,7 +48,10 @@ describe.each(testDatabaseUrls())('transactions on $name', (kind) => {
         throw new Error('abort');
       }),
     ).rejects.toThrow('abort');
-    expect(await storage.users.findById('u-alice')).toMatchObject({ disabled: false, updatedAt: newUser().createdAt });
+    expect(await storage.users.findById('u-alice')).toMatchObject({
+      disabled: false,
+      updatedAt: newUser().createdAt,
+    });
   });
 
   it('runs a nested transaction inside the outer one', async () => {
@@ -69,7 +77,9 @@ describe.each(testDatabaseUrls())('transactions on $name', (kind) => {
     await storage.users.create(newUser());
     await storage.transaction(async (tx) => {
       await tx.clients.create(newClient());
-      await expect(tx.users.create(newUser({ id: 'u-2', username: 'ALICE' }))).rejects.toBeInstanceOf(StorageConflictError);
+      await expect(tx.users.create(newUser({ id: 'u-2', username: 'ALICE' }))).rejects.toBeInstanceOf(
+        StorageConflictError,
+      );
       await tx.users.create(newUser({ id: 'u-3', username: 'alice2' }));
     });
     expect((await storage.users.list()).map((u) => u.username)).toEqual(['alice', 'alice2']);

@@ -28,10 +28,24 @@ describe.each(testDatabaseUrls())('users on $name', (kind) => {
   it('keeps nulls, empty groups and disabled=true', async () => {
     const { storage } = fixture();
     await storage.users.create(
-      newUser({ id: 'u-bot', username: 'bot', email: null, displayName: null, passwordHash: null, groups: [], disabled: true }),
+      newUser({
+        id: 'u-bot',
+        username: 'bot',
+        email: null,
+        displayName: null,
+        passwordHash: null,
+        groups: [],
+        disabled: true,
+      }),
     );
     const found = await storage.users.findById('u-bot');
-    expect(found).toMatchObject({ email: null, displayName: null, passwordHash: null, groups: [], disabled: true });
+    expect(found).toMatchObject({
+      email: null,
+      displayName: null,
+      passwordHash: null,
+      groups: [],
+      disabled: true,
+    });
   });
 
   it('rejects a username that exists in another case with a username conflict', async () => {
@@ -62,7 +76,12 @@ describe.each(testDatabaseUrls())('users on $name', (kind) => {
 
   it('lists users ordered by username regardless of case', async () => {
     const { storage } = fixture();
-    for (const [id, username] of [['1', 'carol'], ['2', 'Bob'], ['3', 'alice'], ['4', 'Dave']] as const) {
+    for (const [id, username] of [
+      ['1', 'carol'],
+      ['2', 'Bob'],
+      ['3', 'alice'],
+      ['4', 'Dave'],
+    ] as const) {
       await storage.users.create(newUser({ id, username }));
     }
     expect((await storage.users.list()).map((u) => u.username)).toEqual(['alice', 'Bob', 'carol', 'Dave']);
@@ -115,6 +134,8 @@ describe.each(testDatabaseUrls())('users on $name', (kind) => {
 
   it('refuses an Invalid Date instead of storing it', async () => {
     const { storage } = fixture();
-    await expect(storage.users.create(newUser({ createdAt: new Date(Number.NaN) }))).rejects.toThrow(TypeError);
+    await expect(storage.users.create(newUser({ createdAt: new Date(Number.NaN) }))).rejects.toThrow(
+      TypeError,
+    );
   });
 });

@@ -61,13 +61,14 @@ export function apiKeyFromAuthorization(header: string | undefined): string | un
 
 /**
  * Checks a presented API key: well-formed, known by its prefix, hash equal in constant time, not
- * revoked, and carrying `scope` (an `admin` key does not imply `tokenreview`).
+ * revoked, and carrying `scope` (an `admin` key does not imply `tokenreview`); `null` accepts any
+ * live key.
  * @throws ApiKeyError
  * @example const record = await authenticateApiKey(key, 'tokenreview', (prefix) => storage.apiKeys.findByPrefix(prefix));
  */
 export async function authenticateApiKey(
   presented: string | undefined,
-  scope: ApiKeyScope,
+  scope: ApiKeyScope | null,
   findByPrefix: (prefix: string) => Promise<ApiKeyRecord | undefined>,
 ): Promise<ApiKeyRecord> {
   if (presented === undefined) throw new ApiKeyError('missing', 'an API key is required');
@@ -78,6 +79,6 @@ export async function authenticateApiKey(
   if (record === undefined || !constantTimeEqual(hash, record.hash) || record.revokedAt !== null) {
     throw new ApiKeyError('invalid', 'the API key is not valid');
   }
-  if (!record.scopes.includes(scope)) throw new ApiKeyError('forbidden', `the API key lacks the "${scope}" scope`);
+  if (scope !== null && !record.scopes.includes(scope)) throw new ApiKeyError('forbidden', `the API key lacks the "${scope}" scope`);
   return record;
 }

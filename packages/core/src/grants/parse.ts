@@ -27,7 +27,7 @@ export function parseTokenRequest(form: FormFields, supported: readonly string[]
   if (typeof grantType !== 'string' || !supported.includes(grantType)) {
     throw new IdgateError('unsupported_grant_type', `grant_type ${String(grantType).slice(0, 64)} is not supported`);
   }
-  const parsed = TokenRequest.safeParse(fields);
+  const parsed = TokenRequest.safeParse(fields, { reportInput: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.join('.') || 'request';

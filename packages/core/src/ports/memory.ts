@@ -28,6 +28,7 @@ function emptyTables(): Tables {
 /**
  * Storage in memory, with the same semantics as the SQL adapters: for tests, and for runtimes
  * without a database. Records are copied in and out, so callers cannot mutate stored state.
+ * A failed transaction restores a snapshot, so it is meant for one caller at a time.
  * @example const storage = createMemoryStorage();
  */
 export function createMemoryStorage(): Storage {
@@ -51,7 +52,8 @@ export function createMemoryStorage(): Storage {
         return copy(byUsername(username));
       },
       async list() {
-        return copy([...tables.users.values()].sort((a, b) => a.username.localeCompare(b.username)));
+        const key = (user: UserRecord) => user.username.toLowerCase();
+        return copy([...tables.users.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)));
       },
       async update(id, patch: UserPatch) {
         const current = tables.users.get(id);
@@ -97,7 +99,8 @@ export function createMemoryStorage(): Storage {
         return copy([...tables.apiKeys.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()));
       },
       async revoke(idOrPrefix, at) {
-        const key = [...tables.apiKeys.values()].find((k) => k.id === idOrPrefix || k.prefix === idOrPrefix);
+        const keys = [...tables.apiKeys.values()];
+        const key = keys.find((k) => k.id === idOrPrefix) ?? keys.find((k) => k.prefix === idOrPrefix);
         if (key === undefined || key.revokedAt !== null) return false;
         key.revokedAt = at;
         return true;

@@ -25,11 +25,11 @@ export class StorageConflictError extends Error {
 
 /** Users. Usernames are unique regardless of case and looked up regardless of case. */
 export interface UserRepository {
-  /** @throws StorageConflictError('username') when the username exists in any case. */
+  /** @throws StorageConflictError('username') when the username exists in any case; ('id') for a taken id. */
   create(user: NewUser): Promise<UserRecord>;
   findById(id: string): Promise<UserRecord | undefined>;
   findByUsername(username: string): Promise<UserRecord | undefined>;
-  /** All users ordered by username. */
+  /** All users ordered by lower-cased username, in byte (code unit) order. */
   list(): Promise<UserRecord[]>;
   /** Returns the updated user, or undefined when there is no such user. */
   update(id: string, patch: UserPatch): Promise<UserRecord | undefined>;
@@ -50,12 +50,12 @@ export interface ClientRepository {
 
 /** API keys. */
 export interface ApiKeyRepository {
-  /** @throws StorageConflictError('prefix') */
+  /** @throws StorageConflictError('prefix') or ('id') */
   create(key: ApiKeyRecord): Promise<ApiKeyRecord>;
   findByPrefix(prefix: string): Promise<ApiKeyRecord | undefined>;
   /** All keys ordered by creation time, revoked ones included. */
   list(): Promise<ApiKeyRecord[]>;
-  /** Revokes by id or by prefix; returns false when no live key matched. */
+  /** Revokes by id, else by prefix; returns false when that key is missing or already revoked. */
   revoke(idOrPrefix: string, at: Date): Promise<boolean>;
   touch(id: string, at: Date): Promise<void>;
   count(): Promise<number>;
@@ -77,7 +77,7 @@ export interface RevocationRepository {
   isRevoked(kind: RevocationKind, value: string, now: Date): Promise<boolean>;
   /** Live entries (expiresAt after `now`), for loading a replica's in-memory set. */
   listLive(now: Date): Promise<RevocationRecord[]>;
-  /** Removes entries that expired before `now`; returns how many. */
+  /** Removes entries whose expiresAt is at or before `now` (no longer live); returns how many. */
   purgeExpired(now: Date): Promise<number>;
 }
 
@@ -88,7 +88,10 @@ export interface Storage {
   readonly apiKeys: ApiKeyRepository;
   readonly signingKeys: SigningKeyRepository;
   readonly revocations: RevocationRepository;
-  /** Runs `work` in one transaction: all its writes land, or none do. */
+  /**
+   * Runs `work` in one transaction: all its writes land, or none do. `work` must use only the
+   * storage it is given: the outer one is outside the transaction (and on SQLite would wait for it).
+   */
   transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

@@ -60,8 +60,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('revoked_at', 'bigint')
     .execute();
   // A named index (not a column constraint) so both dialects report the same name on a collision.
-  await db.schema.createIndex('api_keys_prefix_unique')
-    .ifNotExists().on('api_keys').unique().column('prefix').execute();
+  await db.schema
+    .createIndex('api_keys_prefix_unique')
+    .ifNotExists()
+    .on('api_keys')
+    .unique()
+    .column('prefix')
+    .execute();
 
   await db.schema
     .createTable('signing_keys')
@@ -85,8 +90,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('revocations_pkey', ['kind', 'value'])
     .execute();
   // purgeExpired and listLive range over expires_at.
-  await db.schema.createIndex('revocations_expires_at_idx')
-    .ifNotExists().on('revocations').column('expires_at').execute();
+  await db.schema
+    .createIndex('revocations_expires_at_idx')
+    .ifNotExists()
+    .on('revocations')
+    .column('expires_at')
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -71,7 +71,11 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
     },
 
     async touch(id, at) {
-      await db.updateTable('api_keys').set({ last_used_at: toMs(at) }).where('id', '=', id).execute();
+      await db
+        .updateTable('api_keys')
+        .set({ last_used_at: toMs(at) })
+        .where('id', '=', id)
+        .execute();
     },
 
     async count() {

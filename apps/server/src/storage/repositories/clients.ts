@@ -67,7 +67,10 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
     },
 
     async remove(clientId) {
-      const result = await db.deleteFrom('oauth_clients').where('client_id', '=', clientId).executeTakeFirst();
+      const result = await db
+        .deleteFrom('oauth_clients')
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
 

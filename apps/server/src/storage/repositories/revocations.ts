@@ -57,7 +57,10 @@ export function createRevocationRepository(ctx: RepositoryContext): RevocationRe
 
     async purgeExpired(now) {
       // `<=` so that purging and isRevoked/listLive (`> now`) split the set with nothing in between.
-      const result = await db.deleteFrom('revocations').where('expires_at', '<=', toMs(now)).executeTakeFirst();
+      const result = await db
+        .deleteFrom('revocations')
+        .where('expires_at', '<=', toMs(now))
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

@@ -1,5 +1,5 @@
 import type { UserPatch, UserRecord, UserRepository } from '@idgate/core';
-import { type Selectable, type Updateable, sql } from 'kysely';
+import { type Selectable, sql, type Updateable } from 'kysely';
 import type { UsersTable } from '../schema.js';
 import {
   type ConflictFields,

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { installErrorHandler } from './http/errors.js';
+import { installFormParser } from './http/form.js';
+import { redactUrl } from './http/redact.js';
+import { healthRoutes } from './routes/health.js';
+import { openapiRoutes } from './routes/openapi.js';
+import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
+import { discoveryRoutes } from './routes/oauth/discovery.js';
+import { tokenRoutes } from './routes/oauth/token.js';
+import type { Services } from './services.js';
+
+/** What {@link buildApp} composes. */
+export interface BuildAppOptions {
+  services: Services;
+  /** A pino logger or its options; `false` for none. Defaults to JSON logs at the configured level. */
+  logger?: FastifyServerOptions['logger'];
+  /** Where log lines go (for tests that read them); defaults to stdout. */
+  logStream?: NodeJS.WritableStream;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * The idgate HTTP application, ready to `listen()` or `inject()`. Logs are JSON with request ids;
+ * credentials never reach them: Authorization and Cookie headers are not logged, and secret query
+ * parameters are redacted from URLs.
+ */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { services } = options;
+  const logger: NonNullable<FastifyServerOptions['logger']> =
+    options.logger ??
+    ({
+      level: services.config.log.level,
+      ...(options.logStream === undefined ? {} : { stream: options.logStream }),
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
+        censor: '[redacted]',
+      },
+      serializers: {
+        req: (req: { id: string; method: string; url: string; ip?: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: redactUrl(req.url),
+          remoteAddress: req.ip,
+        }),
+      },
+    } as NonNullable<FastifyServerOptions['logger']>);
+  const app = Fastify({
+    logger,
+    bodyLimit: services.config.bodyLimit,
+    trustProxy: services.config.trustProxy,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+    return503OnClosing: true,
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    reply.header('X-Content-Type-Options', 'nosniff');
+  });
+  installErrorHandler(app);
+  installFormParser(app);
+  await app.register(healthRoutes, { services });
+  await app.register(discoveryRoutes, { services });
+  await app.register(tokenRoutes, { services });
+  await app.register(tokenReviewRoutes, { services });
+  await app.register(openapiRoutes, { services });
+  return app;
+}

@@ -1,0 +1,139 @@
+import { readFileSync } from 'node:fs';
+import { SigningAlgorithm } from '@idgate/schema';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const Issuer = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .transform((url) => url.replace(/\/+$/, ''))
+  .refine((url) => !/[?#]/.test(url), 'must not have a query or fragment (OIDC Discovery §3)')
+  .refine((url) => new URL(url).pathname.endsWith('/oauth'), 'must end with /oauth: the issuer is {base_url}/oauth');
+
+const Seconds = z.coerce.number().int().positive().max(31_536_000);
+
+const ConfigSchema = z.strictObject({
+  host: z.string().min(1).default('0.0.0.0'),
+  port: z.coerce.number().int().min(0).max(65_535).default(8080),
+  issuer: Issuer.default('http://localhost:8080/oauth'),
+  database: z.strictObject({ url: z.string().min(1).default('sqlite:./data/idgate.db') }).prefault({}),
+  secret: z.string().min(32, 'must be at least 32 characters').optional(),
+  secretFile: z.string().min(1).optional(),
+  signing: z.strictObject({ algorithm: SigningAlgorithm.default('RS256') }).prefault({}),
+  tokens: z
+    .strictObject({
+      accessTokenTtl: Seconds.default(3600),
+      idTokenTtl: Seconds.default(3600),
+      refreshTokenTtl: Seconds.default(2_592_000),
+      maxAccessTokenTtl: Seconds.default(86_400),
+    })
+    .prefault({}),
+  log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+  trustProxy: z.stringbool().or(z.boolean()).default(false),
+  bodyLimit: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
+});
+
+/** The validated server configuration. */
+export type IdgateConfig = z.output<typeof ConfigSchema>;
+/** Configuration as written in a file or passed to {@link loadConfig} overrides. */
+export type IdgateConfigInput = z.input<typeof ConfigSchema>;
+
+/** One message per bad setting, each naming the setting. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+// Environment variable → path in the config object.
+const ENV: Record<string, string[]> = {
+  IDGATE_HOST: ['host'],
+  IDGATE_PORT: ['port'],
+  IDGATE_ISSUER: ['issuer'],
+  IDGATE_DATABASE_URL: ['database', 'url'],
+  IDGATE_SECRET: ['secret'],
+  IDGATE_SECRET_FILE: ['secretFile'],
+  IDGATE_SIGNING_ALGORITHM: ['signing', 'algorithm'],
+  IDGATE_ACCESS_TOKEN_TTL: ['tokens', 'accessTokenTtl'],
+  IDGATE_ID_TOKEN_TTL: ['tokens', 'idTokenTtl'],
+  IDGATE_LOG_LEVEL: ['log', 'level'],
+  IDGATE_TRUST_PROXY: ['trustProxy'],
+  IDGATE_BODY_LIMIT: ['bodyLimit'],
+};
+
+const envName = (path: PropertyKey[]) => Object.entries(ENV).find(([, p]) => p.join('.') === path.join('.'))?.[0];
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    node[key] = typeof next === 'object' && next !== null && !Array.isArray(next) ? { ...next } : {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+function readFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`config file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text);
+  } catch (error) {
+    throw new ConfigError([`config file ${file}: not valid YAML (${(error as Error).message.split('\n')[0]})`]);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError([`config file ${file}: must be a mapping`]);
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Builds the configuration: defaults, then the YAML file (`file`, else `IDGATE_CONFIG`), then
+ * `IDGATE_*` variables, then `overrides`. Every bad setting is reported, each by the name the
+ * operator used for it (the environment variable, or its path in the file).
+ */
+export function loadConfig(
+  options: { file?: string | undefined; env?: NodeJS.ProcessEnv; overrides?: IdgateConfigInput } = {},
+): IdgateConfig {
+  const env = options.env ?? process.env;
+  const file = options.file ?? env.IDGATE_CONFIG;
+  const raw: Record<string, unknown> = file === undefined || file === '' ? {} : readFile(file);
+  const fromEnv = new Set<string>();
+  for (const [name, path] of Object.entries(ENV)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') {
+      setPath(raw, path, value);
+      fromEnv.add(path.join('.'));
+    }
+  }
+  for (const [key, value] of Object.entries(options.overrides ?? {})) raw[key] = value;
+  const result = ConfigSchema.safeParse(raw);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => {
+        if (issue.code === 'unrecognized_keys') {
+          const at = issue.path.length > 0 ? `${issue.path.join('.')}.` : '';
+          return `${issue.keys.map((k) => at + k).join(', ')}: unknown setting`;
+        }
+        const path = issue.path.join('.');
+        const name = fromEnv.has(path) ? envName(issue.path) : path || 'config';
+        return `${name}: ${issue.message}`;
+      }),
+    );
+  }
+  if (result.data.secret !== undefined && result.data.secretFile !== undefined) {
+    throw new ConfigError(['secret, secretFile: set only one of them']);
+  }
+  return result.data;
+}
+
+/** The base URL the issuer lives under: the issuer without its trailing `/oauth`. */
+export function baseUrlOf(config: Pick<IdgateConfig, 'issuer'>): string {
+  return config.issuer.slice(0, -'/oauth'.length);
+}

@@ -1,0 +1,70 @@
+import { apiKeyFromAuthorization, authenticateApiKey, reviewToken } from '@idgate/core';
+import { TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { sendProblem } from '../../http/errors.js';
+import type { Services } from '../../services.js';
+
+/**
+ * RFC 9745: the endpoint is deprecated since this instant (idgate's first release; the
+ * Kubernetes webhook contract keeps it alive).
+ */
+export const TOKEN_REVIEW_DEPRECATION = '@1795219200';
+
+// Refreshing last-used on every review would turn each review into a write.
+const TOUCH_INTERVAL_MS = 60_000;
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return 'the body is not a TokenReview';
+  const path = issue.path.join('.');
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
+  if (path === 'kind') return 'kind must be TokenReview';
+  if (path === 'apiVersion') return 'apiVersion must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1';
+  return `${path || 'body'}: ${issue.message}`;
+}
+
+/**
+ * `POST /oauth/authenticate`: the Kubernetes webhook token authenticator. A token that does not
+ * authenticate is not an HTTP error (Kubernetes treats non-2xx as an outage): it is 200 with
+ * `status.authenticated: false`.
+ */
+export async function tokenReviewRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const lastTouched = new Map<string, number>();
+
+  app.post(
+    '/oauth/authenticate',
+    {
+      config: { errorFormat: 'problem' },
+      schema: { response: { 200: z.toJSONSchema(TokenReviewResponse, { target: 'draft-7' }) } },
+      onRequest: async (request, reply) => {
+        reply.header('Deprecation', TOKEN_REVIEW_DEPRECATION).header('Cache-Control', 'no-store');
+        const key = await authenticateApiKey(apiKeyFromAuthorization(request.headers.authorization), 'tokenreview', (prefix) =>
+          services.storage.apiKeys.findByPrefix(prefix),
+        );
+        const now = services.clock.now();
+        if (now - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
+          lastTouched.set(key.id, now);
+          services.storage.apiKeys.touch(key.id, new Date(now)).catch((err: unknown) => request.log.warn({ err }, 'could not record API key use'));
+        }
+      },
+    },
+    async (request, reply) => {
+      if (!request.headers['content-type']?.toLowerCase().startsWith('application/json')) {
+        return sendProblem(reply, 415, 'unsupported_media_type', 'a TokenReview is sent as application/json');
+      }
+      const parsed = TokenReviewRequest.safeParse(request.body, { reportInput: true });
+      if (!parsed.success) return sendProblem(reply, 400, 'invalid_token_review', describeIssue(parsed.error));
+      const now = () => new Date(services.clock.now());
+      const answer = await reviewToken(parsed.data, {
+        issuer: services.config.issuer,
+        keys: services.keys(),
+        clock: services.clock,
+        findUser: (id) => services.storage.users.findById(id),
+        findClient: (id) => services.storage.clients.findById(id),
+        isRevoked: (kind, value) => services.storage.revocations.isRevoked(kind, value, now()),
+      });
+      return answer;
+    },
+  );
+}

@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import { authenticateApiKey, apiKeyFromAuthorization, buildProviderMetadata, type KeyRing, TOKEN_ENDPOINT_GRANT_TYPES, verifyAccessToken } from '@idgate/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sendProblem } from '../../http/errors.js';
+import type { Services } from '../../services.js';
+
+/** A JSON body computed once per key ring, with its strong ETag. */
+interface CachedBody {
+  ring: KeyRing;
+  body: string;
+  etag: string;
+}
+
+function cached(compute: (ring: KeyRing) => unknown): (ring: KeyRing) => CachedBody {
+  let entry: CachedBody | undefined;
+  return (ring) => {
+    if (entry?.ring !== ring) {
+      const body = JSON.stringify(compute(ring));
+      entry = { ring, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+    }
+    return entry;
+  };
+}
+
+/**
+ * Discovery and JWKS are public, but an Authorization header that is sent must be valid: a live
+ * API key of any scope, or an idgate access token. A broken credential is a client bug worth
+ * surfacing rather than ignoring.
+ */
+async function authorizationAcceptable(services: Services, request: FastifyRequest): Promise<boolean> {
+  const header = request.headers.authorization;
+  if (header === undefined) return true;
+  const presented = apiKeyFromAuthorization(header);
+  if (presented === undefined) return false;
+  if (presented.startsWith('idg_')) {
+    const find = (prefix: string) => services.storage.apiKeys.findByPrefix(prefix);
+    return authenticateApiKey(presented, null, find).then(
+      () => true,
+      () => false,
+    );
+  }
+  return (await verifyAccessToken(services.keys(), services.config.issuer, presented, services.clock)).ok;
+}
+
+function sendCached(request: FastifyRequest, reply: FastifyReply, entry: CachedBody, maxAge: number): FastifyReply {
+  reply
+    .header('ETag', entry.etag)
+    .header('Cache-Control', `public, max-age=${maxAge}`)
+    .header('Access-Control-Allow-Origin', '*')
+    .header('Vary', 'Authorization');
+  if (request.headers['if-none-match']?.split(/\s*,\s*/).includes(entry.etag)) return reply.status(304).send();
+  return reply.type('application/json; charset=utf-8').send(entry.body);
+}
+
+/** `GET /oauth/.well-known/openid-configuration` (and its aliases) and `GET /oauth/keys`. */
+export async function discoveryRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const metadata = cached((ring) =>
+    buildProviderMetadata({
+      issuer: services.config.issuer,
+      signingAlgorithms: ring.algorithms,
+      grantTypes: TOKEN_ENDPOINT_GRANT_TYPES,
+      tokenEndpointAuthMethods: ['client_secret_basic', 'client_secret_post'],
+    }),
+  );
+  const jwks = cached((ring) => ring.jwks());
+
+  const guard = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!(await authorizationAcceptable(services, request))) {
+      reply.header('WWW-Authenticate', 'Bearer realm="idgate", error="invalid_token"');
+      return sendProblem(reply, 401, 'authorization_invalid', 'the Authorization header is not valid');
+    }
+  };
+
+  const discovery = (request: FastifyRequest, reply: FastifyReply) => sendCached(request, reply, metadata(services.keys()), 300);
+  for (const url of ['/oauth/.well-known/openid-configuration', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server/oauth']) {
+    app.get(url, { onRequest: guard }, discovery);
+  }
+  app.get('/oauth/keys', { onRequest: guard }, (request, reply) => sendCached(request, reply, jwks(services.keys()), 60));
+}

@@ -1,0 +1,38 @@
+import { handleTokenRequest, IdgateError } from '@idgate/core';
+import { TokenResponse } from '@idgate/schema';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { FormBody } from '../../http/form.js';
+import type { Services } from '../../services.js';
+
+/** `POST /oauth/token` (RFC 6749 §3.2). */
+export async function tokenRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  app.post<{ Body: FormBody | undefined }>(
+    '/oauth/token',
+    {
+      config: { errorFormat: 'oauth' },
+      schema: { response: { 200: z.toJSONSchema(TokenResponse, { target: 'draft-7' }) } },
+      onRequest: async (_request, reply) => {
+        // RFC 6749 §5.1: token responses, good or bad, are never cached.
+        reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+      },
+    },
+    async (request) => {
+      if (!request.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+        throw new IdgateError('invalid_request', 'the token endpoint takes application/x-www-form-urlencoded');
+      }
+      return handleTokenRequest(request.body ?? {}, request.headers.authorization, {
+        issuer: services.config.issuer,
+        keys: services.keys(),
+        clock: services.clock,
+        findClient: (id) => services.storage.clients.findById(id),
+        passwords: {
+          findUserByUsername: (username) => services.storage.users.findByUsername(username),
+          hasher: services.hasher,
+          dummyHash: services.dummyHash,
+        },
+        idTokenLifetimeSeconds: services.config.tokens.idTokenTtl,
+      });
+    },
+  );
+}

@@ -1,0 +1,79 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { IdgateConfig } from './config.js';
+import { openServices, type Services } from './services.js';
+
+/** A running server. */
+export interface RunningServer {
+  app: FastifyInstance;
+  services: Services;
+  /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
+  address: string;
+  /** Stops accepting connections, finishes in-flight requests, closes the database. */
+  close(): Promise<void>;
+}
+
+// How often keys are reloaded from storage, so a rotation made by the CLI (another process) is
+// picked up without a restart.
+const KEY_RELOAD_INTERVAL_MS = 30_000;
+
+/**
+ * Opens services and listens on the configured host and port. With `handleSignals`, SIGTERM and
+ * SIGINT shut it down gracefully.
+ */
+export async function startServer(
+  config: IdgateConfig,
+  options: { handleSignals?: boolean; logStream?: NodeJS.WritableStream } = {},
+): Promise<RunningServer> {
+  let app: FastifyInstance | undefined;
+  const early: string[] = [];
+  const logger = {
+    warn: (message: string) => (app ? app.log.warn(message) : early.push(message)),
+    info: (message: string) => app?.log.info(message),
+  };
+  const services = await openServices(config, { logger });
+  app = await buildApp({ services, ...(options.logStream === undefined ? {} : { logStream: options.logStream }) });
+  for (const message of early) app.log.warn(message);
+  const reload = setInterval(() => {
+    services.reloadKeys().catch((err: unknown) => app?.log.error({ err }, 'could not reload signing keys'));
+  }, KEY_RELOAD_INTERVAL_MS);
+  reload.unref();
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      clearInterval(reload);
+      await app.close();
+      await services.close();
+    })();
+    return closing;
+  };
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const bound = app.server.address();
+  const address =
+    typeof bound === 'object' && bound !== null
+      ? `http://${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`
+      : String(bound);
+  app.log.info({ issuer: config.issuer, address }, 'idgate is listening');
+
+  if (options.handleSignals) {
+    const onSignal = (signal: NodeJS.Signals) => {
+      app.log.info({ signal }, 'shutting down');
+      close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          app.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  }
+  return { app, services, address, close };
+}

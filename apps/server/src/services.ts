@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import {
+  type Clock,
+  ensureSigningKey,
+  KeyRing,
+  type PasswordHasher,
+  type SigningKeyPolicy,
+  type Storage,
+  systemClock,
+} from '@idgate/core';
+import type { IdgateConfig } from './config.js';
+import { argon2idHasher } from './password-hasher.js';
+import { createSqlStorage, type Database, migrateToLatest, openDatabase } from './storage/index.js';
+
+/** Where warnings at start go (pino, or the CLI's stderr). */
+export interface StartupLogger {
+  warn(message: string): void;
+  info(message: string): void;
+}
+
+/** Everything the routes and the CLI share: storage, keys, hashing, time. */
+export interface Services {
+  readonly config: IdgateConfig;
+  readonly database: Database;
+  readonly storage: Storage;
+  readonly hasher: PasswordHasher;
+  readonly clock: Clock;
+  readonly keyPolicy: SigningKeyPolicy;
+  /** A valid hash verified for unknown usernames, so they cost as long as a wrong password. */
+  readonly dummyHash: string;
+  /** The key ring in force now. */
+  keys(): KeyRing;
+  /** Reloads keys from storage (after a rotation, possibly by another process). */
+  reloadKeys(): Promise<KeyRing>;
+  close(): Promise<void>;
+}
+
+/** The folder the embedded database lives in, where a generated secret is kept too. */
+export function dataDirectory(databaseUrl: string): string {
+  const file = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : '';
+  return file === '' || file === ':memory:' ? resolve('data') : dirname(resolve(file));
+}
+
+/**
+ * The secret that seals signing keys: configured, read from a file, or generated into
+ * `<data>/secret` on first start with a warning (fine for one SQLite server; replicas must share
+ * a configured one).
+ */
+export function resolveSecret(config: IdgateConfig, logger: StartupLogger): string {
+  if (config.secret !== undefined) return config.secret;
+  const file = config.secretFile ?? resolve(dataDirectory(config.database.url), 'secret');
+  if (existsSync(file)) {
+    const secret = readFileSync(file, 'utf8').trim();
+    if (secret.length < 32) throw new Error(`the secret in ${file} must be at least 32 characters`);
+    return secret;
+  }
+  if (config.secretFile !== undefined) throw new Error(`secretFile ${file} does not exist`);
+  mkdirSync(dirname(file), { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  logger.warn(
+    `no secret configured: generated one in ${file}. Back it up; signing keys cannot be decrypted without it. ` +
+      'Replicas that share a database must share one secret: set IDGATE_SECRET or IDGATE_SECRET_FILE.',
+  );
+  return secret;
+}
+
+/**
+ * Opens the database, applies pending migrations, makes sure a signing key exists and loads the
+ * key ring.
+ */
+export async function openServices(
+  config: IdgateConfig,
+  options: { logger: StartupLogger; hasher?: PasswordHasher; clock?: Clock },
+): Promise<Services> {
+  const database = await openDatabase(config.database.url);
+  try {
+    const { applied } = await migrateToLatest(database);
+    if (applied.length > 0) options.logger.info(`applied migrations: ${applied.join(', ')}`);
+    const storage = createSqlStorage(database);
+    const clock = options.clock ?? systemClock;
+    const hasher = options.hasher ?? argon2idHasher();
+    const keyPolicy: SigningKeyPolicy = {
+      alg: config.signing.algorithm,
+      secret: resolveSecret(config, options.logger),
+      maxTokenLifetimeSeconds: Math.max(config.tokens.maxAccessTokenTtl, config.tokens.idTokenTtl),
+    };
+    const loadKeys = async () =>
+      KeyRing.load(await ensureSigningKey(storage.signingKeys, keyPolicy, new Date(clock.now())), keyPolicy.secret, new Date(clock.now()));
+    let ring = await loadKeys();
+    const dummyHash = await hasher.hash(randomBytes(16).toString('base64url'));
+    return {
+      config,
+      database,
+      storage,
+      hasher,
+      clock,
+      keyPolicy,
+      dummyHash,
+      keys: () => ring,
+      async reloadKeys() {
+        ring = await loadKeys();
+        return ring;
+      },
+      close: () => storage.close(),
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}

@@ -1,0 +1,112 @@
+import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
+import { type ApiKeyScope, type GrantType } from '@idgate/schema';
+import { generateApiKey, generateSecret, hashSecret } from '@idgate/core';
+import { loadConfig, type IdgateConfigInput } from '../../src/config.js';
+import { type RunningServer, startServer } from '../../src/serve.js';
+import type { TestDatabase, TestDatabaseKind } from './databases.js';
+
+export const TEST_SECRET = 'integration-test-secret-0123456789abcdef';
+
+/** A free TCP port on 127.0.0.1 (the issuer must name the port before the server listens). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/** A real idgate listening on loopback, its database, and everything its logs said. */
+export interface TestServer {
+  server: RunningServer;
+  /** `http://127.0.0.1:<port>` */
+  baseUrl: string;
+  issuer: string;
+  logs: string[];
+  database: TestDatabase;
+  close(): Promise<void>;
+  addUser(username: string, password: string, options?: { groups?: string[]; email?: string; displayName?: string }): Promise<string>;
+  addClient(options: { grants: GrantType[]; trusted?: boolean; scopes?: string[]; audiences?: string[]; accessTokenTtl?: number }): Promise<{ clientId: string; clientSecret: string }>;
+  addApiKey(scopes: ApiKeyScope[]): Promise<string>;
+}
+
+export async function startTestServer(kind: TestDatabaseKind, overrides: IdgateConfigInput = {}): Promise<TestServer> {
+  const database = await kind.create();
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}/oauth`;
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(...String(chunk).split('\n').filter((line) => line !== ''));
+      done();
+    },
+  });
+  const config = loadConfig({
+    env: {},
+    overrides: { host: '127.0.0.1', port, issuer, database: { url: database.url }, secret: TEST_SECRET, log: { level: 'info' }, ...overrides },
+  });
+  const server = await startServer(config, { logStream });
+  const { storage, hasher } = server.services;
+  let counter = 0;
+  return {
+    server,
+    baseUrl: `http://127.0.0.1:${port}`,
+    issuer,
+    logs,
+    database,
+    async close() {
+      await server.close();
+      await database.drop();
+    },
+    async addUser(username, password, options = {}) {
+      const id = crypto.randomUUID();
+      await storage.users.create({
+        id,
+        username,
+        email: options.email ?? null,
+        displayName: options.displayName ?? null,
+        groups: options.groups ?? [],
+        passwordHash: await hasher.hash(password),
+        createdAt: new Date(),
+      });
+      return id;
+    },
+    async addClient(options) {
+      const clientId = `client-${++counter}`;
+      const clientSecret = generateSecret();
+      await storage.clients.create({
+        clientId,
+        name: clientId,
+        secretHash: await hashSecret(clientSecret),
+        public: false,
+        trusted: options.trusted ?? false,
+        redirectUris: [],
+        grantTypes: options.grants,
+        scopes: options.scopes ?? ['openid', 'profile', 'email', 'groups'],
+        audiences: options.audiences ?? [],
+        accessTokenTtl: options.accessTokenTtl ?? 600,
+        refreshTokenTtl: 86_400,
+        createdAt: new Date(),
+      });
+      return { clientId, clientSecret };
+    },
+    async addApiKey(scopes) {
+      const generated = await generateApiKey();
+      await storage.apiKeys.create({
+        id: crypto.randomUUID(),
+        name: `key-${++counter}`,
+        prefix: generated.prefix,
+        hash: generated.hash,
+        scopes,
+        createdAt: new Date(),
+        lastUsedAt: null,
+        revokedAt: null,
+      });
+      return generated.key;
+    },
+  };
+}

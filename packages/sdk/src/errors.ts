@@ -1,0 +1,112 @@
+import type { OAuthError, Problem, TokenResponse } from '@idgate/schema';
+
+/**
+ * One zod issue, as {@link IdgateSchemaError.issues} lists them.
+ * @example
+ * const issue: SchemaIssue = { code: 'custom', path: ['keys', 0], message: 'a published JWK must not contain private key material', input: {} };
+ */
+export type SchemaIssue = NonNullable<ReturnType<typeof TokenResponse.safeParse>['error']>['issues'][number];
+
+/**
+ * Base class of every error the SDK throws. Network failures and timeouts are thrown as a plain
+ * `IdgateError` whose `cause` is the original error (ky's `TimeoutError`, or the `TypeError` of
+ * `fetch`); HTTP errors are {@link IdgateHttpError}, malformed responses {@link IdgateSchemaError}.
+ * Messages never contain the API key, a client secret or a password.
+ * @example
+ * try {
+ *   await client.getJwks();
+ * } catch (error) {
+ *   if (error instanceof IdgateError) console.error(error.endpoint, error.message, error.cause);
+ * }
+ */
+export class IdgateError extends Error {
+  /** The request that failed, as `METHOD /path` (e.g. `POST /oauth/token`), when there was one. */
+  readonly endpoint: string | undefined;
+
+  constructor(message: string, options: { endpoint?: string; cause?: unknown } = {}) {
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.name = 'IdgateError';
+    this.endpoint = options.endpoint;
+  }
+}
+
+/**
+ * The server answered with a non-2xx status.
+ * @example
+ * try {
+ *   await client.passwordGrant({ clientId: 'cli', username: 'alice', password: 'wrong', authMethod: 'none' });
+ * } catch (error) {
+ *   if (error instanceof IdgateHttpError && error.oauthError?.error === 'invalid_grant') {
+ *     console.error('bad credentials');
+ *   }
+ * }
+ */
+export class IdgateHttpError extends IdgateError {
+  /** HTTP status code. */
+  readonly status: number;
+  /** The response body: parsed JSON when the response is JSON, else its text. */
+  readonly body: unknown;
+  /** The body as an RFC 6749 §5.2 error, when it parses as one. */
+  readonly oauthError: OAuthError | undefined;
+  /** The body as RFC 9457 problem details, when it parses as such. */
+  readonly problem: Problem | undefined;
+  /** The response headers (e.g. `WWW-Authenticate`, `Retry-After`). */
+  readonly headers: Headers;
+
+  constructor(
+    message: string,
+    details: {
+      endpoint: string;
+      status: number;
+      body: unknown;
+      headers: Headers;
+      oauthError?: OAuthError | undefined;
+      problem?: Problem | undefined;
+    },
+  ) {
+    super(message, { endpoint: details.endpoint });
+    this.name = 'IdgateHttpError';
+    this.status = details.status;
+    this.body = details.body;
+    this.headers = details.headers;
+    this.oauthError = details.oauthError;
+    this.problem = details.problem;
+  }
+}
+
+/**
+ * The server answered 2xx with a body that does not match the schema of that endpoint
+ * (or is not JSON at all).
+ * @example
+ * try {
+ *   await client.getProviderMetadata();
+ * } catch (error) {
+ *   if (error instanceof IdgateSchemaError) console.error(error.endpoint, error.issues);
+ * }
+ */
+export class IdgateSchemaError extends IdgateError {
+  /** The zod issues found in the response body. */
+  readonly issues: SchemaIssue[];
+  /** HTTP status of the response. */
+  readonly status: number;
+  declare readonly endpoint: string;
+
+  constructor(message: string, details: { endpoint: string; status: number; issues: SchemaIssue[] }) {
+    super(message, { endpoint: details.endpoint });
+    this.name = 'IdgateSchemaError';
+    this.issues = details.issues;
+    this.status = details.status;
+  }
+}
+
+/**
+ * Replaces every occurrence of each secret in `text` with `[redacted]`, in one pass (longest
+ * secret first), so that a server or proxy echoing a credential cannot leak it into a message.
+ */
+export function redact(text: string, secrets: ReadonlyArray<string | undefined>): string {
+  const patterns = secrets
+    .filter((secret): secret is string => typeof secret === 'string' && secret.length > 0)
+    .sort((a, b) => b.length - a.length)
+    .map((secret) => secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return patterns.length === 0 ? text : text.replace(new RegExp(patterns.join('|'), 'g'), '[redacted]');
+}

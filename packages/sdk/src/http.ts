@@ -1,0 +1,148 @@
+import { OAuthError, Problem } from '@idgate/schema';
+import ky, { isHTTPError, isTimeoutError } from 'ky';
+import { formUrlEncode } from './encoding.js';
+import { IdgateError, IdgateHttpError, IdgateSchemaError, redact, type SchemaIssue } from './errors.js';
+
+/** Anything with zod's `safeParse` (every schema of `@idgate/schema`). */
+export interface Parser<T> {
+  safeParse(
+    input: unknown,
+  ): { success: true; data: T } | { success: false; error: { issues: SchemaIssue[] } };
+}
+
+/** Transport settings shared by every request of one client. */
+export interface TransportOptions {
+  root: URL;
+  fetch: typeof fetch | undefined;
+  timeoutMs: number;
+  retry: number;
+  headers: Record<string, string>;
+}
+
+/** One request: where, what, and how to check the answer. */
+export interface Call<T> {
+  method: 'GET' | 'POST';
+  /** Path relative to the server root, without a leading slash (e.g. `oauth/token`). */
+  path: string;
+  schema: Parser<T>;
+  schemaName: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Values that must never appear in an error message. */
+  secrets: ReadonlyArray<string | undefined>;
+}
+
+const MAX_DETAIL = 200;
+
+/** Sends `call`, maps failures to {@link IdgateError}s and validates a 2xx body with `call.schema`. */
+export async function send<T>(transport: TransportOptions, call: Call<T>): Promise<T> {
+  const secrets = call.secrets.flatMap(secretForms);
+  const url = new URL(call.path, transport.root);
+  const endpoint = `${call.method} ${url.pathname}`;
+  const headers = new Headers({ accept: 'application/json' });
+  for (const [name, value] of Object.entries(transport.headers)) headers.set(name, value);
+  for (const [name, value] of Object.entries(call.headers ?? {})) headers.set(name, value);
+
+  let response: Response;
+  let text: string;
+  try {
+    try {
+      response = await ky(url, {
+        method: call.method,
+        headers,
+        ...(call.body === undefined ? {} : { body: call.body }),
+        timeout: transport.timeoutMs,
+        retry: { limit: transport.retry },
+        ...(transport.fetch === undefined ? {} : { fetch: transport.fetch }),
+      });
+    } catch (error) {
+      if (!isHTTPError(error)) throw error;
+      response = error.response;
+    }
+    text = await response.text();
+  } catch (error) {
+    throw networkError(error, endpoint, transport.timeoutMs, secrets);
+  }
+
+  if (!response.ok) throw httpError(response, text, endpoint, secrets);
+
+  const result = call.schema.safeParse(parseJson(text) ?? text);
+  if (result.success) return result.data;
+  const issues = result.error.issues;
+  const summary = issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`)
+    .join('; ');
+  const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : '';
+  throw new IdgateSchemaError(
+    `${endpoint} returned a response that does not match ${call.schemaName}: ${redact(summary, secrets)}${more}`,
+    { endpoint, status: response.status, issues },
+  );
+}
+
+/** A secret as it may be echoed back: verbatim, form-urlencoded, percent-encoded or JSON-escaped. */
+function secretForms(secret: string | undefined): string[] {
+  if (!secret) return [];
+  return [secret, formUrlEncode(secret), encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)];
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function httpError(
+  response: Response,
+  text: string,
+  endpoint: string,
+  secrets: ReadonlyArray<string | undefined>,
+): IdgateHttpError {
+  const contentType = response.headers.get('content-type') ?? '';
+  const isJson = /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType);
+  const json = isJson ? parseJson(text) : undefined;
+  const body = json === undefined ? text : json;
+  const oauth = OAuthError.safeParse(body);
+  const problem = Problem.safeParse(body);
+  const oauthError = oauth.success ? oauth.data : undefined;
+  const problemDetails = problem.success ? problem.data : undefined;
+
+  let detail: string;
+  if (oauthError) {
+    detail = oauthError.error + (oauthError.error_description ? ` (${oauthError.error_description})` : '');
+  } else if (problemDetails) {
+    detail = `${problemDetails.code} (${problemDetails.detail ?? problemDetails.title})`;
+  } else {
+    const raw = (typeof body === 'string' ? body : JSON.stringify(body)).replace(/\s+/g, ' ').trim();
+    detail =
+      raw.length > MAX_DETAIL ? `${raw.slice(0, MAX_DETAIL)}…` : raw || response.statusText || 'no body';
+  }
+  return new IdgateHttpError(`${endpoint} failed with ${response.status}: ${redact(detail, secrets)}`, {
+    endpoint,
+    status: response.status,
+    body,
+    headers: response.headers,
+    oauthError,
+    problem: problemDetails,
+  });
+}
+
+function networkError(
+  error: unknown,
+  endpoint: string,
+  timeoutMs: number,
+  secrets: ReadonlyArray<string | undefined>,
+): IdgateError {
+  if (error instanceof IdgateError) return error;
+  let reason: string;
+  if (isTimeoutError(error)) {
+    reason = `timed out after ${timeoutMs} ms`;
+  } else {
+    reason = error instanceof Error ? error.message : String(error);
+    const code = error instanceof Error ? (error.cause as { code?: unknown } | undefined)?.code : undefined;
+    if (typeof code === 'string') reason += ` (${code})`;
+  }
+  return new IdgateError(`${endpoint} failed: ${redact(reason, secrets)}`, { endpoint, cause: error });
+}
