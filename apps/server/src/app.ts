@@ -4,10 +4,10 @@ import { installErrorHandler } from './http/errors.js';
 import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
 import { healthRoutes } from './routes/health.js';
-import { openapiRoutes } from './routes/openapi.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
 import { discoveryRoutes } from './routes/oauth/discovery.js';
 import { tokenRoutes } from './routes/oauth/token.js';
+import { openapiRoutes } from './routes/openapi.js';
 import type { Services } from './services.js';
 
 /** What {@link buildApp} composes. */

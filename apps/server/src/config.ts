@@ -9,7 +9,10 @@ const Issuer = z
   .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
   .transform((url) => url.replace(/\/+$/, ''))
   .refine((url) => !/[?#]/.test(url), 'must not have a query or fragment (OIDC Discovery §3)')
-  .refine((url) => new URL(url).pathname.endsWith('/oauth'), 'must end with /oauth: the issuer is {base_url}/oauth');
+  .refine(
+    (url) => new URL(url).pathname.endsWith('/oauth'),
+    'must end with /oauth: the issuer is {base_url}/oauth',
+  );
 
 const Seconds = z.coerce.number().int().positive().max(31_536_000);
 
@@ -63,7 +66,8 @@ const ENV: Record<string, string[]> = {
   IDGATE_BODY_LIMIT: ['bodyLimit'],
 };
 
-const envName = (path: PropertyKey[]) => Object.entries(ENV).find(([, p]) => p.join('.') === path.join('.'))?.[0];
+const envName = (path: PropertyKey[]) =>
+  Object.entries(ENV).find(([, p]) => p.join('.') === path.join('.'))?.[0];
 
 function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
   let node = target;
@@ -80,16 +84,21 @@ function readFile(file: string): Record<string, unknown> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError([`config file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`]);
+    throw new ConfigError([
+      `config file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    ]);
   }
   let parsed: unknown;
   try {
     parsed = parseYaml(text);
   } catch (error) {
-    throw new ConfigError([`config file ${file}: not valid YAML (${(error as Error).message.split('\n')[0]})`]);
+    throw new ConfigError([
+      `config file ${file}: not valid YAML (${(error as Error).message.split('\n')[0]})`,
+    ]);
   }
   if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError([`config file ${file}: must be a mapping`]);
+  if (typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ConfigError([`config file ${file}: must be a mapping`]);
   return parsed as Record<string, unknown>;
 }
 

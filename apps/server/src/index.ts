@@ -1,5 +1,5 @@
 export { type BuildAppOptions, buildApp } from './app.js';
 export { baseUrlOf, ConfigError, type IdgateConfig, type IdgateConfigInput, loadConfig } from './config.js';
-export { openServices, resolveSecret, type Services, type StartupLogger } from './services.js';
-export { type RunningServer, startServer } from './serve.js';
 export { argon2idHasher } from './password-hasher.js';
+export { type RunningServer, startServer } from './serve.js';
+export { openServices, resolveSecret, type Services, type StartupLogger } from './services.js';

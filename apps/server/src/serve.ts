@@ -32,7 +32,10 @@ export async function startServer(
     info: (message: string) => app?.log.info(message),
   };
   const services = await openServices(config, { logger });
-  app = await buildApp({ services, ...(options.logStream === undefined ? {} : { logStream: options.logStream }) });
+  app = await buildApp({
+    services,
+    ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
+  });
   for (const message of early) app.log.warn(message);
   const reload = setInterval(() => {
     services.reloadKeys().catch((err: unknown) => app?.log.error({ err }, 'could not reload signing keys'));

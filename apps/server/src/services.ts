@@ -89,7 +89,11 @@ export async function openServices(
       maxTokenLifetimeSeconds: Math.max(config.tokens.maxAccessTokenTtl, config.tokens.idTokenTtl),
     };
     const loadKeys = async () =>
-      KeyRing.load(await ensureSigningKey(storage.signingKeys, keyPolicy, new Date(clock.now())), keyPolicy.secret, new Date(clock.now()));
+      KeyRing.load(
+        await ensureSigningKey(storage.signingKeys, keyPolicy, new Date(clock.now())),
+        keyPolicy.secret,
+        new Date(clock.now()),
+      );
     let ring = await loadKeys();
     const dummyHash = await hasher.hash(randomBytes(16).toString('base64url'));
     return {

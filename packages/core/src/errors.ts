@@ -58,5 +58,8 @@ export class IdgateError extends Error {
  * @example if (isIdgateError(err)) reply.status(err.status).send(err.toJSON());
  */
 export function isIdgateError(value: unknown): value is IdgateError {
-  return value instanceof IdgateError || (value instanceof Error && value.name === 'IdgateError' && 'error' in value);
+  return (
+    value instanceof IdgateError ||
+    (value instanceof Error && value.name === 'IdgateError' && 'error' in value)
+  );
 }

@@ -1,4 +1,37 @@
+export {
+  ApiKeyError,
+  type ApiKeyFailure,
+  apiKeyFromAuthorization,
+  authenticateApiKey,
+  type GeneratedApiKey,
+  generateApiKey,
+} from './api-keys/api-key.js';
+export {
+  authenticateClient,
+  type ClientAuthMethod,
+  type PresentedClientCredentials,
+} from './clients/authenticate.js';
+export {
+  buildProviderMetadata,
+  type DiscoveryOptions,
+  SUPPORTED_CLAIMS,
+  SUPPORTED_SCOPES,
+} from './discovery.js';
 export { IdgateError, type IdgateErrorOptions, isIdgateError } from './errors.js';
+export { clientCredentialsGrant } from './grants/client-credentials.js';
+export type { TokenEndpointContext } from './grants/context.js';
+export { type FormFields, parseTokenRequest } from './grants/parse.js';
+export { passwordGrant } from './grants/password.js';
+export { handleTokenRequest, TOKEN_ENDPOINT_GRANT_TYPES } from './grants/token-endpoint.js';
+export { type ActiveSigningKey, KeyRing, type VerificationKey } from './keys/key-ring.js';
+export { ensureSigningKey, rotateSigningKey, type SigningKeyPolicy } from './keys/rotation.js';
+export { openPrivateKey, sealPrivateKey } from './keys/seal.js';
+export {
+  generateSigningKey,
+  SIGNING_ALGORITHMS,
+  type SigningKeyState,
+  signingKeyState,
+} from './keys/signing-key.js';
 export type {
   ApiKeyRecord,
   ClientRecord,
@@ -9,6 +42,8 @@ export type {
   UserPatch,
   UserRecord,
 } from './model.js';
+export { createMemoryStorage, insecureTestPasswordHasher } from './ports/memory.js';
+export { type Clock, type PasswordHasher, systemClock } from './ports/runtime.js';
 export {
   type ApiKeyRepository,
   type ClientRepository,
@@ -18,13 +53,14 @@ export {
   StorageConflictError,
   type UserRepository,
 } from './ports/storage.js';
-export { type Clock, type PasswordHasher, systemClock } from './ports/runtime.js';
-export { createMemoryStorage, insecureTestPasswordHasher } from './ports/memory.js';
+export { grantedScope, parseScope, tokenAudience } from './scopes.js';
 export { generateSecret, hashSecret, verifySecret } from './secrets.js';
-export { generateSigningKey, SIGNING_ALGORITHMS, type SigningKeyState, signingKeyState } from './keys/signing-key.js';
-export { openPrivateKey, sealPrivateKey } from './keys/seal.js';
-export { type ActiveSigningKey, KeyRing, type VerificationKey } from './keys/key-ring.js';
-export { ensureSigningKey, rotateSigningKey, type SigningKeyPolicy } from './keys/rotation.js';
+export {
+  reviewToken,
+  SERVICE_IDENTITY,
+  TOKEN_REVIEW_EXTRA,
+  type TokenReviewContext,
+} from './token-review/review.js';
 export {
   ACCESS_TOKEN_REJECTION_MESSAGES,
   type AccessTokenInput,
@@ -38,29 +74,7 @@ export {
 export { accessTokenHash, type IdTokenInput, issueIdToken } from './tokens/id-token.js';
 export { userClaims } from './tokens/user-claims.js';
 export {
-  reviewToken,
-  SERVICE_IDENTITY,
-  TOKEN_REVIEW_EXTRA,
-  type TokenReviewContext,
-} from './token-review/review.js';
-export { buildProviderMetadata, type DiscoveryOptions, SUPPORTED_CLAIMS, SUPPORTED_SCOPES } from './discovery.js';
-export {
-  authenticateClient,
-  type ClientAuthMethod,
-  type PresentedClientCredentials,
-} from './clients/authenticate.js';
-export {
-  ApiKeyError,
-  type ApiKeyFailure,
-  apiKeyFromAuthorization,
-  authenticateApiKey,
-  type GeneratedApiKey,
-  generateApiKey,
-} from './api-keys/api-key.js';
-export { grantedScope, parseScope, tokenAudience } from './scopes.js';
-export { type PasswordLoginContext, type PasswordLoginFailure, verifyUserPassword } from './users/authenticate.js';
-export type { TokenEndpointContext } from './grants/context.js';
-export { type FormFields, parseTokenRequest } from './grants/parse.js';
-export { passwordGrant } from './grants/password.js';
-export { clientCredentialsGrant } from './grants/client-credentials.js';
-export { handleTokenRequest, TOKEN_ENDPOINT_GRANT_TYPES } from './grants/token-endpoint.js';
+  type PasswordLoginContext,
+  type PasswordLoginFailure,
+  verifyUserPassword,
+} from './users/authenticate.js';

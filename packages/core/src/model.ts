@@ -15,13 +15,18 @@ export interface UserRecord {
 }
 
 /** The fields a caller supplies to create a user. */
-export type NewUser = Pick<UserRecord, 'id' | 'username' | 'email' | 'displayName' | 'groups' | 'passwordHash'> & {
+export type NewUser = Pick<
+  UserRecord,
+  'id' | 'username' | 'email' | 'displayName' | 'groups' | 'passwordHash'
+> & {
   disabled?: boolean;
   createdAt: Date;
 };
 
 /** The fields of a user that can change. */
-export type UserPatch = Partial<Pick<UserRecord, 'email' | 'displayName' | 'groups' | 'passwordHash' | 'disabled'>> & {
+export type UserPatch = Partial<
+  Pick<UserRecord, 'email' | 'displayName' | 'groups' | 'passwordHash' | 'disabled'>
+> & {
   updatedAt: Date;
 };
 

@@ -13,7 +13,8 @@ export function parseScope(scope: string | undefined): string[] | undefined {
   if (scope === undefined) return undefined;
   const tokens = scope.split(' ').filter((token) => token !== '');
   for (const token of tokens) {
-    if (!SCOPE_TOKEN.test(token)) throw new IdgateError('invalid_scope', 'scope contains characters RFC 6749 §3.3 does not allow');
+    if (!SCOPE_TOKEN.test(token))
+      throw new IdgateError('invalid_scope', 'scope contains characters RFC 6749 §3.3 does not allow');
   }
   return [...new Set(tokens)];
 }

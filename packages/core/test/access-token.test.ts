@@ -1,10 +1,25 @@
 import type { JSONWebKeySet } from 'jose';
-import { CompactSign, decodeProtectedHeader, generateKeyPair, jwtVerify, createLocalJWKSet, SignJWT, UnsecuredJWT } from 'jose';
+import {
+  CompactSign,
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  generateKeyPair,
+  jwtVerify,
+  SignJWT,
+  UnsecuredJWT,
+} from 'jose';
 import { describe, expect, it } from 'vitest';
 import { issueAccessToken, type KeyRing, verifyAccessToken } from '../src/index.js';
 import { ISSUER, keyRing, manualClock } from './helpers.js';
 
-const input = { subject: 'u1', clientId: 'cli', audience: ['cli'], scope: ['openid', 'groups'], grantId: 'g1', lifetimeSeconds: 600 };
+const input = {
+  subject: 'u1',
+  clientId: 'cli',
+  audience: ['cli'],
+  scope: ['openid', 'groups'],
+  grantId: 'g1',
+  lifetimeSeconds: 600,
+};
 
 describe('RFC 9068 JWT access tokens', () => {
   for (const alg of ['RS256', 'ES256', 'EdDSA'] as const) {
@@ -18,7 +33,13 @@ describe('RFC 9068 JWT access tokens', () => {
         audience: 'cli',
         currentDate: new Date(clock.now()),
       });
-      expect(payload).toMatchObject({ sub: 'u1', client_id: 'cli', scope: 'openid groups', sid: 'g1', jti: issued.jti });
+      expect(payload).toMatchObject({
+        sub: 'u1',
+        client_id: 'cli',
+        scope: 'openid groups',
+        sid: 'g1',
+        jti: issued.jti,
+      });
       expect(payload.exp).toBe((payload.iat as number) + 600);
       expect(issued.expiresIn).toBe(600);
     });
@@ -56,7 +77,10 @@ describe('access token verification', () => {
 
   it('rejects another issuer', async () => {
     const { ring, clock, token } = await setup();
-    expect(await verifyAccessToken(ring, 'https://other.test/oauth', token, clock)).toEqual({ ok: false, reason: 'wrong_issuer' });
+    expect(await verifyAccessToken(ring, 'https://other.test/oauth', token, clock)).toEqual({
+      ok: false,
+      reason: 'wrong_issuer',
+    });
   });
 
   it('rejects a tampered payload', async () => {
@@ -65,12 +89,20 @@ describe('access token verification', () => {
     const payload = JSON.parse(Buffer.from(p as string, 'base64url').toString());
     payload.sub = 'admin';
     const forged = `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${s}`;
-    expect(await verifyAccessToken(ring, ISSUER, forged, clock)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(await verifyAccessToken(ring, ISSUER, forged, clock)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
   });
 
   it('rejects alg none', async () => {
     const { ring, clock } = await setup();
-    const unsecured = new UnsecuredJWT({ client_id: 'cli', jti: 'j' }).setIssuer(ISSUER).setSubject('u1').setIssuedAt().setExpirationTime('1h').encode();
+    const unsecured = new UnsecuredJWT({ client_id: 'cli', jti: 'j' })
+      .setIssuer(ISSUER)
+      .setSubject('u1')
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .encode();
     const result = await verifyAccessToken(ring, ISSUER, unsecured, clock);
     expect(result.ok).toBe(false);
   });
@@ -80,14 +112,28 @@ describe('access token verification', () => {
     const { privateKey } = await generateKeyPair('ES256');
     const forged = await new SignJWT({ client_id: 'cli' })
       .setProtectedHeader({ alg: 'ES256', kid: ring.signer.kid, typ: 'at+jwt' })
-      .setIssuer(ISSUER).setSubject('u1').setJti('j').setIssuedAt(Math.floor(clock.now() / 1000)).setExpirationTime(Math.floor(clock.now() / 1000) + 60)
+      .setIssuer(ISSUER)
+      .setSubject('u1')
+      .setJti('j')
+      .setIssuedAt(Math.floor(clock.now() / 1000))
+      .setExpirationTime(Math.floor(clock.now() / 1000) + 60)
       .sign(privateKey);
-    expect(await verifyAccessToken(ring, ISSUER, forged, clock)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(await verifyAccessToken(ring, ISSUER, forged, clock)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
     const unknownKid = await new SignJWT({ client_id: 'cli' })
       .setProtectedHeader({ alg: 'ES256', kid: 'nope', typ: 'at+jwt' })
-      .setIssuer(ISSUER).setSubject('u1').setJti('j').setIssuedAt(Math.floor(clock.now() / 1000)).setExpirationTime(Math.floor(clock.now() / 1000) + 60)
+      .setIssuer(ISSUER)
+      .setSubject('u1')
+      .setJti('j')
+      .setIssuedAt(Math.floor(clock.now() / 1000))
+      .setExpirationTime(Math.floor(clock.now() / 1000) + 60)
       .sign(privateKey);
-    expect(await verifyAccessToken(ring, ISSUER, unknownKid, clock)).toEqual({ ok: false, reason: 'unknown_key' });
+    expect(await verifyAccessToken(ring, ISSUER, unknownKid, clock)).toEqual({
+      ok: false,
+      reason: 'unknown_key',
+    });
   });
 
   it('rejects an HS256 token that uses the public key as an HMAC secret (algorithm confusion)', async () => {
@@ -96,7 +142,11 @@ describe('access token verification', () => {
     const secret = new TextEncoder().encode(JSON.stringify(jwk));
     const forged = await new SignJWT({ client_id: 'cli' })
       .setProtectedHeader({ alg: 'HS256', kid: ring.signer.kid, typ: 'at+jwt' })
-      .setIssuer(ISSUER).setSubject('u1').setJti('j').setIssuedAt().setExpirationTime('1h')
+      .setIssuer(ISSUER)
+      .setSubject('u1')
+      .setJti('j')
+      .setIssuedAt()
+      .setExpirationTime('1h')
       .sign(secret);
     expect((await verifyAccessToken(ring, ISSUER, forged, clock)).ok).toBe(false);
   });
@@ -105,14 +155,29 @@ describe('access token verification', () => {
     const { ring, clock } = await setup();
     const idToken = await new SignJWT({ client_id: 'cli' })
       .setProtectedHeader({ alg: 'ES256', kid: ring.signer.kid, typ: 'JWT' })
-      .setIssuer(ISSUER).setSubject('u1').setJti('j').setIssuedAt(Math.floor(clock.now() / 1000)).setExpirationTime(Math.floor(clock.now() / 1000) + 60)
+      .setIssuer(ISSUER)
+      .setSubject('u1')
+      .setJti('j')
+      .setIssuedAt(Math.floor(clock.now() / 1000))
+      .setExpirationTime(Math.floor(clock.now() / 1000) + 60)
       .sign(ring.signer.key);
-    expect(await verifyAccessToken(ring, ISSUER, idToken, clock)).toEqual({ ok: false, reason: 'wrong_type' });
+    expect(await verifyAccessToken(ring, ISSUER, idToken, clock)).toEqual({
+      ok: false,
+      reason: 'wrong_type',
+    });
   });
 
   it('rejects garbage, empty and oversized input without throwing', async () => {
     const { ring, clock } = await setup();
-    for (const garbage of ['', 'x', 'a.b.c', '...', 'eyJhbGciOiJub25lIn0', 'x'.repeat(9000), '\u0000\u0001.\u0002.\u0003']) {
+    for (const garbage of [
+      '',
+      'x',
+      'a.b.c',
+      '...',
+      'eyJhbGciOiJub25lIn0',
+      'x'.repeat(9000),
+      '\u0000\u0001.\u0002.\u0003',
+    ]) {
       const result = await verifyAccessToken(ring, ISSUER, garbage, clock);
       expect(result.ok).toBe(false);
     }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type ApiKeyError, type ApiKeyRecord, apiKeyFromAuthorization, authenticateApiKey, generateApiKey } from '../src/index.js';
+import {
+  type ApiKeyError,
+  type ApiKeyRecord,
+  apiKeyFromAuthorization,
+  authenticateApiKey,
+  generateApiKey,
+} from '../src/index.js';
 
 async function stored(scopes: ApiKeyRecord['scopes'] = ['tokenreview']) {
   const generated = await generateApiKey();
@@ -45,7 +51,9 @@ describe('API keys', () => {
     expect((await failure(authenticateApiKey('nope', 'admin', find))).status).toBe(401);
     const altered = `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
     expect((await failure(authenticateApiKey(altered, 'admin', find))).code).toBe('api_key_invalid');
-    expect((await failure(authenticateApiKey(`idg_aaaaaaaa_${'a'.repeat(43)}`, 'admin', find))).status).toBe(401);
+    expect((await failure(authenticateApiKey(`idg_aaaaaaaa_${'a'.repeat(43)}`, 'admin', find))).status).toBe(
+      401,
+    );
     const scope = await failure(authenticateApiKey(key, 'tokenreview', find));
     expect([scope.status, scope.code]).toEqual([403, 'api_key_scope']);
     record.revokedAt = new Date();

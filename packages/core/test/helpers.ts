@@ -13,7 +13,9 @@ export const ISSUER = 'https://id.example.test/oauth';
 export const SECRET = 'test-secret-that-is-at-least-32-characters-long';
 
 /** A clock a test moves by hand. */
-export function manualClock(start = Date.parse('2026-11-21T10:00:00Z')): Clock & { advance(seconds: number): void } {
+export function manualClock(
+  start = Date.parse('2026-11-21T10:00:00Z'),
+): Clock & { advance(seconds: number): void } {
   let now = start;
   return {
     now: () => now,
@@ -23,7 +25,10 @@ export function manualClock(start = Date.parse('2026-11-21T10:00:00Z')): Clock &
   };
 }
 
-export async function keyRing(alg: SigningAlgorithm = 'RS256', clock: Clock = manualClock()): Promise<KeyRing> {
+export async function keyRing(
+  alg: SigningAlgorithm = 'RS256',
+  clock: Clock = manualClock(),
+): Promise<KeyRing> {
   const record = await generateSigningKey(alg, SECRET, new Date(clock.now()));
   return KeyRing.load([record], SECRET, new Date(clock.now()));
 }
@@ -46,7 +51,10 @@ export function client(overrides: Partial<ClientRecord> = {}): ClientRecord {
   };
 }
 
-export async function seededStorage(): Promise<{ storage: Storage; hasher: ReturnType<typeof insecureTestPasswordHasher> }> {
+export async function seededStorage(): Promise<{
+  storage: Storage;
+  hasher: ReturnType<typeof insecureTestPasswordHasher>;
+}> {
   const storage = createMemoryStorage();
   const hasher = insecureTestPasswordHasher();
   await storage.users.create({

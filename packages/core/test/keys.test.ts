@@ -8,6 +8,7 @@ import {
   KeyRing,
   openPrivateKey,
   rotateSigningKey,
+  type SigningKeyRecord,
   signingKeyState,
 } from '../src/index.js';
 import { SECRET } from './helpers.js';
@@ -18,8 +19,12 @@ describe('signing keys at rest', () => {
     expect(record.sealedPrivateJwk).not.toContain('"d"');
     const jwk = await openPrivateKey(record.sealedPrivateJwk, SECRET, record.kid);
     expect(jwk.d).toEqual(expect.any(String));
-    await expect(openPrivateKey(record.sealedPrivateJwk, `${SECRET}-other`, record.kid)).rejects.toThrow(/cannot be decrypted/);
-    await expect(openPrivateKey(record.sealedPrivateJwk, SECRET, 'another-kid')).rejects.toThrow(/cannot be decrypted/);
+    await expect(openPrivateKey(record.sealedPrivateJwk, `${SECRET}-other`, record.kid)).rejects.toThrow(
+      /cannot be decrypted/,
+    );
+    await expect(openPrivateKey(record.sealedPrivateJwk, SECRET, 'another-kid')).rejects.toThrow(
+      /cannot be decrypted/,
+    );
   });
 
   it('refuses a secret shorter than 32 characters', async () => {
@@ -28,7 +33,13 @@ describe('signing keys at rest', () => {
 
   it('names keys by their RFC 7638 thumbprint and publishes alg and use', async () => {
     const record = await generateSigningKey('EdDSA', SECRET, new Date());
-    expect(record.publicJwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519', kid: record.kid, alg: 'EdDSA', use: 'sig' });
+    expect(record.publicJwk).toMatchObject({
+      kty: 'OKP',
+      crv: 'Ed25519',
+      kid: record.kid,
+      alg: 'EdDSA',
+      use: 'sig',
+    });
     expect(record.kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 });
@@ -53,13 +64,18 @@ describe('key rotation', () => {
 
     const ring = await KeyRing.load(await storage.signingKeys.list(), SECRET, t1);
     expect(ring.signer.kid).toBe(created.kid);
-    expect(ring.jwks().keys.map((k) => k.kid).sort()).toEqual([created.kid, first?.kid].sort());
+    expect(
+      ring
+        .jwks()
+        .keys.map((k) => k.kid)
+        .sort(),
+    ).toEqual([created.kid, first?.kid].sort());
     expect(ring.verificationKey(first?.kid as string)).toBeDefined();
 
     const later = new Date(t1.getTime() + 3600_000);
     const [, old] = await storage.signingKeys.list();
-    expect(signingKeyState(old!, new Date(later.getTime() - 1))).toBe('retired');
-    expect(signingKeyState(old!, later)).toBe('expired');
+    expect(signingKeyState(old as SigningKeyRecord, new Date(later.getTime() - 1))).toBe('retired');
+    expect(signingKeyState(old as SigningKeyRecord, later)).toBe('expired');
     const ringLater = await KeyRing.load(await storage.signingKeys.list(), SECRET, later);
     expect(ringLater.jwks().keys.map((k) => k.kid)).toEqual([created.kid]);
     expect(ringLater.verificationKey(first?.kid as string)).toBeUndefined();
@@ -83,8 +99,15 @@ describe('OpenID Connect Discovery 1.0 §3', () => {
     expect(metadata.jwks_uri).toBe('https://id.example.test/oauth/keys');
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
     expect(metadata).not.toHaveProperty('revocation_endpoint');
-    expect(buildProviderMetadata({ ...metadata, issuer: metadata.issuer, signingAlgorithms: ['RS256'], grantTypes: [], tokenEndpointAuthMethods: [], revocation: true }).revocation_endpoint).toBe(
-      'https://id.example.test/oauth/revoke',
-    );
+    expect(
+      buildProviderMetadata({
+        ...metadata,
+        issuer: metadata.issuer,
+        signingAlgorithms: ['RS256'],
+        grantTypes: [],
+        tokenEndpointAuthMethods: [],
+        revocation: true,
+      }).revocation_endpoint,
+    ).toBe('https://id.example.test/oauth/revoke');
   });
 });

@@ -23,7 +23,11 @@ async function setup(overrides: Partial<ClientRecord> = {}) {
     keys: ring,
     clock,
     findClient: (id) => storage.clients.findById(id),
-    passwords: { findUserByUsername: (u) => storage.users.findByUsername(u), hasher, dummyHash: await hasher.hash('dummy') },
+    passwords: {
+      findUserByUsername: (u) => storage.users.findByUsername(u),
+      hasher,
+      dummyHash: await hasher.hash('dummy'),
+    },
     newGrantId: () => 'grant-1',
   };
   return { ring, clock, storage, context };
@@ -32,7 +36,10 @@ async function setup(overrides: Partial<ClientRecord> = {}) {
 const basic = (id: string, secret: string) => `Basic ${btoa(`${id}:${secret}`)}`;
 
 async function refusal(promise: Promise<unknown>): Promise<IdgateError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(IdgateError);
   return error as IdgateError;
 }
@@ -41,18 +48,27 @@ describe('RFC 6749 §4.3 password grant', () => {
   it('issues an access token and an OIDC ID token with at_hash for a trusted client', async () => {
     const { context, ring, clock } = await setup();
     const response = await handleTokenRequest(
-      { grant_type: 'password', username: 'alice', password: 'correct horse', scope: 'openid profile groups' },
+      {
+        grant_type: 'password',
+        username: 'alice',
+        password: 'correct horse',
+        scope: 'openid profile groups',
+      },
       basic('cli', SECRET),
       context,
     );
     expect(response).toMatchObject({ token_type: 'Bearer', expires_in: 600, scope: 'openid profile groups' });
     const access = decodeJwt(response.access_token);
     expect(access).toMatchObject({ sub: 'u-alice', client_id: 'cli', aud: 'cli', sid: 'grant-1' });
-    const { payload } = await jwtVerify(response.id_token as string, createLocalJWKSet(ring.jwks() as JSONWebKeySet), {
-      issuer: ISSUER,
-      audience: 'cli',
-      currentDate: new Date(clock.now()),
-    });
+    const { payload } = await jwtVerify(
+      response.id_token as string,
+      createLocalJWKSet(ring.jwks() as JSONWebKeySet),
+      {
+        issuer: ISSUER,
+        audience: 'cli',
+        currentDate: new Date(clock.now()),
+      },
+    );
     expect(payload).toMatchObject({
       sub: 'u-alice',
       azp: 'cli',
@@ -67,15 +83,34 @@ describe('RFC 6749 §4.3 password grant', () => {
 
   it('omits the ID token without openid', async () => {
     const { context } = await setup();
-    const response = await handleTokenRequest({ grant_type: 'password', username: 'Alice', password: 'correct horse', scope: 'api' }, basic('cli', SECRET), context);
+    const response = await handleTokenRequest(
+      { grant_type: 'password', username: 'Alice', password: 'correct horse', scope: 'api' },
+      basic('cli', SECRET),
+      context,
+    );
     expect(response.id_token).toBeUndefined();
   });
 
   it('answers the same invalid_grant for a wrong password and an unknown user', async () => {
     const { context } = await setup();
-    const wrong = await refusal(handleTokenRequest({ grant_type: 'password', username: 'alice', password: 'nope' }, basic('cli', SECRET), context));
-    const unknown = await refusal(handleTokenRequest({ grant_type: 'password', username: 'mallory', password: 'nope' }, basic('cli', SECRET), context));
-    expect(wrong.toJSON()).toEqual({ error: 'invalid_grant', error_description: 'invalid username or password' });
+    const wrong = await refusal(
+      handleTokenRequest(
+        { grant_type: 'password', username: 'alice', password: 'nope' },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
+    const unknown = await refusal(
+      handleTokenRequest(
+        { grant_type: 'password', username: 'mallory', password: 'nope' },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
+    expect(wrong.toJSON()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'invalid username or password',
+    });
     expect(unknown.toJSON()).toEqual(wrong.toJSON());
     expect(wrong.status).toBe(400);
   });
@@ -83,29 +118,60 @@ describe('RFC 6749 §4.3 password grant', () => {
   it('refuses a disabled account only once the password is right', async () => {
     const { context, storage } = await setup();
     await storage.users.update('u-alice', { disabled: true, updatedAt: new Date() });
-    const right = await refusal(handleTokenRequest({ grant_type: 'password', username: 'alice', password: 'correct horse' }, basic('cli', SECRET), context));
+    const right = await refusal(
+      handleTokenRequest(
+        { grant_type: 'password', username: 'alice', password: 'correct horse' },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
     expect(right.description).toBe('the account is disabled');
-    const wrong = await refusal(handleTokenRequest({ grant_type: 'password', username: 'alice', password: 'x' }, basic('cli', SECRET), context));
+    const wrong = await refusal(
+      handleTokenRequest(
+        { grant_type: 'password', username: 'alice', password: 'x' },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
     expect(wrong.description).toBe('invalid username or password');
   });
 
   it('refuses an untrusted client with unauthorized_client', async () => {
     const { context } = await setup({ trusted: false });
-    const error = await refusal(handleTokenRequest({ grant_type: 'password', username: 'alice', password: 'correct horse' }, basic('cli', SECRET), context));
+    const error = await refusal(
+      handleTokenRequest(
+        { grant_type: 'password', username: 'alice', password: 'correct horse' },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
     expect(error.error).toBe('unauthorized_client');
   });
 
   it('refuses scopes the client is not allowed', async () => {
     const { context } = await setup({ scopes: ['openid'] });
-    const error = await refusal(handleTokenRequest({ grant_type: 'password', username: 'alice', password: 'correct horse', scope: 'openid admin' }, basic('cli', SECRET), context));
-    expect(error.toJSON()).toEqual({ error: 'invalid_scope', error_description: 'scope not allowed for this client: admin' });
+    const error = await refusal(
+      handleTokenRequest(
+        { grant_type: 'password', username: 'alice', password: 'correct horse', scope: 'openid admin' },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
+    expect(error.toJSON()).toEqual({
+      error: 'invalid_scope',
+      error_description: 'scope not allowed for this client: admin',
+    });
   });
 });
 
 describe('RFC 6749 §4.4 client credentials grant', () => {
   it('issues a token whose subject is the client, without ID or refresh token', async () => {
     const { context } = await setup();
-    const response = await handleTokenRequest({ grant_type: 'client_credentials', client_id: 'cli', client_secret: SECRET }, undefined, context);
+    const response = await handleTokenRequest(
+      { grant_type: 'client_credentials', client_id: 'cli', client_secret: SECRET },
+      undefined,
+      context,
+    );
     expect(decodeJwt(response.access_token)).toMatchObject({ sub: 'cli', client_id: 'cli', scope: 'api' });
     expect(response).not.toHaveProperty('id_token');
     expect(response).not.toHaveProperty('refresh_token');
@@ -113,15 +179,31 @@ describe('RFC 6749 §4.4 client credentials grant', () => {
 
   it('refuses end-user scopes', async () => {
     const { context } = await setup();
-    const error = await refusal(handleTokenRequest({ grant_type: 'client_credentials', scope: 'openid' }, basic('cli', SECRET), context));
+    const error = await refusal(
+      handleTokenRequest(
+        { grant_type: 'client_credentials', scope: 'openid' },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
     expect(error.error).toBe('invalid_scope');
   });
 
   it('puts RFC 8707 resources into aud only when the client may ask for them', async () => {
     const { context } = await setup({ audiences: ['https://api.example'] });
-    const ok = await handleTokenRequest({ grant_type: 'client_credentials', resource: 'https://api.example' }, basic('cli', SECRET), context);
+    const ok = await handleTokenRequest(
+      { grant_type: 'client_credentials', resource: 'https://api.example' },
+      basic('cli', SECRET),
+      context,
+    );
     expect(decodeJwt(ok.access_token).aud).toBe('https://api.example');
-    const error = await refusal(handleTokenRequest({ grant_type: 'client_credentials', resource: ['https://api.example', 'https://evil.example'] }, basic('cli', SECRET), context));
+    const error = await refusal(
+      handleTokenRequest(
+        { grant_type: 'client_credentials', resource: ['https://api.example', 'https://evil.example'] },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
     expect(error.error).toBe('invalid_target');
   });
 });
@@ -129,7 +211,13 @@ describe('RFC 6749 §4.4 client credentials grant', () => {
 describe('RFC 6749 §2.3 client authentication', () => {
   it('accepts client_secret_post and form-urlencoded Basic credentials', async () => {
     const { context, storage } = await setup();
-    await storage.clients.create(client({ clientId: 'a b:c%', secretHash: await hashSecret('s p:é'), grantTypes: ['client_credentials'] }));
+    await storage.clients.create(
+      client({
+        clientId: 'a b:c%',
+        secretHash: await hashSecret('s p:é'),
+        grantTypes: ['client_credentials'],
+      }),
+    );
     const encoded = `Basic ${Buffer.from(`${encodeURIComponent('a b:c%').replace(/%20/g, '+')}:${encodeURIComponent('s p:é').replace(/%20/g, '+')}`).toString('base64')}`;
     const response = await handleTokenRequest({ grant_type: 'client_credentials' }, encoded, context);
     expect(decodeJwt(response.access_token).client_id).toBe('a b:c%');
@@ -152,13 +240,28 @@ describe('RFC 6749 §2.3 client authentication', () => {
 
   it('refuses two authentication methods in one request', async () => {
     const { context } = await setup();
-    const error = await refusal(handleTokenRequest({ grant_type: 'client_credentials', client_secret: SECRET }, basic('cli', SECRET), context));
-    expect(error.toJSON()).toEqual({ error: 'invalid_request', error_description: 'use only one client authentication method' });
+    const error = await refusal(
+      handleTokenRequest(
+        { grant_type: 'client_credentials', client_secret: SECRET },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
+    expect(error.toJSON()).toEqual({
+      error: 'invalid_request',
+      error_description: 'use only one client authentication method',
+    });
   });
 
   it('refuses a grant the client is not registered for', async () => {
     const { context } = await setup({ grantTypes: ['client_credentials'] });
-    const error = await refusal(handleTokenRequest({ grant_type: 'password', username: 'alice', password: 'correct horse' }, basic('cli', SECRET), context));
+    const error = await refusal(
+      handleTokenRequest(
+        { grant_type: 'password', username: 'alice', password: 'correct horse' },
+        basic('cli', SECRET),
+        context,
+      ),
+    );
     expect(error.error).toBe('unauthorized_client');
   });
 });
@@ -169,7 +272,11 @@ describe('RFC 6749 §5.2 request errors', () => {
     [{ grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }, 'unsupported_grant_type', undefined],
     [{ grant_type: 'authorization_code', code: 'x' }, 'unsupported_grant_type', undefined],
     [{ grant_type: 'password', username: 'alice' }, 'invalid_request', 'password is required'],
-    [{ grant_type: 'client_credentials', scope: ['a', 'b'] }, 'invalid_request', 'parameter scope must not be repeated'],
+    [
+      { grant_type: 'client_credentials', scope: ['a', 'b'] },
+      'invalid_request',
+      'parameter scope must not be repeated',
+    ],
     [{ grant_type: 'client_credentials', scope: 'bad"scope' }, 'invalid_scope', undefined],
   ])('%j → %s', async (form, code, description) => {
     const { context } = await setup();

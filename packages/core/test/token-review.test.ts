@@ -23,11 +23,29 @@ async function setup(clientOverrides: Partial<ClientRecord> = {}) {
     isRevoked: (kind, value) => storage.revocations.isRevoked(kind, value, new Date(clock.now())),
   };
   const tokenFor = async (subject: string, audience = ['cli']) =>
-    (await issueAccessToken(ring, ISSUER, { subject, clientId: 'cli', audience, scope: ['openid', 'groups'], grantId: 'g1', lifetimeSeconds: 600 }, clock)).token;
+    (
+      await issueAccessToken(
+        ring,
+        ISSUER,
+        {
+          subject,
+          clientId: 'cli',
+          audience,
+          scope: ['openid', 'groups'],
+          grantId: 'g1',
+          lifetimeSeconds: 600,
+        },
+        clock,
+      )
+    ).token;
   return { clock, ring, storage, context, tokenFor };
 }
 
-const review = (token: string | undefined, audiences?: string[], apiVersion: TokenReviewRequest['apiVersion'] = 'authentication.k8s.io/v1'): TokenReviewRequest => ({
+const review = (
+  token: string | undefined,
+  audiences?: string[],
+  apiVersion: TokenReviewRequest['apiVersion'] = 'authentication.k8s.io/v1',
+): TokenReviewRequest => ({
   apiVersion,
   kind: 'TokenReview',
   spec: { ...(token === undefined ? {} : { token }), ...(audiences === undefined ? {} : { audiences }) },
@@ -46,7 +64,11 @@ describe('TokenReview decision', () => {
           username: 'Alice',
           uid: 'u-alice',
           groups: ['dev', 'ops'],
-          extra: { 'idgate.dev/client-id': ['cli'], 'idgate.dev/scopes': ['openid', 'groups'], 'idgate.dev/grant-id': ['g1'] },
+          extra: {
+            'idgate.dev/client-id': ['cli'],
+            'idgate.dev/scopes': ['openid', 'groups'],
+            'idgate.dev/grant-id': ['g1'],
+          },
         },
       },
     });
@@ -54,7 +76,10 @@ describe('TokenReview decision', () => {
 
   it('echoes apiVersion v1beta1', async () => {
     const { context, tokenFor } = await setup();
-    const answer = await reviewToken(review(await tokenFor('u-alice'), undefined, 'authentication.k8s.io/v1beta1'), context);
+    const answer = await reviewToken(
+      review(await tokenFor('u-alice'), undefined, 'authentication.k8s.io/v1beta1'),
+      context,
+    );
     expect(answer.apiVersion).toBe('authentication.k8s.io/v1beta1');
     expect(answer.status.authenticated).toBe(true);
   });
@@ -62,7 +87,11 @@ describe('TokenReview decision', () => {
   it('maps a client acting for itself to the documented service identity', async () => {
     const { context, tokenFor } = await setup();
     const answer = await reviewToken(review(await tokenFor('cli')), context);
-    expect(answer.status.user).toMatchObject({ username: 'client:cli', uid: 'client:cli', groups: [SERVICE_IDENTITY.group] });
+    expect(answer.status.user).toMatchObject({
+      username: 'client:cli',
+      uid: 'client:cli',
+      groups: [SERVICE_IDENTITY.group],
+    });
   });
 
   it.each([
@@ -78,36 +107,64 @@ describe('TokenReview decision', () => {
     const { context, tokenFor, clock } = await setup();
     const token = await tokenFor('u-alice');
     clock.advance(601);
-    expect((await reviewToken(review(token), context)).status).toEqual({ authenticated: false, error: 'token has expired' });
+    expect((await reviewToken(review(token), context)).status).toEqual({
+      authenticated: false,
+      error: 'token has expired',
+    });
   });
 
   it('refuses a disabled user, a deleted user and a removed client', async () => {
     const { context, tokenFor, storage } = await setup();
     const token = await tokenFor('u-alice');
     await storage.users.update('u-alice', { disabled: true, updatedAt: new Date() });
-    expect((await reviewToken(review(token), context)).status).toEqual({ authenticated: false, error: 'user is disabled' });
-    expect((await reviewToken(review(await tokenFor('u-ghost')), context)).status.error).toBe('user no longer exists');
+    expect((await reviewToken(review(token), context)).status).toEqual({
+      authenticated: false,
+      error: 'user is disabled',
+    });
+    expect((await reviewToken(review(await tokenFor('u-ghost')), context)).status.error).toBe(
+      'user no longer exists',
+    );
     await storage.clients.remove('cli');
-    expect((await reviewToken(review(await tokenFor('cli')), context)).status.error).toBe('client no longer exists');
+    expect((await reviewToken(review(await tokenFor('cli')), context)).status.error).toBe(
+      'client no longer exists',
+    );
   });
 
   it('refuses a token revoked by jti or by grant', async () => {
     const { context, tokenFor, storage, clock } = await setup();
     const token = await tokenFor('u-alice');
     const jti = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()).jti;
-    await storage.revocations.add({ kind: 'jti', value: jti, expiresAt: new Date(clock.now() + 600_000), createdAt: new Date(clock.now()) });
-    expect((await reviewToken(review(token), context)).status).toEqual({ authenticated: false, error: 'token has been revoked' });
+    await storage.revocations.add({
+      kind: 'jti',
+      value: jti,
+      expiresAt: new Date(clock.now() + 600_000),
+      createdAt: new Date(clock.now()),
+    });
+    expect((await reviewToken(review(token), context)).status).toEqual({
+      authenticated: false,
+      error: 'token has been revoked',
+    });
     const other = await tokenFor('u-alice');
     expect((await reviewToken(review(other), context)).status.authenticated).toBe(true);
-    await storage.revocations.add({ kind: 'sid', value: 'g1', expiresAt: new Date(clock.now() + 600_000), createdAt: new Date(clock.now()) });
+    await storage.revocations.add({
+      kind: 'sid',
+      value: 'g1',
+      expiresAt: new Date(clock.now() + 600_000),
+      createdAt: new Date(clock.now()),
+    });
     expect((await reviewToken(review(other), context)).status.error).toBe('token has been revoked');
   });
 
   describe('spec.audiences', () => {
     it('answers the intersection for an audience-aware token', async () => {
-      const { context, tokenFor } = await setup({ audiences: ['https://k8s.example', 'https://api.example'] });
+      const { context, tokenFor } = await setup({
+        audiences: ['https://k8s.example', 'https://api.example'],
+      });
       const token = await tokenFor('u-alice', ['https://k8s.example', 'https://api.example']);
-      const answer = await reviewToken(review(token, ['https://k8s.example', 'https://other.example']), context);
+      const answer = await reviewToken(
+        review(token, ['https://k8s.example', 'https://other.example']),
+        context,
+      );
       expect(answer.status).toMatchObject({ authenticated: true, audiences: ['https://k8s.example'] });
     });
 
@@ -132,4 +189,3 @@ describe('TokenReview decision', () => {
     expect(JSON.stringify(await reviewToken(review(token), context))).not.toContain(token);
   });
 });
-

@@ -11,7 +11,10 @@ export const Username = z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]*$/, 'may hold only letters, digits and . _ @ -, starting with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._@-]*$/,
+    'may hold only letters, digits and . _ @ -, starting with a letter or digit',
+  );
 
 /**
  * A group name: 1–256 printable characters, no `system:` prefix (reserved by Kubernetes).

@@ -1,26 +1,4 @@
 export {
-  TOKEN_REVIEW_API_VERSIONS,
-  TokenReviewApiVersion,
-  TokenReviewRequest,
-  TokenReviewResponse,
-  TokenReviewSpec,
-  TokenReviewStatus,
-  TokenReviewUser,
-} from './token-review.js';
-export { OAuthError, OAuthErrorCode, Problem } from './oauth-error.js';
-export {
-  AuthorizationCodeGrantRequest,
-  ClientCredentialsGrantRequest,
-  PasswordGrantRequest,
-  RefreshTokenGrantRequest,
-  TokenRequest,
-  TokenResponse,
-} from './token.js';
-export { ProviderMetadata } from './discovery.js';
-export { Jwks, PublicJwk } from './jwks.js';
-export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
-export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
-export {
   ApiKey,
   ApiKeyScope,
   GrantType,
@@ -32,3 +10,25 @@ export {
   User,
   Username,
 } from './admin.js';
+export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
+export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
+export { ProviderMetadata } from './discovery.js';
+export { Jwks, PublicJwk } from './jwks.js';
+export { OAuthError, OAuthErrorCode, Problem } from './oauth-error.js';
+export {
+  AuthorizationCodeGrantRequest,
+  ClientCredentialsGrantRequest,
+  PasswordGrantRequest,
+  RefreshTokenGrantRequest,
+  TokenRequest,
+  TokenResponse,
+} from './token.js';
+export {
+  TOKEN_REVIEW_API_VERSIONS,
+  TokenReviewApiVersion,
+  TokenReviewRequest,
+  TokenReviewResponse,
+  TokenReviewSpec,
+  TokenReviewStatus,
+  TokenReviewUser,
+} from './token-review.js';

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
 /** The two API versions of `authentication.k8s.io` that carry TokenReview. */
-export const TOKEN_REVIEW_API_VERSIONS = ['authentication.k8s.io/v1', 'authentication.k8s.io/v1beta1'] as const;
+export const TOKEN_REVIEW_API_VERSIONS = [
+  'authentication.k8s.io/v1',
+  'authentication.k8s.io/v1beta1',
+] as const;
 
 /**
  * API version of a TokenReview object.

@@ -34,7 +34,11 @@ export function sendProblem(reply: FastifyReply, status: number, code: string, d
 
 // What fastify's own request-parsing errors mean to a client, by fastify error code.
 const PARSE_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'body_too_large', detail: 'the request body is too large' },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    status: 413,
+    code: 'body_too_large',
+    detail: 'the request body is too large',
+  },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
     status: 415,
     code: 'unsupported_media_type',
@@ -47,14 +51,23 @@ const PARSE_ERRORS: Record<string, { status: number; code: string; detail: strin
     code: 'invalid_body',
     detail: 'the Content-Length does not match the body',
   },
-  FST_ERR_CTP_EMPTY_TYPE: { status: 415, code: 'unsupported_media_type', detail: 'the content type is missing' },
-  FST_ERR_CTP_INVALID_TYPE: { status: 415, code: 'unsupported_media_type', detail: 'the content type is not valid' },
+  FST_ERR_CTP_EMPTY_TYPE: {
+    status: 415,
+    code: 'unsupported_media_type',
+    detail: 'the content type is missing',
+  },
+  FST_ERR_CTP_INVALID_TYPE: {
+    status: 415,
+    code: 'unsupported_media_type',
+    detail: 'the content type is not valid',
+  },
 };
 
 function parseError(error: FastifyError): { status: number; code: string; detail: string } | undefined {
   if (error.code !== undefined && error.code in PARSE_ERRORS) return PARSE_ERRORS[error.code];
   // JSON.parse failures reach here as SyntaxError with status 400.
-  if (error instanceof SyntaxError && error.statusCode === 400) return PARSE_ERRORS.FST_ERR_CTP_INVALID_JSON_BODY;
+  if (error instanceof SyntaxError && error.statusCode === 400)
+    return PARSE_ERRORS.FST_ERR_CTP_INVALID_JSON_BODY;
   return undefined;
 }
 
@@ -72,7 +85,10 @@ export function installErrorHandler(app: FastifyInstance): void {
       return sendProblem(reply, error.status, error.error, error.description);
     }
     if (error instanceof ApiKeyError) {
-      const challenge = error.failure === 'invalid' ? 'Bearer realm="idgate", error="invalid_token"' : 'Bearer realm="idgate"';
+      const challenge =
+        error.failure === 'invalid'
+          ? 'Bearer realm="idgate", error="invalid_token"'
+          : 'Bearer realm="idgate"';
       if (error.status === 401) reply.header('WWW-Authenticate', challenge);
       return sendProblem(reply, error.status, error.code, error.message);
     }
@@ -87,7 +103,9 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     request.log.error({ err: error }, 'unexpected error');
     if (format === 'oauth') {
-      return reply.status(500).send({ error: 'server_error', error_description: 'the server could not answer this request' });
+      return reply
+        .status(500)
+        .send({ error: 'server_error', error_description: 'the server could not answer this request' });
     }
     return sendProblem(reply, 500, 'internal_error', 'the server could not answer this request');
   });

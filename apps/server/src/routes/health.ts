@@ -1,11 +1,16 @@
-import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import { pendingMigrations } from '../storage/index.js';
 
 /** `GET /healthz` (the process answers) and `GET /readyz` (it can serve: database, migrations, keys). */
-export async function healthRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  app.get('/healthz', async (_request, reply) => reply.header('Cache-Control', 'no-store').send({ status: 'ok' }));
+export async function healthRoutes(
+  app: FastifyInstance,
+  { services }: { services: Services },
+): Promise<void> {
+  app.get('/healthz', async (_request, reply) =>
+    reply.header('Cache-Control', 'no-store').send({ status: 'ok' }),
+  );
 
   app.get('/readyz', async (request, reply) => {
     reply.header('Cache-Control', 'no-store');

@@ -1,12 +1,26 @@
-import { Jwks, OAuthError, Problem, ProviderMetadata, TokenResponse, TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
+import {
+  Jwks,
+  OAuthError,
+  Problem,
+  ProviderMetadata,
+  TokenResponse,
+  TokenReviewRequest,
+  TokenReviewResponse,
+} from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Services } from '../services.js';
 
-const schema = (type: z.ZodType, io: 'input' | 'output' = 'output') => z.toJSONSchema(type, { target: 'openapi-3.0', io, unrepresentable: 'any' });
+const schema = (type: z.ZodType, io: 'input' | 'output' = 'output') =>
+  z.toJSONSchema(type, { target: 'openapi-3.0', io, unrepresentable: 'any' });
 
-const json = (type: z.ZodType, io: 'input' | 'output' = 'output') => ({ 'application/json': { schema: schema(type, io) } });
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: schema(Problem) } } });
+const json = (type: z.ZodType, io: 'input' | 'output' = 'output') => ({
+  'application/json': { schema: schema(type, io) },
+});
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: schema(Problem) } },
+});
 const oauthError = (description: string) => ({ description, content: json(OAuthError) });
 
 const TOKEN_FORM = {
@@ -30,16 +44,29 @@ export function openapiDocument(services: Services): Record<string, unknown> {
       summary: 'OpenID Provider Metadata (OIDC Discovery 1.0)',
       tags: ['oidc'],
       security: [],
-      responses: { 200: { description: 'the metadata', content: json(ProviderMetadata) }, 304: { description: 'not modified (ETag)' }, 401: problem('an Authorization header was sent and is not valid') },
+      responses: {
+        200: { description: 'the metadata', content: json(ProviderMetadata) },
+        304: { description: 'not modified (ETag)' },
+        401: problem('an Authorization header was sent and is not valid'),
+      },
     },
   };
   return {
     openapi: '3.0.3',
-    info: { title: 'idgate', version: '0.1.0', description: 'Identity and token service: OpenID Connect provider and Kubernetes webhook token authenticator.' },
+    info: {
+      title: 'idgate',
+      version: '0.1.0',
+      description:
+        'Identity and token service: OpenID Connect provider and Kubernetes webhook token authenticator.',
+    },
     servers: [{ url: services.config.issuer.slice(0, -'/oauth'.length) || '/' }],
     components: {
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'an idgate API key (a bare key without "Bearer " is accepted too)' },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'an idgate API key (a bare key without "Bearer " is accepted too)',
+        },
         clientBasic: { type: 'http', scheme: 'basic', description: 'client_secret_basic (RFC 6749 §2.3.1)' },
       },
     },
@@ -48,14 +75,25 @@ export function openapiDocument(services: Services): Record<string, unknown> {
       '/.well-known/openid-configuration': discovery,
       '/.well-known/oauth-authorization-server/oauth': discovery,
       '/oauth/keys': {
-        get: { summary: 'JSON Web Key Set', tags: ['oidc'], security: [], responses: { 200: { description: 'public signing keys', content: json(Jwks) }, 304: { description: 'not modified (ETag)' } } },
+        get: {
+          summary: 'JSON Web Key Set',
+          tags: ['oidc'],
+          security: [],
+          responses: {
+            200: { description: 'public signing keys', content: json(Jwks) },
+            304: { description: 'not modified (ETag)' },
+          },
+        },
       },
       '/oauth/token': {
         post: {
           summary: 'Token endpoint (RFC 6749 §3.2)',
           tags: ['oauth'],
           security: [{ clientBasic: [] }, {}],
-          requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: TOKEN_FORM } } },
+          requestBody: {
+            required: true,
+            content: { 'application/x-www-form-urlencoded': { schema: TOKEN_FORM } },
+          },
           responses: {
             200: { description: 'tokens', content: json(TokenResponse) },
             400: oauthError('RFC 6749 §5.2 error'),
@@ -67,7 +105,8 @@ export function openapiDocument(services: Services): Record<string, unknown> {
       '/oauth/authenticate': {
         post: {
           summary: 'Kubernetes TokenReview (webhook token authenticator)',
-          description: 'Deprecated: kept for the Kubernetes webhook contract. Every response carries a Deprecation header (RFC 9745). A token that does not authenticate is answered 200 with status.authenticated false.',
+          description:
+            'Deprecated: kept for the Kubernetes webhook contract. Every response carries a Deprecation header (RFC 9745). A token that does not authenticate is answered 200 with status.authenticated false.',
           deprecated: true,
           tags: ['kubernetes'],
           security: [{ apiKey: [] }],
@@ -82,14 +121,33 @@ export function openapiDocument(services: Services): Record<string, unknown> {
           },
         },
       },
-      '/healthz': { get: { summary: 'liveness', tags: ['operations'], security: [], responses: { 200: { description: 'alive' } } } },
-      '/readyz': { get: { summary: 'readiness', tags: ['operations'], security: [], responses: { 200: { description: 'ready' }, 503: { description: 'not ready' } } } },
+      '/healthz': {
+        get: {
+          summary: 'liveness',
+          tags: ['operations'],
+          security: [],
+          responses: { 200: { description: 'alive' } },
+        },
+      },
+      '/readyz': {
+        get: {
+          summary: 'readiness',
+          tags: ['operations'],
+          security: [],
+          responses: { 200: { description: 'ready' }, 503: { description: 'not ready' } },
+        },
+      },
     },
   };
 }
 
 /** `GET /openapi.json`. */
-export async function openapiRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+export async function openapiRoutes(
+  app: FastifyInstance,
+  { services }: { services: Services },
+): Promise<void> {
   const body = JSON.stringify(openapiDocument(services));
-  app.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
+  app.get('/openapi.json', async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(body),
+  );
 }

@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
-import { type ApiKeyScope, type GrantType } from '@idgate/schema';
 import { generateApiKey, generateSecret, hashSecret } from '@idgate/core';
-import { loadConfig, type IdgateConfigInput } from '../../src/config.js';
+import type { ApiKeyScope, GrantType } from '@idgate/schema';
+import { type IdgateConfigInput, loadConfig } from '../../src/config.js';
 import { type RunningServer, startServer } from '../../src/serve.js';
 import type { TestDatabase, TestDatabaseKind } from './databases.js';
 
@@ -29,25 +29,50 @@ export interface TestServer {
   logs: string[];
   database: TestDatabase;
   close(): Promise<void>;
-  addUser(username: string, password: string, options?: { groups?: string[]; email?: string; displayName?: string }): Promise<string>;
-  addClient(options: { grants: GrantType[]; trusted?: boolean; scopes?: string[]; audiences?: string[]; accessTokenTtl?: number }): Promise<{ clientId: string; clientSecret: string }>;
+  addUser(
+    username: string,
+    password: string,
+    options?: { groups?: string[]; email?: string; displayName?: string },
+  ): Promise<string>;
+  addClient(options: {
+    grants: GrantType[];
+    trusted?: boolean;
+    scopes?: string[];
+    audiences?: string[];
+    accessTokenTtl?: number;
+  }): Promise<{ clientId: string; clientSecret: string }>;
   addApiKey(scopes: ApiKeyScope[]): Promise<string>;
 }
 
-export async function startTestServer(kind: TestDatabaseKind, overrides: IdgateConfigInput = {}): Promise<TestServer> {
+export async function startTestServer(
+  kind: TestDatabaseKind,
+  overrides: IdgateConfigInput = {},
+): Promise<TestServer> {
   const database = await kind.create();
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}/oauth`;
   const logs: string[] = [];
   const logStream = new Writable({
     write(chunk, _encoding, done) {
-      logs.push(...String(chunk).split('\n').filter((line) => line !== ''));
+      logs.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
       done();
     },
   });
   const config = loadConfig({
     env: {},
-    overrides: { host: '127.0.0.1', port, issuer, database: { url: database.url }, secret: TEST_SECRET, log: { level: 'info' }, ...overrides },
+    overrides: {
+      host: '127.0.0.1',
+      port,
+      issuer,
+      database: { url: database.url },
+      secret: TEST_SECRET,
+      log: { level: 'info' },
+      ...overrides,
+    },
   });
   const server = await startServer(config, { logStream });
   const { storage, hasher } = server.services;

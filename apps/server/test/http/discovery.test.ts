@@ -26,12 +26,22 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
   });
 
   it('advertises only what the server supports', async () => {
-    const metadata = ProviderMetadata.parse(await (await fetch(`${t.issuer}/.well-known/openid-configuration`)).json());
+    const metadata = ProviderMetadata.parse(
+      await (await fetch(`${t.issuer}/.well-known/openid-configuration`)).json(),
+    );
     expect(metadata.grant_types_supported.sort()).toEqual(['client_credentials', 'password']);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
-    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
+    expect(metadata.token_endpoint_auth_methods_supported).toEqual([
+      'client_secret_basic',
+      'client_secret_post',
+    ]);
     expect(metadata.id_token_signing_alg_values_supported).toEqual(['RS256']);
-    for (const field of ['revocation_endpoint', 'introspection_endpoint', 'end_session_endpoint', 'registration_endpoint']) {
+    for (const field of [
+      'revocation_endpoint',
+      'introspection_endpoint',
+      'end_session_endpoint',
+      'registration_endpoint',
+    ]) {
       expect(metadata).not.toHaveProperty(field);
     }
   });
@@ -41,11 +51,15 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
     const etag = first.headers.get('etag');
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
     expect(first.headers.get('cache-control')).toBe('public, max-age=300');
-    const second = await fetch(`${t.issuer}/.well-known/openid-configuration`, { headers: { 'if-none-match': etag as string } });
+    const second = await fetch(`${t.issuer}/.well-known/openid-configuration`, {
+      headers: { 'if-none-match': etag as string },
+    });
     expect(second.status).toBe(304);
     expect(await second.text()).toBe('');
     const keys = await fetch(`${t.issuer}/keys`);
-    const third = await fetch(`${t.issuer}/keys`, { headers: { 'if-none-match': `"other", ${keys.headers.get('etag')}` } });
+    const third = await fetch(`${t.issuer}/keys`, {
+      headers: { 'if-none-match': `"other", ${keys.headers.get('etag')}` },
+    });
     expect(third.status).toBe(304);
   });
 
@@ -57,7 +71,11 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
     const response = await fetch(`${t.issuer}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      }),
     });
     const { access_token } = (await response.json()) as { access_token: string };
     const { kid } = JSON.parse(Buffer.from(access_token.split('.')[0] as string, 'base64url').toString());
@@ -67,12 +85,16 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
   it('is public, but an Authorization header that is present and invalid gets 401', async () => {
     const apiKey = await t.addApiKey(['tokenreview']);
     for (const path of ['/.well-known/openid-configuration', '/keys']) {
-      expect((await fetch(`${t.issuer}${path}`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
+      expect(
+        (await fetch(`${t.issuer}${path}`, { headers: { authorization: `Bearer ${apiKey}` } })).status,
+      ).toBe(200);
       const bad = await fetch(`${t.issuer}${path}`, { headers: { authorization: 'Bearer not-a-token' } });
       expect(bad.status).toBe(401);
       expect(bad.headers.get('www-authenticate')).toBe('Bearer realm="idgate", error="invalid_token"');
       expect(((await bad.json()) as { code: string }).code).toBe('authorization_invalid');
-      const revoked = await fetch(`${t.issuer}${path}`, { headers: { authorization: `Bearer idg_aaaaaaaa_${'b'.repeat(43)}` } });
+      const revoked = await fetch(`${t.issuer}${path}`, {
+        headers: { authorization: `Bearer idg_aaaaaaaa_${'b'.repeat(43)}` },
+      });
       expect(revoked.status).toBe(401);
     }
   });
@@ -89,7 +111,9 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
     const { created } = await rotateSigningKey(services.storage.signingKeys, services.keyPolicy, new Date());
     await services.reloadKeys();
     const after = Jwks.parse(await (await fetch(`${t.issuer}/keys`)).json());
-    expect(after.keys.map((k) => k.kid).sort()).toEqual([...before.keys.map((k) => k.kid), created.kid].sort());
+    expect(after.keys.map((k) => k.kid).sort()).toEqual(
+      [...before.keys.map((k) => k.kid), created.kid].sort(),
+    );
   });
 
   it('serves an OpenAPI document in which TokenReview is deprecated', async () => {
@@ -99,20 +123,29 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
     };
     expect(document.openapi).toBe('3.0.3');
     expect(document.paths['/oauth/authenticate']?.post?.deprecated).toBe(true);
-    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/oauth/token', '/oauth/keys', '/oauth/.well-known/openid-configuration']));
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/oauth/token', '/oauth/keys', '/oauth/.well-known/openid-configuration']),
+    );
   });
 
   it('reports health and readiness', async () => {
     expect(await (await fetch(`${t.baseUrl}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${t.baseUrl}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ok', checks: { database: 'ok', migrations: 'ok', keys: 'ok' } });
+    expect(await ready.json()).toEqual({
+      status: 'ok',
+      checks: { database: 'ok', migrations: 'ok', keys: 'ok' },
+    });
   });
 
   it('answers an unknown path with a 404 problem', async () => {
     const response = await fetch(`${t.baseUrl}/oauth/nope?token=secret`);
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(await response.json()).toMatchObject({ status: 404, code: 'not_found', detail: 'no route for GET /oauth/nope' });
+    expect(await response.json()).toMatchObject({
+      status: 404,
+      code: 'not_found',
+      detail: 'no route for GET /oauth/nope',
+    });
   });
 });

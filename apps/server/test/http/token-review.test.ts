@@ -18,31 +18,53 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
     reviewKey = await t.addApiKey(['tokenreview']);
     adminKey = await t.addApiKey(['admin']);
     userId = await t.addUser('Alice', 'correct horse battery', { groups: ['platform', 'dev'] });
-    client = await t.addClient({ grants: ['password', 'client_credentials'], trusted: true, scopes: ['openid', 'groups', 'api'] });
+    client = await t.addClient({
+      grants: ['password', 'client_credentials'],
+      trusted: true,
+      scopes: ['openid', 'groups', 'api'],
+    });
   });
   afterAll(async () => t?.close());
 
   async function token(grant: 'password' | 'client_credentials' = 'password', c = client): Promise<string> {
     const body = new URLSearchParams(
-      grant === 'password' ? { grant_type: 'password', username: 'alice', password: 'correct horse battery', scope: 'openid groups' } : { grant_type: 'client_credentials' },
+      grant === 'password'
+        ? {
+            grant_type: 'password',
+            username: 'alice',
+            password: 'correct horse battery',
+            scope: 'openid groups',
+          }
+        : { grant_type: 'client_credentials' },
     );
     const response = await fetch(`${t.issuer}/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${btoa(`${c.clientId}:${c.clientSecret}`)}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${btoa(`${c.clientId}:${c.clientSecret}`)}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body,
     });
     expect(response.status).toBe(200);
     return ((await response.json()) as { access_token: string }).access_token;
   }
 
-  async function review(body: unknown, authorization: string | null = `Bearer ${reviewKey}`, contentType = 'application/json') {
+  async function review(
+    body: unknown,
+    authorization: string | null = `Bearer ${reviewKey}`,
+    contentType = 'application/json',
+  ) {
     const response = await fetch(`${t.issuer.replace('/oauth', '')}/oauth/authenticate`, {
       method: 'POST',
       headers: { ...(authorization === null ? {} : { authorization }), 'content-type': contentType },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text === '' ? undefined : JSON.parse(text),
+    };
   }
 
   const tokenReview = (tokenValue: string | undefined, apiVersion = V1, audiences?: string[]) => ({
@@ -78,10 +100,14 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
 
   it('verifies the same token independently with jose against the served JWKS', async () => {
     const accessToken = await token();
-    const { payload, protectedHeader } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(`${t.issuer}/keys`)), {
-      issuer: t.issuer,
-      typ: 'at+jwt',
-    });
+    const { payload, protectedHeader } = await jwtVerify(
+      accessToken,
+      createRemoteJWKSet(new URL(`${t.issuer}/keys`)),
+      {
+        issuer: t.issuer,
+        typ: 'at+jwt',
+      },
+    );
     expect(protectedHeader.alg).toBe('RS256');
     expect(payload).toMatchObject({ sub: userId, client_id: client.clientId, aud: client.clientId });
     expect(payload.jti).toEqual(expect.any(String));
@@ -99,13 +125,21 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
     const { body } = await review(tokenReview(await token('client_credentials')));
     expect(body.status).toMatchObject({
       authenticated: true,
-      user: { username: `client:${client.clientId}`, uid: `client:${client.clientId}`, groups: ['idgate:clients'] },
+      user: {
+        username: `client:${client.clientId}`,
+        uid: `client:${client.clientId}`,
+        groups: ['idgate:clients'],
+      },
     });
   });
 
   it.each([
     ['garbage', 'garbage', 'token is malformed'],
-    ['alg none', `${btoa('{"alg":"none","typ":"at+jwt"}').replace(/=/g, '')}.${btoa('{"sub":"x"}').replace(/=/g, '')}.`, 'token signing algorithm is not allowed'],
+    [
+      'alg none',
+      `${btoa('{"alg":"none","typ":"at+jwt"}').replace(/=/g, '')}.${btoa('{"sub":"x"}').replace(/=/g, '')}.`,
+      'token signing algorithm is not allowed',
+    ],
     ['an empty token', '', 'token is missing'],
   ])('answers 200 authenticated:false for %s', async (_name, value, error) => {
     const { status, body } = await review(tokenReview(value));
@@ -117,21 +151,38 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
     const accessToken = await token();
     const [h, p, s] = accessToken.split('.') as [string, string, string];
     const flipped = `${h}.${p}.${s.slice(0, 10)}${s[10] === 'A' ? 'B' : 'A'}${s.slice(11)}`;
-    expect((await review(tokenReview(flipped))).body.status).toEqual({ authenticated: false, error: 'token signature is invalid' });
+    expect((await review(tokenReview(flipped))).body.status).toEqual({
+      authenticated: false,
+      error: 'token signature is invalid',
+    });
     const response = await fetch(`${t.issuer}/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'password', username: 'alice', password: 'correct horse battery', scope: 'openid' }),
+      headers: {
+        authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({
+        grant_type: 'password',
+        username: 'alice',
+        password: 'correct horse battery',
+        scope: 'openid',
+      }),
     });
     const { id_token } = (await response.json()) as { id_token: string };
-    expect((await review(tokenReview(id_token))).body.status).toEqual({ authenticated: false, error: 'token is not an access token' });
+    expect((await review(tokenReview(id_token))).body.status).toEqual({
+      authenticated: false,
+      error: 'token is not an access token',
+    });
   });
 
   it('stops authenticating a disabled user at once, and again after enabling', async () => {
     const accessToken = await token();
     const { storage } = t.server.services;
     await storage.users.update(userId, { disabled: true, updatedAt: new Date() });
-    expect((await review(tokenReview(accessToken))).body.status).toEqual({ authenticated: false, error: 'user is disabled' });
+    expect((await review(tokenReview(accessToken))).body.status).toEqual({
+      authenticated: false,
+      error: 'user is disabled',
+    });
     await storage.users.update(userId, { disabled: false, updatedAt: new Date() });
     expect((await review(tokenReview(accessToken))).body.status.authenticated).toBe(true);
   });
@@ -139,14 +190,28 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
   it('honours a revocation of the token’s grant', async () => {
     const accessToken = await token();
     const sid = JSON.parse(Buffer.from(accessToken.split('.')[1] as string, 'base64url').toString()).sid;
-    await t.server.services.storage.revocations.add({ kind: 'sid', value: sid, expiresAt: new Date(Date.now() + 3600_000), createdAt: new Date() });
-    expect((await review(tokenReview(accessToken))).body.status).toEqual({ authenticated: false, error: 'token has been revoked' });
+    await t.server.services.storage.revocations.add({
+      kind: 'sid',
+      value: sid,
+      expiresAt: new Date(Date.now() + 3600_000),
+      createdAt: new Date(),
+    });
+    expect((await review(tokenReview(accessToken))).body.status).toEqual({
+      authenticated: false,
+      error: 'token has been revoked',
+    });
   });
 
   it('answers status.audiences as the intersection for an audience-aware token', async () => {
-    const aware = await t.addClient({ grants: ['client_credentials'], scopes: [], audiences: ['https://kubernetes.default.svc', 'https://api.example'] });
+    const aware = await t.addClient({
+      grants: ['client_credentials'],
+      scopes: [],
+      audiences: ['https://kubernetes.default.svc', 'https://api.example'],
+    });
     const accessToken = await token('client_credentials', aware);
-    const ok = await review(tokenReview(accessToken, V1, ['https://kubernetes.default.svc', 'https://other']));
+    const ok = await review(
+      tokenReview(accessToken, V1, ['https://kubernetes.default.svc', 'https://other']),
+    );
     expect(ok.body.status.audiences).toEqual(['https://kubernetes.default.svc']);
     const refused = await review(tokenReview(accessToken, V1, ['https://other']));
     expect(refused.body.status).toEqual({ authenticated: false, error: 'token audience does not match' });
@@ -177,7 +242,9 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
       expect((await review(tokenReview('x'), `Bearer ${key}`)).status).toBe(200);
       const { storage } = t.server.services;
       const record = await storage.apiKeys.findByPrefix(key.slice(0, 12));
-      await expect.poll(async () => (await storage.apiKeys.findByPrefix(key.slice(0, 12)))?.lastUsedAt).toBeInstanceOf(Date);
+      await expect
+        .poll(async () => (await storage.apiKeys.findByPrefix(key.slice(0, 12)))?.lastUsedAt)
+        .toBeInstanceOf(Date);
       await storage.apiKeys.revoke(record?.id as string, new Date());
       expect((await review(tokenReview('x'), `Bearer ${key}`)).status).toBe(401);
     });
@@ -188,10 +255,25 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
       ['malformed JSON', '{"apiVersion":', 400, 'the body is not valid JSON'],
       ['an empty body', '', 400, 'the JSON body is empty'],
       ['a JSON array', '[]', 400, 'body: Invalid input: expected object, received array'],
-      ['the wrong kind', { apiVersion: V1, kind: 'SubjectAccessReview', spec: {} }, 400, 'kind must be TokenReview'],
-      ['an unknown apiVersion', { apiVersion: 'authentication.k8s.io/v2', kind: 'TokenReview', spec: {} }, 400, 'apiVersion must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1'],
+      [
+        'the wrong kind',
+        { apiVersion: V1, kind: 'SubjectAccessReview', spec: {} },
+        400,
+        'kind must be TokenReview',
+      ],
+      [
+        'an unknown apiVersion',
+        { apiVersion: 'authentication.k8s.io/v2', kind: 'TokenReview', spec: {} },
+        400,
+        'apiVersion must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1',
+      ],
       ['no spec', { apiVersion: V1, kind: 'TokenReview' }, 400, 'spec is required'],
-      ['a numeric token', { apiVersion: V1, kind: 'TokenReview', spec: { token: 42 } }, 400, 'spec.token: Invalid input: expected string, received number'],
+      [
+        'a numeric token',
+        { apiVersion: V1, kind: 'TokenReview', spec: { token: 42 } },
+        400,
+        'spec.token: Invalid input: expected string, received number',
+      ],
     ])('%s', async (_name, body, status, detail) => {
       const answer = await review(body);
       expect(answer.status).toBe(status);
@@ -210,12 +292,18 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
     });
 
     it('a hostile token (huge, control characters, prototype keys) → 200 authenticated:false', async () => {
-      for (const hostile of ['a'.repeat(60_000), '\u0000\u0007.\u001b.x', 'eyJhbGciOiJSUzI1NiJ9.eyJfX3Byb3RvX18iOnt9fQ.AAAA']) {
+      for (const hostile of [
+        'a'.repeat(60_000),
+        '\u0000\u0007.\u001b.x',
+        'eyJhbGciOiJSUzI1NiJ9.eyJfX3Byb3RvX18iOnt9fQ.AAAA',
+      ]) {
         const answer = await review(tokenReview(hostile));
         expect(answer.status).toBe(200);
         expect(answer.body.status.authenticated).toBe(false);
       }
-      const polluted = await review('{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"x"},"__proto__":{"authenticated":true}}');
+      const polluted = await review(
+        '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"x"},"__proto__":{"authenticated":true}}',
+      );
       expect(polluted.status).toBe(400);
     });
   });

@@ -43,7 +43,9 @@ export class ApiKeyError extends Error {
 
   /** Stable code for RFC 9457 problem bodies. */
   get code(): string {
-    return { missing: 'api_key_missing', invalid: 'api_key_invalid', forbidden: 'api_key_scope' }[this.failure];
+    return { missing: 'api_key_missing', invalid: 'api_key_invalid', forbidden: 'api_key_scope' }[
+      this.failure
+    ];
   }
 }
 
@@ -79,6 +81,7 @@ export async function authenticateApiKey(
   if (record === undefined || !constantTimeEqual(hash, record.hash) || record.revokedAt !== null) {
     throw new ApiKeyError('invalid', 'the API key is not valid');
   }
-  if (scope !== null && !record.scopes.includes(scope)) throw new ApiKeyError('forbidden', `the API key lacks the "${scope}" scope`);
+  if (scope !== null && !record.scopes.includes(scope))
+    throw new ApiKeyError('forbidden', `the API key lacks the "${scope}" scope`);
   return record;
 }

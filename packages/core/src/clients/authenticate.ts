@@ -33,7 +33,10 @@ function parseBasic(header: string): { clientId: string; clientSecret: string } 
     const decoded = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
     const colon = decoded.indexOf(':');
     if (colon < 1) throw new Error('no colon');
-    return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
+    return {
+      clientId: formDecode(decoded.slice(0, colon)),
+      clientSecret: formDecode(decoded.slice(colon + 1)),
+    };
   } catch {
     throw invalidClient('the Authorization header is not valid HTTP Basic');
   }

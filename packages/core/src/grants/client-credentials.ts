@@ -18,12 +18,16 @@ export async function clientCredentialsGrant(
   client: ClientRecord,
   context: TokenEndpointContext,
 ): Promise<TokenResponse> {
-  if (client.public) throw new IdgateError('unauthorized_client', 'public clients cannot use client_credentials');
+  if (client.public)
+    throw new IdgateError('unauthorized_client', 'public clients cannot use client_credentials');
   const allowed = client.scopes.filter((scope) => !USER_SCOPES.has(scope));
   const requested = parseScope(request.scope);
   const userScopes = requested?.filter((scope) => USER_SCOPES.has(scope)) ?? [];
   if (userScopes.length > 0) {
-    throw new IdgateError('invalid_scope', `scope needs an end-user, which client_credentials has not: ${userScopes.join(' ')}`);
+    throw new IdgateError(
+      'invalid_scope',
+      `scope needs an end-user, which client_credentials has not: ${userScopes.join(' ')}`,
+    );
   }
   const scope = grantedScope(requested, allowed);
   const access = await issueAccessToken(
@@ -38,7 +42,11 @@ export async function clientCredentialsGrant(
     },
     context.clock,
   );
-  const response: TokenResponse = { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn };
+  const response: TokenResponse = {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+  };
   if (scope.length > 0) response.scope = scope.join(' ');
   return response;
 }

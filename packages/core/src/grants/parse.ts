@@ -25,13 +25,17 @@ export function parseTokenRequest(form: FormFields, supported: readonly string[]
   const grantType = fields.grant_type;
   if (grantType === undefined) throw new IdgateError('invalid_request', 'grant_type is required');
   if (typeof grantType !== 'string' || !supported.includes(grantType)) {
-    throw new IdgateError('unsupported_grant_type', `grant_type ${String(grantType).slice(0, 64)} is not supported`);
+    throw new IdgateError(
+      'unsupported_grant_type',
+      `grant_type ${String(grantType).slice(0, 64)} is not supported`,
+    );
   }
   const parsed = TokenRequest.safeParse(fields, { reportInput: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.join('.') || 'request';
-    const problem = issue?.code === 'invalid_type' && issue.input === undefined ? 'is required' : 'is not valid';
+    const problem =
+      issue?.code === 'invalid_type' && issue.input === undefined ? 'is required' : 'is not valid';
     throw new IdgateError('invalid_request', `${field} ${problem}`);
   }
   return parsed.data;

@@ -18,7 +18,8 @@ export async function passwordGrant(
   client: ClientRecord,
   context: TokenEndpointContext,
 ): Promise<TokenResponse> {
-  if (!client.trusted) throw new IdgateError('unauthorized_client', 'the password grant is allowed only for trusted clients');
+  if (!client.trusted)
+    throw new IdgateError('unauthorized_client', 'the password grant is allowed only for trusted clients');
   const scope = grantedScope(parseScope(request.scope), client.scopes);
   const audience = tokenAudience(request.resource, client);
   const login = await verifyUserPassword(request.username, request.password, context.passwords);
@@ -34,7 +35,15 @@ export async function passwordGrant(
   const access = await issueAccessToken(
     context.keys,
     context.issuer,
-    { subject: user.id, clientId: client.clientId, audience, scope, grantId, authTime, lifetimeSeconds: client.accessTokenTtl },
+    {
+      subject: user.id,
+      clientId: client.clientId,
+      audience,
+      scope,
+      grantId,
+      authTime,
+      lifetimeSeconds: client.accessTokenTtl,
+    },
     context.clock,
   );
   const response: TokenResponse = {

@@ -61,7 +61,11 @@ export class KeyRing {
         key: (await importJWK(record.publicJwk, record.alg)) as CryptoKey,
       })),
     );
-    return new KeyRing(signer, verification, live.map((record) => record.publicJwk as PublicJwk));
+    return new KeyRing(
+      signer,
+      verification,
+      live.map((record) => record.publicJwk as PublicJwk),
+    );
   }
 
   /** The key with this `kid`, if it may verify tokens. */

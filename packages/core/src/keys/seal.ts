@@ -49,8 +49,11 @@ export async function openPrivateKey(sealed: string, secret: string, kid: string
     );
     return JSON.parse(decoder.decode(plain)) as JWK;
   } catch (cause) {
-    throw new Error(`signing key ${kid} cannot be decrypted: is the configured secret the one it was sealed with?`, {
-      cause,
-    });
+    throw new Error(
+      `signing key ${kid} cannot be decrypted: is the configured secret the one it was sealed with?`,
+      {
+        cause,
+      },
+    );
   }
 }

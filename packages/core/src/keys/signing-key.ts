@@ -11,7 +11,11 @@ export const SIGNING_ALGORITHMS: readonly SigningAlgorithm[] = ['RS256', 'ES256'
  * private half with `secret`, ready to store.
  * @example const record = await generateSigningKey('ES256', secret, new Date());
  */
-export async function generateSigningKey(alg: SigningAlgorithm, secret: string, now: Date): Promise<SigningKeyRecord> {
+export async function generateSigningKey(
+  alg: SigningAlgorithm,
+  secret: string,
+  now: Date,
+): Promise<SigningKeyRecord> {
   const { publicKey, privateKey } = await generateKeyPair(alg, {
     extractable: true,
     ...(alg === 'RS256' ? { modulusLength: 2048 } : {}),

@@ -22,7 +22,13 @@ interface Tables {
 const copy = <T>(value: T): T => structuredClone(value);
 
 function emptyTables(): Tables {
-  return { users: new Map(), clients: new Map(), apiKeys: new Map(), signingKeys: new Map(), revocations: new Map() };
+  return {
+    users: new Map(),
+    clients: new Map(),
+    apiKeys: new Map(),
+    signingKeys: new Map(),
+    revocations: new Map(),
+  };
 }
 
 /**
@@ -41,7 +47,11 @@ export function createMemoryStorage(): Storage {
       async create(user: NewUser) {
         if (byUsername(user.username) !== undefined) throw new StorageConflictError('username');
         if (tables.users.has(user.id)) throw new StorageConflictError('id');
-        const record: UserRecord = { ...copy(user), disabled: user.disabled ?? false, updatedAt: user.createdAt };
+        const record: UserRecord = {
+          ...copy(user),
+          disabled: user.disabled ?? false,
+          updatedAt: user.createdAt,
+        };
         tables.users.set(user.id, record);
         return copy(record);
       },
@@ -53,7 +63,9 @@ export function createMemoryStorage(): Storage {
       },
       async list() {
         const key = (user: UserRecord) => user.username.toLowerCase();
-        return copy([...tables.users.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)));
+        return copy(
+          [...tables.users.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)),
+        );
       },
       async update(id, patch: UserPatch) {
         const current = tables.users.get(id);
@@ -76,7 +88,9 @@ export function createMemoryStorage(): Storage {
         return copy(tables.clients.get(clientId));
       },
       async list() {
-        return copy([...tables.clients.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()));
+        return copy(
+          [...tables.clients.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+        );
       },
       async remove(clientId) {
         return tables.clients.delete(clientId);
@@ -87,7 +101,8 @@ export function createMemoryStorage(): Storage {
     },
     apiKeys: {
       async create(key) {
-        if ([...tables.apiKeys.values()].some((k) => k.prefix === key.prefix)) throw new StorageConflictError('prefix');
+        if ([...tables.apiKeys.values()].some((k) => k.prefix === key.prefix))
+          throw new StorageConflictError('prefix');
         if (tables.apiKeys.has(key.id)) throw new StorageConflictError('id');
         tables.apiKeys.set(key.id, copy(key));
         return copy(key);
@@ -96,7 +111,9 @@ export function createMemoryStorage(): Storage {
         return copy([...tables.apiKeys.values()].find((key) => key.prefix === prefix));
       },
       async list() {
-        return copy([...tables.apiKeys.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()));
+        return copy(
+          [...tables.apiKeys.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+        );
       },
       async revoke(idOrPrefix, at) {
         const keys = [...tables.apiKeys.values()];
@@ -119,7 +136,9 @@ export function createMemoryStorage(): Storage {
         tables.signingKeys.set(key.kid, copy(key));
       },
       async list() {
-        return copy([...tables.signingKeys.values()].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()));
+        return copy(
+          [...tables.signingKeys.values()].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
+        );
       },
       async retire(kid, retiredAt, publishedUntil) {
         const key = tables.signingKeys.get(kid);
@@ -133,14 +152,17 @@ export function createMemoryStorage(): Storage {
       async add(entry) {
         const id = `${entry.kind}:${entry.value}`;
         const existing = tables.revocations.get(id);
-        if (existing === undefined || existing.expiresAt < entry.expiresAt) tables.revocations.set(id, copy(entry));
+        if (existing === undefined || existing.expiresAt < entry.expiresAt)
+          tables.revocations.set(id, copy(entry));
       },
       async isRevoked(kind: RevocationKind, value, now) {
         const entry = tables.revocations.get(`${kind}:${value}`);
         return entry !== undefined && entry.expiresAt.getTime() > now.getTime();
       },
       async listLive(now) {
-        return copy([...tables.revocations.values()].filter((entry) => entry.expiresAt.getTime() > now.getTime()));
+        return copy(
+          [...tables.revocations.values()].filter((entry) => entry.expiresAt.getTime() > now.getTime()),
+        );
       },
       async purgeExpired(now) {
         let purged = 0;

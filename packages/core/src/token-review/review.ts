@@ -1,4 +1,9 @@
-import type { TokenReviewRequest, TokenReviewResponse, TokenReviewStatus, TokenReviewUser } from '@idgate/schema';
+import type {
+  TokenReviewRequest,
+  TokenReviewResponse,
+  TokenReviewStatus,
+  TokenReviewUser,
+} from '@idgate/schema';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, RevocationKind, UserRecord } from '../model.js';
 import type { Clock } from '../ports/runtime.js';
@@ -48,7 +53,10 @@ function denied(error: string): TokenReviewStatus {
  * @example
  * const review = await reviewToken({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }, context);
  */
-export async function reviewToken(request: TokenReviewRequest, context: TokenReviewContext): Promise<TokenReviewResponse> {
+export async function reviewToken(
+  request: TokenReviewRequest,
+  context: TokenReviewContext,
+): Promise<TokenReviewResponse> {
   return {
     apiVersion: request.apiVersion,
     kind: 'TokenReview',
@@ -67,7 +75,8 @@ async function decide(
   const { claims, scope } = verified;
 
   if (await context.isRevoked('jti', claims.jti)) return denied('token has been revoked');
-  if (claims.sid !== undefined && (await context.isRevoked('sid', claims.sid))) return denied('token has been revoked');
+  if (claims.sid !== undefined && (await context.isRevoked('sid', claims.sid)))
+    return denied('token has been revoked');
 
   let audiences: string[] | undefined;
   if (requestedAudiences !== undefined && requestedAudiences.length > 0) {

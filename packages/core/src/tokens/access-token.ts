@@ -130,10 +130,14 @@ export async function verifyAccessToken(
         currentDate: new Date(clock.now()),
       },
     );
-    if (typeof payload.client_id !== 'string' || (payload.scope !== undefined && typeof payload.scope !== 'string')) {
+    if (
+      typeof payload.client_id !== 'string' ||
+      (payload.scope !== undefined && typeof payload.scope !== 'string')
+    ) {
       return reject('malformed');
     }
-    const audience = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+    const audience =
+      payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
     const scope = typeof payload.scope === 'string' && payload.scope !== '' ? payload.scope.split(' ') : [];
     return { ok: true, claims: payload as AccessTokenClaims, audience, scope };
   } catch (error) {

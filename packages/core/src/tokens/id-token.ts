@@ -41,7 +41,12 @@ export async function accessTokenHash(accessToken: string, alg: SigningAlgorithm
  * nonce when the request had one, at_hash when an access token comes with it, and the claims.
  * @example const idToken = await issueIdToken(ring, issuer, { subject: user.id, clientId, authTime, grantId, claims: {}, lifetimeSeconds: 3600 }, systemClock);
  */
-export async function issueIdToken(ring: KeyRing, issuer: string, input: IdTokenInput, clock: Clock): Promise<string> {
+export async function issueIdToken(
+  ring: KeyRing,
+  issuer: string,
+  input: IdTokenInput,
+  clock: Clock,
+): Promise<string> {
   const iat = Math.floor(clock.now() / 1000);
   const payload: Record<string, unknown> = {
     ...input.claims,
@@ -50,7 +55,8 @@ export async function issueIdToken(ring: KeyRing, issuer: string, input: IdToken
     sid: input.grantId,
   };
   if (input.nonce !== undefined) payload.nonce = input.nonce;
-  if (input.accessToken !== undefined) payload.at_hash = await accessTokenHash(input.accessToken, ring.signer.alg);
+  if (input.accessToken !== undefined)
+    payload.at_hash = await accessTokenHash(input.accessToken, ring.signer.alg);
   return new SignJWT(payload)
     .setProtectedHeader({ alg: ring.signer.alg, kid: ring.signer.kid, typ: 'JWT' })
     .setIssuer(issuer)

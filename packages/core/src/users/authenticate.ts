@@ -28,7 +28,8 @@ export async function verifyUserPassword(
   const user = await context.findUserByUsername(username);
   const hash = user?.passwordHash ?? context.dummyHash;
   const matches = await context.hasher.verify(hash, password);
-  if (user === undefined || user.passwordHash === null || !matches) return { ok: false, failure: 'invalid_credentials' };
+  if (user === undefined || user.passwordHash === null || !matches)
+    return { ok: false, failure: 'invalid_credentials' };
   if (user.disabled) return { ok: false, failure: 'disabled' };
   return { ok: true, user };
 }

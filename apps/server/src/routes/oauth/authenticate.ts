@@ -20,7 +20,8 @@ function describeIssue(error: z.ZodError): string {
   const path = issue.path.join('.');
   if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
   if (path === 'kind') return 'kind must be TokenReview';
-  if (path === 'apiVersion') return 'apiVersion must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1';
+  if (path === 'apiVersion')
+    return 'apiVersion must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1';
   return `${path || 'body'}: ${issue.message}`;
 }
 
@@ -29,7 +30,10 @@ function describeIssue(error: z.ZodError): string {
  * authenticate is not an HTTP error (Kubernetes treats non-2xx as an outage): it is 200 with
  * `status.authenticated: false`.
  */
-export async function tokenReviewRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+export async function tokenReviewRoutes(
+  app: FastifyInstance,
+  { services }: { services: Services },
+): Promise<void> {
   const lastTouched = new Map<string, number>();
 
   app.post(
@@ -39,13 +43,17 @@ export async function tokenReviewRoutes(app: FastifyInstance, { services }: { se
       schema: { response: { 200: z.toJSONSchema(TokenReviewResponse, { target: 'draft-7' }) } },
       onRequest: async (request, reply) => {
         reply.header('Deprecation', TOKEN_REVIEW_DEPRECATION).header('Cache-Control', 'no-store');
-        const key = await authenticateApiKey(apiKeyFromAuthorization(request.headers.authorization), 'tokenreview', (prefix) =>
-          services.storage.apiKeys.findByPrefix(prefix),
+        const key = await authenticateApiKey(
+          apiKeyFromAuthorization(request.headers.authorization),
+          'tokenreview',
+          (prefix) => services.storage.apiKeys.findByPrefix(prefix),
         );
         const now = services.clock.now();
         if (now - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
           lastTouched.set(key.id, now);
-          services.storage.apiKeys.touch(key.id, new Date(now)).catch((err: unknown) => request.log.warn({ err }, 'could not record API key use'));
+          services.storage.apiKeys
+            .touch(key.id, new Date(now))
+            .catch((err: unknown) => request.log.warn({ err }, 'could not record API key use'));
         }
       },
     },
@@ -54,7 +62,8 @@ export async function tokenReviewRoutes(app: FastifyInstance, { services }: { se
         return sendProblem(reply, 415, 'unsupported_media_type', 'a TokenReview is sent as application/json');
       }
       const parsed = TokenReviewRequest.safeParse(request.body, { reportInput: true });
-      if (!parsed.success) return sendProblem(reply, 400, 'invalid_token_review', describeIssue(parsed.error));
+      if (!parsed.success)
+        return sendProblem(reply, 400, 'invalid_token_review', describeIssue(parsed.error));
       const now = () => new Date(services.clock.now());
       const answer = await reviewToken(parsed.data, {
         issuer: services.config.issuer,

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { authenticateApiKey, apiKeyFromAuthorization, buildProviderMetadata, type KeyRing, TOKEN_ENDPOINT_GRANT_TYPES, verifyAccessToken } from '@idgate/core';
+import {
+  apiKeyFromAuthorization,
+  authenticateApiKey,
+  buildProviderMetadata,
+  type KeyRing,
+  TOKEN_ENDPOINT_GRANT_TYPES,
+  verifyAccessToken,
+} from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem } from '../../http/errors.js';
 import type { Services } from '../../services.js';
@@ -42,18 +49,27 @@ async function authorizationAcceptable(services: Services, request: FastifyReque
   return (await verifyAccessToken(services.keys(), services.config.issuer, presented, services.clock)).ok;
 }
 
-function sendCached(request: FastifyRequest, reply: FastifyReply, entry: CachedBody, maxAge: number): FastifyReply {
+function sendCached(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  entry: CachedBody,
+  maxAge: number,
+): FastifyReply {
   reply
     .header('ETag', entry.etag)
     .header('Cache-Control', `public, max-age=${maxAge}`)
     .header('Access-Control-Allow-Origin', '*')
     .header('Vary', 'Authorization');
-  if (request.headers['if-none-match']?.split(/\s*,\s*/).includes(entry.etag)) return reply.status(304).send();
+  if (request.headers['if-none-match']?.split(/\s*,\s*/).includes(entry.etag))
+    return reply.status(304).send();
   return reply.type('application/json; charset=utf-8').send(entry.body);
 }
 
 /** `GET /oauth/.well-known/openid-configuration` (and its aliases) and `GET /oauth/keys`. */
-export async function discoveryRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+export async function discoveryRoutes(
+  app: FastifyInstance,
+  { services }: { services: Services },
+): Promise<void> {
   const metadata = cached((ring) =>
     buildProviderMetadata({
       issuer: services.config.issuer,
@@ -71,9 +87,16 @@ export async function discoveryRoutes(app: FastifyInstance, { services }: { serv
     }
   };
 
-  const discovery = (request: FastifyRequest, reply: FastifyReply) => sendCached(request, reply, metadata(services.keys()), 300);
-  for (const url of ['/oauth/.well-known/openid-configuration', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server/oauth']) {
+  const discovery = (request: FastifyRequest, reply: FastifyReply) =>
+    sendCached(request, reply, metadata(services.keys()), 300);
+  for (const url of [
+    '/oauth/.well-known/openid-configuration',
+    '/.well-known/openid-configuration',
+    '/.well-known/oauth-authorization-server/oauth',
+  ]) {
     app.get(url, { onRequest: guard }, discovery);
   }
-  app.get('/oauth/keys', { onRequest: guard }, (request, reply) => sendCached(request, reply, jwks(services.keys()), 60));
+  app.get('/oauth/keys', { onRequest: guard }, (request, reply) =>
+    sendCached(request, reply, jwks(services.keys()), 60),
+  );
 }

@@ -19,7 +19,10 @@ export async function tokenRoutes(app: FastifyInstance, { services }: { services
     },
     async (request) => {
       if (!request.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-        throw new IdgateError('invalid_request', 'the token endpoint takes application/x-www-form-urlencoded');
+        throw new IdgateError(
+          'invalid_request',
+          'the token endpoint takes application/x-www-form-urlencoded',
+        );
       }
       return handleTokenRequest(request.body ?? {}, request.headers.authorization, {
         issuer: services.config.issuer,
