@@ -136,9 +136,19 @@ export function loadConfig(
       }),
     );
   }
+  const conflicts: string[] = [];
   if (result.data.secret !== undefined && result.data.secretFile !== undefined) {
-    throw new ConfigError(['secret, secretFile: set only one of them']);
+    conflicts.push('secret, secretFile: set only one of them');
   }
+  const { accessTokenTtl, idTokenTtl, maxAccessTokenTtl } = result.data.tokens;
+  for (const [name, value] of [
+    ['tokens.accessTokenTtl', accessTokenTtl],
+    ['tokens.idTokenTtl', idTokenTtl],
+  ] as const) {
+    if (value > maxAccessTokenTtl)
+      conflicts.push(`${name}: must not exceed tokens.maxAccessTokenTtl (${maxAccessTokenTtl})`);
+  }
+  if (conflicts.length > 0) throw new ConfigError(conflicts);
   return result.data;
 }
 

@@ -1,4 +1,5 @@
 export { type BuildAppOptions, buildApp } from './app.js';
+export { runCli } from './cli/program.js';
 export { baseUrlOf, ConfigError, type IdgateConfig, type IdgateConfigInput, loadConfig } from './config.js';
 export { argon2idHasher } from './password-hasher.js';
 export { type RunningServer, startServer } from './serve.js';

@@ -26,17 +26,18 @@ export async function startServer(
   options: { handleSignals?: boolean; logStream?: NodeJS.WritableStream } = {},
 ): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
-  const early: string[] = [];
+  // Services start before the app (and its logger) exists; their messages wait for it.
+  const early: Array<{ level: 'warn' | 'info'; message: string }> = [];
   const logger = {
-    warn: (message: string) => (app ? app.log.warn(message) : early.push(message)),
-    info: (message: string) => app?.log.info(message),
+    warn: (message: string) => (app ? app.log.warn(message) : early.push({ level: 'warn', message })),
+    info: (message: string) => (app ? app.log.info(message) : early.push({ level: 'info', message })),
   };
   const services = await openServices(config, { logger });
   app = await buildApp({
     services,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   });
-  for (const message of early) app.log.warn(message);
+  for (const { level, message } of early) app.log[level](message);
   const reload = setInterval(() => {
     services.reloadKeys().catch((err: unknown) => app?.log.error({ err }, 'could not reload signing keys'));
   }, KEY_RELOAD_INTERVAL_MS);

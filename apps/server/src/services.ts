@@ -57,6 +57,11 @@ export function resolveSecret(config: IdgateConfig, logger: StartupLogger): stri
     return secret;
   }
   if (config.secretFile !== undefined) throw new Error(`secretFile ${file} does not exist`);
+  if (!config.database.url.startsWith('sqlite:')) {
+    // Every replica and every CLI run must seal and open keys with the same secret; a file
+    // generated next to one process would differ from the next one's.
+    throw new Error('a shared database needs a configured secret: set IDGATE_SECRET or IDGATE_SECRET_FILE');
+  }
   mkdirSync(dirname(file), { recursive: true });
   const secret = randomBytes(32).toString('base64url');
   writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });

@@ -95,6 +95,12 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses token lifetimes beyond the maximum', () => {
+    expect(problems(() => loadConfig({ env: { IDGATE_ACCESS_TOKEN_TTL: '90000' } }))).toEqual([
+      'tokens.accessTokenTtl: must not exceed tokens.maxAccessTokenTtl (86400)',
+    ]);
+  });
+
   it('refuses a secret and a secret file together', () => {
     expect(
       problems(() => loadConfig({ env: { IDGATE_SECRET: 'x'.repeat(32), IDGATE_SECRET_FILE: '/tmp/s' } })),
@@ -118,6 +124,13 @@ describe('the key-sealing secret', () => {
     expect(warnings[0]).not.toContain(first);
     expect(resolveSecret(config, logger)).toBe(first);
     expect(warnings).toHaveLength(1);
+  });
+
+  it('is never generated for a shared PostgreSQL database', () => {
+    const config = loadConfig({ env: { IDGATE_DATABASE_URL: 'postgres://db.internal/idgate' } });
+    expect(() => resolveSecret(config, { warn: () => {}, info: () => {} })).toThrow(
+      'a shared database needs a configured secret: set IDGATE_SECRET or IDGATE_SECRET_FILE',
+    );
   });
 
   it('comes from IDGATE_SECRET_FILE when set, which must exist', () => {

@@ -90,3 +90,113 @@ export interface RevocationRecord {
   expiresAt: Date;
   createdAt: Date;
 }
+
+/**
+ * A grant: one user's authorization of one client, from one sign-in. Its id is the `sid` of every
+ * token it produced, so revoking the grant revokes them all.
+ */
+export interface GrantRecord {
+  id: string;
+  userId: string;
+  clientId: string;
+  scope: string[];
+  /** When the user authenticated. */
+  authTime: Date;
+  /** The browser session the grant came from, if any (logout may revoke its grants). */
+  sessionId: string | null;
+  createdAt: Date;
+  /** The absolute end of the grant: no refresh token outlives it. */
+  expiresAt: Date;
+  revokedAt: Date | null;
+}
+
+/** PKCE methods (RFC 7636 §4.2). */
+export type CodeChallengeMethod = 'S256' | 'plain';
+
+/** An authorization code: stored by its hash, single use (RFC 6749 §4.1.2). */
+export interface AuthorizationCodeRecord {
+  /** SHA-256 of the code (base64url). */
+  hash: string;
+  clientId: string;
+  userId: string;
+  redirectUri: string;
+  scope: string[];
+  nonce: string | null;
+  codeChallenge: string | null;
+  codeChallengeMethod: CodeChallengeMethod | null;
+  authTime: Date;
+  sessionId: string | null;
+  /** The grant the code was redeemed into; a replay revokes it. */
+  grantId: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+  consumedAt: Date | null;
+}
+
+/** A refresh token: stored by its hash, rotated on every use (RFC 9700 §4.14.2). */
+export interface RefreshTokenRecord {
+  hash: string;
+  grantId: string;
+  clientId: string;
+  userId: string;
+  scope: string[];
+  createdAt: Date;
+  /** Idle expiry, never after the grant's absolute expiry. */
+  expiresAt: Date;
+  /** When it was exchanged for its successor; presenting it again after that is reuse. */
+  usedAt: Date | null;
+}
+
+/** A signed-in browser: the cookie holds a random secret, storage only its hash. */
+export interface BrowserSessionRecord {
+  /** A non-secret id, referenced by grants. */
+  id: string;
+  /** SHA-256 of the cookie secret. */
+  secretHash: string;
+  userId: string;
+  authTime: Date;
+  createdAt: Date;
+  expiresAt: Date;
+  endedAt: Date | null;
+}
+
+/** A user's remembered consent to a client's scopes. */
+export interface ConsentRecord {
+  userId: string;
+  clientId: string;
+  scope: string[];
+  grantedAt: Date;
+}
+
+/**
+ * An authorization request waiting for the user (login, consent), bound to one browser by a
+ * cookie whose secret is stored as a hash.
+ */
+export interface InteractionRecord {
+  id: string;
+  secretHash: string;
+  /** The validated authorization request, as JSON-safe values. */
+  request: Record<string, unknown>;
+  /** The user once signed in during this interaction. */
+  userId: string | null;
+  authTime: Date | null;
+  /** Anti-CSRF token the interaction's forms must echo. */
+  csrfToken: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** One password sign-in attempt, kept for brute-force protection and audit. */
+export interface LoginAttemptRecord {
+  id: string;
+  /** The username as typed, lower-cased. */
+  username: string;
+  userId: string | null;
+  sourceAddress: string;
+  /** `password` for local accounts; the identity provider's name for federated ones. */
+  provider: string;
+  success: boolean;
+  /** Why it failed: `invalid_credentials`, `disabled`, `locked`. */
+  reason: string | null;
+  createdAt: Date;
+}

@@ -1,5 +1,5 @@
 import { createIdgateClient, IdgateHttpError } from '@idgate/sdk';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -25,7 +25,7 @@ describe.each(testDatabaseUrls())('@idgate/sdk against a real idgate on $name', 
     const idgate = createIdgateClient({ baseUrl: t.baseUrl, apiKey });
     const metadata = await idgate.getProviderMetadata();
     expect(metadata.issuer).toBe(t.issuer);
-    const jwks = createLocalJWKSet(await idgate.getJwks());
+    const jwks = createLocalJWKSet((await idgate.getJwks()) as JSONWebKeySet);
 
     const password = await idgate.passwordGrant({
       clientId: client.clientId,

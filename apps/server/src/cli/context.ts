@@ -1,0 +1,123 @@
+import type { Command } from 'commander';
+import type { z } from 'zod';
+import { type IdgateConfig, loadConfig } from '../config.js';
+import { openServices, type Services, type StartupLogger } from '../services.js';
+
+/** Where the CLI reads and writes; `runCli` defaults each to the process's own. */
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+/** An expected failure: printed as one `idgate: <message>` line, exit code 1 by default. */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** What every command's action gets. */
+export interface CliContext {
+  readonly io: CliIo;
+  /** Writes one line (a newline is added) to stdout. */
+  out(line?: string): void;
+  /** Writes one line to stderr, prefixed `idgate: `. */
+  note(line: string): void;
+  /** Prints `value` as the single JSON document on stdout. */
+  json(value: unknown): void;
+  /** The configuration from `--config` / IDGATE_CONFIG and IDGATE_* variables. */
+  config(command: Command): IdgateConfig;
+  /** Opens services (migrations, first signing key), runs `work`, and closes them. */
+  withServices<T>(config: IdgateConfig, work: (services: Services) => Promise<T>): Promise<T>;
+}
+
+export function createContext(io: CliIo): CliContext {
+  const out = (line = '') => {
+    io.stdout.write(`${line}\n`);
+  };
+  const note = (line: string) => {
+    io.stderr.write(`idgate: ${line}\n`);
+  };
+  const logger: StartupLogger = {
+    warn: (message) => note(`warning: ${message}`),
+    info: (message) => note(message),
+  };
+  const config = (command: Command) => {
+    const { config: file } = command.optsWithGlobals<{ config?: string }>();
+    return loadConfig({ file, env: io.env });
+  };
+  return {
+    io,
+    out,
+    note,
+    json: (value) => out(JSON.stringify(value, null, 2)),
+    config,
+    async withServices(configuration, work) {
+      const services = await openServices(configuration, { logger });
+      try {
+        return await work(services);
+      } finally {
+        await services.close();
+      }
+    },
+  };
+}
+
+/** A commander option parser that collects every occurrence of a repeatable option. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** The distinct values, in the order first given. */
+export function distinct<T>(values: readonly T[]): T[] {
+  return [...new Set(values)];
+}
+
+/**
+ * Reads a secret from stdin: everything up to EOF, minus one trailing newline (`\n` or `\r\n`).
+ * @throws CliError when nothing remains.
+ */
+export async function readSecretFromStdin(stdin: NodeJS.ReadableStream, what: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  const text = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+  if (text === '') throw new CliError(`the ${what} read from stdin is empty`);
+  return text;
+}
+
+/** Formats rows as left-aligned columns under a header. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((title, i) =>
+    Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** An instant as ISO 8601 text, or `-` when there is none. */
+export function when(date: Date | null): string {
+  return date === null ? '-' : date.toISOString();
+}
+
+/**
+ * `value` checked against `schema`.
+ * @throws CliError naming `field`, the value and the first problem.
+ */
+export function parseField<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new CliError(`${field} ${JSON.stringify(value)}: ${issue?.message ?? 'is not valid'}`);
+}

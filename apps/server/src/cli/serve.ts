@@ -1,0 +1,37 @@
+import type { Command } from 'commander';
+import { migrateToLatest, openDatabase } from '../storage/index.js';
+import type { CliContext } from './context.js';
+
+export function registerServe(program: Command, ctx: CliContext): void {
+  program
+    .command('serve')
+    .description('run the server (SIGTERM or SIGINT stop it gracefully)')
+    .action(async (_options: unknown, command: Command) => {
+      const config = ctx.config(command);
+      // Logs go to stdout as JSON; an injected stdout (tests) gets them instead.
+      const logStream = ctx.io.stdout === process.stdout ? undefined : ctx.io.stdout;
+      // Loaded here: the HTTP stack is needed by this command only.
+      const { startServer } = await import('../serve.js');
+      await startServer(config, { handleSignals: true, ...(logStream === undefined ? {} : { logStream }) });
+      // The open server keeps the process alive; the signal handler ends it.
+    });
+}
+
+export function registerMigrate(program: Command, ctx: CliContext): void {
+  program
+    .command('migrate')
+    .description('apply pending database migrations (serve and the other commands also do this)')
+    .option('--json', 'print {"applied": [...]}')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const config = ctx.config(command);
+      const database = await openDatabase(config.database.url);
+      try {
+        const { applied } = await migrateToLatest(database);
+        if (options.json) ctx.json({ applied });
+        else if (applied.length === 0) ctx.out('database is up to date');
+        else ctx.out(`applied migrations: ${applied.join(', ')}`);
+      } finally {
+        await database.close();
+      }
+    });
+}

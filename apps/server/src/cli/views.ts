@@ -1,0 +1,62 @@
+import {
+  type ApiKeyRecord,
+  type ClientRecord,
+  type SigningKeyRecord,
+  signingKeyState,
+  type UserRecord,
+} from '@idgate/core';
+import { ApiKey, OAuthClient, SigningKeyInfo, User } from '@idgate/schema';
+
+// What --json prints: the admin schemas' shapes, checked, so no hash or private field can slip out.
+
+export function userView(user: UserRecord): User {
+  return User.parse({
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    displayName: user.displayName,
+    groups: user.groups,
+    disabled: user.disabled,
+    createdAt: user.createdAt.toISOString(),
+    updatedAt: user.updatedAt.toISOString(),
+  });
+}
+
+export function clientView(client: ClientRecord): OAuthClient {
+  return OAuthClient.parse({
+    clientId: client.clientId,
+    name: client.name,
+    public: client.public,
+    trusted: client.trusted,
+    redirectUris: client.redirectUris,
+    grantTypes: client.grantTypes,
+    scopes: client.scopes,
+    audiences: client.audiences,
+    accessTokenTtl: client.accessTokenTtl,
+    refreshTokenTtl: client.refreshTokenTtl,
+    createdAt: client.createdAt.toISOString(),
+  });
+}
+
+export function apiKeyView(key: ApiKeyRecord): ApiKey {
+  return ApiKey.parse({
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    scopes: key.scopes,
+    createdAt: key.createdAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+  });
+}
+
+export function signingKeyView(key: SigningKeyRecord, now: Date): SigningKeyInfo {
+  return SigningKeyInfo.parse({
+    kid: key.kid,
+    alg: key.alg,
+    state: signingKeyState(key, now),
+    createdAt: key.createdAt.toISOString(),
+    retiredAt: key.retiredAt?.toISOString() ?? null,
+    publishedUntil: key.publishedUntil?.toISOString() ?? null,
+  });
+}

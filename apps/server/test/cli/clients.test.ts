@@ -1,0 +1,212 @@
+import { existsSync } from 'node:fs';
+import { verifySecret } from '@idgate/core';
+import { OAuthClient } from '@idgate/schema';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertBuilt, envFor, openTestServices, run, runInProcess, tempSqlite } from './support.js';
+
+beforeAll(assertBuilt);
+
+const CLIENT_KEYS = Object.keys(OAuthClient.shape).sort();
+
+let db: Awaited<ReturnType<typeof tempSqlite>>;
+let env: Record<string, string>;
+beforeEach(async () => {
+  db = await tempSqlite();
+  env = envFor(db.url);
+});
+afterEach(async () => {
+  await db.remove();
+});
+
+describe('idgate clients add validation', () => {
+  const add = ['clients', 'add', '--name', 'app'];
+  it.each([
+    [[...add, '--public'], '--grant authorization_code needs at least one --redirect-uri'],
+    [
+      [...add, '--grant', 'authorization_code'],
+      '--grant authorization_code needs at least one --redirect-uri',
+    ],
+    [
+      [...add, '--redirect-uri', 'http://app.example.com/cb', '--grant', 'authorization_code'],
+      '--redirect-uri "http://app.example.com/cb": must use https (http is allowed only for localhost, 127.0.0.1 or [::1], RFC 8252 §7.3)',
+    ],
+    [
+      [...add, '--redirect-uri', 'https://app.example.com/cb#top'],
+      '--redirect-uri "https://app.example.com/cb#top": must not have a fragment (RFC 6749 §3.1.2)',
+    ],
+    [[...add, '--redirect-uri', '/cb'], '--redirect-uri "/cb": must be an absolute URL'],
+    [
+      [...add, '--redirect-uri', 'myapp:/cb'],
+      '--redirect-uri "myapp:/cb": must use https (http is allowed only for localhost, 127.0.0.1 or [::1], RFC 8252 §7.3)',
+    ],
+    [
+      [...add, '--public', '--grant', 'client_credentials'],
+      '--grant client_credentials: not allowed for a --public client, which has no secret',
+    ],
+    [
+      [...add, '--public', '--trusted', '--grant', 'password'],
+      '--grant password: not allowed for a --public client, which has no secret',
+    ],
+    [[...add, '--grant', 'password'], '--grant password: allowed only for a --trusted client'],
+    [
+      [...add, '--grant', 'implicit'],
+      '--grant "implicit": Invalid option: expected one of "authorization_code"|"refresh_token"|"client_credentials"|"password"',
+    ],
+    [[...add, '--scope', 'open"id'], '--scope "open\\"id": not a valid scope (RFC 6749 §3.3)'],
+    [
+      [...add, '--access-token-ttl', '0'],
+      '--access-token-ttl "0": must be a positive whole number of seconds',
+    ],
+    [
+      [...add, '--access-token-ttl', '1.5'],
+      '--access-token-ttl "1.5": must be a positive whole number of seconds',
+    ],
+    [
+      [...add, '--access-token-ttl', '86401'],
+      '--access-token-ttl 86401: must be at most 86400 seconds (tokens.maxAccessTokenTtl)',
+    ],
+    [['clients', 'add', '--name', ''], '--name: must not be empty'],
+  ])('%j → %s', async (args, message) => {
+    const result = await runInProcess(args, { env });
+    expect(result).toEqual({ code: 1, stdout: '', stderr: `idgate: ${message}\n` });
+    // Refused before the database was opened.
+    expect(existsSync(db.file)).toBe(false);
+  });
+
+  it('refuses the same way as a child process, and a missing --name as a usage error', async () => {
+    const result = await run(
+      ['clients', 'add', '--name', 'app', '--public', '--grant', 'client_credentials'],
+      { env },
+    );
+    expect(result).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'idgate: --grant client_credentials: not allowed for a --public client, which has no secret\n',
+    });
+    const missing = await run(['clients', 'add'], { env });
+    expect(missing.code).not.toBe(0);
+    expect(missing.code).not.toBe(1);
+    expect(missing.stderr).toBe("idgate: required option '--name <name>' not specified\n");
+    expect(existsSync(db.file)).toBe(false);
+  });
+});
+
+describe('idgate clients', () => {
+  it('adds a confidential client, shows its secret once, stores only a hash, and never lists a secret', async () => {
+    const result = await run(
+      [
+        'clients',
+        'add',
+        '--name',
+        'ci',
+        '--audience',
+        'https://api.example.com',
+        '--access-token-ttl',
+        '600',
+        '--json',
+      ],
+      { env },
+    );
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(Object.keys(printed).sort()).toEqual([...CLIENT_KEYS, 'client_id', 'client_secret'].sort());
+    const { client_id, client_secret, ...view } = printed as { client_id: string; client_secret: string };
+    expect(OAuthClient.parse(view)).toMatchObject({
+      clientId: client_id,
+      name: 'ci',
+      public: false,
+      trusted: false,
+      redirectUris: [],
+      grantTypes: ['client_credentials'],
+      scopes: ['openid', 'profile', 'email', 'groups'],
+      audiences: ['https://api.example.com'],
+      accessTokenTtl: 600,
+      refreshTokenTtl: 2_592_000,
+    });
+    expect(client_id).toMatch(/^cl_[a-z2-7]{16}$/);
+
+    const services = await openTestServices(db.url);
+    let secretHash: string | null | undefined;
+    try {
+      secretHash = (await services.storage.clients.findById(client_id))?.secretHash;
+    } finally {
+      await services.close();
+    }
+    expect(secretHash).toBeTypeOf('string');
+    expect(secretHash).not.toBe(client_secret);
+    expect(await verifySecret(client_secret, secretHash ?? '')).toBe(true);
+
+    const listed = await run(['clients', 'list', '--json'], { env });
+    const human = await run(['clients', 'list'], { env });
+    expect(listed.code).toBe(0);
+    expect(human.code).toBe(0);
+    const clients = JSON.parse(listed.stdout) as Record<string, unknown>[];
+    expect(clients).toHaveLength(1);
+    expect(Object.keys(clients[0] ?? {}).sort()).toEqual(CLIENT_KEYS);
+    for (const output of [listed.stdout, human.stdout]) {
+      expect(output).toContain(client_id);
+      expect(output).not.toContain(client_secret);
+      expect(output).not.toContain(secretHash);
+    }
+  });
+
+  it('adds a public client with loopback redirect URIs and no secret', async () => {
+    const uris = [
+      'http://127.0.0.1:8400/cb',
+      'http://[::1]/cb',
+      'http://localhost/cb',
+      'https://app.example.com/cb?x=1',
+    ];
+    const args = ['clients', 'add', '--name', 'cli', '--public', '--json', '--redirect-uri', ...uris];
+    const result = await run([...args, '--scope', 'openid', '--scope', 'offline_access'], { env });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('idgate: applied migrations: 0001_initial\n');
+    const printed = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(Object.keys(printed).sort()).toEqual([...CLIENT_KEYS, 'client_id'].sort());
+    expect(printed).toMatchObject({
+      public: true,
+      redirectUris: uris,
+      grantTypes: ['authorization_code', 'refresh_token'],
+      scopes: ['openid', 'offline_access'],
+      accessTokenTtl: 3600,
+    });
+    const human = await run(
+      ['clients', 'add', '--name', 'spa', '--public', '--redirect-uri', 'https://spa.example.com/'],
+      {
+        env,
+      },
+    );
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^created public client spa\nclient_id: +cl_[a-z2-7]{16}\n$/);
+  });
+
+  it('adds a trusted client with the password grant', async () => {
+    const result = await run(
+      ['clients', 'add', '--name', 't', '--trusted', '--grant', 'password', 'client_credentials'],
+      {
+        env,
+      },
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^created confidential client t\nclient_id: +(cl_\S+)\nclient_secret: +\S{43} {2}\(shown only once\)\n$/,
+    );
+    const listed = OAuthClient.array().parse(
+      JSON.parse((await runInProcess(['clients', 'list', '--json'], { env })).stdout),
+    );
+    expect(listed.map((c) => [c.trusted, c.grantTypes])).toEqual([
+      [true, ['password', 'client_credentials']],
+    ]);
+  });
+
+  it('removes a client; an unknown one fails with one line', async () => {
+    const { client_id } = JSON.parse(
+      (await run(['clients', 'add', '--name', 'x', '--json'], { env })).stdout,
+    );
+    const removed = await run(['clients', 'remove', client_id], { env });
+    expect(removed).toMatchObject({ code: 0, stdout: `client ${client_id} removed\n`, stderr: '' });
+    expect(JSON.parse((await runInProcess(['clients', 'list', '--json'], { env })).stdout)).toEqual([]);
+    const again = await run(['clients', 'remove', client_id], { env });
+    expect(again).toMatchObject({ code: 1, stdout: '', stderr: `idgate: no client ${client_id}\n` });
+  });
+});

@@ -1,0 +1,79 @@
+import { SigningKeyInfo } from '@idgate/schema';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertBuilt, envFor, run, tempSqlite } from './support.js';
+
+beforeAll(assertBuilt);
+
+let db: Awaited<ReturnType<typeof tempSqlite>>;
+let env: Record<string, string>;
+beforeEach(async () => {
+  db = await tempSqlite();
+  env = envFor(db.url);
+});
+afterEach(async () => {
+  await db.remove();
+});
+
+describe('idgate keys', () => {
+  it('rotates: the new key is active, the old one retired and published for the longest token lifetime', async () => {
+    const initial = await run(['keys', 'list', '--json'], { env });
+    expect(initial.code).toBe(0);
+    const [first, ...others] = SigningKeyInfo.array().parse(JSON.parse(initial.stdout));
+    expect(others).toEqual([]);
+    expect(first).toMatchObject({ alg: 'RS256', state: 'active', retiredAt: null, publishedUntil: null });
+
+    const rotated = await run(['keys', 'rotate', '--json'], { env });
+    expect(rotated.code).toBe(0);
+    expect(rotated.stderr).toBe('');
+    const printed = JSON.parse(rotated.stdout) as { created: unknown; retired: string[] };
+    expect(Object.keys(printed).sort()).toEqual(['created', 'retired']);
+    const created = SigningKeyInfo.parse(printed.created);
+    expect(created.state).toBe('active');
+    expect(created.kid).not.toBe(first?.kid);
+    expect(printed.retired).toEqual([first?.kid]);
+
+    const listed = await run(['keys', 'list', '--json'], { env });
+    const keys = SigningKeyInfo.array().parse(JSON.parse(listed.stdout));
+    expect(keys.map((k) => [k.kid, k.state])).toEqual([
+      [created.kid, 'active'],
+      [first?.kid, 'retired'],
+    ]);
+    const retired = keys[1];
+    // maxTokenLifetimeSeconds = max(maxAccessTokenTtl 86400, idTokenTtl 3600).
+    expect(Date.parse(retired?.publishedUntil ?? '') - Date.parse(retired?.retiredAt ?? '')).toBe(86_400_000);
+    expect(listed.stdout).not.toMatch(/"d"|sealed|private/i);
+
+    const human = await run(['keys', 'rotate'], { env });
+    expect(human.stdout).toMatch(
+      new RegExp(`^new active key: \\S+ \\(RS256\\)\\nretired: ${created.kid}\\n`),
+    );
+    const table = await run(['keys', 'list'], { env });
+    expect(table.stdout.match(/ active /g)).toHaveLength(1);
+    expect(table.stdout.match(/ retired /g)).toHaveLength(2);
+  });
+
+  it('uses the configured algorithm', async () => {
+    const result = await run(['keys', 'rotate', '--json'], {
+      env: { ...env, IDGATE_SIGNING_ALGORITHM: 'ES256' },
+    });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).created).toMatchObject({ alg: 'ES256', state: 'active' });
+  });
+});
+
+describe('idgate migrate', () => {
+  it('applies migrations once and reports them, as JSON or text', async () => {
+    const first = await run(['migrate', '--json'], { env });
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(first.stdout)).toEqual({ applied: ['0001_initial'] });
+    const again = await run(['migrate', '--json'], { env });
+    expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
+    const text = await run(['migrate'], { env });
+    expect(text).toMatchObject({ code: 0, stdout: 'database is up to date\n', stderr: '' });
+  });
+
+  it('needs no secret', async () => {
+    const result = await run(['migrate'], { env: { IDGATE_DATABASE_URL: db.url } });
+    expect(result).toMatchObject({ code: 0, stdout: 'applied migrations: 0001_initial\n', stderr: '' });
+  });
+});
