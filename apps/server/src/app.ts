@@ -5,7 +5,11 @@ import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
 import { healthRoutes } from './routes/health.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
+import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { discoveryRoutes } from './routes/oauth/discovery.js';
+import { loginRoutes } from './routes/oauth/login.js';
+import { logoutRoutes } from './routes/oauth/logout.js';
+import { resourceRoutes } from './routes/oauth/resource.js';
 import { tokenRoutes } from './routes/oauth/token.js';
 import { openapiRoutes } from './routes/openapi.js';
 import type { Services } from './services.js';
@@ -68,6 +72,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(discoveryRoutes, { services });
   await app.register(tokenRoutes, { services });
   await app.register(tokenReviewRoutes, { services });
+  await app.register(authorizeRoutes, { services });
+  await app.register(loginRoutes, { services });
+  await app.register(logoutRoutes, { services });
+  await app.register(resourceRoutes, { services });
   await app.register(openapiRoutes, { services });
   return app;
 }

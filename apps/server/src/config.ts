@@ -30,6 +30,25 @@ const ConfigSchema = z.strictObject({
       idTokenTtl: Seconds.default(3600),
       refreshTokenTtl: Seconds.default(2_592_000),
       maxAccessTokenTtl: Seconds.default(86_400),
+      /** A grant's absolute lifetime: no refresh token outlives it. */
+      grantTtl: Seconds.default(7_776_000),
+      /** Give trusted clients refresh tokens without `offline_access`. */
+      refreshForTrustedClients: z.stringbool().or(z.boolean()).default(false),
+    })
+    .prefault({}),
+  session: z.strictObject({ ttl: Seconds.default(86_400) }).prefault({}),
+  bruteForce: z
+    .strictObject({
+      maxFailures: z.coerce.number().int().min(1).max(1000).default(5),
+      windowSeconds: Seconds.default(900),
+      maxFailuresPerAddress: z.coerce.number().int().min(1).max(100_000).default(100),
+    })
+    .prefault({}),
+  logout: z.strictObject({ revokeGrants: z.stringbool().or(z.boolean()).default(true) }).prefault({}),
+  pkce: z
+    .strictObject({
+      allowPlain: z.stringbool().or(z.boolean()).default(false),
+      requireForConfidentialClients: z.stringbool().or(z.boolean()).default(false),
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
@@ -61,6 +80,9 @@ const ENV: Record<string, string[]> = {
   IDGATE_SIGNING_ALGORITHM: ['signing', 'algorithm'],
   IDGATE_ACCESS_TOKEN_TTL: ['tokens', 'accessTokenTtl'],
   IDGATE_ID_TOKEN_TTL: ['tokens', 'idTokenTtl'],
+  IDGATE_SESSION_TTL: ['session', 'ttl'],
+  IDGATE_LOGIN_MAX_FAILURES: ['bruteForce', 'maxFailures'],
+  IDGATE_LOGIN_WINDOW: ['bruteForce', 'windowSeconds'],
   IDGATE_LOG_LEVEL: ['log', 'level'],
   IDGATE_TRUST_PROXY: ['trustProxy'],
   IDGATE_BODY_LIMIT: ['bodyLimit'],

@@ -1,7 +1,7 @@
 import type { GrantType, ProviderMetadata, SigningAlgorithm } from '@idgate/schema';
 
 /** The scopes idgate understands on behalf of users. */
-export const SUPPORTED_SCOPES = ['openid', 'profile', 'email', 'groups'] as const;
+export const SUPPORTED_SCOPES = ['openid', 'profile', 'email', 'groups', 'offline_access'] as const;
 
 /** The claims idgate can put into ID tokens and userinfo. */
 export const SUPPORTED_CLAIMS = [
@@ -39,6 +39,8 @@ export interface DiscoveryOptions {
   revocation?: boolean;
   introspection?: boolean;
   endSession?: boolean;
+  /** Client authentication methods of the revocation and introspection endpoints. */
+  endpointAuthMethods?: readonly string[];
 }
 
 /**
@@ -69,8 +71,17 @@ export function buildProviderMetadata(options: DiscoveryOptions): ProviderMetada
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
   };
-  if (options.revocation) metadata.revocation_endpoint = `${issuer}/revoke`;
-  if (options.introspection) metadata.introspection_endpoint = `${issuer}/introspect`;
+  const endpointAuthMethods = [...(options.endpointAuthMethods ?? options.tokenEndpointAuthMethods)];
+  if (options.revocation) {
+    metadata.revocation_endpoint = `${issuer}/revoke`;
+    metadata.revocation_endpoint_auth_methods_supported = endpointAuthMethods;
+  }
+  if (options.introspection) {
+    metadata.introspection_endpoint = `${issuer}/introspect`;
+    metadata.introspection_endpoint_auth_methods_supported = endpointAuthMethods.filter((m) => m !== 'none');
+  }
   if (options.endSession) metadata.end_session_endpoint = `${issuer}/logout`;
+  // RFC 9207: every authorization response carries `iss`.
+  metadata.authorization_response_iss_parameter_supported = true;
   return metadata;
 }

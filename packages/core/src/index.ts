@@ -7,6 +7,23 @@ export {
   generateApiKey,
 } from './api-keys/api-key.js';
 export {
+  AUTHORIZATION_CODE_TTL_SECONDS,
+  type Authentication,
+  type AuthorizationStep,
+  authorizationErrorUrl,
+  authorizationResponseUrl,
+  issueAuthorizationCode,
+  nextAuthorizationStep,
+} from './authorize/flow.js';
+export { computeCodeChallenge, isPkceValue, verifyCodeVerifier } from './authorize/pkce.js';
+export {
+  AuthorizationError,
+  type AuthorizationRequest,
+  type AuthorizationRequestOptions,
+  type Prompt,
+  validateAuthorizationRequest,
+} from './authorize/request.js';
+export {
   authenticateClient,
   type ClientAuthMethod,
   type PresentedClientCredentials,
@@ -18,11 +35,21 @@ export {
   SUPPORTED_SCOPES,
 } from './discovery.js';
 export { IdgateError, type IdgateErrorOptions, isIdgateError } from './errors.js';
+export { authorizationCodeGrant } from './grants/authorization-code.js';
 export { clientCredentialsGrant } from './grants/client-credentials.js';
-export type { TokenEndpointContext } from './grants/context.js';
+export type { GrantLifetimes, GrantStorage, TokenEndpointContext } from './grants/context.js';
 export { type FormFields, parseTokenRequest } from './grants/parse.js';
 export { passwordGrant } from './grants/password.js';
+export { refreshTokenGrant } from './grants/refresh-token.js';
+export { type GrantRevocationContext, publishGrantRevocations, revokeGrant } from './grants/revoke-grant.js';
 export { handleTokenRequest, TOKEN_ENDPOINT_GRANT_TYPES } from './grants/token-endpoint.js';
+export {
+  grantsRefreshToken,
+  issueUserTokens,
+  openGrant,
+  type UserTokenRequest,
+} from './grants/user-tokens.js';
+export { constantTimeEqual } from './internal/encoding.js';
 export { type ActiveSigningKey, KeyRing, type VerificationKey } from './keys/key-ring.js';
 export { ensureSigningKey, rotateSigningKey, type SigningKeyPolicy } from './keys/rotation.js';
 export { openPrivateKey, sealPrivateKey } from './keys/seal.js';
@@ -34,15 +61,39 @@ export {
 } from './keys/signing-key.js';
 export type {
   ApiKeyRecord,
+  AuthorizationCodeRecord,
+  BrowserSessionRecord,
   ClientRecord,
+  CodeChallengeMethod,
+  ConsentRecord,
+  GrantRecord,
+  InteractionRecord,
+  LoginAttemptRecord,
   NewUser,
+  RefreshTokenRecord,
   RevocationKind,
   RevocationRecord,
   SigningKeyRecord,
   UserPatch,
   UserRecord,
 } from './model.js';
+export { checkAccessToken, type LiveAccessToken, type LiveTokenContext } from './oidc/access-token-check.js';
+export { type IntrospectionContext, introspectToken } from './oidc/introspection.js';
+export { type LogoutRequest, validateLogoutRequest } from './oidc/logout.js';
+export { type RevocationContext, revokeToken } from './oidc/revocation.js';
+export { userinfo } from './oidc/userinfo.js';
 export { createMemoryStorage, insecureTestPasswordHasher } from './ports/memory.js';
+export type {
+  AuthorizationCodeRepository,
+  BrowserSessionRepository,
+  CodeRedemption,
+  ConsentRepository,
+  GrantRepository,
+  InteractionRepository,
+  LoginAttemptRepository,
+  RefreshTokenRepository,
+  RefreshTokenUse,
+} from './ports/oidc-storage.js';
 export { type Clock, type PasswordHasher, systemClock } from './ports/runtime.js';
 export {
   type ApiKeyRepository,
@@ -55,6 +106,13 @@ export {
 } from './ports/storage.js';
 export { grantedScope, parseScope, tokenAudience } from './scopes.js';
 export { generateSecret, hashSecret, verifySecret } from './secrets.js';
+export {
+  DEFAULT_LOGIN_THROTTLE,
+  type LoginAttempt,
+  LoginThrottle,
+  type LoginThrottlePolicy,
+  type ThrottleDecision,
+} from './security/login-throttle.js';
 export {
   reviewToken,
   SERVICE_IDENTITY,

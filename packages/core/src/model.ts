@@ -40,6 +40,8 @@ export interface ClientRecord {
   /** Trusted clients may use the password grant and skip consent. */
   trusted: boolean;
   redirectUris: string[];
+  /** Where RP-Initiated Logout may send the browser afterwards (`post_logout_redirect_uri`). */
+  postLogoutRedirectUris: string[];
   grantTypes: GrantType[];
   scopes: string[];
   /** Resource audiences put into this client's access tokens; empty means `aud` = the client id. */

@@ -41,6 +41,7 @@ export function client(overrides: Partial<ClientRecord> = {}): ClientRecord {
     public: false,
     trusted: true,
     redirectUris: [],
+    postLogoutRedirectUris: [],
     grantTypes: ['password', 'client_credentials'],
     scopes: ['openid', 'profile', 'email', 'groups', 'api'],
     audiences: [],

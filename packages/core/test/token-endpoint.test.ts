@@ -28,6 +28,8 @@ async function setup(overrides: Partial<ClientRecord> = {}) {
       hasher,
       dummyHash: await hasher.hash('dummy'),
     },
+    storage,
+    lifetimes: { idToken: 3600, grant: 86_400 * 90, maxAccessToken: 3600 },
     newGrantId: () => 'grant-1',
   };
   return { ring, clock, storage, context };
@@ -270,7 +272,7 @@ describe('RFC 6749 §5.2 request errors', () => {
   it.each([
     [{}, 'invalid_request', 'grant_type is required'],
     [{ grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }, 'unsupported_grant_type', undefined],
-    [{ grant_type: 'authorization_code', code: 'x' }, 'unsupported_grant_type', undefined],
+    [{ grant_type: 'implicit' }, 'unsupported_grant_type', undefined],
     [{ grant_type: 'password', username: 'alice' }, 'invalid_request', 'password is required'],
     [
       { grant_type: 'client_credentials', scope: ['a', 'b'] },

@@ -57,7 +57,7 @@ export type User = z.infer<typeof User>;
 
 /**
  * An OAuth client as listed (never its secret or secret hash).
- * @example OAuthClient.parse({ clientId: 'c', name: 'CI', public: false, trusted: true, redirectUris: [], grantTypes: ['client_credentials'], scopes: ['openid'], audiences: [], accessTokenTtl: 3600, refreshTokenTtl: 2592000, createdAt: '2026-01-01T00:00:00.000Z' })
+ * @example OAuthClient.parse({ clientId: 'c', name: 'CI', public: false, trusted: true, redirectUris: [], postLogoutRedirectUris: [], grantTypes: ['client_credentials'], scopes: ['openid'], audiences: [], accessTokenTtl: 3600, refreshTokenTtl: 2592000, createdAt: '2026-01-01T00:00:00.000Z' })
  */
 export const OAuthClient = z.object({
   clientId: z.string(),
@@ -65,6 +65,8 @@ export const OAuthClient = z.object({
   public: z.boolean(),
   trusted: z.boolean(),
   redirectUris: z.array(z.string()),
+  /** Where RP-Initiated Logout may send the browser afterwards. */
+  postLogoutRedirectUris: z.array(z.string()),
   grantTypes: z.array(GrantType),
   scopes: z.array(z.string()),
   audiences: z.array(z.string()),

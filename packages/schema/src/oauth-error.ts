@@ -26,6 +26,7 @@ export const OAuthErrorCode = z.enum([
   'invalid_request_uri',
   'invalid_request_object',
   'request_not_supported',
+  'request_uri_not_supported',
   'slow_down',
   'invalid_target',
 ]);

@@ -122,6 +122,7 @@ describe('idgate admin OAuthClient', () => {
     public: false,
     trusted: true,
     redirectUris: ['https://app.example.com/cb'],
+    postLogoutRedirectUris: ['https://app.example.com/bye'],
     grantTypes: ['client_credentials', 'password'],
     scopes: ['openid'],
     audiences: ['kubernetes'],
@@ -138,6 +139,12 @@ describe('idgate admin OAuthClient', () => {
     expect(rejectedAt(OAuthClient, { ...client, grantTypes: ['implicit'] })).toEqual(['grantTypes.0']);
     expect(rejectedAt(OAuthClient, { ...client, accessTokenTtl: 0 })).toEqual(['accessTokenTtl']);
     expect(rejectedAt(OAuthClient, { ...client, refreshTokenTtl: 1.5 })).toEqual(['refreshTokenTtl']);
+  });
+
+  it('requires the post-logout redirect URIs (an empty list when there are none)', () => {
+    const { postLogoutRedirectUris: _uris, ...withoutLogoutUris } = client;
+    expect(rejectedAt(OAuthClient, withoutLogoutUris)).toEqual(['postLogoutRedirectUris']);
+    expect(OAuthClient.parse({ ...client, postLogoutRedirectUris: [] }).postLogoutRedirectUris).toEqual([]);
   });
 });
 

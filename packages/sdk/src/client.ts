@@ -1,27 +1,39 @@
 import {
+  IntrospectionResponse,
   Jwks,
   ProviderMetadata,
   type TokenRequest,
   TokenResponse,
   TokenReviewResponse,
+  UserInfo,
 } from '@idgate/schema';
+import { buildAuthorizationRequest } from './authorization.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
 import { IdgateError } from './errors.js';
-import { send, type TransportOptions } from './http.js';
+import { type Parser, send, type TransportOptions } from './http.js';
 import type {
+  AuthorizationCodeGrantOptions,
+  AuthorizationRequest,
+  AuthorizationRequestParameters,
   ClientAuthentication,
   ClientAuthMethod,
   ClientCredentialsGrantOptions,
   IdgateClient,
   IdgateClientOptions,
+  IntrospectTokenOptions,
   PasswordGrantOptions,
+  RefreshTokenGrantOptions,
   ReviewTokenOptions,
+  RevokeTokenOptions,
 } from './types.js';
+import { issuerOfRoot, serverRoot } from './urls.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const FORM = 'application/x-www-form-urlencoded';
 /** Request fields that are credentials: redacted from every error message. */
 const SECRET_FIELDS = ['password', 'client_secret', 'refresh_token', 'code', 'code_verifier'] as const;
+/** Accepts any body: RFC 7009 §2.2 gives the revocation response no content to check. */
+const ANY_BODY: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
 
 /**
  * Creates a client of the idgate server at `baseUrl`. Runs in any runtime with `fetch`
@@ -50,23 +62,6 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
     headers: { ...options.headers },
   };
   return new Client(transport, options.apiKey);
-}
-
-/** `baseUrl` as a URL whose path ends with `/`, so that relative endpoint paths resolve below it. */
-function serverRoot(baseUrl: string | URL): URL {
-  let root: URL;
-  try {
-    root = new URL(baseUrl);
-  } catch (error) {
-    throw new IdgateError('baseUrl must be an absolute http(s) URL', { cause: error });
-  }
-  if (root.protocol !== 'http:' && root.protocol !== 'https:') {
-    throw new IdgateError('baseUrl must be an absolute http(s) URL');
-  }
-  root.search = '';
-  root.hash = '';
-  if (!root.pathname.endsWith('/')) root.pathname += '/';
-  return root;
 }
 
 class Client implements IdgateClient {
@@ -129,31 +124,45 @@ class Client implements IdgateClient {
       );
     }
     const { grant_type, ...parameters } = request;
-    const fields: Record<string, FormValue> = { grant_type, ...parameters };
-    const headers: Record<string, string> = { 'content-type': FORM };
-    if (clientAuth?.method === 'client_secret_basic') {
-      headers.authorization = basicAuthorization(clientAuth.clientId, clientAuth.clientSecret);
-    } else if (clientAuth?.method === 'client_secret_post') {
-      fields.client_id = clientAuth.clientId;
-      fields.client_secret = clientAuth.clientSecret;
-    } else if (clientAuth?.method === 'none') {
-      fields.client_id = clientAuth.clientId;
-    }
     const values: Record<string, unknown> = request;
     const secrets = SECRET_FIELDS.map((name) => values[name]).filter(
       (v): v is string => typeof v === 'string',
     );
-    if (clientAuth && clientAuth.method !== 'none') secrets.push(clientAuth.clientSecret);
-    // the Basic credentials are only base64 of the secret: never echo them either
-    if (headers.authorization) secrets.push(headers.authorization.slice('Basic '.length));
-    return send(this.#transport, {
-      method: 'POST',
-      path: 'oauth/token',
+    return this.#postForm('oauth/token', { grant_type, ...parameters }, secrets, clientAuth, {
       schema: TokenResponse,
       schemaName: 'TokenResponse',
+    });
+  }
+
+  /** POSTs a form to `path` with client authentication, redacting `secrets` and the client's credentials. */
+  #postForm<T>(
+    path: string,
+    fields: Record<string, FormValue>,
+    secrets: string[],
+    clientAuth: ClientAuthentication | undefined,
+    response: { schema: Parser<T>; schemaName: string },
+  ): Promise<T> {
+    const headers: Record<string, string> = { 'content-type': FORM };
+    const form: Record<string, FormValue> = { ...fields };
+    if (clientAuth?.method === 'client_secret_basic') {
+      headers.authorization = basicAuthorization(clientAuth.clientId, clientAuth.clientSecret);
+    } else if (clientAuth?.method === 'client_secret_post') {
+      form.client_id = clientAuth.clientId;
+      form.client_secret = clientAuth.clientSecret;
+    } else if (clientAuth?.method === 'none') {
+      form.client_id = clientAuth.clientId;
+    }
+    const redacted = [this.#apiKey, ...secrets];
+    if (clientAuth && clientAuth.method !== 'none') redacted.push(clientAuth.clientSecret);
+    // the Basic credentials are only base64 of the secret: never echo them either
+    if (headers.authorization) redacted.push(headers.authorization.slice('Basic '.length));
+    return send(this.#transport, {
+      method: 'POST',
+      path,
+      ...response,
       headers,
-      body: formBody(fields),
-      secrets: [this.#apiKey, ...secrets],
+      body: formBody(form),
+      secrets: redacted,
     });
   }
 
@@ -177,6 +186,83 @@ class Client implements IdgateClient {
       auth,
     );
   }
+
+  async exchangeCode(options: AuthorizationCodeGrantOptions): Promise<TokenResponse> {
+    const auth = clientAuthentication(options.authMethod, options.clientId, options.clientSecret);
+    return this.requestToken(
+      {
+        grant_type: 'authorization_code',
+        code: options.code,
+        redirect_uri: options.redirectUri,
+        code_verifier: options.codeVerifier,
+      },
+      auth,
+    );
+  }
+
+  async refreshToken(options: RefreshTokenGrantOptions): Promise<TokenResponse> {
+    const auth = clientAuthentication(options.authMethod, options.clientId, options.clientSecret);
+    return this.requestToken(
+      { grant_type: 'refresh_token', refresh_token: options.refreshToken, scope: options.scope },
+      auth,
+    );
+  }
+
+  async userinfo(accessToken: string): Promise<UserInfo> {
+    if (typeof accessToken !== 'string' || accessToken === '') {
+      throw new IdgateError('userinfo needs an access token', { endpoint: 'GET /oauth/userinfo' });
+    }
+    return send(this.#transport, {
+      method: 'GET',
+      path: 'oauth/userinfo',
+      schema: UserInfo,
+      schemaName: 'UserInfo',
+      headers: { authorization: `Bearer ${accessToken}` },
+      bearerChallenge: true,
+      secrets: [this.#apiKey, accessToken],
+    });
+  }
+
+  async revokeToken(options: RevokeTokenOptions): Promise<void> {
+    const endpoint = 'POST /oauth/revoke';
+    const auth = clientAuthentication(options.authMethod, options.clientId, options.clientSecret, endpoint);
+    await this.#postForm(
+      'oauth/revoke',
+      { token: requiredToken(options.token, endpoint), token_type_hint: options.tokenTypeHint },
+      [options.token],
+      auth,
+      { schema: ANY_BODY, schemaName: 'an RFC 7009 revocation response' },
+    );
+  }
+
+  async introspectToken(options: IntrospectTokenOptions): Promise<IntrospectionResponse> {
+    const endpoint = 'POST /oauth/introspect';
+    const auth = clientAuthentication(
+      options.authMethod ?? 'client_secret_basic',
+      options.clientId,
+      options.clientSecret,
+      endpoint,
+    );
+    return this.#postForm(
+      'oauth/introspect',
+      { token: requiredToken(options.token, endpoint), token_type_hint: options.tokenTypeHint },
+      [options.token],
+      auth,
+      { schema: IntrospectionResponse, schemaName: 'IntrospectionResponse' },
+    );
+  }
+
+  createAuthorizationRequest(parameters: AuthorizationRequestParameters): Promise<AuthorizationRequest> {
+    return buildAuthorizationRequest(issuerOfRoot(this.#transport.root), parameters);
+  }
+}
+
+/** `token`, checked to be a non-empty string before it is sent. */
+function requiredToken(token: string, endpoint: string): string {
+  if (typeof token !== 'string' || token === '') {
+    throw new IdgateError('token must not be empty', { endpoint });
+  }
+  return token;
 }
 
 /** Builds and checks a {@link ClientAuthentication}; the default method depends on whether there is a secret. */
@@ -184,21 +270,20 @@ function clientAuthentication(
   method: ClientAuthMethod | undefined,
   clientId: string,
   clientSecret: string | undefined,
+  endpoint = 'POST /oauth/token',
 ): ClientAuthentication {
   const chosen = method ?? (clientSecret === undefined ? 'none' : 'client_secret_basic');
   if (chosen === 'none') {
     if (clientSecret !== undefined) {
       throw new IdgateError(
         'authMethod "none" sends no client secret: drop clientSecret or pick another method',
-        {
-          endpoint: 'POST /oauth/token',
-        },
+        { endpoint },
       );
     }
     return { method: 'none', clientId };
   }
   if (!clientSecret) {
-    throw new IdgateError(`authMethod "${chosen}" needs a clientSecret`, { endpoint: 'POST /oauth/token' });
+    throw new IdgateError(`authMethod "${chosen}" needs a clientSecret`, { endpoint });
   }
   return { method: chosen, clientId, clientSecret };
 }

@@ -48,3 +48,14 @@ export function formBody(fields: Readonly<Record<string, FormValue>>): string {
   }
   return params.toString();
 }
+
+/**
+ * Base64url (RFC 4648 §5) of `bytes`, without padding: the encoding of PKCE values (RFC 7636
+ * Appendix A) and of JWT segments.
+ * @example base64UrlEncode(new Uint8Array([251, 255])) // '-_8'
+ */
+export function base64UrlEncode(bytes: Uint8Array): string {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}

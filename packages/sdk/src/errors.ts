@@ -46,7 +46,11 @@ export class IdgateHttpError extends IdgateError {
   readonly status: number;
   /** The response body: parsed JSON when the response is JSON, else its text. */
   readonly body: unknown;
-  /** The body as an RFC 6749 §5.2 error, when it parses as one. */
+  /**
+   * The body as an RFC 6749 §5.2 error, when it parses as one. For `userinfo`, when the body has
+   * none, the `error`, `error_description` and `error_uri` of the `WWW-Authenticate: Bearer`
+   * challenge (RFC 6750 §3), e.g. `invalid_token`.
+   */
   readonly oauthError: OAuthError | undefined;
   /** The body as RFC 9457 problem details, when it parses as such. */
   readonly problem: Problem | undefined;
@@ -96,6 +100,48 @@ export class IdgateSchemaError extends IdgateError {
     this.name = 'IdgateSchemaError';
     this.issues = details.issues;
     this.status = details.status;
+  }
+}
+
+/**
+ * The authorization server redirected back with an error (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6),
+ * e.g. `access_denied` when the user declined, or `login_required` after `prompt=none`. Thrown by
+ * {@link parseAuthorizationResponse} only once the response's `state` (and `iss`, when checked)
+ * matched, so the error really answers your request.
+ * @example
+ * try {
+ *   const { code } = parseAuthorizationResponse(callbackUrl, { state: saved.state, issuer });
+ * } catch (error) {
+ *   if (error instanceof IdgateAuthorizationError && error.error === 'access_denied') {
+ *     console.log('the user declined:', error.errorDescription);
+ *   }
+ * }
+ */
+export class IdgateAuthorizationError extends IdgateError {
+  /** The `error` code of the response (e.g. `access_denied`, `login_required`, `invalid_scope`). */
+  readonly error: string;
+  /** The `error_description` of the response, when there is one. */
+  readonly errorDescription: string | undefined;
+  /** The `error_uri` of the response, when there is one. */
+  readonly errorUri: string | undefined;
+  /** The `state` of the response (equal to the state of the request). */
+  readonly state: string | undefined;
+
+  constructor(
+    message: string,
+    details: {
+      error: string;
+      errorDescription?: string | undefined;
+      errorUri?: string | undefined;
+      state?: string | undefined;
+    },
+  ) {
+    super(message);
+    this.name = 'IdgateAuthorizationError';
+    this.error = details.error;
+    this.errorDescription = details.errorDescription;
+    this.errorUri = details.errorUri;
+    this.state = details.state;
   }
 }
 

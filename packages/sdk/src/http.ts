@@ -30,6 +30,12 @@ export interface Call<T> {
   body?: string;
   /** Values that must never appear in an error message. */
   secrets: ReadonlyArray<string | undefined>;
+  /**
+   * The endpoint is an RFC 6750 protected resource accessed with the caller's Bearer token: on an
+   * error without an OAuth error body, read `error` and `error_description` from the
+   * `WWW-Authenticate: Bearer` challenge (RFC 6750 §3) into {@link IdgateHttpError.oauthError}.
+   */
+  bearerChallenge?: boolean;
 }
 
 const MAX_DETAIL = 200;
@@ -40,8 +46,17 @@ export async function send<T>(transport: TransportOptions, call: Call<T>): Promi
   const url = new URL(call.path, transport.root);
   const endpoint = `${call.method} ${url.pathname}`;
   const headers = new Headers({ accept: 'application/json' });
-  for (const [name, value] of Object.entries(transport.headers)) headers.set(name, value);
-  for (const [name, value] of Object.entries(call.headers ?? {})) headers.set(name, value);
+  for (const [name, value] of Object.entries({ ...transport.headers, ...call.headers })) {
+    try {
+      headers.set(name, value);
+    } catch (error) {
+      // the runtime's message quotes the value, which may be a token: name the header only
+      throw new IdgateError(`${endpoint} failed: the value of header "${name}" is not a valid header value`, {
+        endpoint,
+        cause: new TypeError(redact(error instanceof Error ? error.message : String(error), secrets)),
+      });
+    }
+  }
 
   let response: Response;
   let text: string;
@@ -64,7 +79,7 @@ export async function send<T>(transport: TransportOptions, call: Call<T>): Promi
     throw networkError(error, endpoint, transport.timeoutMs, secrets);
   }
 
-  if (!response.ok) throw httpError(response, text, endpoint, secrets);
+  if (!response.ok) throw httpError(response, text, endpoint, secrets, call.bearerChallenge === true);
 
   const result = call.schema.safeParse(parseJson(text) ?? text);
   if (result.success) return result.data;
@@ -99,6 +114,7 @@ function httpError(
   text: string,
   endpoint: string,
   secrets: ReadonlyArray<string | undefined>,
+  bearerChallenge: boolean,
 ): IdgateHttpError {
   const contentType = response.headers.get('content-type') ?? '';
   const isJson = /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType);
@@ -106,7 +122,11 @@ function httpError(
   const body = json === undefined ? text : json;
   const oauth = OAuthError.safeParse(body);
   const problem = Problem.safeParse(body);
-  const oauthError = oauth.success ? oauth.data : undefined;
+  const oauthError = oauth.success
+    ? oauth.data
+    : bearerChallenge
+      ? challengeError(response.headers.get('www-authenticate'))
+      : undefined;
   const problemDetails = problem.success ? problem.data : undefined;
 
   let detail: string;
@@ -145,4 +165,81 @@ function networkError(
     if (typeof code === 'string') reason += ` (${code})`;
   }
   return new IdgateError(`${endpoint} failed: ${redact(reason, secrets)}`, { endpoint, cause: error });
+}
+
+/** The RFC 6750 §3 error of a `WWW-Authenticate` header's Bearer challenge, when it has one. */
+function challengeError(header: string | null): OAuthError | undefined {
+  const params = header === null ? undefined : bearerChallengeParams(header);
+  if (params?.error === undefined) return undefined;
+  const error: Record<string, string> = { error: params.error };
+  if (params.error_description !== undefined) error.error_description = params.error_description;
+  if (params.error_uri !== undefined) error.error_uri = params.error_uri;
+  const parsed = OAuthError.safeParse(error);
+  return parsed.success ? parsed.data : undefined;
+}
+
+const TOKEN = /[!#$%&'*+.^_`|~0-9A-Za-z-]+/y;
+const TOKEN68 = /[A-Za-z0-9._~+/-]+=*[ \t]*(?=,|$)/y;
+const SEPARATORS = /[ \t,]*/y;
+const OWS = /[ \t]*/y;
+
+/**
+ * The auth-params of the first `Bearer` challenge of a `WWW-Authenticate` value (RFC 9110 §11.6.1,
+ * RFC 6750 §3), names lower-cased, values unquoted; `undefined` when there is no Bearer challenge.
+ * Copes with several challenges in one value, token68 credentials and malformed parts.
+ * @example bearerChallengeParams('Basic realm="a", Bearer error="invalid_token"') // { error: 'invalid_token' }
+ */
+export function bearerChallengeParams(header: string): Record<string, string> | undefined {
+  const challenges: Array<{ scheme: string; params: Record<string, string> }> = [];
+  let i = 0;
+  const match = (pattern: RegExp): string | undefined => {
+    pattern.lastIndex = i;
+    const found = pattern.exec(header);
+    if (found) i = pattern.lastIndex;
+    return found?.[0];
+  };
+  const skipPastComma = () => {
+    const comma = header.indexOf(',', i);
+    i = comma === -1 ? header.length : comma + 1;
+  };
+  while (match(SEPARATORS) !== undefined && i < header.length) {
+    const token = match(TOKEN);
+    if (token === undefined) {
+      skipPastComma();
+      continue;
+    }
+    match(OWS);
+    const current = challenges.at(-1);
+    if (header[i] !== '=') {
+      challenges.push({ scheme: token.toLowerCase(), params: {} });
+      match(OWS);
+      match(TOKEN68);
+      continue;
+    }
+    i += 1;
+    match(OWS);
+    const value = header[i] === '"' ? quotedString() : match(TOKEN);
+    if (value === undefined || current === undefined) {
+      skipPastComma();
+      continue;
+    }
+    const name = token.toLowerCase();
+    // a parameter name must occur once per challenge (RFC 9110 §11.2): keep the first
+    if (!Object.hasOwn(current.params, name)) current.params[name] = value;
+  }
+  return challenges.find((challenge) => challenge.scheme === 'bearer')?.params;
+
+  function quotedString(): string {
+    let value = '';
+    for (i += 1; i < header.length; i += 1) {
+      const char = header[i];
+      if (char === '"') {
+        i += 1;
+        break;
+      }
+      if (char === '\\' && i + 1 < header.length) i += 1;
+      value += header[i];
+    }
+    return value;
+  }
 }

@@ -1,5 +1,6 @@
 /**
- * `@idgate/sdk`: a typed HTTP client for the idgate identity service, for any JavaScript runtime.
+ * `@idgate/sdk`: a typed HTTP client for the idgate identity service, for any JavaScript runtime,
+ * and the client side of the OpenID Connect authorization code flow with PKCE.
  * @example
  * import { createIdgateClient, IdgateHttpError } from '@idgate/sdk';
  *
@@ -15,6 +16,7 @@
 
 /** Wire types of `@idgate/schema` that the client's methods take and return (each documented there). */
 export type {
+  IntrospectionResponse,
   Jwks,
   OAuthError,
   Problem,
@@ -23,16 +25,34 @@ export type {
   TokenResponse,
   TokenReviewApiVersion,
   TokenReviewResponse,
+  UserInfo,
 } from '@idgate/schema';
+export {
+  computeCodeChallenge,
+  createAuthorizationRequest,
+  generateCodeVerifier,
+  parseAuthorizationResponse,
+} from './authorization.js';
 export { createIdgateClient } from './client.js';
 export type { SchemaIssue } from './errors.js';
-export { IdgateError, IdgateHttpError, IdgateSchemaError } from './errors.js';
+export { IdgateAuthorizationError, IdgateError, IdgateHttpError, IdgateSchemaError } from './errors.js';
 export type {
+  AuthorizationCodeGrantOptions,
+  AuthorizationPrompt,
+  AuthorizationRequest,
+  AuthorizationRequestOptions,
+  AuthorizationRequestParameters,
+  AuthorizationResponse,
   ClientAuthentication,
   ClientAuthMethod,
   ClientCredentialsGrantOptions,
+  ExpectedAuthorizationResponse,
   IdgateClient,
   IdgateClientOptions,
+  IntrospectTokenOptions,
   PasswordGrantOptions,
+  RefreshTokenGrantOptions,
   ReviewTokenOptions,
+  RevokeTokenOptions,
+  TokenTypeHint,
 } from './types.js';

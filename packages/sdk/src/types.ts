@@ -1,10 +1,12 @@
 import type {
+  IntrospectionResponse,
   Jwks,
   ProviderMetadata,
   TokenRequest,
   TokenResponse,
   TokenReviewApiVersion,
   TokenReviewResponse,
+  UserInfo,
 } from '@idgate/schema';
 
 /**
@@ -93,6 +95,186 @@ export interface ClientCredentialsGrantOptions {
 }
 
 /**
+ * Options of {@link IdgateClient.exchangeCode}: the authorization code grant (RFC 6749 §4.1.3)
+ * with PKCE (RFC 7636 §4.5).
+ * @example
+ * const options: AuthorizationCodeGrantOptions = {
+ *   code,
+ *   redirectUri: 'https://app.example.com/callback',
+ *   codeVerifier: request.codeVerifier,
+ *   clientId: 'app',
+ * };
+ */
+export interface AuthorizationCodeGrantOptions {
+  /** The `code` of the authorization response (see {@link parseAuthorizationResponse}). */
+  code: string;
+  /** The `redirect_uri` of the authorization request, exactly as it was sent. */
+  redirectUri: string;
+  /** The PKCE `code_verifier` of the authorization request (see {@link createAuthorizationRequest}). */
+  codeVerifier?: string | undefined;
+  clientId: string;
+  /** Required unless `authMethod` is `none`. */
+  clientSecret?: string | undefined;
+  /** Default `client_secret_basic`, or `none` when no `clientSecret` is given. */
+  authMethod?: ClientAuthMethod | undefined;
+}
+
+/**
+ * Options of {@link IdgateClient.refreshToken} (RFC 6749 §6).
+ * @example
+ * const options: RefreshTokenGrantOptions = { refreshToken: tokens.refresh_token, clientId: 'kubectl' };
+ */
+export interface RefreshTokenGrantOptions {
+  refreshToken: string;
+  /** A scope no wider than the one originally granted; the original scope when omitted. */
+  scope?: string | undefined;
+  clientId: string;
+  /** Required unless `authMethod` is `none`. */
+  clientSecret?: string | undefined;
+  /** Default `client_secret_basic`, or `none` when no `clientSecret` is given. */
+  authMethod?: ClientAuthMethod | undefined;
+}
+
+/**
+ * The `token_type_hint` of revocation (RFC 7009 §2.1) and introspection (RFC 7662 §2.1): which
+ * kind of token the caller believes it is sending. Only a hint: the server looks further when wrong.
+ * @example const hint: TokenTypeHint = 'refresh_token';
+ */
+export type TokenTypeHint = 'access_token' | 'refresh_token';
+
+/**
+ * Options of {@link IdgateClient.revokeToken} (RFC 7009 §2.1).
+ * @example
+ * const options: RevokeTokenOptions = { token: tokens.refresh_token, tokenTypeHint: 'refresh_token', clientId: 'kubectl' };
+ */
+export interface RevokeTokenOptions {
+  /** The access or refresh token to revoke. */
+  token: string;
+  tokenTypeHint?: TokenTypeHint | undefined;
+  /** The client the token was issued to. */
+  clientId: string;
+  /** Required unless `authMethod` is `none` (a public client). */
+  clientSecret?: string | undefined;
+  /** Default `client_secret_basic`, or `none` when no `clientSecret` is given. */
+  authMethod?: ClientAuthMethod | undefined;
+}
+
+/**
+ * Options of {@link IdgateClient.introspectToken} (RFC 7662 §2.1). Introspection needs an
+ * authenticated (confidential) client.
+ * @example
+ * const options: IntrospectTokenOptions = { token: accessToken, clientId: 'api', clientSecret: 's3cret' };
+ */
+export interface IntrospectTokenOptions {
+  /** The access or refresh token to introspect. */
+  token: string;
+  tokenTypeHint?: TokenTypeHint | undefined;
+  clientId: string;
+  clientSecret: string;
+  /** Default `client_secret_basic`. */
+  authMethod?: 'client_secret_basic' | 'client_secret_post' | undefined;
+}
+
+/**
+ * A `prompt` value of OIDC Core §3.1.2.1: `none` (no UI at all: fail with `login_required` or
+ * `consent_required` instead), `login` (re-authenticate), `consent`, `select_account`.
+ * @example const prompt: AuthorizationPrompt = 'login';
+ */
+export type AuthorizationPrompt = 'none' | 'login' | 'consent' | 'select_account';
+
+/**
+ * The parameters of an authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1), as
+ * {@link IdgateClient.createAuthorizationRequest} takes them. PKCE is always S256 (RFC 7636).
+ * @example
+ * const parameters: AuthorizationRequestParameters = {
+ *   clientId: 'app',
+ *   redirectUri: 'https://app.example.com/callback',
+ *   scope: 'openid profile groups',
+ *   prompt: 'login',
+ * };
+ */
+export interface AuthorizationRequestParameters {
+  clientId: string;
+  /** An absolute URI registered for the client, without a fragment. */
+  redirectUri: string;
+  /** Space-separated scopes. Default `openid`. */
+  scope?: string | undefined;
+  /** The `state` to send. Default: 32 random bytes, base64url (43 characters). */
+  state?: string | undefined;
+  /**
+   * The OIDC `nonce` to send. Default: 32 random bytes, base64url, when `scope` includes `openid`;
+   * none otherwise.
+   */
+  nonce?: string | undefined;
+  /** One `prompt` value, or several (`none` only alone). */
+  prompt?: AuthorizationPrompt | readonly AuthorizationPrompt[] | undefined;
+  /** `max_age`: the longest time in seconds since the user's last authentication that is acceptable. */
+  maxAge?: number | undefined;
+  /** `login_hint`: the username to pre-fill on the login page. */
+  loginHint?: string | undefined;
+}
+
+/**
+ * Options of the standalone {@link createAuthorizationRequest}: the parameters, and where the
+ * server is: either its `baseUrl`, the server root (e.g. `https://id.example.com`; the issuer is
+ * then `{baseUrl}/oauth`), or its `issuer` identifier (e.g. `https://id.example.com/oauth`, as
+ * discovery publishes it).
+ * @example
+ * const options: AuthorizationRequestOptions = {
+ *   issuer: 'https://id.example.com/oauth',
+ *   clientId: 'app',
+ *   redirectUri: 'https://app.example.com/callback',
+ * };
+ */
+export type AuthorizationRequestOptions = AuthorizationRequestParameters &
+  ({ baseUrl: string | URL; issuer?: undefined } | { issuer: string | URL; baseUrl?: undefined });
+
+/**
+ * A prepared authorization request. Send the user agent to `url`; keep `codeVerifier`, `state` and
+ * `nonce` (e.g. in the server-side session or an encrypted, HttpOnly cookie) until the callback.
+ * @example
+ * const { url, codeVerifier, state, nonce } = await createAuthorizationRequest(options);
+ * session.set({ codeVerifier, state, nonce });
+ * response.redirect(url.href);
+ */
+export interface AuthorizationRequest {
+  /** `{issuer}/authorize?response_type=code&client_id=…&code_challenge=…&code_challenge_method=S256…` */
+  url: URL;
+  /** The PKCE `code_verifier` (RFC 7636 §4.1): pass it to {@link IdgateClient.exchangeCode}. */
+  codeVerifier: string;
+  /** The `state` sent: pass it to {@link parseAuthorizationResponse}. */
+  state: string;
+  /** The `nonce` sent, if any: the ID token's `nonce` claim must equal it (OIDC Core §3.1.3.7). */
+  nonce?: string;
+}
+
+/**
+ * What {@link parseAuthorizationResponse} checks the response against.
+ * @example
+ * const expected: ExpectedAuthorizationResponse = { state: saved.state, issuer: 'https://id.example.com/oauth' };
+ */
+export interface ExpectedAuthorizationResponse {
+  /** The `state` of the request. */
+  state: string;
+  /**
+   * The issuer identifier of the server the request went to (as discovery publishes it). When
+   * given, the response must carry an `iss` parameter (RFC 9207) equal to it, compared as a
+   * string; idgate sends `iss` with every authorization response and advertises it in discovery
+   * (`authorization_response_iss_parameter_supported`). Recommended.
+   */
+  issuer?: string | undefined;
+}
+
+/**
+ * A successful authorization response (RFC 6749 §4.1.2), checked.
+ * @example const { code }: AuthorizationResponse = parseAuthorizationResponse(callbackUrl, { state });
+ */
+export interface AuthorizationResponse {
+  /** The authorization code: pass it to {@link IdgateClient.exchangeCode}. */
+  code: string;
+}
+
+/**
  * A typed client of one idgate server. Every response is validated with `@idgate/schema`.
  * Failures reject with an {@link IdgateError}: {@link IdgateHttpError} for a non-2xx status,
  * {@link IdgateSchemaError} for a 2xx body that does not match, a plain `IdgateError` (with
@@ -148,4 +330,66 @@ export interface IdgateClient {
    * const { access_token } = await client.clientCredentialsGrant({ clientId: 'ci', clientSecret: 's3cret', scope: 'tokenreview' });
    */
   clientCredentialsGrant(options: ClientCredentialsGrantOptions): Promise<TokenResponse>;
+
+  /**
+   * Authorization code grant (RFC 6749 §4.1.3) with the PKCE `code_verifier` (RFC 7636 §4.5):
+   * redeems the `code` of an authorization response. Send the same `redirectUri` as in the
+   * authorization request.
+   * @example
+   * const { code } = parseAuthorizationResponse(callbackUrl, { state: saved.state });
+   * const tokens = await client.exchangeCode({
+   *   code,
+   *   redirectUri: 'https://app.example.com/callback',
+   *   codeVerifier: saved.codeVerifier,
+   *   clientId: 'app',
+   * });
+   */
+  exchangeCode(options: AuthorizationCodeGrantOptions): Promise<TokenResponse>;
+
+  /**
+   * Refresh token grant (RFC 6749 §6). When the response carries a new refresh token, keep it
+   * and use it from then on: a rotated refresh token stops working.
+   * @example
+   * const tokens = await client.refreshToken({ refreshToken: saved.refreshToken, clientId: 'kubectl' });
+   */
+  refreshToken(options: RefreshTokenGrantOptions): Promise<TokenResponse>;
+
+  /**
+   * `GET /oauth/userinfo` with the access token as Bearer credential (OIDC Core §5.3). A rejected
+   * token gives an {@link IdgateHttpError} whose `oauthError` comes from the RFC 6750
+   * `WWW-Authenticate` challenge when the body has none. Compare `sub` with the ID token's `sub`
+   * (OIDC Core §5.3.4) before trusting the claims.
+   * @example
+   * const { sub, preferred_username, groups } = await client.userinfo(tokens.access_token);
+   */
+  userinfo(accessToken: string): Promise<UserInfo>;
+
+  /**
+   * `POST /oauth/revoke` (RFC 7009): revokes an access or refresh token. Resolves once the server
+   * answers 200, which it also does for a token that is unknown or already invalid (RFC 7009 §2.2).
+   * @example
+   * await client.revokeToken({ token: tokens.refresh_token, tokenTypeHint: 'refresh_token', clientId: 'kubectl' });
+   */
+  revokeToken(options: RevokeTokenOptions): Promise<void>;
+
+  /**
+   * `POST /oauth/introspect` (RFC 7662): asks whether a token is active, and what it carries.
+   * An inactive, expired, revoked or unknown token gives `{ active: false }`, not an error.
+   * @example
+   * const info = await client.introspectToken({ token, clientId: 'api', clientSecret: 's3cret' });
+   * if (info.active) console.log(info.sub, info.scope);
+   */
+  introspectToken(options: IntrospectTokenOptions): Promise<IntrospectionResponse>;
+
+  /**
+   * {@link createAuthorizationRequest} for this server: the issuer is `{baseUrl}/oauth`, with the
+   * client's `baseUrl`. When the browser reaches idgate at another address than this client
+   * does, use the standalone function with the public `issuer` instead.
+   * @example
+   * const { url, codeVerifier, state, nonce } = await client.createAuthorizationRequest({
+   *   clientId: 'app',
+   *   redirectUri: 'https://app.example.com/callback',
+   * });
+   */
+  createAuthorizationRequest(parameters: AuthorizationRequestParameters): Promise<AuthorizationRequest>;
 }

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { base64Utf8, basicAuthorization, formBody, formUrlEncode } from '../src/encoding.js';
+import { base64UrlEncode, base64Utf8, basicAuthorization, formBody, formUrlEncode } from '../src/encoding.js';
 
 describe('RFC 6749 Appendix B application/x-www-form-urlencoded', () => {
   it('encodes the Appendix B example value', () => {
@@ -33,6 +33,17 @@ describe('RFC 6749 §2.3.1 Basic credentials', () => {
   });
 });
 
+describe('RFC 4648 §5 base64url', () => {
+  it('uses - and _ and no padding, like node:crypto', () => {
+    expect(base64UrlEncode(new Uint8Array([251, 255]))).toBe('-_8');
+    expect(base64UrlEncode(new Uint8Array())).toBe('');
+    for (let length = 0; length < 40; length += 1) {
+      const bytes = Uint8Array.from({ length }, (_, i) => (i * 37 + length * 101) % 256);
+      expect(base64UrlEncode(bytes)).toBe(Buffer.from(bytes).toString('base64url'));
+    }
+  });
+});
+
 describe('runtime portability of @idgate/sdk', () => {
   const dir = new URL('../src/', import.meta.url);
   const files = readdirSync(dir).filter((name) => name.endsWith('.ts'));
@@ -41,6 +52,10 @@ describe('runtime portability of @idgate/sdk', () => {
 
   it.each(files)('%s uses no Node-only API', (name) => {
     expect(code(name)).not.toMatch(/from 'node:|require\(|\bBuffer\b|\bprocess\b|__dirname/);
+  });
+
+  it.each(files)('%s draws randomness only from Web Crypto', (name) => {
+    expect(code(name)).not.toMatch(/Math\.random|\bnode:crypto\b|randomBytes/);
   });
 
   it('imports only @idgate/schema, ky and relative modules', () => {

@@ -14,6 +14,7 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 interface AddOptions {
   name: string;
   redirectUri?: string[];
+  postLogoutRedirectUri?: string[];
   grant?: string[];
   scope?: string[];
   audience?: string[];
@@ -23,9 +24,12 @@ interface AddOptions {
   json?: boolean;
 }
 
-/** A redirect URI checked as RFC 6749 §3.1.2 and RFC 8252 require; returned exactly as given. */
-export function checkRedirectUri(raw: string): string {
-  const bad = (why: string) => new CliError(`--redirect-uri ${JSON.stringify(raw)}: ${why}`);
+/**
+ * A redirect URI checked as RFC 6749 §3.1.2 and RFC 8252 require; returned exactly as given.
+ * Post-logout redirect URIs get the same checks: they too send the browser, with `state`, to the client.
+ */
+export function checkRedirectUri(raw: string, option = '--redirect-uri'): string {
+  const bad = (why: string) => new CliError(`${option} ${JSON.stringify(raw)}: ${why}`);
   if (/\s/.test(raw)) throw bad('must not contain whitespace');
   let url: URL;
   try {
@@ -45,7 +49,15 @@ export function clientSettings(
   limits: { maxAccessTokenTtl: number; accessTokenTtl: number },
 ): Pick<
   ClientRecord,
-  'name' | 'public' | 'trusted' | 'redirectUris' | 'grantTypes' | 'scopes' | 'audiences' | 'accessTokenTtl'
+  | 'name'
+  | 'public'
+  | 'trusted'
+  | 'redirectUris'
+  | 'postLogoutRedirectUris'
+  | 'grantTypes'
+  | 'scopes'
+  | 'audiences'
+  | 'accessTokenTtl'
 > {
   const name = options.name.trim();
   if (name === '') throw new CliError('--name: must not be empty');
@@ -56,7 +68,10 @@ export function clientSettings(
       (grant) => parseField(GrantType, grant, '--grant'),
     ),
   );
-  const redirectUris = distinct((options.redirectUri ?? []).map(checkRedirectUri));
+  const redirectUris = distinct((options.redirectUri ?? []).map((uri) => checkRedirectUri(uri)));
+  const postLogoutRedirectUris = distinct(
+    (options.postLogoutRedirectUri ?? []).map((uri) => checkRedirectUri(uri, '--post-logout-redirect-uri')),
+  );
   const scopes = distinct(options.scope ?? DEFAULT_SCOPES);
   for (const scope of scopes) {
     if (!SCOPE_TOKEN.test(scope))
@@ -95,7 +110,17 @@ export function clientSettings(
     }
     accessTokenTtl = ttl;
   }
-  return { name, public: isPublic, trusted, redirectUris, grantTypes, scopes, audiences, accessTokenTtl };
+  return {
+    name,
+    public: isPublic,
+    trusted,
+    redirectUris,
+    postLogoutRedirectUris,
+    grantTypes,
+    scopes,
+    audiences,
+    accessTokenTtl,
+  };
 }
 
 export function registerClients(program: Command, ctx: CliContext): void {
@@ -106,6 +131,10 @@ export function registerClients(program: Command, ctx: CliContext): void {
     .description('register a client; prints its client_id and, for a confidential client, its secret')
     .requiredOption('--name <name>', 'a name people recognize')
     .option('--redirect-uri <uri...>', 'an allowed redirect URI (repeatable)')
+    .option(
+      '--post-logout-redirect-uri <uri...>',
+      'where RP-Initiated Logout may send the browser afterwards (repeatable)',
+    )
     .option(
       '--grant <grant...>',
       'an allowed grant type (repeatable; default: client_credentials, or authorization_code refresh_token with --public)',

@@ -63,6 +63,7 @@ export function registerInit(program: Command, ctx: CliContext): void {
               public: false,
               trusted: true,
               redirectUris: [],
+              postLogoutRedirectUris: [],
               grantTypes: ['password', 'client_credentials', 'authorization_code', 'refresh_token'],
               scopes: ['openid', 'profile', 'email', 'groups', 'offline_access'],
               audiences: [],

@@ -14,10 +14,12 @@ import {
   when,
 } from './context.js';
 import { generatePassword } from './generate.js';
-import { userView } from './views.js';
+import { loginAttemptView, userView } from './views.js';
 
 const Email = z.email({ error: 'must be an email address' });
 const DisplayName = z.string().trim().min(1, 'must not be empty').max(256, 'must be at most 256 characters');
+const DEFAULT_LOGINS_LIMIT = 20;
+const MAX_LOGINS_LIMIT = 1000;
 
 interface PasswordOptions {
   passwordStdin?: boolean;
@@ -144,6 +146,49 @@ export function registerUsers(program: Command, ctx: CliContext): void {
   }
 
   users
+    .command('logins')
+    .description(
+      'list recent sign-in attempts for a username, newest first; attempts are kept by the lower-cased ' +
+        'username as typed, so they are listed whether or not such a user exists (someone guessing names)',
+    )
+    .argument('<username>')
+    .option(
+      '--limit <n>',
+      `how many attempts to show (default ${DEFAULT_LOGINS_LIMIT}, at most ${MAX_LOGINS_LIMIT})`,
+    )
+    .option('--json', 'print a JSON array')
+    .action(async (username: string, options: { limit?: string; json?: boolean }, command: Command) => {
+      const limit = parseLimit(options.limit);
+      await ctx.withServices(ctx.config(command), async ({ storage }) => {
+        const attempts = await storage.loginAttempts.listByUsername(username.toLowerCase(), limit);
+        // Only when there is nothing to show does a missing account matter.
+        if (attempts.length === 0 && (await storage.users.findByUsername(username)) === undefined) {
+          throw new CliError(`no user ${username}`);
+        }
+        if (options.json) {
+          ctx.json(attempts.map(loginAttemptView));
+          return;
+        }
+        if (attempts.length === 0) {
+          ctx.out(`no login attempts for ${username}`);
+          return;
+        }
+        ctx.out(
+          table(
+            ['TIME', 'RESULT', 'REASON', 'SOURCE', 'PROVIDER'],
+            attempts.map((a) => [
+              when(a.createdAt),
+              a.success ? 'success' : 'failure',
+              a.reason ?? '-',
+              a.sourceAddress,
+              a.provider,
+            ]),
+          ),
+        );
+      });
+    });
+
+  users
     .command('set-password')
     .description("replace a user's password")
     .argument('<username>')
@@ -167,4 +212,15 @@ export function registerUsers(program: Command, ctx: CliContext): void {
         if (generated) ctx.out(`password: ${password}  (shown only once)`);
       });
     });
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_LOGINS_LIMIT;
+  const limit = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(limit) || limit <= 0 || limit > MAX_LOGINS_LIMIT) {
+    throw new CliError(
+      `--limit ${JSON.stringify(raw)}: must be a whole number from 1 to ${MAX_LOGINS_LIMIT}`,
+    );
+  }
+  return limit;
 }

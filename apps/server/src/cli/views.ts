@@ -1,6 +1,7 @@
 import {
   type ApiKeyRecord,
   type ClientRecord,
+  type LoginAttemptRecord,
   type SigningKeyRecord,
   signingKeyState,
   type UserRecord,
@@ -29,6 +30,7 @@ export function clientView(client: ClientRecord): OAuthClient {
     public: client.public,
     trusted: client.trusted,
     redirectUris: client.redirectUris,
+    postLogoutRedirectUris: client.postLogoutRedirectUris,
     grantTypes: client.grantTypes,
     scopes: client.scopes,
     audiences: client.audiences,
@@ -59,4 +61,29 @@ export function signingKeyView(key: SigningKeyRecord, now: Date): SigningKeyInfo
     retiredAt: key.retiredAt?.toISOString() ?? null,
     publishedUntil: key.publishedUntil?.toISOString() ?? null,
   });
+}
+
+/** A login attempt as `idgate users logins --json` prints it (no admin schema covers it yet). */
+export interface LoginAttemptView {
+  id: string;
+  username: string;
+  userId: string | null;
+  sourceAddress: string;
+  provider: string;
+  success: boolean;
+  reason: string | null;
+  createdAt: string;
+}
+
+export function loginAttemptView(attempt: LoginAttemptRecord): LoginAttemptView {
+  return {
+    id: attempt.id,
+    username: attempt.username,
+    userId: attempt.userId,
+    sourceAddress: attempt.sourceAddress,
+    provider: attempt.provider,
+    success: attempt.success,
+    reason: attempt.reason,
+    createdAt: attempt.createdAt.toISOString(),
+  };
 }

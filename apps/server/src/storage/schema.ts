@@ -28,6 +28,8 @@ export interface OAuthClientsTable {
   trusted: number;
   /** JSON arrays of strings. */
   redirect_uris: string;
+  /** Added by 0002_oidc_flows, default '[]'. */
+  post_logout_redirect_uris: string;
   grant_types: string;
   scopes: string;
   audiences: string;
@@ -66,13 +68,119 @@ export interface RevocationsTable {
   created_at: number;
 }
 
+export interface GrantsTable {
+  id: string;
+  user_id: string;
+  client_id: string;
+  /** JSON array of scopes. */
+  scope: string;
+  auth_time: number;
+  session_id: string | null;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface AuthorizationCodesTable {
+  hash: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  /** JSON array of scopes. */
+  scope: string;
+  nonce: string | null;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  auth_time: number;
+  session_id: string | null;
+  grant_id: string | null;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface RefreshTokensTable {
+  hash: string;
+  grant_id: string;
+  client_id: string;
+  user_id: string;
+  /** JSON array of scopes. */
+  scope: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface BrowserSessionsTable {
+  id: string;
+  secret_hash: string;
+  user_id: string;
+  auth_time: number;
+  created_at: number;
+  expires_at: number;
+  ended_at: number | null;
+}
+
+export interface ConsentsTable {
+  user_id: string;
+  client_id: string;
+  /** JSON array of scopes. */
+  scope: string;
+  granted_at: number;
+}
+
+export interface InteractionsTable {
+  id: string;
+  secret_hash: string;
+  /** JSON object: the validated authorization request. */
+  request: string;
+  user_id: string | null;
+  auth_time: number | null;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface LoginAttemptsTable {
+  id: string;
+  /** Lower-cased. */
+  username: string;
+  user_id: string | null;
+  source_address: string;
+  provider: string;
+  /** 0 or 1. */
+  success: number;
+  reason: string | null;
+  created_at: number;
+}
+
 export interface Schema {
   users: UsersTable;
   oauth_clients: OAuthClientsTable;
   api_keys: ApiKeysTable;
   signing_keys: SigningKeysTable;
   revocations: RevocationsTable;
+  grants: GrantsTable;
+  authorization_codes: AuthorizationCodesTable;
+  refresh_tokens: RefreshTokensTable;
+  browser_sessions: BrowserSessionsTable;
+  consents: ConsentsTable;
+  interactions: InteractionsTable;
+  login_attempts: LoginAttemptsTable;
 }
 
 /** Every table, children first, for code that must visit all of them. */
-export const TABLES = ['revocations', 'signing_keys', 'api_keys', 'oauth_clients', 'users'] as const;
+export const TABLES = [
+  'login_attempts',
+  'interactions',
+  'consents',
+  'refresh_tokens',
+  'authorization_codes',
+  'grants',
+  'browser_sessions',
+  'revocations',
+  'signing_keys',
+  'api_keys',
+  'oauth_clients',
+  'users',
+] as const;

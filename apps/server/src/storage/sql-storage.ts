@@ -2,8 +2,15 @@ import type { Storage } from '@idgate/core';
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
 import { createApiKeyRepository } from './repositories/api-keys.js';
+import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createClientRepository } from './repositories/clients.js';
+import { createConsentRepository } from './repositories/consents.js';
+import { createGrantRepository } from './repositories/grants.js';
+import { createInteractionRepository } from './repositories/interactions.js';
+import { createLoginAttemptRepository } from './repositories/login-attempts.js';
+import { createRefreshTokenRepository } from './repositories/refresh-tokens.js';
 import { createRevocationRepository } from './repositories/revocations.js';
+import { createBrowserSessionRepository } from './repositories/sessions.js';
 import { createSigningKeyRepository } from './repositories/signing-keys.js';
 import type { RepositoryContext } from './repositories/support.js';
 import { createUserRepository } from './repositories/users.js';
@@ -27,6 +34,13 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
     apiKeys: createApiKeyRepository(ctx),
     signingKeys: createSigningKeyRepository(ctx),
     revocations: createRevocationRepository(ctx),
+    grants: createGrantRepository(ctx),
+    authorizationCodes: createAuthorizationCodeRepository(ctx),
+    refreshTokens: createRefreshTokenRepository(ctx),
+    sessions: createBrowserSessionRepository(ctx),
+    consents: createConsentRepository(ctx),
+    interactions: createInteractionRepository(ctx),
+    loginAttempts: createLoginAttemptRepository(ctx),
 
     transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
       // Nested calls join the open transaction: all-or-nothing is then decided by the outermost one.

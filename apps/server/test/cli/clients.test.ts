@@ -36,6 +36,14 @@ describe('idgate clients add validation', () => {
     ],
     [[...add, '--redirect-uri', '/cb'], '--redirect-uri "/cb": must be an absolute URL'],
     [
+      [...add, '--post-logout-redirect-uri', 'http://app.example.com/bye'],
+      '--post-logout-redirect-uri "http://app.example.com/bye": must use https (http is allowed only for localhost, 127.0.0.1 or [::1], RFC 8252 §7.3)',
+    ],
+    [
+      [...add, '--post-logout-redirect-uri', 'https://app.example.com/bye#x'],
+      '--post-logout-redirect-uri "https://app.example.com/bye#x": must not have a fragment (RFC 6749 §3.1.2)',
+    ],
+    [
       [...add, '--redirect-uri', 'myapp:/cb'],
       '--redirect-uri "myapp:/cb": must use https (http is allowed only for localhost, 127.0.0.1 or [::1], RFC 8252 §7.3)',
     ],
@@ -117,6 +125,7 @@ describe('idgate clients', () => {
       public: false,
       trusted: false,
       redirectUris: [],
+      postLogoutRedirectUris: [],
       grantTypes: ['client_credentials'],
       scopes: ['openid', 'profile', 'email', 'groups'],
       audiences: ['https://api.example.com'],
@@ -157,15 +166,29 @@ describe('idgate clients', () => {
       'http://localhost/cb',
       'https://app.example.com/cb?x=1',
     ];
-    const args = ['clients', 'add', '--name', 'cli', '--public', '--json', '--redirect-uri', ...uris];
+    const logoutUris = ['https://app.example.com/bye', 'http://127.0.0.1:8400/bye'];
+    // The option repeats, and a URI given twice is kept once.
+    const logout = ['--post-logout-redirect-uri', ...logoutUris, '--post-logout-redirect-uri', ...logoutUris];
+    const args = [
+      'clients',
+      'add',
+      '--name',
+      'cli',
+      '--public',
+      '--json',
+      '--redirect-uri',
+      ...uris,
+      ...logout,
+    ];
     const result = await run([...args, '--scope', 'openid', '--scope', 'offline_access'], { env });
     expect(result.code).toBe(0);
-    expect(result.stderr).toBe('idgate: applied migrations: 0001_initial\n');
+    expect(result.stderr).toBe('idgate: applied migrations: 0001_initial, 0002_oidc_flows\n');
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(Object.keys(printed).sort()).toEqual([...CLIENT_KEYS, 'client_id'].sort());
     expect(printed).toMatchObject({
       public: true,
       redirectUris: uris,
+      postLogoutRedirectUris: logoutUris,
       grantTypes: ['authorization_code', 'refresh_token'],
       scopes: ['openid', 'offline_access'],
       accessTokenTtl: 3600,

@@ -1,7 +1,8 @@
+import type { LoginAttemptRecord } from '@idgate/core';
 import { User } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { assertBuilt, envFor, openTestServices, run, runInProcess } from './support.js';
+import { assertBuilt, envFor, lines, openTestServices, run, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -163,6 +164,98 @@ describe.each(testDatabaseUrls())('idgate users on $name', ({ create }) => {
     for (const command of [['disable'], ['enable'], ['set-password']]) {
       const unknown = await run(['users', ...command, 'nobody'], { env });
       expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'idgate: no user nobody\n' });
+    }
+  });
+
+  it('lists login attempts newest first, for known and unknown usernames alike', async () => {
+    expect((await run(['users', 'add', 'alice'], { env })).code).toBe(0);
+    const attempt = (id: string, iso: string, overrides: Partial<LoginAttemptRecord> = {}) => ({
+      id,
+      username: 'alice',
+      userId: null,
+      sourceAddress: '203.0.113.7',
+      provider: 'password',
+      success: false,
+      reason: 'invalid_credentials',
+      createdAt: new Date(iso),
+      ...overrides,
+    });
+    const services = await openTestServices(database.url);
+    try {
+      const { loginAttempts } = services.storage;
+      await loginAttempts.record(attempt('a-1', '2026-01-01T10:00:00.000Z'));
+      await loginAttempts.record(
+        attempt('a-2', '2026-01-01T10:01:00.000Z', { success: true, reason: null, provider: 'github' }),
+      );
+      await loginAttempts.record(
+        attempt('a-3', '2026-01-01T10:02:00.000Z', { sourceAddress: '2001:db8::1' }),
+      );
+      await loginAttempts.record(attempt('m-1', '2026-01-01T09:00:00.000Z', { username: 'mallory' }));
+    } finally {
+      await services.close();
+    }
+
+    const human = await run(['users', 'logins', 'ALICE'], { env });
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    expect(lines(human.stdout)).toEqual([
+      'TIME                      RESULT   REASON               SOURCE       PROVIDER',
+      '2026-01-01T10:02:00.000Z  failure  invalid_credentials  2001:db8::1  password',
+      '2026-01-01T10:01:00.000Z  success  -                    203.0.113.7  github',
+      '2026-01-01T10:00:00.000Z  failure  invalid_credentials  203.0.113.7  password',
+    ]);
+
+    const json = await run(['users', 'logins', 'alice', '--limit', '2', '--json'], { env });
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toEqual([
+      {
+        id: 'a-3',
+        username: 'alice',
+        userId: null,
+        sourceAddress: '2001:db8::1',
+        provider: 'password',
+        success: false,
+        reason: 'invalid_credentials',
+        createdAt: '2026-01-01T10:02:00.000Z',
+      },
+      {
+        id: 'a-2',
+        username: 'alice',
+        userId: null,
+        sourceAddress: '203.0.113.7',
+        provider: 'github',
+        success: true,
+        reason: null,
+        createdAt: '2026-01-01T10:01:00.000Z',
+      },
+    ]);
+
+    // No account, but attempts: someone guessing names shows up.
+    const guessed = await runInProcess(['users', 'logins', 'Mallory', '--json'], { env });
+    expect(guessed.code).toBe(0);
+    expect((JSON.parse(guessed.stdout) as { id: string }[]).map((a) => a.id)).toEqual(['m-1']);
+  });
+
+  it('says so when a user has no login attempts; an unknown user without any fails with one line', async () => {
+    expect((await run(['users', 'add', 'bob'], { env })).code).toBe(0);
+    expect(await run(['users', 'logins', 'bob'], { env })).toMatchObject({
+      code: 0,
+      stdout: 'no login attempts for bob\n',
+      stderr: '',
+    });
+    expect(JSON.parse((await runInProcess(['users', 'logins', 'bob', '--json'], { env })).stdout)).toEqual(
+      [],
+    );
+    expect(await run(['users', 'logins', 'nobody', '--json'], { env })).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'idgate: no user nobody\n',
+    });
+    for (const limit of ['0', '-1', '1.5', 'ten', '1001']) {
+      expect(await runInProcess(['users', 'logins', 'bob', '--limit', limit], { env })).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `idgate: --limit ${JSON.stringify(limit)}: must be a whole number from 1 to 1000\n`,
+      });
     }
   });
 });

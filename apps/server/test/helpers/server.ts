@@ -40,6 +40,11 @@ export interface TestServer {
     scopes?: string[];
     audiences?: string[];
     accessTokenTtl?: number;
+    refreshTokenTtl?: number;
+    redirectUris?: string[];
+    postLogoutRedirectUris?: string[];
+    public?: boolean;
+    name?: string;
   }): Promise<{ clientId: string; clientSecret: string }>;
   addApiKey(scopes: ApiKeyScope[]): Promise<string>;
 }
@@ -105,16 +110,17 @@ export async function startTestServer(
       const clientSecret = generateSecret();
       await storage.clients.create({
         clientId,
-        name: clientId,
-        secretHash: await hashSecret(clientSecret),
-        public: false,
+        name: options.name ?? clientId,
+        secretHash: options.public ? null : await hashSecret(clientSecret),
+        public: options.public ?? false,
         trusted: options.trusted ?? false,
-        redirectUris: [],
+        redirectUris: options.redirectUris ?? [],
+        postLogoutRedirectUris: options.postLogoutRedirectUris ?? [],
         grantTypes: options.grants,
         scopes: options.scopes ?? ['openid', 'profile', 'email', 'groups'],
         audiences: options.audiences ?? [],
         accessTokenTtl: options.accessTokenTtl ?? 600,
-        refreshTokenTtl: 86_400,
+        refreshTokenTtl: options.refreshTokenTtl ?? 86_400,
         createdAt: new Date(),
       });
       return { clientId, clientSecret };

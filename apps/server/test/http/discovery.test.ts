@@ -25,24 +25,52 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
     expect(metadata.token_endpoint).toBe(`${t.issuer}/token`);
   });
 
-  it('advertises only what the server supports', async () => {
+  it('advertises only what the server supports, and every advertised endpoint answers', async () => {
     const metadata = ProviderMetadata.parse(
       await (await fetch(`${t.issuer}/.well-known/openid-configuration`)).json(),
     );
-    expect(metadata.grant_types_supported.sort()).toEqual(['client_credentials', 'password']);
+    expect(metadata.grant_types_supported.sort()).toEqual([
+      'authorization_code',
+      'client_credentials',
+      'password',
+      'refresh_token',
+    ]);
+    expect(metadata.response_types_supported).toEqual(['code']);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
     expect(metadata.token_endpoint_auth_methods_supported).toEqual([
       'client_secret_basic',
       'client_secret_post',
+      'none',
+    ]);
+    expect(metadata.introspection_endpoint_auth_methods_supported).toEqual([
+      'client_secret_basic',
+      'client_secret_post',
     ]);
     expect(metadata.id_token_signing_alg_values_supported).toEqual(['RS256']);
-    for (const field of [
-      'revocation_endpoint',
-      'introspection_endpoint',
-      'end_session_endpoint',
-      'registration_endpoint',
-    ]) {
-      expect(metadata).not.toHaveProperty(field);
+    expect(metadata.scopes_supported).toEqual(['openid', 'profile', 'email', 'groups', 'offline_access']);
+    expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
+    expect(metadata).not.toHaveProperty('registration_endpoint');
+    const endpoints = {
+      authorization_endpoint: 'GET',
+      token_endpoint: 'POST',
+      userinfo_endpoint: 'GET',
+      jwks_uri: 'GET',
+      revocation_endpoint: 'POST',
+      introspection_endpoint: 'POST',
+      end_session_endpoint: 'GET',
+    } as const;
+    for (const [field, method] of Object.entries(endpoints)) {
+      const url = metadata[field as keyof typeof metadata] as string;
+      expect(url.startsWith(`${t.issuer}/`)).toBe(true);
+      const response = await fetch(url, {
+        method,
+        redirect: 'manual',
+        ...(method === 'POST'
+          ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' }
+          : {}),
+      });
+      expect([field, response.status]).not.toEqual([field, 404]);
+      expect(response.status).toBeLessThan(500);
     }
   });
 

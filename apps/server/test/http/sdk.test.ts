@@ -1,8 +1,14 @@
-import { createIdgateClient, IdgateHttpError } from '@idgate/sdk';
+import {
+  createAuthorizationRequest,
+  createIdgateClient,
+  IdgateHttpError,
+  parseAuthorizationResponse,
+} from '@idgate/sdk';
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { signIn, UserAgent } from '../helpers/user-agent.js';
 
 describe.each(testDatabaseUrls())('@idgate/sdk against a real idgate on $name', (kind) => {
   let t: TestServer;
@@ -84,5 +90,63 @@ describe.each(testDatabaseUrls())('@idgate/sdk against a real idgate on $name', 
     expect(problem).toBeInstanceOf(IdgateHttpError);
     expect((problem as IdgateHttpError).status).toBe(401);
     expect((problem as IdgateHttpError).problem).toMatchObject({ code: 'api_key_invalid' });
+  });
+
+  it('runs the code flow with PKCE: exchange, userinfo, refresh, introspect, revoke', async () => {
+    const redirectUri = 'https://app.example.test/cb';
+    const web = await t.addClient({
+      grants: ['authorization_code', 'refresh_token'],
+      trusted: true,
+      scopes: ['openid', 'groups', 'offline_access'],
+      redirectUris: [redirectUri],
+    });
+    const idgate = createIdgateClient({ baseUrl: t.baseUrl });
+    const request = await idgate.createAuthorizationRequest({
+      clientId: web.clientId,
+      redirectUri,
+      scope: 'openid groups offline_access',
+    });
+    const { callback } = await signIn(new UserAgent(), request.url, {
+      redirectPrefix: redirectUri,
+      username: 'carol',
+      password: 'a long password',
+    });
+    const { code } = parseAuthorizationResponse(callback, { state: request.state, issuer: t.issuer });
+    const credentials = { clientId: web.clientId, clientSecret: web.clientSecret };
+
+    const tokens = await idgate.exchangeCode({
+      code,
+      redirectUri,
+      codeVerifier: request.codeVerifier,
+      ...credentials,
+    });
+    expect(await idgate.userinfo(tokens.access_token)).toMatchObject({ groups: ['sre'] });
+    const rotated = await idgate.refreshToken({
+      refreshToken: tokens.refresh_token as string,
+      ...credentials,
+    });
+    expect(rotated.refresh_token).not.toBe(tokens.refresh_token);
+    expect(await idgate.introspectToken({ token: rotated.access_token, ...credentials })).toMatchObject({
+      active: true,
+      username: 'carol',
+    });
+    await idgate.revokeToken({
+      token: rotated.refresh_token as string,
+      tokenTypeHint: 'refresh_token',
+      ...credentials,
+    });
+    expect(await idgate.introspectToken({ token: rotated.access_token, ...credentials })).toEqual({
+      active: false,
+    });
+    const refused = await idgate.userinfo(rotated.access_token).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(IdgateHttpError);
+    expect((refused as IdgateHttpError).oauthError?.error).toBe('invalid_token');
+
+    const standalone = await createAuthorizationRequest({
+      issuer: t.issuer,
+      clientId: web.clientId,
+      redirectUri,
+    });
+    expect(standalone.url.toString().startsWith(`${t.issuer}/authorize?`)).toBe(true);
   });
 });

@@ -21,6 +21,7 @@ describe.each(testDatabaseUrls())('clients on $name', (kind) => {
       public: true,
       trusted: false,
       redirectUris: [],
+      postLogoutRedirectUris: [],
       grantTypes: ['authorization_code'],
       scopes: [],
       audiences: [],

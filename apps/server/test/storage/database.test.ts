@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -11,8 +11,10 @@ import {
   openDatabase,
   pendingMigrations,
 } from '../../src/storage/index.js';
+import * as m0001 from '../../src/storage/migrations/0001_initial.js';
+import { TABLES } from '../../src/storage/schema.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { newUser } from './fixtures.js';
+import { newClient, newUser } from './fixtures.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -38,11 +40,11 @@ function tempDir(): string {
 }
 
 describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
-  it('applies 0001_initial once; a second run applies nothing', async () => {
+  it('applies every migration once, in order; a second run applies nothing', async () => {
     const database = await fresh(create);
     expect(database.dialect).toBe(name);
-    expect(await pendingMigrations(database)).toEqual(['0001_initial']);
-    expect(await migrateToLatest(database)).toEqual({ applied: ['0001_initial'] });
+    expect(await pendingMigrations(database)).toEqual(['0001_initial', '0002_oidc_flows']);
+    expect(await migrateToLatest(database)).toEqual({ applied: ['0001_initial', '0002_oidc_flows'] });
     expect(await migrateToLatest(database)).toEqual({ applied: [] });
     expect(await pendingMigrations(database)).toEqual([]);
     // The Kysely instance is accepted too.
@@ -53,11 +55,48 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
   it('creates every table, empty', async () => {
     const database = await fresh(create);
     await migrateToLatest(database);
-    for (const table of ['users', 'oauth_clients', 'api_keys', 'signing_keys', 'revocations'] as const) {
+    for (const table of TABLES) {
       const rows = await database.db.selectFrom(table).selectAll().execute();
       expect(rows, table).toEqual([]);
     }
   });
+
+  it('gives clients registered before 0002_oidc_flows no post-logout redirect URIs', async () => {
+    const database = await fresh(create);
+    const only0001 = new Migrator({
+      db: database.db,
+      provider: { getMigrations: async () => ({ '0001_initial': m0001 }) },
+    });
+    expect((await only0001.migrateToLatest()).error).toBeUndefined();
+    // As 0001 left the table: no post_logout_redirect_uris column yet.
+    const { postLogoutRedirectUris: _uris, ...before } = newClient();
+    await sql`insert into oauth_clients (client_id, name, secret_hash, is_public, trusted, redirect_uris,
+        grant_types, scopes, audiences, access_token_ttl, refresh_token_ttl, created_at)
+      values (${before.clientId}, ${before.name}, ${before.secretHash}, 0, 1,
+        ${JSON.stringify(before.redirectUris)}, ${JSON.stringify(before.grantTypes)},
+        ${JSON.stringify(before.scopes)}, ${JSON.stringify(before.audiences)}, ${before.accessTokenTtl},
+        ${before.refreshTokenTtl}, ${before.createdAt.getTime()})`.execute(database.db);
+    expect(await migrateToLatest(database)).toEqual({ applied: ['0002_oidc_flows'] });
+    const storage = createSqlStorage(database);
+    expect(await storage.clients.findById(before.clientId)).toStrictEqual({
+      ...before,
+      postLogoutRedirectUris: [],
+    });
+  });
+
+  it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0002_oidc_flows (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after 0002's first steps: its record is gone, its column and tables stay.
+      await sql`delete from kysely_migration where name = '0002_oidc_flows'`.execute(database.db);
+      await sql`drop table login_attempts`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0002_oidc_flows'] });
+      expect(await database.db.selectFrom('login_attempts').selectAll().execute()).toEqual([]);
+      await createSqlStorage(database).clients.create(newClient());
+    },
+  );
 
   it('returns bigint columns as numbers', async () => {
     const database = await fresh(create);

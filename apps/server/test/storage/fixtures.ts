@@ -1,4 +1,16 @@
-import type { ApiKeyRecord, ClientRecord, NewUser, SigningKeyRecord, Storage } from '@idgate/core';
+import type {
+  ApiKeyRecord,
+  AuthorizationCodeRecord,
+  BrowserSessionRecord,
+  ClientRecord,
+  GrantRecord,
+  InteractionRecord,
+  LoginAttemptRecord,
+  NewUser,
+  RefreshTokenRecord,
+  SigningKeyRecord,
+  Storage,
+} from '@idgate/core';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createSqlStorage, type Database, migrateToLatest, openDatabase } from '../../src/storage/index.js';
 import { TABLES } from '../../src/storage/schema.js';
@@ -60,6 +72,7 @@ export function newClient(overrides: Partial<ClientRecord> = {}): ClientRecord {
     public: false,
     trusted: true,
     redirectUris: ['https://app.example.com/cb', 'http://127.0.0.1:8000/cb'],
+    postLogoutRedirectUris: ['https://app.example.com/signed-out'],
     grantTypes: ['client_credentials', 'refresh_token'],
     scopes: ['openid', 'groups'],
     audiences: ['kubernetes'],
@@ -93,6 +106,104 @@ export function newSigningKey(overrides: Partial<SigningKeyRecord> = {}): Signin
     createdAt: at('2026-01-01T00:00:00.000Z'),
     retiredAt: null,
     publishedUntil: null,
+    ...overrides,
+  };
+}
+
+export function newGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
+  return {
+    id: 'g-1',
+    userId: 'u-alice',
+    clientId: 'ci',
+    scope: ['openid', 'offline_access'],
+    authTime: at('2026-01-01T09:59:00.000Z'),
+    sessionId: 's-1',
+    createdAt: at('2026-01-01T10:00:00.000Z'),
+    expiresAt: at('2026-01-31T10:00:00.000Z'),
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+export function newCode(overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
+  return {
+    hash: 'Y29kZS1oYXNo',
+    clientId: 'ci',
+    userId: 'u-alice',
+    redirectUri: 'https://app.example.com/cb',
+    scope: ['openid', 'profile'],
+    nonce: 'n-0S6_WzA2Mj',
+    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    codeChallengeMethod: 'S256',
+    authTime: at('2026-01-01T09:59:00.000Z'),
+    sessionId: 's-1',
+    grantId: null,
+    createdAt: at('2026-01-01T10:00:00.000Z'),
+    expiresAt: at('2026-01-01T10:01:00.000Z'),
+    consumedAt: null,
+    ...overrides,
+  };
+}
+
+export function newRefreshToken(overrides: Partial<RefreshTokenRecord> = {}): RefreshTokenRecord {
+  return {
+    hash: 'cmVmcmVzaC1oYXNo',
+    grantId: 'g-1',
+    clientId: 'ci',
+    userId: 'u-alice',
+    scope: ['openid', 'offline_access'],
+    createdAt: at('2026-01-01T10:00:00.000Z'),
+    expiresAt: at('2026-01-15T10:00:00.000Z'),
+    usedAt: null,
+    ...overrides,
+  };
+}
+
+export function newSession(overrides: Partial<BrowserSessionRecord> = {}): BrowserSessionRecord {
+  return {
+    id: 's-1',
+    secretHash: 'c2Vzc2lvbi1zZWNyZXQtaGFzaA',
+    userId: 'u-alice',
+    authTime: at('2026-01-01T09:59:00.000Z'),
+    createdAt: at('2026-01-01T09:59:00.000Z'),
+    expiresAt: at('2026-01-02T09:59:00.000Z'),
+    endedAt: null,
+    ...overrides,
+  };
+}
+
+export function newInteraction(overrides: Partial<InteractionRecord> = {}): InteractionRecord {
+  return {
+    id: 'i-1',
+    secretHash: 'aW50ZXJhY3Rpb24tc2VjcmV0',
+    request: {
+      clientId: 'ci',
+      redirectUri: 'https://app.example.com/cb',
+      scope: ['openid'],
+      state: 'xyz',
+      maxAge: null,
+      prompt: ['login', 'consent'],
+      claims: { id_token: { email: { essential: true } } },
+    },
+    userId: null,
+    authTime: null,
+    csrfToken: 'csrf-token-1',
+    createdAt: at('2026-01-01T10:00:00.000Z'),
+    expiresAt: at('2026-01-01T10:30:00.000Z'),
+    ...overrides,
+  };
+}
+
+export function newLoginAttempt(overrides: Partial<LoginAttemptRecord> = {}): LoginAttemptRecord {
+  return {
+    id: 'a-1',
+    username: 'alice',
+    userId: 'u-alice',
+    sourceAddress: '203.0.113.7',
+    provider: 'password',
+    success: false,
+    reason: 'invalid_credentials',
+    createdAt: at('2026-01-01T10:00:00.000Z'),
     ...overrides,
   };
 }

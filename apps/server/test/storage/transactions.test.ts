@@ -1,7 +1,7 @@
 import { type Storage, StorageConflictError } from '@idgate/core';
 import { describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { at, newApiKey, newClient, newUser, useStorage } from './fixtures.js';
+import { at, newApiKey, newClient, newCode, newGrant, newUser, useStorage } from './fixtures.js';
 
 describe.each(testDatabaseUrls())('transactions on $name', (kind) => {
   const fixture = useStorage(kind);
@@ -51,6 +51,25 @@ describe.each(testDatabaseUrls())('transactions on $name', (kind) => {
     expect(await storage.users.findById('u-alice')).toMatchObject({
       disabled: false,
       updatedAt: newUser().createdAt,
+    });
+  });
+
+  it('undoes a redemption and the grant it made when the work fails', async () => {
+    const { storage } = fixture();
+    await storage.authorizationCodes.create(newCode());
+    const now = at('2026-01-01T10:00:30.000Z');
+    await expect(
+      storage.transaction(async (tx) => {
+        expect((await tx.authorizationCodes.redeem(newCode().hash, now)).status).toBe('redeemed');
+        await tx.grants.create(newGrant());
+        await tx.authorizationCodes.attachGrant(newCode().hash, 'g-1');
+        throw new Error('signing failed');
+      }),
+    ).rejects.toThrow('signing failed');
+    expect(await storage.grants.findById('g-1')).toBeUndefined();
+    expect(await storage.authorizationCodes.redeem(newCode().hash, now)).toStrictEqual({
+      status: 'redeemed',
+      code: newCode({ consumedAt: now }),
     });
   });
 

@@ -2,15 +2,14 @@ import type { PasswordGrantRequest, TokenResponse } from '@idgate/schema';
 import { IdgateError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
-import { issueAccessToken } from '../tokens/access-token.js';
-import { issueIdToken } from '../tokens/id-token.js';
-import { userClaims } from '../tokens/user-claims.js';
 import { verifyUserPassword } from '../users/authenticate.js';
 import type { TokenEndpointContext } from './context.js';
+import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
 
 /**
  * Resource owner password credentials (RFC 6749 §4.3), for trusted clients only (RFC 9700 §2.4
- * advises against it for anyone else). Answers an access token and, with `openid`, an ID token.
+ * advises against it for anyone else). Failed attempts count toward the account lock; a locked
+ * account is answered 429 with Retry-After before the password is even checked.
  * @example const tokens = await passwordGrant(request, client, context);
  */
 export async function passwordGrant(
@@ -21,52 +20,45 @@ export async function passwordGrant(
   if (!client.trusted)
     throw new IdgateError('unauthorized_client', 'the password grant is allowed only for trusted clients');
   const scope = grantedScope(parseScope(request.scope), client.scopes);
-  const audience = tokenAudience(request.resource, client);
+  tokenAudience(request.resource, client);
+
+  const attempt = {
+    username: request.username,
+    sourceAddress: context.sourceAddress ?? 'unknown',
+    provider: 'password',
+  };
+  // The caller is the client's server, not the user's browser: only the account is throttled.
+  const decision = await context.throttle?.check(request.username);
+  if (decision?.locked) {
+    await context.throttle?.record({ ...attempt, userId: null, success: false, reason: 'locked' });
+    throw new IdgateError('invalid_grant', 'too many failed sign-ins: the account is locked for now', {
+      status: 429,
+      headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+    });
+  }
   const login = await verifyUserPassword(request.username, request.password, context.passwords);
   if (!login.ok) {
+    await context.throttle?.record({ ...attempt, userId: null, success: false, reason: login.failure });
     throw new IdgateError(
       'invalid_grant',
       login.failure === 'disabled' ? 'the account is disabled' : 'invalid username or password',
     );
   }
   const { user } = login;
-  const authTime = Math.floor(context.clock.now() / 1000);
-  const grantId = (context.newGrantId ?? (() => crypto.randomUUID()))();
-  const access = await issueAccessToken(
-    context.keys,
-    context.issuer,
-    {
-      subject: user.id,
-      clientId: client.clientId,
-      audience,
-      scope,
-      grantId,
-      authTime,
-      lifetimeSeconds: client.accessTokenTtl,
-    },
-    context.clock,
-  );
-  const response: TokenResponse = {
-    access_token: access.token,
-    token_type: 'Bearer',
-    expires_in: access.expiresIn,
-    scope: scope.join(' '),
-  };
-  if (scope.includes('openid')) {
-    response.id_token = await issueIdToken(
-      context.keys,
-      context.issuer,
-      {
-        subject: user.id,
-        clientId: client.clientId,
-        authTime,
-        grantId,
-        accessToken: access.token,
-        claims: userClaims(user, scope),
-        lifetimeSeconds: context.idTokenLifetimeSeconds ?? 3600,
-      },
-      context.clock,
-    );
-  }
-  return response;
+  await context.throttle?.record({ ...attempt, userId: user.id, success: true, reason: null });
+  const grant = await openGrant(context, {
+    userId: user.id,
+    clientId: client.clientId,
+    scope,
+    authTime: new Date(context.clock.now()),
+    sessionId: null,
+  });
+  return issueUserTokens(context, {
+    grant,
+    client,
+    user,
+    scope,
+    ...(request.resource === undefined ? {} : { resource: request.resource }),
+    ...(grantsRefreshToken(client, scope, context) ? { refreshScope: scope } : {}),
+  });
 }

@@ -1,13 +1,20 @@
 import type { GrantType, TokenResponse } from '@idgate/schema';
 import { authenticateClient, type PresentedClientCredentials } from '../clients/authenticate.js';
 import { IdgateError } from '../errors.js';
+import { authorizationCodeGrant } from './authorization-code.js';
 import { clientCredentialsGrant } from './client-credentials.js';
 import type { TokenEndpointContext } from './context.js';
 import { type FormFields, parseTokenRequest } from './parse.js';
 import { passwordGrant } from './password.js';
+import { refreshTokenGrant } from './refresh-token.js';
 
 /** The grant types this version of the token endpoint serves. */
-export const TOKEN_ENDPOINT_GRANT_TYPES: readonly GrantType[] = ['client_credentials', 'password'];
+export const TOKEN_ENDPOINT_GRANT_TYPES: readonly GrantType[] = [
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  'password',
+];
 
 /**
  * The token endpoint (RFC 6749 §3.2): parse the form, authenticate the client, check the client
@@ -34,7 +41,9 @@ export async function handleTokenRequest(
       return passwordGrant(request, client, context);
     case 'client_credentials':
       return clientCredentialsGrant(request, client, context);
-    default:
-      throw new IdgateError('unsupported_grant_type', `grant_type ${request.grant_type} is not supported`);
+    case 'authorization_code':
+      return authorizationCodeGrant(request, client, context);
+    case 'refresh_token':
+      return refreshTokenGrant(request, client, context);
   }
 }

@@ -8,10 +8,11 @@ import type {
   UserPatch,
   UserRecord,
 } from '../model.js';
+import { createMemoryOidcRepositories, emptyOidcTables, type OidcTables } from './memory-oidc.js';
 import type { PasswordHasher } from './runtime.js';
 import { type Storage, StorageConflictError } from './storage.js';
 
-interface Tables {
+interface Tables extends OidcTables {
   users: Map<string, UserRecord>;
   clients: Map<string, ClientRecord>;
   apiKeys: Map<string, ApiKeyRecord>;
@@ -28,6 +29,7 @@ function emptyTables(): Tables {
     apiKeys: new Map(),
     signingKeys: new Map(),
     revocations: new Map(),
+    ...emptyOidcTables(),
   };
 }
 
@@ -175,6 +177,8 @@ export function createMemoryStorage(): Storage {
         return purged;
       },
     },
+    // The OIDC-flow tables live in `tables` too, so a transaction's snapshot covers them.
+    ...createMemoryOidcRepositories(() => tables),
     async transaction(work) {
       const snapshot = copy(tables);
       try {

@@ -8,6 +8,15 @@ import type {
   UserPatch,
   UserRecord,
 } from '../model.js';
+import type {
+  AuthorizationCodeRepository,
+  BrowserSessionRepository,
+  ConsentRepository,
+  GrantRepository,
+  InteractionRepository,
+  LoginAttemptRepository,
+  RefreshTokenRepository,
+} from './oidc-storage.js';
 
 /**
  * Thrown by a repository when a write collides with a unique constraint (a username that exists
@@ -88,6 +97,13 @@ export interface Storage {
   readonly apiKeys: ApiKeyRepository;
   readonly signingKeys: SigningKeyRepository;
   readonly revocations: RevocationRepository;
+  readonly grants: GrantRepository;
+  readonly authorizationCodes: AuthorizationCodeRepository;
+  readonly refreshTokens: RefreshTokenRepository;
+  readonly sessions: BrowserSessionRepository;
+  readonly consents: ConsentRepository;
+  readonly interactions: InteractionRepository;
+  readonly loginAttempts: LoginAttemptRepository;
   /**
    * Runs `work` in one transaction: all its writes land, or none do. `work` must use only the
    * storage it is given: the outer one is outside the transaction (and on SQLite would wait for it).

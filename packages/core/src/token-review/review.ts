@@ -4,10 +4,7 @@ import type {
   TokenReviewStatus,
   TokenReviewUser,
 } from '@idgate/schema';
-import type { KeyRing } from '../keys/key-ring.js';
-import type { ClientRecord, RevocationKind, UserRecord } from '../model.js';
-import type { Clock } from '../ports/runtime.js';
-import { ACCESS_TOKEN_REJECTION_MESSAGES, verifyAccessToken } from '../tokens/access-token.js';
+import { checkAccessToken, type LiveTokenContext } from '../oidc/access-token-check.js';
 
 /** Keys of `status.user.extra`, prefixed with a domain as Kubernetes asks of extra keys. */
 export const TOKEN_REVIEW_EXTRA = {
@@ -27,14 +24,7 @@ export const SERVICE_IDENTITY = {
 } as const;
 
 /** What a token review reads: the keys, and lookups that may be served from memory. */
-export interface TokenReviewContext {
-  issuer: string;
-  keys: KeyRing;
-  clock: Clock;
-  findUser(id: string): Promise<UserRecord | undefined>;
-  findClient(clientId: string): Promise<ClientRecord | undefined>;
-  isRevoked(kind: RevocationKind, value: string): Promise<boolean>;
-}
+export type TokenReviewContext = LiveTokenContext;
 
 function denied(error: string): TokenReviewStatus {
   return { authenticated: false, error };
@@ -70,18 +60,14 @@ async function decide(
   context: TokenReviewContext,
 ): Promise<TokenReviewStatus> {
   if (token === undefined || token.trim() === '') return denied('token is missing');
-  const verified = await verifyAccessToken(context.keys, context.issuer, token.trim(), context.clock);
-  if (!verified.ok) return denied(ACCESS_TOKEN_REJECTION_MESSAGES[verified.reason]);
-  const { claims, scope } = verified;
-
-  if (await context.isRevoked('jti', claims.jti)) return denied('token has been revoked');
-  if (claims.sid !== undefined && (await context.isRevoked('sid', claims.sid)))
-    return denied('token has been revoked');
+  const checked = await checkAccessToken(token.trim(), context);
+  if (!checked.ok) return denied(checked.error);
+  const { claims, scope, audience, client, user } = checked.token;
 
   let audiences: string[] | undefined;
   if (requestedAudiences !== undefined && requestedAudiences.length > 0) {
-    const audienceAware = verified.audience.some((aud) => aud !== claims.client_id);
-    const shared = requestedAudiences.filter((aud) => verified.audience.includes(aud));
+    const audienceAware = audience.some((aud) => aud !== claims.client_id);
+    const shared = requestedAudiences.filter((aud) => audience.includes(aud));
     if (shared.length > 0) audiences = [...new Set(shared)];
     else if (audienceAware) return denied('token audience does not match');
   }
@@ -90,19 +76,14 @@ async function decide(
   if (scope.length > 0) extra[TOKEN_REVIEW_EXTRA.scopes] = scope;
   if (claims.sid !== undefined) extra[TOKEN_REVIEW_EXTRA.grantId] = [claims.sid];
 
-  // Removing a client ends every token it was issued.
-  const client = await context.findClient(claims.client_id);
-  if (client === undefined) return denied('client no longer exists');
-
-  let user: TokenReviewUser;
-  if (claims.sub === claims.client_id) {
+  let reviewed: TokenReviewUser;
+  if (user === undefined) {
     const name = `${SERVICE_IDENTITY.prefix}${client.clientId}`;
-    user = { username: name, uid: name, groups: [SERVICE_IDENTITY.group], extra };
+    reviewed = { username: name, uid: name, groups: [SERVICE_IDENTITY.group], extra };
   } else {
-    const record = await context.findUser(claims.sub);
-    if (record === undefined) return denied('user no longer exists');
-    if (record.disabled) return denied('user is disabled');
-    user = { username: record.username, uid: record.id, groups: [...new Set(record.groups)].sort(), extra };
+    reviewed = { username: user.username, uid: user.id, groups: [...new Set(user.groups)].sort(), extra };
   }
-  return audiences === undefined ? { authenticated: true, user } : { authenticated: true, user, audiences };
+  return audiences === undefined
+    ? { authenticated: true, user: reviewed }
+    : { authenticated: true, user: reviewed, audiences };
 }

@@ -75,7 +75,10 @@ export async function discoveryRoutes(
       issuer: services.config.issuer,
       signingAlgorithms: ring.algorithms,
       grantTypes: TOKEN_ENDPOINT_GRANT_TYPES,
-      tokenEndpointAuthMethods: ['client_secret_basic', 'client_secret_post'],
+      tokenEndpointAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation: true,
+      introspection: true,
+      endSession: true,
     }),
   );
   const jwks = cached((ring) => ring.jwks());

@@ -1,12 +1,18 @@
-import { handleTokenRequest, IdgateError } from '@idgate/core';
+import { handleTokenRequest, IdgateError, LoginThrottle } from '@idgate/core';
 import { TokenResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { allowAnyOrigin } from '../../http/cors.js';
 import type { FormBody } from '../../http/form.js';
 import type { Services } from '../../services.js';
 
 /** `POST /oauth/token` (RFC 6749 §3.2). */
 export async function tokenRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const throttle = new LoginThrottle(
+    services.storage.loginAttempts,
+    services.config.bruteForce,
+    services.clock,
+  );
   app.post<{ Body: FormBody | undefined }>(
     '/oauth/token',
     {
@@ -15,6 +21,7 @@ export async function tokenRoutes(app: FastifyInstance, { services }: { services
       onRequest: async (_request, reply) => {
         // RFC 6749 §5.1: token responses, good or bad, are never cached.
         reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+        allowAnyOrigin(reply);
       },
     },
     async (request) => {
@@ -24,6 +31,7 @@ export async function tokenRoutes(app: FastifyInstance, { services }: { services
           'the token endpoint takes application/x-www-form-urlencoded',
         );
       }
+      const { tokens } = services.config;
       return handleTokenRequest(request.body ?? {}, request.headers.authorization, {
         issuer: services.config.issuer,
         keys: services.keys(),
@@ -34,7 +42,15 @@ export async function tokenRoutes(app: FastifyInstance, { services }: { services
           hasher: services.hasher,
           dummyHash: services.dummyHash,
         },
-        idTokenLifetimeSeconds: services.config.tokens.idTokenTtl,
+        storage: services.storage,
+        lifetimes: {
+          idToken: tokens.idTokenTtl,
+          grant: tokens.grantTtl,
+          maxAccessToken: services.keyPolicy.maxTokenLifetimeSeconds,
+        },
+        refreshForTrustedClients: tokens.refreshForTrustedClients,
+        throttle,
+        sourceAddress: request.ip,
       });
     },
   );

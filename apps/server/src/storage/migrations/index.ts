@@ -2,6 +2,7 @@ import { Kysely, type Migration, type MigrationProvider, type MigrationResult, M
 import type { Database } from '../database.js';
 import type { Schema } from '../schema.js';
 import * as m0001 from './0001_initial.js';
+import * as m0002 from './0002_oidc_flows.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -9,6 +10,7 @@ import * as m0001 from './0001_initial.js';
  */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001,
+  '0002_oidc_flows': m0002,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

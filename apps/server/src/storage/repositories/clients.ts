@@ -33,6 +33,7 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
             is_public: toFlag(client.public),
             trusted: toFlag(client.trusted),
             redirect_uris: JSON.stringify(client.redirectUris),
+            post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
             grant_types: JSON.stringify(client.grantTypes),
             scopes: JSON.stringify(client.scopes),
             audiences: JSON.stringify(client.audiences),
@@ -92,6 +93,10 @@ function toClient(row: Selectable<OAuthClientsTable>): ClientRecord {
     public: fromFlag(row.is_public),
     trusted: fromFlag(row.trusted),
     redirectUris: fromJsonArray(row.redirect_uris, 'oauth_clients.redirect_uris'),
+    postLogoutRedirectUris: fromJsonArray(
+      row.post_logout_redirect_uris,
+      'oauth_clients.post_logout_redirect_uris',
+    ),
     grantTypes: fromJsonArray<GrantType>(row.grant_types, 'oauth_clients.grant_types'),
     scopes: fromJsonArray(row.scopes, 'oauth_clients.scopes'),
     audiences: fromJsonArray(row.audiences, 'oauth_clients.audiences'),

@@ -1,0 +1,102 @@
+import {
+  type Authentication,
+  AuthorizationError,
+  type AuthorizationRequest,
+  authorizationErrorUrl,
+  authorizationResponseUrl,
+  type ClientRecord,
+  issueAuthorizationCode,
+  nextAuthorizationStep,
+} from '@idgate/core';
+import type { FastifyReply } from 'fastify';
+import type { Services } from '../services.js';
+import { messagePage } from '../views/message.js';
+import { sendPage } from './pages.js';
+import type { BrowserState } from './state.js';
+
+/**
+ * Carries an authorization request to its end: it asks for sign-in or consent through an
+ * interaction, or issues the code and sends the browser back to the client.
+ */
+export class AuthorizationFlow {
+  readonly loginPath: string;
+  readonly assetsPath: string;
+
+  constructor(
+    private readonly services: Services,
+    private readonly state: BrowserState,
+  ) {
+    const path = new URL(services.config.issuer).pathname;
+    this.loginPath = `${path}/login`;
+    this.assetsPath = `${path}/assets`;
+  }
+
+  /** Sends the browser back to the client with an error, when the error may go there, else shows it. */
+  fail(reply: FastifyReply, error: AuthorizationError): FastifyReply {
+    const url = authorizationErrorUrl(error, this.services.config.issuer);
+    if (url !== undefined) return reply.redirect(url, 303);
+    return this.errorPage(reply, 400, error.description);
+  }
+
+  errorPage(reply: FastifyReply, status: number, message: string): FastifyReply {
+    return sendPage(
+      reply,
+      status,
+      messagePage({ assetsPath: this.assetsPath, title: 'Sign-in failed', message, alert: true }),
+    );
+  }
+
+  /**
+   * The next step for `request`: issue the code, or continue in the interaction (creating one
+   * when there is none yet).
+   */
+  async proceed(
+    reply: FastifyReply,
+    request: AuthorizationRequest,
+    client: ClientRecord,
+    authentication: Authentication | undefined,
+    options: { interactionId?: string; consentGiven?: boolean } = {},
+  ): Promise<FastifyReply> {
+    let step: Awaited<ReturnType<typeof nextAuthorizationStep>>;
+    try {
+      step = await nextAuthorizationStep(request, client, authentication, {
+        clock: this.services.clock,
+        consents: this.services.storage.consents,
+        ...(options.consentGiven ? { consentGiven: true } : {}),
+      });
+    } catch (error) {
+      if (options.interactionId !== undefined)
+        await this.state.finishInteraction(reply, options.interactionId);
+      if (error instanceof AuthorizationError) return this.fail(reply, error);
+      throw error;
+    }
+    if (step.kind === 'issue') {
+      const code = await issueAuthorizationCode(request, authentication as Authentication, {
+        clock: this.services.clock,
+        codes: this.services.storage.authorizationCodes,
+      });
+      if (options.interactionId !== undefined)
+        await this.state.finishInteraction(reply, options.interactionId);
+      return reply.redirect(
+        authorizationResponseUrl(request.redirectUri, this.services.config.issuer, {
+          code,
+          state: request.state,
+        }),
+        303,
+      );
+    }
+    let interactionId = options.interactionId;
+    if (interactionId === undefined) {
+      const interaction = await this.state.createInteraction(reply, request);
+      interactionId = interaction.id;
+      if (step.kind === 'consent' && authentication !== undefined) {
+        await this.services.storage.interactions.setUser(
+          interactionId,
+          authentication.user.id,
+          authentication.authTime,
+        );
+      }
+    }
+    return reply.redirect(`${this.loginPath}?interaction=${encodeURIComponent(interactionId)}`, 303);
+  }
+}

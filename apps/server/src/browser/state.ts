@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AuthorizationRequest,
+  type BrowserSessionRecord,
+  generateSecret,
+  hashSecret,
+  type InteractionRecord,
+  type UserRecord,
+  verifySecret,
+} from '@idgate/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseCookies, serializeCookie } from '../http/cookies.js';
+import type { Services } from '../services.js';
+
+const SESSION_COOKIE = 'idgate_session';
+const INTERACTION_COOKIE = 'idgate_ix_';
+/** How long a sign-in may take, from the authorization request to the last form (seconds). */
+export const INTERACTION_TTL_SECONDS = 600;
+
+/** A standalone sign-in (GET /oauth/login with no application behind it). */
+export type StoredRequest = AuthorizationRequest | { standalone: true };
+
+export function isStandalone(request: StoredRequest): request is { standalone: true } {
+  return 'standalone' in request;
+}
+
+/**
+ * The browser's side of the flow: the sign-in session (cookie with a random secret; storage
+ * keeps its hash) and pending interactions (each bound to the browser that started it by a
+ * cookie of its own, so a link to someone else's interaction is useless).
+ */
+export class BrowserState {
+  readonly #path: string;
+  readonly #secure: boolean;
+
+  constructor(private readonly services: Services) {
+    const issuer = new URL(services.config.issuer);
+    this.#path = issuer.pathname;
+    this.#secure = issuer.protocol === 'https:';
+  }
+
+  #cookie(reply: FastifyReply, name: string, value: string, maxAge: number): void {
+    const cookies = reply.getHeader('set-cookie');
+    const list =
+      cookies === undefined ? [] : Array.isArray(cookies) ? cookies.map(String) : [String(cookies)];
+    reply.header('set-cookie', [
+      ...list,
+      serializeCookie(name, value, { path: this.#path, secure: this.#secure, maxAge }),
+    ]);
+  }
+
+  #now(): Date {
+    return new Date(this.services.clock.now());
+  }
+
+  /** The live session of this browser and its active user, if any. */
+  async currentSession(
+    request: FastifyRequest,
+  ): Promise<{ session: BrowserSessionRecord; user: UserRecord } | undefined> {
+    const secret = parseCookies(request.headers.cookie).get(SESSION_COOKIE);
+    if (secret === undefined || secret.length > 128) return undefined;
+    const session = await this.services.storage.sessions.findBySecretHash(await hashSecret(secret));
+    if (session === undefined || session.endedAt !== null || session.expiresAt <= this.#now())
+      return undefined;
+    const user = await this.services.storage.users.findById(session.userId);
+    if (user === undefined || user.disabled) return undefined;
+    return { session, user };
+  }
+
+  /** Signs the browser in as `user`, ending the session it had. */
+  async startSession(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    user: UserRecord,
+  ): Promise<BrowserSessionRecord> {
+    const previous = await this.currentSession(request);
+    if (previous !== undefined) await this.services.storage.sessions.end(previous.session.id, this.#now());
+    const secret = generateSecret();
+    const now = this.#now();
+    const session: BrowserSessionRecord = {
+      id: randomUUID(),
+      secretHash: await hashSecret(secret),
+      userId: user.id,
+      authTime: now,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + this.services.config.session.ttl * 1000),
+      endedAt: null,
+    };
+    await this.services.storage.sessions.create(session);
+    this.#cookie(reply, SESSION_COOKIE, secret, this.services.config.session.ttl);
+    return session;
+  }
+
+  /** Forgets the session cookie. */
+  clearSession(reply: FastifyReply): void {
+    this.#cookie(reply, SESSION_COOKIE, '', 0);
+  }
+
+  /** Starts an interaction for a request that needs the user, bound to this browser. */
+  async createInteraction(reply: FastifyReply, stored: StoredRequest): Promise<InteractionRecord> {
+    const secret = generateSecret();
+    const now = this.#now();
+    const interaction: InteractionRecord = {
+      id: generateSecret(18),
+      secretHash: await hashSecret(secret),
+      request: stored as unknown as Record<string, unknown>,
+      userId: null,
+      authTime: null,
+      csrfToken: generateSecret(),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + INTERACTION_TTL_SECONDS * 1000),
+    };
+    await this.services.storage.interactions.create(interaction);
+    this.#cookie(reply, INTERACTION_COOKIE + interaction.id, secret, INTERACTION_TTL_SECONDS);
+    return interaction;
+  }
+
+  /** The interaction `id`, if it is live and this browser started it. */
+  async loadInteraction(request: FastifyRequest, id: unknown): Promise<InteractionRecord | undefined> {
+    if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
+    const secret = parseCookies(request.headers.cookie).get(INTERACTION_COOKIE + id);
+    if (secret === undefined) return undefined;
+    const interaction = await this.services.storage.interactions.findById(id);
+    if (interaction === undefined || interaction.expiresAt <= this.#now()) return undefined;
+    return (await verifySecret(secret, interaction.secretHash)) ? interaction : undefined;
+  }
+
+  /** Ends an interaction and forgets its cookie. */
+  async finishInteraction(reply: FastifyReply, id: string): Promise<void> {
+    await this.services.storage.interactions.remove(id);
+    this.#cookie(reply, INTERACTION_COOKIE + id, '', 0);
+  }
+}

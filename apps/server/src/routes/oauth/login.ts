@@ -1,0 +1,207 @@
+import {
+  AuthorizationError,
+  type AuthorizationRequest,
+  constantTimeEqual,
+  LoginThrottle,
+  verifyUserPassword,
+} from '@idgate/core';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { AuthorizationFlow } from '../../browser/flow.js';
+import { sendPage } from '../../browser/pages.js';
+import { BrowserState, isStandalone, type StoredRequest } from '../../browser/state.js';
+import type { FormBody } from '../../http/form.js';
+import type { Services } from '../../services.js';
+import { consentPage } from '../../views/consent.js';
+import { loginPage } from '../../views/login.js';
+import { messagePage } from '../../views/message.js';
+
+const EXPIRED =
+  'This sign-in request has expired or was started in another browser. Go back to the application and try again.';
+
+const field = (body: FormBody | undefined, name: string): string | undefined => {
+  const value = body?.[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/**
+ * The login page the authorize flow lands on (`GET/POST /oauth/login`) and the consent decision
+ * (`POST /oauth/consent`). Both forms carry the interaction id and its CSRF token; the
+ * interaction is bound to the browser by a cookie.
+ */
+export async function loginRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const state = new BrowserState(services);
+  const flow = new AuthorizationFlow(services, state);
+  const throttle = new LoginThrottle(
+    services.storage.loginAttempts,
+    services.config.bruteForce,
+    services.clock,
+  );
+  const { assetsPath, loginPath } = flow;
+  const consentPath = `${new URL(services.config.issuer).pathname}/consent`;
+  const clientName = async (stored: StoredRequest) =>
+    isStandalone(stored) ? undefined : (await services.storage.clients.findById(stored.clientId))?.name;
+
+  const showLogin = async (
+    reply: FastifyReply,
+    status: number,
+    interaction: { id: string; csrfToken: string; request: Record<string, unknown> },
+    extra: { error?: string; username?: string } = {},
+  ) =>
+    sendPage(
+      reply,
+      status,
+      loginPage({
+        assetsPath,
+        action: loginPath,
+        interactionId: interaction.id,
+        csrfToken: interaction.csrfToken,
+        clientName: await clientName(interaction.request as unknown as StoredRequest),
+        ...extra,
+      }),
+    );
+
+  app.get<{ Querystring: { interaction?: string } }>('/oauth/login', async (request, reply) => {
+    if (request.query.interaction === undefined) {
+      const interaction = await state.createInteraction(reply, { standalone: true });
+      return showLogin(reply, 200, interaction);
+    }
+    const interaction = await state.loadInteraction(request, request.query.interaction);
+    if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
+    if (interaction.userId === null) return showLogin(reply, 200, interaction);
+    const stored = interaction.request as unknown as StoredRequest;
+    const user = await services.storage.users.findById(interaction.userId);
+    if (isStandalone(stored) || user === undefined) return flow.errorPage(reply, 400, EXPIRED);
+    const client = await services.storage.clients.findById(stored.clientId);
+    if (client === undefined) return flow.errorPage(reply, 400, EXPIRED);
+    return sendPage(
+      reply,
+      200,
+      consentPage({
+        assetsPath,
+        action: consentPath,
+        interactionId: interaction.id,
+        csrfToken: interaction.csrfToken,
+        clientName: client.name,
+        username: user.username,
+        scopes: stored.scope,
+      }),
+    );
+  });
+
+  app.post<{ Body: FormBody | undefined }>('/oauth/login', async (request, reply) => {
+    const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
+    if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
+    if (!constantTimeEqual(field(request.body, 'csrf') ?? '', interaction.csrfToken)) {
+      return flow.errorPage(
+        reply,
+        403,
+        'The form was not sent from this sign-in page. Go back and try again.',
+      );
+    }
+    const username = (field(request.body, 'username') ?? '').trim().slice(0, 256);
+    const password = field(request.body, 'password') ?? '';
+    if (username === '' || password === '') {
+      return showLogin(reply, 400, interaction, { error: 'Enter your username and password.', username });
+    }
+    const attempt = { username, sourceAddress: request.ip, provider: 'password' };
+    const decision = await throttle.check(username, request.ip);
+    if (decision.locked) {
+      await throttle.record({ ...attempt, userId: null, success: false, reason: 'locked' });
+      reply.header('Retry-After', String(decision.retryAfterSeconds));
+      const minutes = Math.ceil(decision.retryAfterSeconds / 60);
+      return showLogin(reply, 429, interaction, {
+        error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+        username,
+      });
+    }
+    const login = await verifyUserPassword(username, password, {
+      findUserByUsername: (u) => services.storage.users.findByUsername(u),
+      hasher: services.hasher,
+      dummyHash: services.dummyHash,
+    });
+    if (!login.ok) {
+      await throttle.record({ ...attempt, userId: null, success: false, reason: login.failure });
+      const error =
+        login.failure === 'disabled' ? 'This account is disabled.' : 'Invalid username or password.';
+      return showLogin(reply, 401, interaction, { error, username });
+    }
+    await throttle.record({ ...attempt, userId: login.user.id, success: true, reason: null });
+    const session = await state.startSession(request, reply, login.user);
+    const stored = interaction.request as unknown as StoredRequest;
+    if (isStandalone(stored)) {
+      await state.finishInteraction(reply, interaction.id);
+      return sendPage(
+        reply,
+        200,
+        messagePage({
+          assetsPath,
+          title: 'Signed in',
+          message: `You are signed in as ${login.user.username}.`,
+        }),
+      );
+    }
+    await services.storage.interactions.setUser(interaction.id, login.user.id, session.authTime);
+    return proceedWith(
+      reply,
+      stored,
+      { user: login.user, authTime: session.authTime, sessionId: session.id, fresh: true },
+      interaction.id,
+    );
+  });
+
+  app.post<{ Body: FormBody | undefined }>('/oauth/consent', async (request, reply) => {
+    const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
+    if (interaction === undefined || interaction.userId === null || interaction.authTime === null) {
+      return flow.errorPage(reply, 400, EXPIRED);
+    }
+    if (!constantTimeEqual(field(request.body, 'csrf') ?? '', interaction.csrfToken)) {
+      return flow.errorPage(
+        reply,
+        403,
+        'The form was not sent from this consent page. Go back and try again.',
+      );
+    }
+    const stored = interaction.request as unknown as StoredRequest;
+    const user = await services.storage.users.findById(interaction.userId);
+    if (isStandalone(stored) || user === undefined) return flow.errorPage(reply, 400, EXPIRED);
+    const current = await state.currentSession(request);
+    const authentication = {
+      user,
+      authTime: interaction.authTime,
+      sessionId: current?.session.id ?? null,
+      fresh: true,
+    };
+    if (field(request.body, 'decision') !== 'allow') {
+      await state.finishInteraction(reply, interaction.id);
+      return flow.fail(
+        reply,
+        new AuthorizationError(
+          'access_denied',
+          'the user denied the request',
+          stored.redirectUri,
+          stored.state,
+        ),
+      );
+    }
+    const existing = await services.storage.consents.find(user.id, stored.clientId);
+    await services.storage.consents.save({
+      userId: user.id,
+      clientId: stored.clientId,
+      scope: [...new Set([...(existing?.scope ?? []), ...stored.scope])],
+      grantedAt: new Date(services.clock.now()),
+    });
+    return proceedWith(reply, stored, authentication, interaction.id, true);
+  });
+
+  async function proceedWith(
+    reply: FastifyReply,
+    stored: AuthorizationRequest,
+    authentication: Parameters<AuthorizationFlow['proceed']>[3],
+    interactionId: string,
+    consentGiven = false,
+  ): Promise<FastifyReply> {
+    const client = await services.storage.clients.findById(stored.clientId);
+    if (client === undefined) return flow.errorPage(reply, 400, EXPIRED);
+    return flow.proceed(reply, stored, client, authentication, { interactionId, consentGiven });
+  }
+}

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { constantTimeEqual, IdgateError, publishGrantRevocations, validateLogoutRequest } from '@idgate/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AuthorizationFlow } from '../../browser/flow.js';
+import { sendPage } from '../../browser/pages.js';
+import { BrowserState } from '../../browser/state.js';
+import { parseCookies, serializeCookie } from '../../http/cookies.js';
+import type { FormBody } from '../../http/form.js';
+import type { Services } from '../../services.js';
+import { logoutConfirmPage, messagePage } from '../../views/message.js';
+
+const CSRF_COOKIE = 'idgate_logout';
+const PASSED_ON = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const;
+
+/**
+ * `GET/POST /oauth/logout` (OIDC RP-Initiated Logout 1.0): ends the browser session and, per
+ * configuration, revokes the grants made in it. A request that proves it comes from the client
+ * (a valid `id_token_hint`) signs out at once; any other asks the user first, so a link on
+ * another site cannot sign anyone out.
+ */
+export async function logoutRoutes(
+  app: FastifyInstance,
+  { services }: { services: Services },
+): Promise<void> {
+  const state = new BrowserState(services);
+  const flow = new AuthorizationFlow(services, state);
+  const path = `${new URL(services.config.issuer).pathname}/logout`;
+  const secure = services.config.issuer.startsWith('https:');
+
+  const logout = async (request: FastifyRequest, reply: FastifyReply, params: FormBody) => {
+    let validated: Awaited<ReturnType<typeof validateLogoutRequest>>;
+    try {
+      validated = await validateLogoutRequest(params, {
+        issuer: services.config.issuer,
+        keys: services.keys(),
+        findClient: (id) => services.storage.clients.findById(id),
+      });
+    } catch (error) {
+      if (error instanceof IdgateError)
+        return flow.errorPage(reply, 400, `This sign-out request is not valid: ${error.description}.`);
+      throw error;
+    }
+    const current = await state.currentSession(request);
+    const existing = parseCookies(request.headers.cookie).get(CSRF_COOKIE);
+    const confirmed =
+      request.method === 'POST' &&
+      params.confirm === 'yes' &&
+      constantTimeEqual(typeof params.csrf === 'string' ? params.csrf : '', existing ?? '-');
+    if (current !== undefined && !validated.hinted && !confirmed) {
+      // Keep a live token: a forged POST must not make the page the user has open go stale.
+      const csrfToken =
+        existing !== undefined && /^[A-Za-z0-9_-]{32}$/.test(existing)
+          ? existing
+          : randomBytes(24).toString('base64url');
+      reply.header('set-cookie', serializeCookie(CSRF_COOKIE, csrfToken, { path, secure, maxAge: 600 }));
+      const passed: Record<string, string> = {};
+      for (const name of PASSED_ON)
+        if (typeof params[name] === 'string') passed[name] = params[name] as string;
+      return sendPage(
+        reply,
+        200,
+        logoutConfirmPage({
+          assetsPath: flow.assetsPath,
+          action: path,
+          csrfToken,
+          username: current.user.username,
+          params: passed,
+        }),
+      );
+    }
+    if (current !== undefined) {
+      const now = new Date(services.clock.now());
+      await services.storage.sessions.end(current.session.id, now);
+      if (services.config.logout.revokeGrants) {
+        const revoked = await services.storage.grants.revokeBySession(current.session.id, now);
+        await publishGrantRevocations(
+          {
+            clock: services.clock,
+            storage: services.storage,
+            maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
+          },
+          revoked,
+        );
+      }
+    }
+    state.clearSession(reply);
+    if (validated.redirectTo !== undefined) return reply.redirect(validated.redirectTo, 303);
+    return sendPage(
+      reply,
+      200,
+      messagePage({ assetsPath: flow.assetsPath, title: 'Signed out', message: 'You are signed out.' }),
+    );
+  };
+
+  app.get<{ Querystring: FormBody }>('/oauth/logout', (request, reply) =>
+    logout(request, reply, request.query),
+  );
+  app.post<{ Body: FormBody | undefined }>('/oauth/logout', (request, reply) => {
+    if (!request.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+      return flow.errorPage(reply, 400, 'The sign-out request must be sent as a form.');
+    }
+    return logout(request, reply, request.body ?? {});
+  });
+}

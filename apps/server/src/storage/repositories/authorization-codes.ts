@@ -1,0 +1,100 @@
+import type { AuthorizationCodeRecord, AuthorizationCodeRepository, CodeChallengeMethod } from '@idgate/core';
+import type { Selectable } from 'kysely';
+import type { AuthorizationCodesTable } from '../schema.js';
+import {
+  type ConflictFields,
+  fromJsonArray,
+  insertUnique,
+  type RepositoryContext,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  authorization_codes_pkey: 'hash',
+  'authorization_codes.hash': 'hash',
+};
+
+export function createAuthorizationCodeRepository(ctx: RepositoryContext): AuthorizationCodeRepository {
+  const { db } = ctx;
+  const find = (hash: string) =>
+    db.selectFrom('authorization_codes').selectAll().where('hash', '=', hash).executeTakeFirst();
+
+  return {
+    async create(code) {
+      await insertUnique(ctx, CONFLICTS, 'hash', () =>
+        db
+          .insertInto('authorization_codes')
+          .values({
+            hash: code.hash,
+            client_id: code.clientId,
+            user_id: code.userId,
+            redirect_uri: code.redirectUri,
+            scope: JSON.stringify(code.scope),
+            nonce: code.nonce,
+            code_challenge: code.codeChallenge,
+            code_challenge_method: code.codeChallengeMethod,
+            auth_time: toMs(code.authTime),
+            session_id: code.sessionId,
+            grant_id: code.grantId,
+            created_at: toMs(code.createdAt),
+            expires_at: toMs(code.expiresAt),
+            consumed_at: toMsOrNull(code.consumedAt),
+          })
+          .execute(),
+      );
+    },
+
+    async redeem(hash, at) {
+      // The conditional update is the whole decision: the database lets exactly one statement move
+      // consumed_at from null (PostgreSQL re-checks the condition after a concurrent update commits;
+      // SQLite runs writes one at a time), so checking first and writing after would race.
+      const result = await db
+        .updateTable('authorization_codes')
+        .set({ consumed_at: toMs(at) })
+        .where('hash', '=', hash)
+        .where('consumed_at', 'is', null)
+        .executeTakeFirst();
+      const row = await find(hash);
+      if (row === undefined) return { status: 'unknown' };
+      return { status: result.numUpdatedRows > 0n ? 'redeemed' : 'replayed', code: toCode(row) };
+    },
+
+    async attachGrant(hash, grantId) {
+      await db
+        .updateTable('authorization_codes')
+        .set({ grant_id: grantId })
+        .where('hash', '=', hash)
+        .execute();
+    },
+
+    async purgeExpired(now) {
+      const result = await db
+        .deleteFrom('authorization_codes')
+        .where('expires_at', '<', toMs(now))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCodeRecord {
+  return {
+    hash: row.hash,
+    clientId: row.client_id,
+    userId: row.user_id,
+    redirectUri: row.redirect_uri,
+    scope: fromJsonArray(row.scope, 'authorization_codes.scope'),
+    nonce: row.nonce,
+    codeChallenge: row.code_challenge,
+    codeChallengeMethod: row.code_challenge_method as CodeChallengeMethod | null,
+    authTime: toDate(row.auth_time),
+    sessionId: row.session_id,
+    grantId: row.grant_id,
+    createdAt: toDate(row.created_at),
+    expiresAt: toDate(row.expires_at),
+    consumedAt: toDateOrNull(row.consumed_at),
+  };
+}

@@ -1,0 +1,43 @@
+import type { ConsentRepository } from '@idgate/core';
+import { fromJsonArray, type RepositoryContext, toDate, toMs } from './support.js';
+
+export function createConsentRepository(ctx: RepositoryContext): ConsentRepository {
+  const { db } = ctx;
+  return {
+    async find(userId, clientId) {
+      const row = await db
+        .selectFrom('consents')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
+      return (
+        row && {
+          userId: row.user_id,
+          clientId: row.client_id,
+          scope: fromJsonArray(row.scope, 'consents.scope'),
+          grantedAt: toDate(row.granted_at),
+        }
+      );
+    },
+
+    async save(consent) {
+      // An upsert, so two concurrent saves cannot collide on the primary key.
+      await db
+        .insertInto('consents')
+        .values({
+          user_id: consent.userId,
+          client_id: consent.clientId,
+          scope: JSON.stringify(consent.scope),
+          granted_at: toMs(consent.grantedAt),
+        })
+        .onConflict((oc) =>
+          oc.columns(['user_id', 'client_id']).doUpdateSet((eb) => ({
+            scope: eb.ref('excluded.scope'),
+            granted_at: eb.ref('excluded.granted_at'),
+          })),
+        )
+        .execute();
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { GrantRecord, GrantRepository } from '@idgate/core';
+import type { Selectable } from 'kysely';
+import type { GrantsTable } from '../schema.js';
+import {
+  type ConflictFields,
+  fromJsonArray,
+  insertUnique,
+  type RepositoryContext,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  grants_pkey: 'id',
+  'grants.id': 'id',
+};
+
+export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
+  const { db } = ctx;
+
+  /**
+   * Revokes the live grants whose `column` is `value` in one conditional update, so a grant revoked
+   * concurrently is reported by exactly one caller; returns them oldest first.
+   */
+  const revokeWhere = async (
+    column: 'id' | 'session_id' | 'user_id',
+    value: string,
+    at: Date,
+  ): Promise<GrantRecord[]> => {
+    const rows = await db
+      .updateTable('grants')
+      .set({ revoked_at: toMs(at) })
+      .where(column, '=', value)
+      .where('revoked_at', 'is', null)
+      .returningAll()
+      .execute();
+    // RETURNING promises no order.
+    return rows
+      .map(toGrant)
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+  };
+
+  return {
+    async create(grant) {
+      const row = await insertUnique(ctx, CONFLICTS, 'id', () =>
+        db
+          .insertInto('grants')
+          .values({
+            id: grant.id,
+            user_id: grant.userId,
+            client_id: grant.clientId,
+            scope: JSON.stringify(grant.scope),
+            auth_time: toMs(grant.authTime),
+            session_id: grant.sessionId,
+            created_at: toMs(grant.createdAt),
+            expires_at: toMs(grant.expiresAt),
+            revoked_at: toMsOrNull(grant.revokedAt),
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      );
+      return toGrant(row);
+    },
+
+    async findById(id) {
+      const row = await db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toGrant(row);
+    },
+
+    async revoke(id, at) {
+      return (await revokeWhere('id', id, at)).length > 0;
+    },
+
+    revokeBySession: (sessionId, at) => revokeWhere('session_id', sessionId, at),
+
+    revokeByUser: (userId, at) => revokeWhere('user_id', userId, at),
+  };
+}
+
+function toGrant(row: Selectable<GrantsTable>): GrantRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    clientId: row.client_id,
+    scope: fromJsonArray(row.scope, 'grants.scope'),
+    authTime: toDate(row.auth_time),
+    sessionId: row.session_id,
+    createdAt: toDate(row.created_at),
+    expiresAt: toDate(row.expires_at),
+    revokedAt: toDateOrNull(row.revoked_at),
+  };
+}

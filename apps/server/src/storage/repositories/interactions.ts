@@ -1,0 +1,81 @@
+import type { InteractionRecord, InteractionRepository } from '@idgate/core';
+import type { Selectable } from 'kysely';
+import type { InteractionsTable } from '../schema.js';
+import {
+  type ConflictFields,
+  fromJsonObject,
+  insertUnique,
+  type RepositoryContext,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  interactions_pkey: 'id',
+  'interactions.id': 'id',
+};
+
+export function createInteractionRepository(ctx: RepositoryContext): InteractionRepository {
+  const { db } = ctx;
+  return {
+    async create(interaction) {
+      await insertUnique(ctx, CONFLICTS, 'id', () =>
+        db
+          .insertInto('interactions')
+          .values({
+            id: interaction.id,
+            secret_hash: interaction.secretHash,
+            request: JSON.stringify(interaction.request),
+            user_id: interaction.userId,
+            auth_time: toMsOrNull(interaction.authTime),
+            csrf_token: interaction.csrfToken,
+            created_at: toMs(interaction.createdAt),
+            expires_at: toMs(interaction.expiresAt),
+          })
+          .execute(),
+      );
+    },
+
+    async findById(id) {
+      const row = await db.selectFrom('interactions').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toInteraction(row);
+    },
+
+    async setUser(id, userId, authTime) {
+      await db
+        .updateTable('interactions')
+        .set({ user_id: userId, auth_time: toMs(authTime) })
+        .where('id', '=', id)
+        .execute();
+    },
+
+    async remove(id) {
+      const result = await db.deleteFrom('interactions').where('id', '=', id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+
+    async purgeExpired(now) {
+      // `<`, as for authorization codes and refresh tokens: "expired before now".
+      const result = await db
+        .deleteFrom('interactions')
+        .where('expires_at', '<', toMs(now))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+function toInteraction(row: Selectable<InteractionsTable>): InteractionRecord {
+  return {
+    id: row.id,
+    secretHash: row.secret_hash,
+    request: fromJsonObject(row.request, 'interactions.request'),
+    userId: row.user_id,
+    authTime: toDateOrNull(row.auth_time),
+    csrfToken: row.csrf_token,
+    createdAt: toDate(row.created_at),
+    expiresAt: toDate(row.expires_at),
+  };
+}

@@ -1,0 +1,116 @@
+import type { LoginAttemptRecord, LoginAttemptRepository } from '@idgate/core';
+import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
+import type { LoginAttemptsTable, Schema } from '../schema.js';
+import {
+  type ConflictFields,
+  fromFlag,
+  insertUnique,
+  type RepositoryContext,
+  toDate,
+  toDateOrNull,
+  toFlag,
+  toMs,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  login_attempts_pkey: 'id',
+  'login_attempts.id': 'id',
+};
+
+// Usernames are folded here, in JavaScript, on the way in and in every lookup: the plain
+// (username, created_at) index then serves the queries, and both dialects fold alike (SQLite's
+// lower() is ASCII-only, and what people type at a login form need not be ASCII).
+const fold = (username: string): string => username.toLowerCase();
+
+type Attempts = ExpressionBuilder<Schema, 'login_attempts'>;
+
+export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttemptRepository {
+  const { db } = ctx;
+  // Byte order for the tie-break in PostgreSQL too, whatever the collation, as in-memory storage does.
+  const idOrder = ctx.dialect === 'postgres' ? sql`id collate "C"` : sql`id`;
+
+  /** Count and latest instant of the failures the filter keeps, since `since`, in one statement. */
+  const failures = async (filter: (eb: Attempts) => ReturnType<Attempts['and']>, since: Date) => {
+    const row = await db
+      .selectFrom('login_attempts')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('created_at').as('latest')])
+      .where('success', '=', 0)
+      .where('created_at', '>=', toMs(since))
+      .where(filter)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), latest: toDateOrNull(row.latest ?? null) };
+  };
+
+  return {
+    async record(attempt) {
+      await insertUnique(ctx, CONFLICTS, 'id', () =>
+        db
+          .insertInto('login_attempts')
+          .values({
+            id: attempt.id,
+            username: fold(attempt.username),
+            user_id: attempt.userId,
+            source_address: attempt.sourceAddress,
+            provider: attempt.provider,
+            success: toFlag(attempt.success),
+            reason: attempt.reason,
+            created_at: toMs(attempt.createdAt),
+          })
+          .execute(),
+      );
+    },
+
+    failuresForUsername(username, since) {
+      const folded = fold(username);
+      return failures(
+        (eb) =>
+          eb.and([
+            eb('username', '=', folded),
+            // Only failures after the latest success count: a success resets the counter.
+            eb(
+              'created_at',
+              '>',
+              eb.fn.coalesce(
+                eb
+                  .selectFrom('login_attempts as s')
+                  .select((s) => s.fn.max('s.created_at').as('t'))
+                  .where('s.username', '=', folded)
+                  .where('s.success', '=', 1),
+                eb.val(Number.MIN_SAFE_INTEGER),
+              ),
+            ),
+          ]),
+        since,
+      );
+    },
+
+    failuresFromAddress(sourceAddress, since) {
+      return failures((eb) => eb.and([eb('source_address', '=', sourceAddress)]), since);
+    },
+
+    async listByUsername(username, limit) {
+      const rows = await db
+        .selectFrom('login_attempts')
+        .selectAll()
+        .where('username', '=', fold(username))
+        .orderBy('created_at', 'desc')
+        .orderBy(sql`${idOrder} desc`)
+        .limit(Math.max(0, Math.trunc(limit)))
+        .execute();
+      return rows.map(toAttempt);
+    },
+  };
+}
+
+function toAttempt(row: Selectable<LoginAttemptsTable>): LoginAttemptRecord {
+  return {
+    id: row.id,
+    username: row.username,
+    userId: row.user_id,
+    sourceAddress: row.source_address,
+    provider: row.provider,
+    success: fromFlag(row.success),
+    reason: row.reason,
+    createdAt: toDate(row.created_at),
+  };
+}

@@ -1,0 +1,83 @@
+import type { RefreshTokenRecord, RefreshTokenRepository } from '@idgate/core';
+import type { Selectable } from 'kysely';
+import type { RefreshTokensTable } from '../schema.js';
+import {
+  type ConflictFields,
+  fromJsonArray,
+  insertUnique,
+  type RepositoryContext,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  refresh_tokens_pkey: 'hash',
+  'refresh_tokens.hash': 'hash',
+};
+
+export function createRefreshTokenRepository(ctx: RepositoryContext): RefreshTokenRepository {
+  const { db } = ctx;
+  const find = (hash: string) =>
+    db.selectFrom('refresh_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
+
+  return {
+    async create(token) {
+      await insertUnique(ctx, CONFLICTS, 'hash', () =>
+        db
+          .insertInto('refresh_tokens')
+          .values({
+            hash: token.hash,
+            grant_id: token.grantId,
+            client_id: token.clientId,
+            user_id: token.userId,
+            scope: JSON.stringify(token.scope),
+            created_at: toMs(token.createdAt),
+            expires_at: toMs(token.expiresAt),
+            used_at: toMsOrNull(token.usedAt),
+          })
+          .execute(),
+      );
+    },
+
+    async findByHash(hash) {
+      const row = await find(hash);
+      return row && toToken(row);
+    },
+
+    async use(hash, at) {
+      // One conditional update decides who rotates (see authorization codes' redeem).
+      const result = await db
+        .updateTable('refresh_tokens')
+        .set({ used_at: toMs(at) })
+        .where('hash', '=', hash)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      const row = await find(hash);
+      if (row === undefined) return { status: 'unknown' };
+      return { status: result.numUpdatedRows > 0n ? 'rotated' : 'reused', token: toToken(row) };
+    },
+
+    async purgeExpired(now) {
+      const result = await db
+        .deleteFrom('refresh_tokens')
+        .where('expires_at', '<', toMs(now))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+function toToken(row: Selectable<RefreshTokensTable>): RefreshTokenRecord {
+  return {
+    hash: row.hash,
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    userId: row.user_id,
+    scope: fromJsonArray(row.scope, 'refresh_tokens.scope'),
+    createdAt: toDate(row.created_at),
+    expiresAt: toDate(row.expires_at),
+    usedAt: toDateOrNull(row.used_at),
+  };
+}

@@ -1,0 +1,77 @@
+import type { BrowserSessionRecord, BrowserSessionRepository } from '@idgate/core';
+import type { Selectable } from 'kysely';
+import type { BrowserSessionsTable } from '../schema.js';
+import {
+  type ConflictFields,
+  insertUnique,
+  type RepositoryContext,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  browser_sessions_secret_hash_unique: 'secretHash',
+  'browser_sessions.secret_hash': 'secretHash',
+  browser_sessions_pkey: 'id',
+  'browser_sessions.id': 'id',
+};
+
+export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserSessionRepository {
+  const { db } = ctx;
+  return {
+    async create(session) {
+      await insertUnique(ctx, CONFLICTS, 'id', () =>
+        db
+          .insertInto('browser_sessions')
+          .values({
+            id: session.id,
+            secret_hash: session.secretHash,
+            user_id: session.userId,
+            auth_time: toMs(session.authTime),
+            created_at: toMs(session.createdAt),
+            expires_at: toMs(session.expiresAt),
+            ended_at: toMsOrNull(session.endedAt),
+          })
+          .execute(),
+      );
+    },
+
+    async findBySecretHash(secretHash) {
+      const row = await db
+        .selectFrom('browser_sessions')
+        .selectAll()
+        .where('secret_hash', '=', secretHash)
+        .executeTakeFirst();
+      return row && toSession(row);
+    },
+
+    async findById(id) {
+      const row = await db.selectFrom('browser_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toSession(row);
+    },
+
+    async end(id, at) {
+      const result = await db
+        .updateTable('browser_sessions')
+        .set({ ended_at: toMs(at) })
+        .where('id', '=', id)
+        .where('ended_at', 'is', null)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+  };
+}
+
+function toSession(row: Selectable<BrowserSessionsTable>): BrowserSessionRecord {
+  return {
+    id: row.id,
+    secretHash: row.secret_hash,
+    userId: row.user_id,
+    authTime: toDate(row.auth_time),
+    createdAt: toDate(row.created_at),
+    expiresAt: toDate(row.expires_at),
+    endedAt: toDateOrNull(row.ended_at),
+  };
+}

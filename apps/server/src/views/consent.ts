@@ -1,0 +1,35 @@
+import { html, page } from './html.js';
+
+const SCOPE_DESCRIPTIONS: Record<string, string> = {
+  openid: 'Know who you are (your user id)',
+  profile: 'See your username and name',
+  email: 'See your email address',
+  groups: 'See the groups you belong to',
+  offline_access: 'Stay signed in and act for you while you are away',
+};
+
+/** Asks the signed-in user whether a client may have the listed scopes. */
+export function consentPage(options: {
+  assetsPath: string;
+  action: string;
+  interactionId: string;
+  csrfToken: string;
+  clientName: string;
+  username: string;
+  scopes: string[];
+}): string {
+  return page({
+    title: 'Allow access',
+    assetsPath: options.assetsPath,
+    body: html`<h1>Allow ${options.clientName}?</h1>
+<p>Signed in as <strong>${options.username}</strong>. <strong>${options.clientName}</strong> asks to:</p>
+<ul class="scopes">${options.scopes.map((scope) => html`<li>${SCOPE_DESCRIPTIONS[scope] ?? `Use the “${scope}” permission`}</li>`)}</ul>
+<form method="post" action="${options.action}">
+<input type="hidden" name="interaction" value="${options.interactionId}">
+<input type="hidden" name="csrf" value="${options.csrfToken}">
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>
+<p class="muted">Your choice is remembered for this application.</p>`,
+  });
+}

@@ -1,0 +1,49 @@
+import { type Html, html, page } from './html.js';
+
+/** An external identity provider offered on the login page. */
+export interface LoginProvider {
+  name: string;
+  displayName: string;
+  href: string;
+}
+
+/** The username/password form, with a button per external identity provider. */
+export function loginPage(options: {
+  assetsPath: string;
+  action: string;
+  interactionId: string;
+  csrfToken: string;
+  clientName?: string | undefined;
+  username?: string | undefined;
+  error?: string | undefined;
+  providers?: LoginProvider[];
+}): string {
+  const alert: Html | undefined =
+    options.error === undefined
+      ? undefined
+      : html`<p class="alert" role="alert" id="login-error">${options.error}</p>`;
+  const providers = options.providers ?? [];
+  return page({
+    title: 'Sign in',
+    assetsPath: options.assetsPath,
+    body: html`<h1>Sign in</h1>
+${options.clientName === undefined ? undefined : html`<p>to continue to <strong>${options.clientName}</strong></p>`}
+${alert}
+<form method="post" action="${options.action}" novalidate>
+<input type="hidden" name="interaction" value="${options.interactionId}">
+<input type="hidden" name="csrf" value="${options.csrfToken}">
+<label for="username">Username</label>
+<input type="text" id="username" name="username" value="${options.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required${options.error === undefined ? '' : ' aria-describedby="login-error"'} autofocus>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>
+${
+  providers.length === 0
+    ? undefined
+    : html`<nav class="providers" aria-label="Other ways to sign in">${providers.map(
+        (p) => html`<a href="${p.href}">Sign in with ${p.displayName}</a>`,
+      )}</nav>`
+}`,
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * A browser without a browser: fetch with a cookie jar and manual redirects, enough to walk
+ * idgate's server-rendered login and consent forms as a person would. (The Chromium test drives
+ * the same pages in a real browser.)
+ */
+export class UserAgent {
+  readonly cookies = new Map<string, { value: string; path: string }>();
+
+  #cookieHeader(url: URL): string {
+    return [...this.cookies.entries()]
+      .filter(([, cookie]) => url.pathname.startsWith(cookie.path))
+      .map(([name, cookie]) => `${name}=${cookie.value}`)
+      .join('; ');
+  }
+
+  #store(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';').map((part) => part.trim());
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq);
+      const value = pair.slice(eq + 1);
+      const path = attributes.find((a) => a.toLowerCase().startsWith('path='))?.slice(5) ?? '/';
+      const maxAge = attributes.find((a) => a.toLowerCase().startsWith('max-age='));
+      if (maxAge === 'Max-Age=0' || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, { value, path });
+    }
+  }
+
+  async request(
+    url: string | URL,
+    init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
+    const target = new URL(url);
+    const headers: Record<string, string> = { ...init.headers };
+    const cookie = this.#cookieHeader(target);
+    if (cookie !== '') headers.cookie = cookie;
+    let body: string | undefined;
+    if (init.form !== undefined) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(init.form).toString();
+    }
+    const response = await fetch(target, {
+      method: init.method ?? (body ? 'POST' : 'GET'),
+      headers,
+      ...(body === undefined ? {} : { body }),
+      redirect: 'manual',
+    });
+    this.#store(response);
+    return response;
+  }
+}
+
+/** The hidden and named fields of the first form on an HTML page, and its action. */
+export function readForm(html: string): { action: string; fields: Record<string, string> } {
+  const form = /<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/.exec(html);
+  if (form === null) throw new Error(`no form on the page:\n${html.slice(0, 500)}`);
+  const fields: Record<string, string> = {};
+  for (const input of (form[2] as string).matchAll(
+    /<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g,
+  )) {
+    fields[input[1] as string] = unescape(input[2] as string);
+  }
+  return { action: unescape(form[1] as string), fields };
+}
+
+function unescape(value: string): string {
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+/** What {@link signIn} saw on the way. */
+export interface SignInResult {
+  /** Where idgate finally sent the browser (the client's redirect_uri with code or error). */
+  callback: URL;
+  sawLogin: boolean;
+  sawConsent: boolean;
+}
+
+/**
+ * Follows an authorization request through login and consent until idgate redirects to
+ * `redirectPrefix` (the client).
+ */
+export async function signIn(
+  agent: UserAgent,
+  authorizationUrl: string | URL,
+  options: { redirectPrefix: string; username?: string; password?: string; consent?: 'allow' | 'deny' },
+): Promise<SignInResult> {
+  let response = await agent.request(authorizationUrl);
+  let sawLogin = false;
+  let sawConsent = false;
+  for (let hop = 0; hop < 10; hop++) {
+    const location = response.headers.get('location');
+    if (location !== null) {
+      const next = new URL(location, response.url || authorizationUrl);
+      if (next.toString().startsWith(options.redirectPrefix)) return { callback: next, sawLogin, sawConsent };
+      response = await agent.request(next);
+      continue;
+    }
+    const html = await response.text();
+    if (response.status >= 400 && !html.includes('<form'))
+      throw new Error(`idgate answered ${response.status}: ${html.slice(0, 400)}`);
+    const { action, fields } = readForm(html);
+    const base = new URL(authorizationUrl);
+    if (html.includes('name="password"')) {
+      if (sawLogin && response.status !== 200) throw new Error(`sign-in failed with ${response.status}`);
+      sawLogin = true;
+      response = await agent.request(new URL(action, base), {
+        form: { ...fields, username: options.username ?? '', password: options.password ?? '' },
+      });
+    } else if (html.includes('name="decision"')) {
+      sawConsent = true;
+      response = await agent.request(new URL(action, base), {
+        form: { ...fields, decision: options.consent ?? 'allow' },
+      });
+    } else {
+      throw new Error(`unexpected page:\n${html.slice(0, 400)}`);
+    }
+  }
+  throw new Error('too many hops');
+}

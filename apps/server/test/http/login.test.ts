@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabaseUrls } from '../helpers/databases.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
+
+const REDIRECT = 'https://app.example.test/cb';
+
+describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
+  let t: TestServer;
+  let client: { clientId: string; clientSecret: string };
+
+  beforeAll(async () => {
+    t = await startTestServer(kind, {
+      bruteForce: { maxFailures: 3, windowSeconds: 900, maxFailuresPerAddress: 1000 },
+    });
+    await t.addUser('gwen', 'gwen-password-1');
+    await t.addUser('hank', 'hank-password-1');
+    await t.addUser('ivy', 'ivy-password-1');
+    client = await t.addClient({
+      name: 'Grafana <script>',
+      grants: ['authorization_code', 'password'],
+      trusted: true,
+      scopes: ['openid'],
+      redirectUris: [REDIRECT],
+    });
+  });
+  afterAll(async () => t?.close());
+
+  async function openLogin(agent = new UserAgent()) {
+    const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+    const params = {
+      client_id: client.clientId,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      state: 'x',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    };
+    const redirect = await agent.request(`${t.issuer}/authorize?${new URLSearchParams(params)}`);
+    expect(redirect.status).toBe(303);
+    const loginUrl = new URL(redirect.headers.get('location') as string, t.issuer);
+    const page = await agent.request(loginUrl);
+    return { agent, loginUrl, page, html: await page.text() };
+  }
+
+  it('is an accessible form with security headers, escaping what it shows', async () => {
+    const { page, html } = await openLogin();
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('name="viewport"');
+    expect(html).toContain('<label for="username">Username</label>');
+    expect(html).toContain('<label for="password">Password</label>');
+    expect(html).toContain('autocomplete="current-password"');
+    expect(html).toContain('Grafana &lt;script&gt;');
+    expect(html).not.toContain('<script');
+    const css = await fetch(`${t.issuer}/assets/idgate.css`);
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+  });
+
+  it('shows one generic message for a wrong password and an unknown user, keeping the username', async () => {
+    const { agent, html } = await openLogin();
+    const { action, fields } = readForm(html);
+    const wrong = await agent.request(new URL(action, t.issuer), {
+      form: { ...fields, username: 'hank', password: 'nope' },
+    });
+    const wrongHtml = await wrong.text();
+    expect(wrong.status).toBe(401);
+    expect(wrongHtml).toContain('role="alert"');
+    expect(wrongHtml).toContain('Invalid username or password.');
+    expect(wrongHtml).toContain('value="hank"');
+    const unknown = await agent.request(new URL(action, t.issuer), {
+      form: { ...fields, username: 'nobody-here', password: 'nope' },
+    });
+    expect(await unknown.text()).toContain('Invalid username or password.');
+  });
+
+  it('refuses a form without the CSRF token, or from another browser', async () => {
+    const { agent, html } = await openLogin();
+    const { action, fields } = readForm(html);
+    const forged = await agent.request(new URL(action, t.issuer), {
+      form: { ...fields, csrf: 'forged', username: 'gwen', password: 'gwen-password-1' },
+    });
+    expect(forged.status).toBe(403);
+    const stranger = await new UserAgent().request(new URL(action, t.issuer), {
+      form: { ...fields, username: 'gwen', password: 'gwen-password-1' },
+    });
+    expect(stranger.status).toBe(400);
+    expect(await stranger.text()).toContain('expired or was started in another browser');
+  });
+
+  it('refuses an unknown or foreign interaction id on GET', async () => {
+    const { loginUrl } = await openLogin();
+    const foreign = await new UserAgent().request(loginUrl);
+    expect(foreign.status).toBe(400);
+    expect((await new UserAgent().request(`${t.issuer}/login?interaction=${'x'.repeat(500)}`)).status).toBe(
+      400,
+    );
+  });
+
+  it('locks an account after repeated failures, with Retry-After, also against the right password; and the password grant says 429', async () => {
+    const { agent, html } = await openLogin();
+    const { action, fields } = readForm(html);
+    for (let i = 0; i < 3; i++) {
+      const response = await agent.request(new URL(action, t.issuer), {
+        form: { ...fields, username: 'IVY', password: `wrong-${i}` },
+      });
+      expect(response.status).toBe(401);
+    }
+    const locked = await agent.request(new URL(action, t.issuer), {
+      form: { ...fields, username: 'ivy', password: 'ivy-password-1' },
+    });
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(800);
+    expect(await locked.text()).toContain('Too many failed sign-ins. Try again in 15 minutes.');
+
+    const grant = await fetch(`${t.issuer}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`,
+      },
+      body: new URLSearchParams({ grant_type: 'password', username: 'ivy', password: 'ivy-password-1' }),
+    });
+    expect(grant.status).toBe(429);
+    expect(Number(grant.headers.get('retry-after'))).toBeGreaterThan(800);
+    expect(await grant.json()).toMatchObject({ error: 'invalid_grant' });
+
+    const records = await t.server.services.storage.loginAttempts.listByUsername('ivy', 10);
+    expect(records.map((r) => r.reason)).toEqual([
+      'locked',
+      'locked',
+      'invalid_credentials',
+      'invalid_credentials',
+      'invalid_credentials',
+    ]);
+    expect(records.every((r) => r.sourceAddress === '127.0.0.1')).toBe(true);
+  });
+
+  it('a successful sign-in resets the count', async () => {
+    const { agent, html } = await openLogin();
+    const { action, fields } = readForm(html);
+    for (let i = 0; i < 2; i++)
+      await agent.request(new URL(action, t.issuer), {
+        form: { ...fields, username: 'gwen', password: 'bad' },
+      });
+    const ok = await agent.request(new URL(action, t.issuer), {
+      form: { ...fields, username: 'gwen', password: 'gwen-password-1' },
+    });
+    expect(ok.status).toBe(303);
+    const again = await openLogin();
+    const form = readForm(again.html);
+    for (let i = 0; i < 2; i++) {
+      const response = await again.agent.request(new URL(form.action, t.issuer), {
+        form: { ...form.fields, username: 'gwen', password: 'bad' },
+      });
+      expect(response.status).toBe(401);
+    }
+  });
+
+  it('signs in without an application and remembers the browser', async () => {
+    const agent = new UserAgent();
+    const page = await agent.request(`${t.issuer}/login`);
+    const { action, fields } = readForm(await page.text());
+    const done = await agent.request(new URL(action, t.issuer), {
+      form: { ...fields, username: 'hank', password: 'hank-password-1' },
+    });
+    expect(await done.text()).toContain('You are signed in as hank.');
+    const session = agent.cookies.get('idgate_session');
+    expect(session?.path).toBe('/oauth');
+    const result = await signIn(
+      agent,
+      `${t.issuer}/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`,
+      { redirectPrefix: REDIRECT },
+    );
+    expect(result.sawLogin).toBe(false);
+  });
+
+  it('sets HttpOnly, SameSite=Lax cookies scoped to the issuer path', async () => {
+    const agent = new UserAgent();
+    const response = await agent.request(`${t.issuer}/login`);
+    const cookie = response.headers.getSetCookie()[0] as string;
+    expect(cookie).toMatch(/^idgate_ix_[A-Za-z0-9_-]+=/);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Lax');
+    expect(cookie).toContain('Path=/oauth');
+    expect(cookie).not.toContain('Secure');
+  });
+});

@@ -1,0 +1,92 @@
+import { StorageConflictError } from '@idgate/core';
+import { describe, expect, it } from 'vitest';
+import { testDatabaseUrls } from '../helpers/databases.js';
+import { at, newGrant, useStorage } from './fixtures.js';
+
+const REVOKED_AT = at('2026-01-02T00:00:00.000Z');
+
+describe.each(testDatabaseUrls())('grants on $name', (kind) => {
+  const fixture = useStorage(kind);
+
+  it('creates a grant and reads it back exactly, with or without a session', async () => {
+    const { storage } = fixture();
+    const grant = newGrant();
+    expect(await storage.grants.create(grant)).toStrictEqual(grant);
+    expect(await storage.grants.findById('g-1')).toStrictEqual(grant);
+    const sessionless = newGrant({ id: 'g-2', sessionId: null, scope: [] });
+    await storage.grants.create(sessionless);
+    expect(await storage.grants.findById('g-2')).toStrictEqual(sessionless);
+    expect(await storage.grants.findById('missing')).toBeUndefined();
+  });
+
+  it('rejects a duplicate id with an id conflict', async () => {
+    const { storage } = fixture();
+    await storage.grants.create(newGrant());
+    const attempt = storage.grants.create(newGrant({ userId: 'u-bob' }));
+    await expect(attempt).rejects.toBeInstanceOf(StorageConflictError);
+    await expect(attempt).rejects.toMatchObject({ field: 'id' });
+  });
+
+  it('revokes a live grant once; false when missing or already revoked', async () => {
+    const { storage } = fixture();
+    await storage.grants.create(newGrant());
+    expect(await storage.grants.revoke('g-1', REVOKED_AT)).toBe(true);
+    expect(await storage.grants.revoke('g-1', at('2026-01-03T00:00:00.000Z'))).toBe(false);
+    expect(await storage.grants.revoke('missing', REVOKED_AT)).toBe(false);
+    expect((await storage.grants.findById('g-1'))?.revokedAt).toStrictEqual(REVOKED_AT);
+  });
+
+  it("revokes only that session's live grants and returns them", async () => {
+    const { storage } = fixture();
+    await storage.grants.create(newGrant({ id: 'g-b', createdAt: at('2026-01-01T11:00:00.000Z') }));
+    await storage.grants.create(newGrant({ id: 'g-a', createdAt: at('2026-01-01T12:00:00.000Z') }));
+    const earlier = at('2026-01-01T13:00:00.000Z');
+    await storage.grants.create(newGrant({ id: 'g-old', revokedAt: earlier }));
+    await storage.grants.create(newGrant({ id: 'g-other', sessionId: 's-2' }));
+    await storage.grants.create(newGrant({ id: 'g-none', sessionId: null }));
+
+    const revoked = await storage.grants.revokeBySession('s-1', REVOKED_AT);
+    expect(revoked).toStrictEqual([
+      newGrant({ id: 'g-b', createdAt: at('2026-01-01T11:00:00.000Z'), revokedAt: REVOKED_AT }),
+      newGrant({ id: 'g-a', createdAt: at('2026-01-01T12:00:00.000Z'), revokedAt: REVOKED_AT }),
+    ]);
+    expect((await storage.grants.findById('g-old'))?.revokedAt).toStrictEqual(earlier);
+    expect((await storage.grants.findById('g-other'))?.revokedAt).toBeNull();
+    expect((await storage.grants.findById('g-none'))?.revokedAt).toBeNull();
+    expect(await storage.grants.revokeBySession('s-1', REVOKED_AT)).toEqual([]);
+    expect(await storage.grants.revokeBySession('s-unknown', REVOKED_AT)).toEqual([]);
+  });
+
+  it("revokes every live grant of a user, across sessions, and no one else's", async () => {
+    const { storage } = fixture();
+    await storage.grants.create(newGrant({ id: 'g-1' }));
+    await storage.grants.create(newGrant({ id: 'g-2', sessionId: null, clientId: 'other' }));
+    await storage.grants.create(newGrant({ id: 'g-3', revokedAt: at('2026-01-01T13:00:00.000Z') }));
+    await storage.grants.create(newGrant({ id: 'g-bob', userId: 'u-bob' }));
+    const revoked = await storage.grants.revokeByUser('u-alice', REVOKED_AT);
+    expect(revoked.map((g) => [g.id, g.revokedAt])).toEqual([
+      ['g-1', REVOKED_AT],
+      ['g-2', REVOKED_AT],
+    ]);
+    expect((await storage.grants.findById('g-bob'))?.revokedAt).toBeNull();
+    expect(await storage.grants.revokeByUser('u-alice', REVOKED_AT)).toEqual([]);
+  });
+
+  it('reports each grant revoked by concurrent callers exactly once', async () => {
+    const { storage } = fixture();
+    for (const id of ['g-1', 'g-2', 'g-3']) await storage.grants.create(newGrant({ id }));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        i % 2 === 0
+          ? storage.grants.revokeBySession('s-1', REVOKED_AT)
+          : storage.grants.revokeByUser('u-alice', REVOKED_AT),
+      ),
+    );
+    expect(
+      results
+        .flat()
+        .map((g) => g.id)
+        .sort(),
+    ).toEqual(['g-1', 'g-2', 'g-3']);
+  });
+});

@@ -1,0 +1,82 @@
+import { StorageConflictError } from '@idgate/core';
+import { describe, expect, it } from 'vitest';
+import { testDatabaseUrls } from '../helpers/databases.js';
+import { at, newSession, useStorage } from './fixtures.js';
+
+describe.each(testDatabaseUrls())('browser sessions on $name', (kind) => {
+  const fixture = useStorage(kind);
+
+  it('creates a session and finds it by id and by secret hash', async () => {
+    const { storage } = fixture();
+    const session = newSession();
+    await storage.sessions.create(session);
+    expect(await storage.sessions.findById('s-1')).toStrictEqual(session);
+    expect(await storage.sessions.findBySecretHash(session.secretHash)).toStrictEqual(session);
+    expect(await storage.sessions.findById('missing')).toBeUndefined();
+    expect(await storage.sessions.findBySecretHash('missing')).toBeUndefined();
+  });
+
+  it('rejects a duplicate id or secret hash, naming which', async () => {
+    const { storage } = fixture();
+    await storage.sessions.create(newSession());
+    await expect(storage.sessions.create(newSession({ secretHash: 'other' }))).rejects.toMatchObject({
+      field: 'id',
+    });
+    const sameSecret = storage.sessions.create(newSession({ id: 's-2' }));
+    await expect(sameSecret).rejects.toBeInstanceOf(StorageConflictError);
+    await expect(sameSecret).rejects.toMatchObject({ field: 'secretHash' });
+  });
+
+  it('ends a live session once; false when missing or already ended', async () => {
+    const { storage } = fixture();
+    await storage.sessions.create(newSession());
+    const endedAt = at('2026-01-01T12:00:00.000Z');
+    expect(await storage.sessions.end('s-1', endedAt)).toBe(true);
+    expect(await storage.sessions.end('s-1', at('2026-01-01T13:00:00.000Z'))).toBe(false);
+    expect(await storage.sessions.end('missing', endedAt)).toBe(false);
+    expect(await storage.sessions.findById('s-1')).toStrictEqual(newSession({ endedAt }));
+  });
+});
+
+describe.each(testDatabaseUrls())('consents on $name', (kind) => {
+  const fixture = useStorage(kind);
+  const consent = (clientId: string, scope: string[], grantedAt: string) => ({
+    userId: 'u-alice',
+    clientId,
+    scope,
+    grantedAt: at(grantedAt),
+  });
+
+  it('saves a consent and finds it by user and client', async () => {
+    const { storage } = fixture();
+    await storage.consents.save(consent('ci', ['openid', 'email'], '2026-01-01T10:00:00.000Z'));
+    await storage.consents.save(consent('other', [], '2026-01-01T11:00:00.000Z'));
+    expect(await storage.consents.find('u-alice', 'ci')).toStrictEqual(
+      consent('ci', ['openid', 'email'], '2026-01-01T10:00:00.000Z'),
+    );
+    expect(await storage.consents.find('u-alice', 'other')).toStrictEqual(
+      consent('other', [], '2026-01-01T11:00:00.000Z'),
+    );
+    expect(await storage.consents.find('u-bob', 'ci')).toBeUndefined();
+    expect(await storage.consents.find('u-alice', 'missing')).toBeUndefined();
+  });
+
+  it('replaces the consent of the same user to the same client', async () => {
+    const { storage } = fixture();
+    await storage.consents.save(consent('ci', ['openid', 'email', 'groups'], '2026-01-01T10:00:00.000Z'));
+    await storage.consents.save(consent('ci', ['openid'], '2026-01-02T10:00:00.000Z'));
+    expect(await storage.consents.find('u-alice', 'ci')).toStrictEqual(
+      consent('ci', ['openid'], '2026-01-02T10:00:00.000Z'),
+    );
+  });
+
+  it('survives concurrent saves of the same pair', async () => {
+    const { storage } = fixture();
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        storage.consents.save(consent('ci', [`s${i}`], '2026-01-01T10:00:00.000Z')),
+      ),
+    );
+    expect((await storage.consents.find('u-alice', 'ci'))?.scope).toHaveLength(1);
+  });
+});

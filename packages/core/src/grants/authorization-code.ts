@@ -1,0 +1,69 @@
+import type { AuthorizationCodeGrantRequest, TokenResponse } from '@idgate/schema';
+import { verifyCodeVerifier } from '../authorize/pkce.js';
+import { IdgateError } from '../errors.js';
+import type { ClientRecord } from '../model.js';
+import { hashSecret } from '../secrets.js';
+import type { TokenEndpointContext } from './context.js';
+import { revokeGrant } from './revoke-grant.js';
+import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
+
+const invalid = (description: string) => new IdgateError('invalid_grant', description);
+
+/**
+ * Authorization code grant (RFC 6749 §4.1.3): the code is single use — a replay fails and revokes
+ * what the first redemption produced (§4.1.2) — bound to its client and redirect_uri, and checked
+ * against the PKCE challenge (RFC 7636 §4.6). A verifier without a challenge is refused too, so
+ * PKCE cannot be downgraded (RFC 9700 §2.1.1).
+ * @example const tokens = await authorizationCodeGrant(request, client, context);
+ */
+export async function authorizationCodeGrant(
+  request: AuthorizationCodeGrantRequest,
+  client: ClientRecord,
+  context: TokenEndpointContext,
+): Promise<TokenResponse> {
+  const { storage, clock } = context;
+  const hash = await hashSecret(request.code);
+  const redemption = await storage.authorizationCodes.redeem(hash, new Date(clock.now()));
+  if (redemption.status === 'unknown') throw invalid('the authorization code is not valid');
+  const { code } = redemption;
+  if (redemption.status === 'replayed') {
+    if (code.grantId !== null) {
+      await revokeGrant(
+        { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
+        code.grantId,
+      );
+    }
+    throw invalid('the authorization code was already used');
+  }
+  if (code.clientId !== client.clientId) throw invalid('the authorization code was issued to another client');
+  if (code.expiresAt.getTime() <= clock.now()) throw invalid('the authorization code has expired');
+  if (request.redirect_uri !== code.redirectUri)
+    throw invalid('redirect_uri does not match the authorization request');
+  if (code.codeChallenge !== null && code.codeChallengeMethod !== null) {
+    if (request.code_verifier === undefined) throw invalid('code_verifier is required');
+    if (!(await verifyCodeVerifier(request.code_verifier, code.codeChallenge, code.codeChallengeMethod))) {
+      throw invalid('code_verifier does not match the code_challenge');
+    }
+  } else if (request.code_verifier !== undefined) {
+    throw invalid('code_verifier was sent but the authorization request had no code_challenge');
+  }
+  const user = await storage.users.findById(code.userId);
+  if (user === undefined || user.disabled) throw invalid('the account is not active');
+
+  const grant = await openGrant(context, {
+    userId: user.id,
+    clientId: client.clientId,
+    scope: code.scope,
+    authTime: code.authTime,
+    sessionId: code.sessionId,
+  });
+  await storage.authorizationCodes.attachGrant(hash, grant.id);
+  return issueUserTokens(context, {
+    grant,
+    client,
+    user,
+    scope: code.scope,
+    nonce: code.nonce,
+    ...(grantsRefreshToken(client, code.scope, context) ? { refreshScope: code.scope } : {}),
+  });
+}

@@ -1,0 +1,116 @@
+import type { TokenResponse } from '@idgate/schema';
+import type { ClientRecord, GrantRecord, UserRecord } from '../model.js';
+import { tokenAudience } from '../scopes.js';
+import { generateSecret, hashSecret } from '../secrets.js';
+import { issueAccessToken } from '../tokens/access-token.js';
+import { issueIdToken } from '../tokens/id-token.js';
+import { userClaims } from '../tokens/user-claims.js';
+import type { TokenEndpointContext } from './context.js';
+
+/**
+ * Whether a grant gets a refresh token: the client must be registered for the refresh_token grant,
+ * and the user must have granted `offline_access` (OIDC Core §11) — or the client is trusted and the
+ * server is configured to give trusted clients refresh tokens anyway.
+ */
+export function grantsRefreshToken(
+  client: ClientRecord,
+  scope: readonly string[],
+  context: TokenEndpointContext,
+): boolean {
+  if (!client.grantTypes.includes('refresh_token')) return false;
+  return scope.includes('offline_access') || (client.trusted && context.refreshForTrustedClients === true);
+}
+
+/** Opens a grant for a user's sign-in. */
+export async function openGrant(
+  context: TokenEndpointContext,
+  fields: { userId: string; clientId: string; scope: string[]; authTime: Date; sessionId: string | null },
+): Promise<GrantRecord> {
+  const now = context.clock.now();
+  return context.storage.grants.create({
+    id: (context.newGrantId ?? (() => crypto.randomUUID()))(),
+    ...fields,
+    createdAt: new Date(now),
+    expiresAt: new Date(now + context.lifetimes.grant * 1000),
+    revokedAt: null,
+  });
+}
+
+/** What {@link issueUserTokens} issues from. */
+export interface UserTokenRequest {
+  grant: GrantRecord;
+  client: ClientRecord;
+  user: UserRecord;
+  /** The scope of this access token (may be narrower than the grant's). */
+  scope: string[];
+  nonce?: string | null;
+  /** The scope a new refresh token carries; omit to issue none. */
+  refreshScope?: string[];
+  resource?: string | string[];
+}
+
+/**
+ * Issues the token set of a user grant: an access token (sid = grant id), an ID token when the
+ * scope has `openid`, and a refresh token (stored only as its hash) when asked for, expiring at
+ * the client's idle lifetime but never after the grant.
+ */
+export async function issueUserTokens(
+  context: TokenEndpointContext,
+  request: UserTokenRequest,
+): Promise<TokenResponse> {
+  const { grant, client, user, scope } = request;
+  const authTime = Math.floor(grant.authTime.getTime() / 1000);
+  const access = await issueAccessToken(
+    context.keys,
+    context.issuer,
+    {
+      subject: user.id,
+      clientId: client.clientId,
+      audience: tokenAudience(request.resource, client),
+      scope,
+      grantId: grant.id,
+      authTime,
+      lifetimeSeconds: client.accessTokenTtl,
+    },
+    context.clock,
+  );
+  const response: TokenResponse = {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+    scope: scope.join(' '),
+  };
+  if (scope.includes('openid')) {
+    response.id_token = await issueIdToken(
+      context.keys,
+      context.issuer,
+      {
+        subject: user.id,
+        clientId: client.clientId,
+        authTime,
+        grantId: grant.id,
+        ...(request.nonce ? { nonce: request.nonce } : {}),
+        accessToken: access.token,
+        claims: userClaims(user, scope),
+        lifetimeSeconds: context.lifetimes.idToken,
+      },
+      context.clock,
+    );
+  }
+  if (request.refreshScope !== undefined) {
+    const now = context.clock.now();
+    const refreshToken = generateSecret();
+    await context.storage.refreshTokens.create({
+      hash: await hashSecret(refreshToken),
+      grantId: grant.id,
+      clientId: client.clientId,
+      userId: user.id,
+      scope: request.refreshScope,
+      createdAt: new Date(now),
+      expiresAt: new Date(Math.min(now + client.refreshTokenTtl * 1000, grant.expiresAt.getTime())),
+      usedAt: null,
+    });
+    response.refresh_token = refreshToken;
+  }
+  return response;
+}

@@ -1,0 +1,53 @@
+import type { AccessTokenClaims } from '@idgate/schema';
+import type { KeyRing } from '../keys/key-ring.js';
+import type { ClientRecord, RevocationKind, UserRecord } from '../model.js';
+import type { Clock } from '../ports/runtime.js';
+import { ACCESS_TOKEN_REJECTION_MESSAGES, verifyAccessToken } from '../tokens/access-token.js';
+
+/** What deciding whether an access token is live needs. */
+export interface LiveTokenContext {
+  issuer: string;
+  keys: KeyRing;
+  clock: Clock;
+  findUser(id: string): Promise<UserRecord | undefined>;
+  findClient(clientId: string): Promise<ClientRecord | undefined>;
+  isRevoked(kind: RevocationKind, value: string): Promise<boolean>;
+}
+
+/** A live access token, with whom it speaks for. */
+export interface LiveAccessToken {
+  claims: AccessTokenClaims;
+  audience: string[];
+  scope: string[];
+  client: ClientRecord;
+  /** Undefined for a client acting for itself. */
+  user?: UserRecord;
+}
+
+/**
+ * The one definition of a live access token, shared by token review, userinfo and introspection:
+ * it verifies, is not revoked (by jti or grant), its client still exists, and its user (unless the
+ * client acts for itself) exists and is active.
+ */
+export async function checkAccessToken(
+  token: string,
+  context: LiveTokenContext,
+): Promise<{ ok: true; token: LiveAccessToken } | { ok: false; error: string }> {
+  const verified = await verifyAccessToken(context.keys, context.issuer, token, context.clock);
+  if (!verified.ok) return { ok: false, error: ACCESS_TOKEN_REJECTION_MESSAGES[verified.reason] };
+  const { claims } = verified;
+  if (await context.isRevoked('jti', claims.jti)) return { ok: false, error: 'token has been revoked' };
+  if (claims.sid !== undefined && (await context.isRevoked('sid', claims.sid))) {
+    return { ok: false, error: 'token has been revoked' };
+  }
+  const client = await context.findClient(claims.client_id);
+  if (client === undefined) return { ok: false, error: 'client no longer exists' };
+  const live: LiveAccessToken = { claims, audience: verified.audience, scope: verified.scope, client };
+  if (claims.sub !== claims.client_id) {
+    const user = await context.findUser(claims.sub);
+    if (user === undefined) return { ok: false, error: 'user no longer exists' };
+    if (user.disabled) return { ok: false, error: 'user is disabled' };
+    live.user = user;
+  }
+  return { ok: true, token: live };
+}

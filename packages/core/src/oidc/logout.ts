@@ -1,0 +1,84 @@
+import { compactVerify, decodeProtectedHeader } from 'jose';
+import { IdgateError } from '../errors.js';
+import type { KeyRing } from '../keys/key-ring.js';
+import type { ClientRecord } from '../model.js';
+
+/** A validated RP-initiated logout request (OIDC RP-Initiated Logout 1.0 §2). */
+export interface LogoutRequest {
+  /** The client that asked, from `id_token_hint` or `client_id`. */
+  clientId?: string;
+  /** The user the hint names. */
+  subject?: string;
+  /** Where to send the browser afterwards, `state` included; only a registered URI. */
+  redirectTo?: string;
+  /** Whether the request proved it comes from the client (a valid `id_token_hint`). */
+  hinted: boolean;
+}
+
+type Params = Record<string, string | string[] | undefined>;
+
+const fail = (description: string) => new IdgateError('invalid_request', description);
+
+async function readHint(
+  hint: string,
+  issuer: string,
+  keys: KeyRing,
+): Promise<{ sub: string; clientId: string }> {
+  try {
+    const header = decodeProtectedHeader(hint);
+    const key = header.kid === undefined ? undefined : keys.verificationKey(header.kid);
+    if (key === undefined || key.alg !== header.alg) throw new Error('unknown key');
+    // The hint may have expired (§2): only its signature and issuer matter.
+    const { payload } = await compactVerify(hint, key.key, { algorithms: [key.alg] });
+    const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
+    const aud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
+    const clientId = typeof claims.azp === 'string' ? claims.azp : aud;
+    if (claims.iss !== issuer || typeof claims.sub !== 'string' || typeof clientId !== 'string')
+      throw new Error('claims');
+    return { sub: claims.sub, clientId };
+  } catch {
+    throw fail('id_token_hint is not a valid ID token of this server');
+  }
+}
+
+/**
+ * Validates a logout request: `id_token_hint` (signature and issuer; expiry does not matter),
+ * `client_id` consistent with it, and `post_logout_redirect_uri` only when registered for that
+ * client, exactly. `state` is carried to the redirect.
+ * @example const logout = await validateLogoutRequest(query, { issuer, keys, findClient });
+ */
+export async function validateLogoutRequest(
+  params: Params,
+  context: { issuer: string; keys: KeyRing; findClient(clientId: string): Promise<ClientRecord | undefined> },
+): Promise<LogoutRequest> {
+  const value = (name: string) => {
+    const v = params[name];
+    if (Array.isArray(v)) throw fail(`parameter ${name} must not be repeated`);
+    return v === '' ? undefined : v;
+  };
+  const hint = value('id_token_hint');
+  const clientIdParam = value('client_id');
+  const redirect = value('post_logout_redirect_uri');
+  const state = value('state');
+  const result: LogoutRequest = { hinted: false };
+  if (hint !== undefined) {
+    const { sub, clientId } = await readHint(hint, context.issuer, context.keys);
+    if (clientIdParam !== undefined && clientIdParam !== clientId)
+      throw fail('client_id does not match id_token_hint');
+    Object.assign(result, { subject: sub, clientId, hinted: true });
+  } else if (clientIdParam !== undefined) {
+    result.clientId = clientIdParam;
+  }
+  if (redirect !== undefined) {
+    if (result.clientId === undefined)
+      throw fail('post_logout_redirect_uri needs id_token_hint or client_id');
+    const client = await context.findClient(result.clientId);
+    if (client === undefined || !client.postLogoutRedirectUris.includes(redirect)) {
+      throw fail('post_logout_redirect_uri is not registered for this client');
+    }
+    const url = new URL(redirect);
+    if (state !== undefined) url.searchParams.set('state', state);
+    result.redirectTo = url.toString();
+  }
+  return result;
+}

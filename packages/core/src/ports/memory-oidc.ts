@@ -1,0 +1,234 @@
+import type {
+  AuthorizationCodeRecord,
+  BrowserSessionRecord,
+  ConsentRecord,
+  GrantRecord,
+  InteractionRecord,
+  LoginAttemptRecord,
+  RefreshTokenRecord,
+} from '../model.js';
+import { type Storage, StorageConflictError } from './storage.js';
+
+/** The tables of the OIDC flows, part of the in-memory storage's state (and of its snapshots). */
+export interface OidcTables {
+  grants: Map<string, GrantRecord>;
+  authorizationCodes: Map<string, AuthorizationCodeRecord>;
+  refreshTokens: Map<string, RefreshTokenRecord>;
+  sessions: Map<string, BrowserSessionRecord>;
+  /** Keyed by `consentKey(userId, clientId)`. */
+  consents: Map<string, ConsentRecord>;
+  interactions: Map<string, InteractionRecord>;
+  loginAttempts: Map<string, LoginAttemptRecord>;
+}
+
+export type OidcRepositories = Pick<
+  Storage,
+  | 'grants'
+  | 'authorizationCodes'
+  | 'refreshTokens'
+  | 'sessions'
+  | 'consents'
+  | 'interactions'
+  | 'loginAttempts'
+>;
+
+export function emptyOidcTables(): OidcTables {
+  return {
+    grants: new Map(),
+    authorizationCodes: new Map(),
+    refreshTokens: new Map(),
+    sessions: new Map(),
+    consents: new Map(),
+    interactions: new Map(),
+    loginAttempts: new Map(),
+  };
+}
+
+const copy = <T>(value: T): T => structuredClone(value);
+// JSON of the pair, so no user id / client id combination can collide with another.
+const consentKey = (userId: string, clientId: string) => JSON.stringify([userId, clientId]);
+const byCreation = (a: GrantRecord, b: GrantRecord) =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function insertNew<T>(table: Map<string, T>, key: string, record: T, field: string): void {
+  if (table.has(key)) throw new StorageConflictError(field);
+  table.set(key, copy(record));
+}
+
+function purge<T extends { expiresAt: Date }>(table: Map<string, T>, now: Date): number {
+  let purged = 0;
+  for (const [key, record] of table) {
+    if (record.expiresAt.getTime() < now.getTime()) {
+      table.delete(key);
+      purged++;
+    }
+  }
+  return purged;
+}
+
+function failures(attempts: LoginAttemptRecord[], since: Date): { count: number; latest: Date | null } {
+  const counted = attempts.filter((a) => !a.success && a.createdAt.getTime() >= since.getTime());
+  const latest = counted.reduce<number | null>((max, a) => {
+    const time = a.createdAt.getTime();
+    return max === null || time > max ? time : max;
+  }, null);
+  return { count: counted.length, latest: latest === null ? null : new Date(latest) };
+}
+
+/**
+ * The OIDC-flow repositories over `tables()`, read on every call because a rolled-back transaction
+ * replaces the tables with a snapshot. No method awaits between reading and writing, which is what
+ * makes `redeem` and `use` atomic here.
+ */
+export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepositories {
+  const revokeWhere = (match: (grant: GrantRecord) => boolean, at: Date): GrantRecord[] => {
+    const revoked: GrantRecord[] = [];
+    for (const grant of tables().grants.values()) {
+      if (grant.revokedAt !== null || !match(grant)) continue;
+      grant.revokedAt = new Date(at);
+      revoked.push(copy(grant));
+    }
+    return revoked.sort(byCreation);
+  };
+  const attemptsFor = (username: string) => {
+    const folded = username.toLowerCase();
+    return [...tables().loginAttempts.values()].filter((a) => a.username.toLowerCase() === folded);
+  };
+
+  return {
+    grants: {
+      async create(grant) {
+        insertNew(tables().grants, grant.id, grant, 'id');
+        return copy(grant);
+      },
+      async findById(id) {
+        return copy(tables().grants.get(id));
+      },
+      async revoke(id, at) {
+        return revokeWhere((grant) => grant.id === id, at).length > 0;
+      },
+      async revokeBySession(sessionId, at) {
+        return revokeWhere((grant) => grant.sessionId === sessionId, at);
+      },
+      async revokeByUser(userId, at) {
+        return revokeWhere((grant) => grant.userId === userId, at);
+      },
+    },
+    authorizationCodes: {
+      async create(code) {
+        insertNew(tables().authorizationCodes, code.hash, code, 'hash');
+      },
+      async redeem(hash, at) {
+        const code = tables().authorizationCodes.get(hash);
+        if (code === undefined) return { status: 'unknown' };
+        if (code.consumedAt !== null) return { status: 'replayed', code: copy(code) };
+        code.consumedAt = new Date(at);
+        return { status: 'redeemed', code: copy(code) };
+      },
+      async attachGrant(hash, grantId) {
+        const code = tables().authorizationCodes.get(hash);
+        if (code !== undefined) code.grantId = grantId;
+      },
+      async purgeExpired(now) {
+        return purge(tables().authorizationCodes, now);
+      },
+    },
+    refreshTokens: {
+      async create(token) {
+        insertNew(tables().refreshTokens, token.hash, token, 'hash');
+      },
+      async findByHash(hash) {
+        return copy(tables().refreshTokens.get(hash));
+      },
+      async use(hash, at) {
+        const token = tables().refreshTokens.get(hash);
+        if (token === undefined) return { status: 'unknown' };
+        if (token.usedAt !== null) return { status: 'reused', token: copy(token) };
+        token.usedAt = new Date(at);
+        return { status: 'rotated', token: copy(token) };
+      },
+      async purgeExpired(now) {
+        return purge(tables().refreshTokens, now);
+      },
+    },
+    sessions: {
+      async create(session) {
+        const { sessions } = tables();
+        if ([...sessions.values()].some((s) => s.secretHash === session.secretHash))
+          throw new StorageConflictError('secretHash');
+        insertNew(sessions, session.id, session, 'id');
+      },
+      async findBySecretHash(secretHash) {
+        return copy([...tables().sessions.values()].find((s) => s.secretHash === secretHash));
+      },
+      async findById(id) {
+        return copy(tables().sessions.get(id));
+      },
+      async end(id, at) {
+        const session = tables().sessions.get(id);
+        if (session === undefined || session.endedAt !== null) return false;
+        session.endedAt = new Date(at);
+        return true;
+      },
+    },
+    consents: {
+      async find(userId, clientId) {
+        return copy(tables().consents.get(consentKey(userId, clientId)));
+      },
+      async save(consent) {
+        tables().consents.set(consentKey(consent.userId, consent.clientId), copy(consent));
+      },
+    },
+    interactions: {
+      async create(interaction) {
+        insertNew(tables().interactions, interaction.id, interaction, 'id');
+      },
+      async findById(id) {
+        return copy(tables().interactions.get(id));
+      },
+      async setUser(id, userId, authTime) {
+        const interaction = tables().interactions.get(id);
+        if (interaction === undefined) return;
+        interaction.userId = userId;
+        interaction.authTime = new Date(authTime);
+      },
+      async remove(id) {
+        return tables().interactions.delete(id);
+      },
+      async purgeExpired(now) {
+        return purge(tables().interactions, now);
+      },
+    },
+    loginAttempts: {
+      async record(attempt) {
+        // Lower-cased here too (as the SQL adapter does), whatever the caller passed.
+        const stored = { ...attempt, username: attempt.username.toLowerCase() };
+        insertNew(tables().loginAttempts, attempt.id, stored, 'id');
+      },
+      async failuresForUsername(username, since) {
+        const attempts = attemptsFor(username);
+        const lastSuccess = attempts.reduce(
+          (max, a) => (a.success && a.createdAt.getTime() > max ? a.createdAt.getTime() : max),
+          Number.NEGATIVE_INFINITY,
+        );
+        return failures(
+          attempts.filter((a) => a.createdAt.getTime() > lastSuccess),
+          since,
+        );
+      },
+      async failuresFromAddress(sourceAddress, since) {
+        const attempts = [...tables().loginAttempts.values()];
+        return failures(
+          attempts.filter((a) => a.sourceAddress === sourceAddress),
+          since,
+        );
+      },
+      async listByUsername(username, limit) {
+        const newestFirst = attemptsFor(username).sort(
+          (a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+        );
+        return copy(newestFirst.slice(0, Math.max(0, limit)));
+      },
+    },
+  };
+}
