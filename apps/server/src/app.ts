@@ -3,10 +3,12 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { installErrorHandler } from './http/errors.js';
 import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
+import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
 import { healthRoutes } from './routes/health.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { discoveryRoutes } from './routes/oauth/discovery.js';
+import { federationRoutes } from './routes/oauth/federation.js';
 import { loginRoutes } from './routes/oauth/login.js';
 import { logoutRoutes } from './routes/oauth/logout.js';
 import { resourceRoutes } from './routes/oauth/resource.js';
@@ -76,6 +78,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(loginRoutes, { services });
   await app.register(logoutRoutes, { services });
   await app.register(resourceRoutes, { services });
+  await app.register(federationRoutes, { services });
+  await app.register(adminIdentityProviderRoutes, { services });
   await app.register(openapiRoutes, { services });
   return app;
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { SigningAlgorithm } from '@idgate/schema';
+import { IdentityProviderConfig, SigningAlgorithm } from '@idgate/schema';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
@@ -52,6 +52,14 @@ const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+  /** Identity providers declared in the file (GitOps); the CLI and admin API manage others in the database. */
+  identityProviders: z.array(IdentityProviderConfig).default([]),
+  federation: z
+    .strictObject({
+      /** The client that tokens answered straight from a callback are issued to, unless the provider names one. */
+      tokenClientId: z.string().min(1).optional(),
+    })
+    .prefault({}),
   trustProxy: z.stringbool().or(z.boolean()).default(false),
   bodyLimit: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
 });
@@ -170,6 +178,10 @@ export function loadConfig(
     if (value > maxAccessTokenTtl)
       conflicts.push(`${name}: must not exceed tokens.maxAccessTokenTtl (${maxAccessTokenTtl})`);
   }
+  const names = result.data.identityProviders.map((provider) => provider.name);
+  const repeated = names.filter((name, i) => names.indexOf(name) !== i);
+  if (repeated.length > 0)
+    conflicts.push(`identityProviders: ${[...new Set(repeated)].join(', ')} declared more than once`);
   if (conflicts.length > 0) throw new ConfigError(conflicts);
   return result.data;
 }

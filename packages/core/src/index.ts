@@ -28,6 +28,18 @@ export {
   type ClientAuthMethod,
   type PresentedClientCredentials,
 } from './clients/authenticate.js';
+export { createGitHubConnector, type GitHubConnectorOptions } from './connectors/github.js';
+export { createGitLabConnector, type GitLabConnectorOptions } from './connectors/gitlab.js';
+export type { UpstreamOptions } from './connectors/http.js';
+export { createOidcConnector } from './connectors/oidc.js';
+export {
+  type Connector,
+  ConnectorError,
+  type ConnectorFailure,
+  type ExternalIdentity,
+  type PasswordConnector,
+  type RedirectConnector,
+} from './connectors/types.js';
 export {
   buildProviderMetadata,
   type DiscoveryOptions,
@@ -37,7 +49,12 @@ export {
 export { IdgateError, type IdgateErrorOptions, isIdgateError } from './errors.js';
 export { authorizationCodeGrant } from './grants/authorization-code.js';
 export { clientCredentialsGrant } from './grants/client-credentials.js';
-export type { GrantLifetimes, GrantStorage, TokenEndpointContext } from './grants/context.js';
+export type {
+  ExternalPasswordCheck,
+  GrantLifetimes,
+  GrantStorage,
+  TokenEndpointContext,
+} from './grants/context.js';
 export { type FormFields, parseTokenRequest } from './grants/parse.js';
 export { passwordGrant } from './grants/password.js';
 export { refreshTokenGrant } from './grants/refresh-token.js';
@@ -52,7 +69,7 @@ export {
 export { constantTimeEqual } from './internal/encoding.js';
 export { type ActiveSigningKey, KeyRing, type VerificationKey } from './keys/key-ring.js';
 export { ensureSigningKey, rotateSigningKey, type SigningKeyPolicy } from './keys/rotation.js';
-export { openPrivateKey, sealPrivateKey } from './keys/seal.js';
+export { openPrivateKey, openText, sealPrivateKey, sealText } from './keys/seal.js';
 export {
   generateSigningKey,
   SIGNING_ALGORITHMS,
@@ -67,8 +84,11 @@ export type {
   CodeChallengeMethod,
   ConsentRecord,
   GrantRecord,
+  IdentityProviderRecord,
   InteractionRecord,
+  LinkedIdentityRecord,
   LoginAttemptRecord,
+  LoginTransactionRecord,
   NewUser,
   RefreshTokenRecord,
   RevocationKind,
@@ -82,6 +102,12 @@ export { type IntrospectionContext, introspectToken } from './oidc/introspection
 export { type LogoutRequest, validateLogoutRequest } from './oidc/logout.js';
 export { type RevocationContext, revokeToken } from './oidc/revocation.js';
 export { userinfo } from './oidc/userinfo.js';
+export type {
+  IdentityProviderRepository,
+  LinkedIdentityRepository,
+  LoginTransactionRepository,
+  LoginTransactionUse,
+} from './ports/federation-storage.js';
 export { createMemoryStorage, insecureTestPasswordHasher } from './ports/memory.js';
 export type {
   AuthorizationCodeRepository,

@@ -202,3 +202,46 @@ export interface LoginAttemptRecord {
   reason: string | null;
   createdAt: Date;
 }
+
+/** An identity provider kept in the database; its secrets are sealed with the configured secret. */
+export interface IdentityProviderRecord {
+  /** Lower-case name, the `{callback}` path segment. */
+  name: string;
+  type: 'oidc' | 'github' | 'gitlab' | 'ldap';
+  /** The validated configuration with secret fields sealed (see `sealSecret`). */
+  config: Record<string, unknown>;
+  disabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** An external identity linked to a local user; groups are refreshed at every sign-in. */
+export interface LinkedIdentityRecord {
+  provider: string;
+  subject: string;
+  userId: string;
+  username: string;
+  email: string | null;
+  groups: string[];
+  linkedAt: Date;
+  lastLoginAt: Date | null;
+}
+
+/**
+ * A sign-in at an external provider in progress: created at `GET /oauth/login/{idp}`, consumed at
+ * the callback. Bound to the browser by a cookie whose secret is stored as a hash.
+ */
+export interface LoginTransactionRecord {
+  /** SHA-256 of the `state` sent upstream. */
+  stateHash: string;
+  provider: string;
+  /** SHA-256 of the browser-binding cookie secret. */
+  bindingHash: string;
+  nonce: string;
+  codeVerifier: string;
+  /** The pending authorization interaction to continue, if the sign-in came from one. */
+  interactionId: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+  consumedAt: Date | null;
+}

@@ -13,6 +13,20 @@ export {
 export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
 export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
 export { ProviderMetadata } from './discovery.js';
+export {
+  GitHubProviderConfig,
+  GitLabProviderConfig,
+  IDENTITY_PROVIDER_SECRETS,
+  IdentityProvider,
+  IdentityProviderConfig,
+  type IdentityProviderConfigInput,
+  IdentityProviderName,
+  LdapProviderConfig,
+  LinkedIdentity,
+  MappingMethod,
+  OidcClaimNames,
+  OidcProviderConfig,
+} from './identity-provider.js';
 export { Jwks, PublicJwk } from './jwks.js';
 export { OAuthError, OAuthErrorCode, Problem } from './oauth-error.js';
 export {

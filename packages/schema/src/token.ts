@@ -29,6 +29,8 @@ export const PasswordGrantRequest = z.object({
   grant_type: z.literal('password'),
   username: z.string().min(1).max(256),
   password: z.string().min(1).max(1024),
+  /** A password identity provider (LDAP) to check the credentials with, instead of local accounts. */
+  provider: z.string().min(1).max(63).optional(),
   scope: Scope,
   resource: Resource,
   ...ClientFields,

@@ -10,6 +10,7 @@ import {
 import { buildAuthorizationRequest } from './authorization.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
 import { IdgateError } from './errors.js';
+import { FederationMethods } from './federation.js';
 import { type Parser, send, type TransportOptions } from './http.js';
 import type {
   AuthorizationCodeGrantOptions,
@@ -64,11 +65,12 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
   return new Client(transport, options.apiKey);
 }
 
-class Client implements IdgateClient {
+class Client extends FederationMethods implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
 
   constructor(transport: TransportOptions, apiKey: string | undefined) {
+    super(transport, apiKey);
     this.#transport = transport;
     this.#apiKey = apiKey;
   }

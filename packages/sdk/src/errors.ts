@@ -10,8 +10,9 @@ export type SchemaIssue = NonNullable<ReturnType<typeof TokenResponse.safeParse>
 /**
  * Base class of every error the SDK throws. Network failures and timeouts are thrown as a plain
  * `IdgateError` whose `cause` is the original error (ky's `TimeoutError`, or the `TypeError` of
- * `fetch`); HTTP errors are {@link IdgateHttpError}, malformed responses {@link IdgateSchemaError}.
- * Messages never contain the API key, a client secret or a password.
+ * `fetch`); HTTP errors are {@link IdgateHttpError}, malformed responses {@link IdgateSchemaError},
+ * a redirect that must not be followed {@link IdgateRedirectError}.
+ * Messages never contain the API key, a client secret, a bind password or a password.
  * @example
  * try {
  *   await client.getJwks();
@@ -100,6 +101,33 @@ export class IdgateSchemaError extends IdgateError {
     this.name = 'IdgateSchemaError';
     this.issues = details.issues;
     this.status = details.status;
+  }
+}
+
+/**
+ * The server answered a redirect to a request that must not follow one: `client.callback`, when
+ * the external sign-in continues an authorization request (idgate then sends the browser on, to
+ * consent or back to the application). Nothing was followed; `location` says where the browser
+ * would go (it may carry an authorization code: treat it as a secret). Never in the message.
+ * @example
+ * try {
+ *   await client.callback('github', { code, state });
+ * } catch (error) {
+ *   if (error instanceof IdgateRedirectError) response.redirect(error.location ?? '/');
+ * }
+ */
+export class IdgateRedirectError extends IdgateError {
+  /** HTTP status of the redirect (`0` when the runtime hides it, as browsers do). */
+  readonly status: number;
+  /** The `Location` header, resolved against the request URL, when the runtime shows it. */
+  readonly location: string | undefined;
+  declare readonly endpoint: string;
+
+  constructor(message: string, details: { endpoint: string; status: number; location: string | undefined }) {
+    super(message, { endpoint: details.endpoint });
+    this.name = 'IdgateRedirectError';
+    this.status = details.status;
+    this.location = details.location;
   }
 }
 

@@ -1,7 +1,14 @@
 import { OAuthError, Problem } from '@idgate/schema';
 import ky, { isHTTPError, isTimeoutError } from 'ky';
 import { formUrlEncode } from './encoding.js';
-import { IdgateError, IdgateHttpError, IdgateSchemaError, redact, type SchemaIssue } from './errors.js';
+import {
+  IdgateError,
+  IdgateHttpError,
+  IdgateRedirectError,
+  IdgateSchemaError,
+  redact,
+  type SchemaIssue,
+} from './errors.js';
 
 /** Anything with zod's `safeParse` (every schema of `@idgate/schema`). */
 export interface Parser<T> {
@@ -21,7 +28,7 @@ export interface TransportOptions {
 
 /** One request: where, what, and how to check the answer. */
 export interface Call<T> {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Path relative to the server root, without a leading slash (e.g. `oauth/token`). */
   path: string;
   schema: Parser<T>;
@@ -36,6 +43,13 @@ export interface Call<T> {
    * `WWW-Authenticate: Bearer` challenge (RFC 6750 §3) into {@link IdgateHttpError.oauthError}.
    */
   bearerChallenge?: boolean;
+  /**
+   * Do not follow a redirect: a 3xx answer rejects with an {@link IdgateRedirectError} carrying
+   * `redirectHint` in its message.
+   */
+  redirectHint?: string;
+  /** Overrides the client's `retry` (e.g. `0` for a request that must not be sent twice). */
+  retry?: number;
 }
 
 const MAX_DETAIL = 200;
@@ -67,7 +81,8 @@ export async function send<T>(transport: TransportOptions, call: Call<T>): Promi
         headers,
         ...(call.body === undefined ? {} : { body: call.body }),
         timeout: transport.timeoutMs,
-        retry: { limit: transport.retry },
+        retry: { limit: call.retry ?? transport.retry },
+        ...(call.redirectHint === undefined ? {} : { redirect: 'manual' as const }),
         ...(transport.fetch === undefined ? {} : { fetch: transport.fetch }),
       });
     } catch (error) {
@@ -79,6 +94,13 @@ export async function send<T>(transport: TransportOptions, call: Call<T>): Promi
     throw networkError(error, endpoint, transport.timeoutMs, secrets);
   }
 
+  if (call.redirectHint !== undefined && isRedirect(response)) {
+    throw new IdgateRedirectError(`${endpoint} answered a redirect: ${call.redirectHint}`, {
+      endpoint,
+      status: response.status,
+      location: redirectTarget(response.headers.get('location'), url),
+    });
+  }
   if (!response.ok) throw httpError(response, text, endpoint, secrets, call.bearerChallenge === true);
 
   const result = call.schema.safeParse(parseJson(text) ?? text);
@@ -93,6 +115,21 @@ export async function send<T>(transport: TransportOptions, call: Call<T>): Promi
     `${endpoint} returned a response that does not match ${call.schemaName}: ${redact(summary, secrets)}${more}`,
     { endpoint, status: response.status, issues },
   );
+}
+
+/** A 3xx answer, or what a browser's fetch shows of one under `redirect: 'manual'` (status 0). */
+function isRedirect(response: Response): boolean {
+  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+}
+
+/** The `Location` of a redirect resolved against the request URL, as given when it does not parse. */
+function redirectTarget(location: string | null, base: URL): string | undefined {
+  if (location === null) return undefined;
+  try {
+    return new URL(location, base).href;
+  } catch {
+    return location;
+  }
 }
 
 /** A secret as it may be echoed back: verbatim, form-urlencoded, percent-encoded or JSON-escaped. */

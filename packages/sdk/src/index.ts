@@ -16,8 +16,11 @@
 
 /** Wire types of `@idgate/schema` that the client's methods take and return (each documented there). */
 export type {
+  IdentityProvider,
+  IdentityProviderConfigInput,
   IntrospectionResponse,
   Jwks,
+  LinkedIdentity,
   OAuthError,
   Problem,
   ProviderMetadata,
@@ -35,7 +38,14 @@ export {
 } from './authorization.js';
 export { createIdgateClient } from './client.js';
 export type { SchemaIssue } from './errors.js';
-export { IdgateAuthorizationError, IdgateError, IdgateHttpError, IdgateSchemaError } from './errors.js';
+export {
+  IdgateAuthorizationError,
+  IdgateError,
+  IdgateHttpError,
+  IdgateRedirectError,
+  IdgateSchemaError,
+} from './errors.js';
+export type { IdgateFederationMethods } from './federation-types.js';
 export type {
   AuthorizationCodeGrantOptions,
   AuthorizationPrompt,

@@ -8,6 +8,7 @@ import type {
   TokenReviewResponse,
   UserInfo,
 } from '@idgate/schema';
+import type { IdgateFederationMethods } from './federation-types.js';
 
 /**
  * Options of {@link createIdgateClient}.
@@ -17,7 +18,10 @@ import type {
 export interface IdgateClientOptions {
   /** The server root, e.g. `http://localhost:8080`; OAuth endpoints live under `/oauth/`. A trailing slash does not matter. */
   baseUrl: string | URL;
-  /** An idgate API key (scope `tokenreview`), sent as a Bearer token by {@link IdgateClient.reviewToken}. */
+  /**
+   * An idgate API key, sent as a Bearer token by {@link IdgateClient.reviewToken} (scope
+   * `tokenreview`) and by the admin methods (scope `admin`), e.g. {@link IdgateClient.listIdentityProviders}.
+   */
   apiKey?: string | undefined;
   /** The `fetch` to use (a test double, a proxy-aware fetch...). Defaults to the global `fetch`. */
   fetch?: typeof fetch | undefined;
@@ -26,7 +30,7 @@ export interface IdgateClientOptions {
   /**
    * How many times to retry a GET (discovery, JWKS) after a network error or a 408, 413, 429, 500,
    * 502, 503 or 504 answer, with exponential backoff and honouring `Retry-After`. POSTs (token,
-   * TokenReview) are never retried. Default `0`.
+   * TokenReview, admin changes), DELETEs and `callback` are never retried. Default `0`.
    */
   retry?: number | undefined;
   /** Extra headers sent with every request (e.g. a tracing header). */
@@ -278,13 +282,15 @@ export interface AuthorizationResponse {
  * A typed client of one idgate server. Every response is validated with `@idgate/schema`.
  * Failures reject with an {@link IdgateError}: {@link IdgateHttpError} for a non-2xx status,
  * {@link IdgateSchemaError} for a 2xx body that does not match, a plain `IdgateError` (with
- * `cause`) for network errors, timeouts and invalid arguments.
+ * `cause`) for network errors, timeouts and invalid arguments, {@link IdgateRedirectError} for a
+ * redirect `callback` does not follow. The federation and admin methods are those of
+ * {@link IdgateFederationMethods}.
  * @example
  * const client = createIdgateClient({ baseUrl: 'http://localhost:8080', apiKey });
  * const review = await client.reviewToken(token);
  * if (review.status.authenticated) console.log(review.status.user?.username);
  */
-export interface IdgateClient {
+export interface IdgateClient extends IdgateFederationMethods {
   /**
    * `GET /oauth/.well-known/openid-configuration` (OIDC Discovery 1.0 §4).
    * @example const { issuer, token_endpoint } = await client.getProviderMetadata();

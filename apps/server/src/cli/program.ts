@@ -4,6 +4,7 @@ import { ConfigError } from '../config.js';
 import { registerApiKeys } from './api-keys.js';
 import { registerClients } from './clients.js';
 import { type CliContext, CliError, type CliIo, createContext } from './context.js';
+import { registerIdps } from './idps.js';
 import { registerInit } from './init.js';
 import { registerKeys } from './keys.js';
 import { registerMigrate, registerServe } from './serve.js';
@@ -59,6 +60,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerClients(program, ctx);
   registerApiKeys(program, ctx);
   registerKeys(program, ctx);
+  registerIdps(program, ctx);
   return program;
 }
 

@@ -14,6 +14,7 @@ import {
   when,
 } from './context.js';
 import { generatePassword } from './generate.js';
+import { registerUserIdentities } from './user-identities.js';
 import { loginAttemptView, userView } from './views.js';
 
 const Email = z.email({ error: 'must be an email address' });
@@ -212,6 +213,8 @@ export function registerUsers(program: Command, ctx: CliContext): void {
         if (generated) ctx.out(`password: ${password}  (shown only once)`);
       });
     });
+
+  registerUserIdentities(users, ctx);
 }
 
 function parseLimit(raw: string | undefined): number {

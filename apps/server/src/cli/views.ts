@@ -1,12 +1,13 @@
 import {
   type ApiKeyRecord,
   type ClientRecord,
+  type LinkedIdentityRecord,
   type LoginAttemptRecord,
   type SigningKeyRecord,
   signingKeyState,
   type UserRecord,
 } from '@idgate/core';
-import { ApiKey, OAuthClient, SigningKeyInfo, User } from '@idgate/schema';
+import { ApiKey, LinkedIdentity, OAuthClient, SigningKeyInfo, User } from '@idgate/schema';
 
 // What --json prints: the admin schemas' shapes, checked, so no hash or private field can slip out.
 
@@ -37,6 +38,19 @@ export function clientView(client: ClientRecord): OAuthClient {
     accessTokenTtl: client.accessTokenTtl,
     refreshTokenTtl: client.refreshTokenTtl,
     createdAt: client.createdAt.toISOString(),
+  });
+}
+
+export function linkedIdentityView(identity: LinkedIdentityRecord): LinkedIdentity {
+  return LinkedIdentity.parse({
+    provider: identity.provider,
+    subject: identity.subject,
+    userId: identity.userId,
+    username: identity.username,
+    email: identity.email,
+    groups: identity.groups,
+    linkedAt: identity.linkedAt.toISOString(),
+    lastLoginAt: identity.lastLoginAt?.toISOString() ?? null,
   });
 }
 

@@ -1,5 +1,8 @@
 import {
+  IdentityProvider,
+  IdentityProviderConfig,
   Jwks,
+  LinkedIdentity,
   OAuthError,
   Problem,
   ProviderMetadata,
@@ -137,6 +140,84 @@ export function openapiDocument(services: Services): Record<string, unknown> {
           responses: { 200: { description: 'ready' }, 503: { description: 'not ready' } },
         },
       },
+      ...adminPaths(),
+    },
+  };
+}
+
+/** The admin API (`/admin/v1`): API keys with the `admin` scope; secrets only ever show as "[set]". */
+function adminPaths(): Record<string, unknown> {
+  const items = (type: z.ZodType) => json(z.object({ items: z.array(type) }));
+  const provider = {
+    description: 'the identity provider (secret fields shown as "[set]")',
+    content: json(IdentityProvider),
+  };
+  const name = {
+    name: 'name',
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+    description: 'any case',
+  };
+  const auth = {
+    401: problem('missing or invalid API key'),
+    403: problem('the API key lacks the admin scope'),
+  };
+  const unknown = problem('identity_provider_not_found');
+  const readOnly = problem('identity_provider_read_only: declared in the configuration file');
+  const operation = (summary: string, rest: Record<string, unknown>) => ({
+    summary,
+    tags: ['admin'],
+    security: [{ apiKey: [] }],
+    ...rest,
+  });
+  const toggle = (verb: 'disable' | 'enable') => ({
+    post: operation(`${verb} an identity provider`, {
+      parameters: [name],
+      responses: { 200: provider, ...auth, 404: unknown, 409: readOnly },
+    }),
+  });
+  return {
+    '/admin/v1/identity-providers': {
+      get: operation(
+        "list identity providers: the configuration file's (source config), then the database's",
+        {
+          responses: { 200: { description: 'the providers', content: items(IdentityProvider) }, ...auth },
+        },
+      ),
+      post: operation('add an identity provider (secrets are stored sealed)', {
+        requestBody: { required: true, content: json(IdentityProviderConfig, 'input') },
+        responses: {
+          201: { ...provider, headers: { Location: { schema: { type: 'string', format: 'uri' } } } },
+          400: problem('invalid_identity_provider (the detail names the first bad field), or invalid JSON'),
+          ...auth,
+          409: problem('identity_provider_exists: the name is taken, in any case'),
+          413: problem('body too large'),
+          415: problem('not application/json'),
+        },
+      }),
+    },
+    '/admin/v1/identity-providers/{name}': {
+      get: operation('an identity provider', {
+        parameters: [name],
+        responses: { 200: provider, ...auth, 404: unknown },
+      }),
+      delete: operation('delete an identity provider and every identity linked through it', {
+        parameters: [name],
+        responses: { 204: { description: 'deleted' }, ...auth, 404: unknown, 409: readOnly },
+      }),
+    },
+    '/admin/v1/identity-providers/{name}/disable': toggle('disable'),
+    '/admin/v1/identity-providers/{name}/enable': toggle('enable'),
+    '/admin/v1/users/{username}/identities': {
+      get: operation("a user's linked external identities", {
+        parameters: [{ name: 'username', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: {
+          200: { description: 'the identities', content: items(LinkedIdentity) },
+          ...auth,
+          404: problem('user_not_found'),
+        },
+      }),
     },
   };
 }

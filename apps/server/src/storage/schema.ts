@@ -154,6 +154,42 @@ export interface LoginAttemptsTable {
   created_at: number;
 }
 
+export interface IdentityProvidersTable {
+  /** Lower-cased. */
+  name: string;
+  type: string;
+  /** JSON object: the validated configuration, secret fields sealed. */
+  config: string;
+  /** 0 or 1. */
+  disabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface LinkedIdentitiesTable {
+  provider: string;
+  subject: string;
+  user_id: string;
+  username: string;
+  email: string | null;
+  /** JSON array of strings. */
+  groups: string;
+  linked_at: number;
+  last_login_at: number | null;
+}
+
+export interface LoginTransactionsTable {
+  state_hash: string;
+  provider: string;
+  binding_hash: string;
+  nonce: string;
+  code_verifier: string;
+  interaction_id: string | null;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
 export interface Schema {
   users: UsersTable;
   oauth_clients: OAuthClientsTable;
@@ -167,10 +203,16 @@ export interface Schema {
   consents: ConsentsTable;
   interactions: InteractionsTable;
   login_attempts: LoginAttemptsTable;
+  identity_providers: IdentityProvidersTable;
+  linked_identities: LinkedIdentitiesTable;
+  login_transactions: LoginTransactionsTable;
 }
 
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
+  'login_transactions',
+  'linked_identities',
+  'identity_providers',
   'login_attempts',
   'interactions',
   'consents',

@@ -6,8 +6,11 @@ import { createAuthorizationCodeRepository } from './repositories/authorization-
 import { createClientRepository } from './repositories/clients.js';
 import { createConsentRepository } from './repositories/consents.js';
 import { createGrantRepository } from './repositories/grants.js';
+import { createIdentityProviderRepository } from './repositories/identity-providers.js';
 import { createInteractionRepository } from './repositories/interactions.js';
+import { createLinkedIdentityRepository } from './repositories/linked-identities.js';
 import { createLoginAttemptRepository } from './repositories/login-attempts.js';
+import { createLoginTransactionRepository } from './repositories/login-transactions.js';
 import { createRefreshTokenRepository } from './repositories/refresh-tokens.js';
 import { createRevocationRepository } from './repositories/revocations.js';
 import { createBrowserSessionRepository } from './repositories/sessions.js';
@@ -41,6 +44,9 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
     consents: createConsentRepository(ctx),
     interactions: createInteractionRepository(ctx),
     loginAttempts: createLoginAttemptRepository(ctx),
+    identityProviders: createIdentityProviderRepository(ctx),
+    identities: createLinkedIdentityRepository(ctx),
+    loginTransactions: createLoginTransactionRepository(ctx),
 
     transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
       // Nested calls join the open transaction: all-or-nothing is then decided by the outermost one.

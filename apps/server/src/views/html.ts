@@ -61,7 +61,7 @@ font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f
 h1{font-size:1.375rem;margin:0 0 1rem}
 p{margin:.5rem 0 1rem}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
-input[type=text],input[type=password]{width:100%;padding:.625rem .75rem;font-size:1rem;border:1px solid #9ca3af;border-radius:.5rem}
+select,input[type=text],input[type=password]{width:100%;padding:.625rem .75rem;font-size:1rem;border:1px solid #9ca3af;border-radius:.5rem}
 input:focus,button:focus,a:focus{outline:3px solid #2563eb;outline-offset:2px}
 button{width:100%;margin-top:1.25rem;padding:.75rem;font-size:1rem;font-weight:600;border:0;border-radius:.5rem;background:#1d4ed8;color:#fff;cursor:pointer}
 button.secondary{background:#e5e7eb;color:#111827;margin-top:.5rem}

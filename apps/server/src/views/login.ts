@@ -17,6 +17,9 @@ export function loginPage(options: {
   username?: string | undefined;
   error?: string | undefined;
   providers?: LoginProvider[];
+  /** Password providers (LDAP) the form may check the credentials with, besides local accounts. */
+  passwordProviders?: Array<{ name: string; displayName: string }>;
+  provider?: string | undefined;
 }): string {
   const alert: Html | undefined =
     options.error === undefined
@@ -32,6 +35,15 @@ ${alert}
 <form method="post" action="${options.action}" novalidate>
 <input type="hidden" name="interaction" value="${options.interactionId}">
 <input type="hidden" name="csrf" value="${options.csrfToken}">
+${
+  (options.passwordProviders ?? []).length === 0
+    ? undefined
+    : html`<label for="provider">Account</label>
+<select id="provider" name="provider">
+<option value="local">idgate account</option>
+${(options.passwordProviders ?? []).map((p) => html`<option value="${p.name}"${p.name === options.provider ? html` selected` : undefined}>${p.displayName}</option>`)}
+</select>`
+}
 <label for="username">Username</label>
 <input type="text" id="username" name="username" value="${options.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required${options.error === undefined ? '' : ' aria-describedby="login-error"'} autofocus>
 <label for="password">Password</label>

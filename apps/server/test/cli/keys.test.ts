@@ -65,7 +65,9 @@ describe('idgate migrate', () => {
   it('applies migrations once and reports them, as JSON or text', async () => {
     const first = await run(['migrate', '--json'], { env });
     expect(first).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(first.stdout)).toEqual({ applied: ['0001_initial', '0002_oidc_flows'] });
+    expect(JSON.parse(first.stdout)).toEqual({
+      applied: ['0001_initial', '0002_oidc_flows', '0003_federation'],
+    });
     const again = await run(['migrate', '--json'], { env });
     expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
     const text = await run(['migrate'], { env });
@@ -76,7 +78,7 @@ describe('idgate migrate', () => {
     const result = await run(['migrate'], { env: { IDGATE_DATABASE_URL: db.url } });
     expect(result).toMatchObject({
       code: 0,
-      stdout: 'applied migrations: 0001_initial, 0002_oidc_flows\n',
+      stdout: 'applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation\n',
       stderr: '',
     });
   });

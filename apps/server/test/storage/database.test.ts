@@ -43,8 +43,9 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
   it('applies every migration once, in order; a second run applies nothing', async () => {
     const database = await fresh(create);
     expect(database.dialect).toBe(name);
-    expect(await pendingMigrations(database)).toEqual(['0001_initial', '0002_oidc_flows']);
-    expect(await migrateToLatest(database)).toEqual({ applied: ['0001_initial', '0002_oidc_flows'] });
+    const all = ['0001_initial', '0002_oidc_flows', '0003_federation'];
+    expect(await pendingMigrations(database)).toEqual(all);
+    expect(await migrateToLatest(database)).toEqual({ applied: all });
     expect(await migrateToLatest(database)).toEqual({ applied: [] });
     expect(await pendingMigrations(database)).toEqual([]);
     // The Kysely instance is accepted too.
@@ -76,7 +77,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         ${JSON.stringify(before.redirectUris)}, ${JSON.stringify(before.grantTypes)},
         ${JSON.stringify(before.scopes)}, ${JSON.stringify(before.audiences)}, ${before.accessTokenTtl},
         ${before.refreshTokenTtl}, ${before.createdAt.getTime()})`.execute(database.db);
-    expect(await migrateToLatest(database)).toEqual({ applied: ['0002_oidc_flows'] });
+    expect(await migrateToLatest(database)).toEqual({ applied: ['0002_oidc_flows', '0003_federation'] });
     const storage = createSqlStorage(database);
     expect(await storage.clients.findById(before.clientId)).toStrictEqual({
       ...before,
@@ -89,12 +90,28 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      // As if the process died after 0002's first steps: its record is gone, its column and tables stay.
-      await sql`delete from kysely_migration where name = '0002_oidc_flows'`.execute(database.db);
+      // As if the process died after 0002's first steps: its record is gone, its column and tables stay
+      // (and 0003, which cannot have run before 0002 finished, is not recorded either).
+      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation')`.execute(
+        database.db,
+      );
       await sql`drop table login_attempts`.execute(database.db);
-      expect(await migrateToLatest(database)).toEqual({ applied: ['0002_oidc_flows'] });
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0002_oidc_flows', '0003_federation'] });
       expect(await database.db.selectFrom('login_attempts').selectAll().execute()).toEqual([]);
       await createSqlStorage(database).clients.create(newClient());
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0003_federation (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      await sql`delete from kysely_migration where name = '0003_federation'`.execute(database.db);
+      await sql`drop table login_transactions`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0003_federation'] });
+      expect(await database.db.selectFrom('login_transactions').selectAll().execute()).toEqual([]);
+      expect(await database.db.selectFrom('identity_providers').selectAll().execute()).toEqual([]);
     },
   );
 

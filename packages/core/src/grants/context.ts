@@ -1,5 +1,5 @@
 import type { KeyRing } from '../keys/key-ring.js';
-import type { ClientRecord } from '../model.js';
+import type { ClientRecord, UserRecord } from '../model.js';
 import type {
   AuthorizationCodeRepository,
   GrantRepository,
@@ -8,7 +8,13 @@ import type {
 import type { Clock } from '../ports/runtime.js';
 import type { RevocationRepository, UserRepository } from '../ports/storage.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
-import type { PasswordLoginContext } from '../users/authenticate.js';
+import type { PasswordLoginContext, PasswordLoginFailure } from '../users/authenticate.js';
+
+/** A username/password check at an external provider, mapped to a local user. */
+export type ExternalPasswordCheck = (
+  username: string,
+  password: string,
+) => Promise<{ ok: true; user: UserRecord } | { ok: false; failure: PasswordLoginFailure | 'not_linked' }>;
 
 /** Lifetimes the grants work with, in seconds. */
 export interface GrantLifetimes {
@@ -40,6 +46,11 @@ export interface TokenEndpointContext {
   lifetimes: GrantLifetimes;
   /** Issue refresh tokens to trusted clients without `offline_access` (default false). */
   refreshForTrustedClients?: boolean;
+  /**
+   * The password providers (LDAP) the password grant's `provider` parameter may name: the check
+   * for `name`, or undefined when there is no such enabled provider.
+   */
+  externalPasswords?: (name: string) => Promise<ExternalPasswordCheck | undefined>;
   /** Brute-force protection for the password grant. */
   throttle?: LoginThrottle;
   /** The caller's address, for login records. */

@@ -3,7 +3,7 @@ import { IdgateError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
 import { verifyUserPassword } from '../users/authenticate.js';
-import type { TokenEndpointContext } from './context.js';
+import type { ExternalPasswordCheck, TokenEndpointContext } from './context.js';
 import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
 
 /**
@@ -22,10 +22,18 @@ export async function passwordGrant(
   const scope = grantedScope(parseScope(request.scope), client.scopes);
   tokenAudience(request.resource, client);
 
+  let check: ExternalPasswordCheck = (username, password) =>
+    verifyUserPassword(username, password, context.passwords);
+  if (request.provider !== undefined) {
+    const external = await context.externalPasswords?.(request.provider.toLowerCase());
+    if (external === undefined)
+      throw new IdgateError('invalid_request', `there is no password provider ${request.provider}`);
+    check = external;
+  }
   const attempt = {
     username: request.username,
     sourceAddress: context.sourceAddress ?? 'unknown',
-    provider: 'password',
+    provider: request.provider?.toLowerCase() ?? 'password',
   };
   // The caller is the client's server, not the user's browser: only the account is throttled.
   const decision = await context.throttle?.check(request.username);
@@ -36,13 +44,15 @@ export async function passwordGrant(
       headers: { 'Retry-After': String(decision.retryAfterSeconds) },
     });
   }
-  const login = await verifyUserPassword(request.username, request.password, context.passwords);
+  const login = await check(request.username, request.password);
   if (!login.ok) {
     await context.throttle?.record({ ...attempt, userId: null, success: false, reason: login.failure });
-    throw new IdgateError(
-      'invalid_grant',
-      login.failure === 'disabled' ? 'the account is disabled' : 'invalid username or password',
-    );
+    const messages = {
+      disabled: 'the account is disabled',
+      not_linked: 'no account is linked to this identity',
+      invalid_credentials: 'invalid username or password',
+    };
+    throw new IdgateError('invalid_grant', messages[login.failure]);
   }
   const { user } = login;
   await context.throttle?.record({ ...attempt, userId: user.id, success: true, reason: null });

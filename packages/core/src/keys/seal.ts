@@ -4,11 +4,15 @@ import { base64url, fromBase64url, randomBytes, utf8 } from '../internal/encodin
 const VERSION = 'v1';
 const decoder = new TextDecoder();
 
-async function deriveKey(secret: string, kid: string): Promise<CryptoKey> {
+async function deriveKey(
+  secret: string,
+  kid: string,
+  purpose = 'idgate signing key seal v1',
+): Promise<CryptoKey> {
   if (secret.length < 32) throw new Error('the key encryption secret must be at least 32 characters');
   const material = await crypto.subtle.importKey('raw', utf8(secret), 'HKDF', false, ['deriveKey']);
   return crypto.subtle.deriveKey(
-    { name: 'HKDF', hash: 'SHA-256', salt: utf8('idgate signing key seal v1'), info: utf8(kid) },
+    { name: 'HKDF', hash: 'SHA-256', salt: utf8(purpose), info: utf8(kid) },
     material,
     { name: 'AES-GCM', length: 256 },
     false,
@@ -55,5 +59,45 @@ export async function openPrivateKey(sealed: string, secret: string, kid: string
         cause,
       },
     );
+  }
+}
+
+const TEXT_PURPOSE = 'idgate secret seal v1';
+
+/**
+ * Encrypts a secret setting (an upstream client secret, a bind password) for storage, bound to
+ * `context` (for example `idp:corp-sso:clientSecret`) so it cannot be moved to another field.
+ * @example const sealed = await sealText(clientSecret, secret, 'idp:github:clientSecret');
+ */
+export async function sealText(text: string, secret: string, context: string): Promise<string> {
+  const iv = randomBytes(12);
+  const ciphertext = await crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv, additionalData: utf8(context) },
+    await deriveKey(secret, context, TEXT_PURPOSE),
+    utf8(text),
+  );
+  return `${VERSION}.${base64url(iv)}.${base64url(new Uint8Array(ciphertext))}`;
+}
+
+/**
+ * Decrypts what {@link sealText} sealed for the same context.
+ * @throws Error when the secret or the context is wrong, or the text was altered.
+ * @example const clientSecret = await openText(sealed, secret, 'idp:github:clientSecret');
+ */
+export async function openText(sealed: string, secret: string, context: string): Promise<string> {
+  const [version, iv, ciphertext] = sealed.split('.');
+  if (version !== VERSION || iv === undefined || ciphertext === undefined)
+    throw new Error(`${context} is not sealed in a known format`);
+  try {
+    const plain = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: fromBase64url(iv) as Uint8Array<ArrayBuffer>, additionalData: utf8(context) },
+      await deriveKey(secret, context, TEXT_PURPOSE),
+      fromBase64url(ciphertext) as Uint8Array<ArrayBuffer>,
+    );
+    return decoder.decode(plain);
+  } catch (cause) {
+    throw new Error(`${context} cannot be decrypted: is the configured secret the one it was sealed with?`, {
+      cause,
+    });
   }
 }

@@ -8,11 +8,16 @@ import type {
   UserPatch,
   UserRecord,
 } from '../model.js';
+import {
+  createMemoryFederationRepositories,
+  emptyFederationTables,
+  type FederationTables,
+} from './memory-federation.js';
 import { createMemoryOidcRepositories, emptyOidcTables, type OidcTables } from './memory-oidc.js';
 import type { PasswordHasher } from './runtime.js';
 import { type Storage, StorageConflictError } from './storage.js';
 
-interface Tables extends OidcTables {
+interface Tables extends OidcTables, FederationTables {
   users: Map<string, UserRecord>;
   clients: Map<string, ClientRecord>;
   apiKeys: Map<string, ApiKeyRecord>;
@@ -30,6 +35,7 @@ function emptyTables(): Tables {
     signingKeys: new Map(),
     revocations: new Map(),
     ...emptyOidcTables(),
+    ...emptyFederationTables(),
   };
 }
 
@@ -179,6 +185,7 @@ export function createMemoryStorage(): Storage {
     },
     // The OIDC-flow tables live in `tables` too, so a transaction's snapshot covers them.
     ...createMemoryOidcRepositories(() => tables),
+    ...createMemoryFederationRepositories(() => tables),
     async transaction(work) {
       const snapshot = copy(tables);
       try {

@@ -9,6 +9,11 @@ import type {
   UserRecord,
 } from '../model.js';
 import type {
+  IdentityProviderRepository,
+  LinkedIdentityRepository,
+  LoginTransactionRepository,
+} from './federation-storage.js';
+import type {
   AuthorizationCodeRepository,
   BrowserSessionRepository,
   ConsentRepository,
@@ -104,6 +109,9 @@ export interface Storage {
   readonly consents: ConsentRepository;
   readonly interactions: InteractionRepository;
   readonly loginAttempts: LoginAttemptRepository;
+  readonly identityProviders: IdentityProviderRepository;
+  readonly identities: LinkedIdentityRepository;
+  readonly loginTransactions: LoginTransactionRepository;
   /**
    * Runs `work` in one transaction: all its writes land, or none do. `work` must use only the
    * storage it is given: the outer one is outside the transaction (and on SQLite would wait for it).

@@ -2,6 +2,7 @@ import { apiKeyFromAuthorization, authenticateApiKey, reviewToken } from '@idgat
 import { TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { effectiveUsers } from '../../federation/effective-users.js';
 import { sendProblem } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 
@@ -35,6 +36,7 @@ export async function tokenReviewRoutes(
   { services }: { services: Services },
 ): Promise<void> {
   const lastTouched = new Map<string, number>();
+  const users = effectiveUsers(services);
 
   app.post(
     '/oauth/authenticate',
@@ -69,7 +71,7 @@ export async function tokenReviewRoutes(
         issuer: services.config.issuer,
         keys: services.keys(),
         clock: services.clock,
-        findUser: (id) => services.storage.users.findById(id),
+        findUser: (id) => users.findById(id),
         findClient: (id) => services.storage.clients.findById(id),
         isRevoked: (kind, value) => services.storage.revocations.isRevoked(kind, value, now()),
       });

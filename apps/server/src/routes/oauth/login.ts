@@ -2,18 +2,22 @@ import {
   AuthorizationError,
   type AuthorizationRequest,
   constantTimeEqual,
-  LoginThrottle,
+  type ExternalPasswordCheck,
+  IdgateError,
   verifyUserPassword,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { sendPage } from '../../browser/pages.js';
 import { BrowserState, isStandalone, type StoredRequest } from '../../browser/state.js';
+import { externalPasswordCheck } from '../../federation/password-providers.js';
+import { providerRegistry } from '../../federation/registry.js';
 import type { FormBody } from '../../http/form.js';
 import type { Services } from '../../services.js';
 import { consentPage } from '../../views/consent.js';
 import { loginPage } from '../../views/login.js';
 import { messagePage } from '../../views/message.js';
+import { loginThrottle } from './token-context.js';
 
 const EXPIRED =
   'This sign-in request has expired or was started in another browser. Go back to the application and try again.';
@@ -31,11 +35,8 @@ const field = (body: FormBody | undefined, name: string): string | undefined => 
 export async function loginRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const state = new BrowserState(services);
   const flow = new AuthorizationFlow(services, state);
-  const throttle = new LoginThrottle(
-    services.storage.loginAttempts,
-    services.config.bruteForce,
-    services.clock,
-  );
+  const throttle = loginThrottle(services);
+  const registry = providerRegistry(services);
   const { assetsPath, loginPath } = flow;
   const consentPath = `${new URL(services.config.issuer).pathname}/consent`;
   const clientName = async (stored: StoredRequest) =>
@@ -45,9 +46,14 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     reply: FastifyReply,
     status: number,
     interaction: { id: string; csrfToken: string; request: Record<string, unknown> },
-    extra: { error?: string; username?: string } = {},
-  ) =>
-    sendPage(
+    extra: { error?: string; username?: string; provider?: string } = {},
+  ) => {
+    const enabled = await registry.enabled();
+    const named = (p: (typeof enabled)[number]) => ({
+      name: p.config.name,
+      displayName: p.config.displayName ?? p.config.name,
+    });
+    return sendPage(
       reply,
       status,
       loginPage({
@@ -56,9 +62,17 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
         interactionId: interaction.id,
         csrfToken: interaction.csrfToken,
         clientName: await clientName(interaction.request as unknown as StoredRequest),
+        providers: enabled
+          .filter((p) => p.connector.kind === 'redirect')
+          .map((p) => ({
+            ...named(p),
+            href: `${loginPath}/${p.config.name}?interaction=${encodeURIComponent(interaction.id)}`,
+          })),
+        passwordProviders: enabled.filter((p) => p.connector.kind === 'password').map(named),
         ...extra,
       }),
     );
+  };
 
   app.get<{ Querystring: { interaction?: string } }>('/oauth/login', async (request, reply) => {
     if (request.query.interaction === undefined) {
@@ -103,7 +117,11 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     if (username === '' || password === '') {
       return showLogin(reply, 400, interaction, { error: 'Enter your username and password.', username });
     }
-    const attempt = { username, sourceAddress: request.ip, provider: 'password' };
+    const providerName = field(request.body, 'provider');
+    const external =
+      providerName === undefined || providerName === 'local' ? undefined : providerName.toLowerCase();
+    const attempt = { username, sourceAddress: request.ip, provider: external ?? 'password' };
+    const shown = { username, ...(external === undefined ? {} : { provider: external }) };
     const decision = await throttle.check(username, request.ip);
     if (decision.locked) {
       await throttle.record({ ...attempt, userId: null, success: false, reason: 'locked' });
@@ -111,19 +129,39 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
       const minutes = Math.ceil(decision.retryAfterSeconds / 60);
       return showLogin(reply, 429, interaction, {
         error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-        username,
+        ...shown,
       });
     }
-    const login = await verifyUserPassword(username, password, {
-      findUserByUsername: (u) => services.storage.users.findByUsername(u),
-      hasher: services.hasher,
-      dummyHash: services.dummyHash,
-    });
+    let check: ExternalPasswordCheck = (u, p) =>
+      verifyUserPassword(u, p, {
+        findUserByUsername: (name) => services.storage.users.findByUsername(name),
+        hasher: services.hasher,
+        dummyHash: services.dummyHash,
+      });
+    if (external !== undefined) {
+      const found = await externalPasswordCheck(services, external);
+      if (found === undefined) {
+        return showLogin(reply, 400, interaction, { error: 'Choose one of the offered accounts.', username });
+      }
+      check = found;
+    }
+    let login: Awaited<ReturnType<ExternalPasswordCheck>>;
+    try {
+      login = await check(username, password);
+    } catch (error) {
+      if (!(error instanceof IdgateError)) throw error;
+      request.log.warn({ err: error }, 'password provider unavailable');
+      const error503 = 'The directory cannot be reached right now. Try again later.';
+      return showLogin(reply, 503, interaction, { error: error503, ...shown });
+    }
     if (!login.ok) {
       await throttle.record({ ...attempt, userId: null, success: false, reason: login.failure });
-      const error =
-        login.failure === 'disabled' ? 'This account is disabled.' : 'Invalid username or password.';
-      return showLogin(reply, 401, interaction, { error, username });
+      const messages = {
+        disabled: 'This account is disabled.',
+        not_linked: 'No idgate account is linked to this directory account.',
+        invalid_credentials: 'Invalid username or password.',
+      };
+      return showLogin(reply, 401, interaction, { error: messages[login.failure], ...shown });
     }
     await throttle.record({ ...attempt, userId: login.user.id, success: true, reason: null });
     const session = await state.startSession(request, reply, login.user);

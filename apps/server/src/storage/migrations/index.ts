@@ -3,6 +3,7 @@ import type { Database } from '../database.js';
 import type { Schema } from '../schema.js';
 import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_oidc_flows.js';
+import * as m0003 from './0003_federation.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -11,6 +12,7 @@ import * as m0002 from './0002_oidc_flows.js';
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001,
   '0002_oidc_flows': m0002,
+  '0003_federation': m0003,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -1,0 +1,287 @@
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { IDENTITY_PROVIDER_SECRETS, IdentityProviderConfig } from '@idgate/schema';
+import { type Command, Option } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { CliError, collect, readSecretFromStdin } from './context.js';
+
+type ProviderType = IdentityProviderConfig['type'];
+const TYPES = ['oidc', 'github', 'gitlab', 'ldap'] as const satisfies readonly ProviderType[];
+const OAUTH: readonly ProviderType[] = ['oidc', 'github', 'gitlab'];
+
+/** The options of `idps add` that describe a provider, and the types each applies to (all when absent). */
+const OPTIONS: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }> = [
+  { option: new Option('--name <name>', 'lower-case letters, digits and -; the callback path segment') },
+  { option: new Option('--type <type>', 'the kind of provider').choices(TYPES) },
+  { option: new Option('--display-name <text>', 'what the login page shows') },
+  {
+    option: new Option('--mapping <method>', 'how identities become users (default: auto)').choices([
+      'auto',
+      'lookup',
+      'manual',
+    ]),
+  },
+  { option: new Option('--link-by-verified-email', 'sign in users whose email the provider verified') },
+  { option: new Option('--token-client <client_id>', 'the client tokens answered from the callback go to') },
+  { option: new Option('--groups-prefix <prefix>', 'put before every upstream group (default: <name>:)') },
+  { option: new Option('--issuer <url>', 'the upstream issuer (discovery)'), types: ['oidc'] },
+  { option: new Option('--client-id <id>', 'the client id at the provider'), types: OAUTH },
+  { option: new Option('--client-secret-stdin', 'read the client secret from stdin'), types: OAUTH },
+  { option: new Option('--scope <scope...>', 'scopes to request (repeatable)'), types: ['oidc'] },
+  { option: new Option('--username-claim <claim>', 'default: preferred_username'), types: ['oidc'] },
+  { option: new Option('--email-claim <claim>', 'default: email'), types: ['oidc'] },
+  { option: new Option('--groups-claim <claim>', 'default: groups'), types: ['oidc'] },
+  { option: new Option('--name-claim <claim>', 'default: name'), types: ['oidc'] },
+  { option: new Option('--use-userinfo', 'also read the userinfo endpoint'), types: ['oidc'] },
+  { option: new Option('--base-url <url>', 'the GitHub or GitLab host'), types: ['github', 'gitlab'] },
+  { option: new Option('--api-url <url>', 'the GitHub REST API'), types: ['github'] },
+  {
+    option: new Option('--allowed-org <org>', 'only members may sign in (repeatable)').argParser(collect),
+    types: ['github'],
+  },
+  { option: new Option('--no-teams', 'do not load team memberships as groups'), types: ['github'] },
+  {
+    option: new Option('--allowed-group <group>', 'only members may sign in (repeatable)').argParser(collect),
+    types: ['gitlab'],
+  },
+  { option: new Option('--url <url>', 'ldap://host[:port] or ldaps://host[:port]'), types: ['ldap'] },
+  { option: new Option('--start-tls', 'upgrade ldap:// with StartTLS'), types: ['ldap'] },
+  { option: new Option('--ca-file <file>', "PEM of the directory's CA"), types: ['ldap'] },
+  { option: new Option('--bind-dn <dn>', 'manager bind DN (else anonymous)'), types: ['ldap'] },
+  { option: new Option('--bind-password-stdin', 'read the bind password from stdin'), types: ['ldap'] },
+  { option: new Option('--user-base-dn <dn>', 'where users are searched'), types: ['ldap'] },
+  { option: new Option('--user-filter <filter>', 'default: (uid={username})'), types: ['ldap'] },
+  { option: new Option('--username-attribute <attr>', 'default: uid'), types: ['ldap'] },
+  { option: new Option('--email-attribute <attr>', 'default: mail'), types: ['ldap'] },
+  { option: new Option('--name-attribute <attr>', 'default: cn'), types: ['ldap'] },
+  { option: new Option('--id-attribute <attr>', 'default: entryUUID'), types: ['ldap'] },
+  { option: new Option('--group-base-dn <dn>', 'where groups are searched'), types: ['ldap'] },
+  { option: new Option('--group-filter <filter>', 'default: (member={dn})'), types: ['ldap'] },
+  { option: new Option('--group-name-attribute <attr>', 'default: cn'), types: ['ldap'] },
+  { option: new Option('--timeout-ms <ms>', 'default: 5000'), types: ['ldap'] },
+];
+
+/** Which option sets each configuration field, for errors that name what the user typed. */
+const FIELD_OPTIONS: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(['name', 'type', 'issuer', 'url'].map((field) => [field, `--${field}`] as const)),
+  displayName: '--display-name',
+  mapping: '--mapping',
+  tokenClientId: '--token-client',
+  groupsPrefix: '--groups-prefix',
+  clientId: '--client-id',
+  clientSecret: '--client-secret-stdin',
+  scopes: '--scope',
+  'claims.username': '--username-claim',
+  'claims.email': '--email-claim',
+  'claims.groups': '--groups-claim',
+  'claims.name': '--name-claim',
+  baseUrl: '--base-url',
+  apiUrl: '--api-url',
+  allowedOrganizations: '--allowed-org',
+  allowedGroups: '--allowed-group',
+  caCertificate: '--ca-file',
+  bindDn: '--bind-dn',
+  bindPassword: '--bind-password-stdin',
+  timeoutMs: '--timeout-ms',
+  userSearch: '--user-base-dn',
+  'userSearch.baseDn': '--user-base-dn',
+  'userSearch.filter': '--user-filter',
+  'userSearch.usernameAttribute': '--username-attribute',
+  'userSearch.emailAttribute': '--email-attribute',
+  'userSearch.nameAttribute': '--name-attribute',
+  'userSearch.idAttribute': '--id-attribute',
+  'groupSearch.baseDn': '--group-base-dn',
+  'groupSearch.filter': '--group-filter',
+  'groupSearch.nameAttribute': '--group-name-attribute',
+};
+
+/** Adds the provider options to `idps add`. */
+export function addProviderOptions(command: Command): Command {
+  for (const { option, types } of OPTIONS) {
+    const only = types === undefined ? '' : ` [${types.join(', ')}]`;
+    command.addOption(Object.assign(option, { description: `${option.description}${only}` }));
+  }
+  return command.option('--from-file <file>', 'read one provider (JSON or YAML, secrets inline) instead');
+}
+
+/** The options the user typed on the command line (not defaults), by long flag. */
+function typed(command: Command): Map<string, unknown> {
+  const given = new Map<string, unknown>();
+  for (const option of command.options) {
+    const key = option.attributeName();
+    if (command.getOptionValueSource(key) === 'cli' && option.long !== undefined)
+      given.set(option.long, command.getOptionValue(key));
+  }
+  return given;
+}
+
+/**
+ * The provider `idps add` describes, validated: from `--from-file`, or from the options and the one
+ * secret read from stdin. Secrets never come from argv, which other users see in `ps`.
+ * @throws CliError naming the option (or the file's field) that is wrong.
+ */
+export async function providerFromCommand(
+  command: Command,
+  stdin: NodeJS.ReadableStream,
+): Promise<IdentityProviderConfig> {
+  const given = typed(command);
+  given.delete('--json');
+  const file = given.get('--from-file');
+  if (typeof file === 'string') {
+    given.delete('--from-file');
+    const other = [...given.keys()][0];
+    if (other !== undefined) throw new CliError(`--from-file cannot be combined with ${other}`);
+    return validate(await readProviderFile(file), (path) => (path === '' ? file : `${file}: ${path}`));
+  }
+  const type = given.get('--type') as ProviderType | undefined;
+  if (given.get('--name') === undefined || type === undefined)
+    throw new CliError('idps add needs --name and --type, or --from-file');
+  for (const { option, types } of OPTIONS) {
+    if (types !== undefined && option.long !== undefined && given.has(option.long) && !types.includes(type))
+      throw new CliError(`${option.long} does not apply to --type ${type}`);
+  }
+  const input = await inputFrom(type, (flag) => given.get(flag));
+  if (OAUTH.includes(type)) {
+    if (!given.has('--client-secret-stdin'))
+      throw new CliError(`--type ${type} needs --client-secret-stdin (the client secret is read from stdin)`);
+    input.clientSecret = await readSecretFromStdin(stdin, 'client secret');
+  }
+  if (given.has('--bind-dn') !== given.has('--bind-password-stdin'))
+    throw new CliError('--bind-dn and --bind-password-stdin go together (omit both for an anonymous bind)');
+  if (given.has('--bind-password-stdin'))
+    input.bindPassword = await readSecretFromStdin(stdin, 'bind password');
+  return validate(input, (path) => FIELD_OPTIONS[path] ?? path, ` for --type ${type}`);
+}
+
+/** The configuration input the options describe (secrets are added by the caller). */
+async function inputFrom(
+  type: ProviderType,
+  get: (flag: string) => unknown,
+): Promise<Record<string, unknown>> {
+  const input: Record<string, unknown> = {};
+  const set = (field: string, flag: string, object = input) => {
+    const value = get(flag);
+    if (value !== undefined) object[field] = value;
+  };
+  set('name', '--name');
+  set('type', '--type');
+  set('displayName', '--display-name');
+  set('mapping', '--mapping');
+  if (get('--link-by-verified-email') === true) input.linkByVerifiedEmail = true;
+  set('tokenClientId', '--token-client');
+  set('groupsPrefix', '--groups-prefix');
+  if (type === 'ldap') {
+    set('url', '--url');
+    if (get('--start-tls') === true) input.startTls = true;
+    const caFile = get('--ca-file');
+    if (typeof caFile === 'string') input.caCertificate = await readCaFile(caFile);
+    set('bindDn', '--bind-dn');
+    const timeout = get('--timeout-ms');
+    if (typeof timeout === 'string') {
+      if (!/^\d+$/.test(timeout))
+        throw new CliError(`--timeout-ms ${JSON.stringify(timeout)}: must be a whole number of milliseconds`);
+      input.timeoutMs = Number(timeout);
+    }
+    const userSearch: Record<string, unknown> = {};
+    set('baseDn', '--user-base-dn', userSearch);
+    set('filter', '--user-filter', userSearch);
+    set('usernameAttribute', '--username-attribute', userSearch);
+    set('emailAttribute', '--email-attribute', userSearch);
+    set('nameAttribute', '--name-attribute', userSearch);
+    set('idAttribute', '--id-attribute', userSearch);
+    input.userSearch = userSearch;
+    const groupSearch: Record<string, unknown> = {};
+    set('baseDn', '--group-base-dn', groupSearch);
+    set('filter', '--group-filter', groupSearch);
+    set('nameAttribute', '--group-name-attribute', groupSearch);
+    if (Object.keys(groupSearch).length > 0) input.groupSearch = groupSearch;
+    return input;
+  }
+  set('clientId', '--client-id');
+  set('baseUrl', '--base-url');
+  if (type === 'oidc') {
+    set('issuer', '--issuer');
+    set('scopes', '--scope');
+    const claims: Record<string, unknown> = {};
+    set('username', '--username-claim', claims);
+    set('email', '--email-claim', claims);
+    set('groups', '--groups-claim', claims);
+    set('name', '--name-claim', claims);
+    input.claims = claims;
+    if (get('--use-userinfo') === true) input.useUserinfo = true;
+  }
+  if (type === 'github') {
+    set('apiUrl', '--api-url');
+    set('allowedOrganizations', '--allowed-org');
+    if (get('--no-teams') === false) input.loadTeams = false;
+  }
+  if (type === 'gitlab') set('allowedGroups', '--allowed-group');
+  return input;
+}
+
+/** Validates `input`; the first problem becomes a one-line error naming `label(path)`, never a secret. */
+function validate(input: unknown, label: (path: string) => string, context = ''): IdentityProviderConfig {
+  const result = IdentityProviderConfig.safeParse(input);
+  if (result.success) return result.data;
+  throw new CliError(describeIssue(input, result.error.issues[0], label, context));
+}
+
+function describeIssue(
+  input: unknown,
+  issue: z.core.$ZodIssue | undefined,
+  label: (path: string) => string,
+  context: string,
+): string {
+  if (issue === undefined) return 'the identity provider is not valid';
+  // Array positions (`scopes.1`) name the option that gave the list.
+  const fields = issue.path.filter((segment): segment is string => typeof segment === 'string');
+  const path = fields.join('.');
+  const value = issue.path.reduce<unknown>(
+    (node, segment) =>
+      typeof node === 'object' && node !== null ? (node as Record<PropertyKey, unknown>)[segment] : undefined,
+    input,
+  );
+  const where = label(path);
+  if (issue.code === 'invalid_type' && value === undefined) return `${where} is required${context}`;
+  if (issue.code === 'unrecognized_keys') return `${where}: unknown field ${issue.keys.join(', ')}`;
+  if (path === 'type') return `${where}: must be one of ${TYPES.join(', ')}`;
+  const secret = (IDENTITY_PROVIDER_SECRETS as readonly string[]).includes(fields.at(-1) ?? '');
+  const shown =
+    !secret && (typeof value === 'string' || typeof value === 'number') ? ` ${JSON.stringify(value)}` : '';
+  return `${where}${shown}: ${issue.message}`;
+}
+
+async function readProviderFile(file: string): Promise<unknown> {
+  const extension = extname(file).toLowerCase();
+  if (!['.json', '.yaml', '.yml'].includes(extension))
+    throw new CliError(`--from-file ${file}: must be a .json, .yaml or .yml file`);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CliError(
+      `--from-file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  try {
+    return extension === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch {
+    // The parser's message may quote the file, secrets included: say only where.
+    throw new CliError(`--from-file ${file}: is not valid ${extension === '.json' ? 'JSON' : 'YAML'}`);
+  }
+}
+
+async function readCaFile(file: string): Promise<string> {
+  let pem: string;
+  try {
+    pem = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CliError(
+      `--ca-file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new CliError(`--ca-file ${file}: holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  return pem;
+}

@@ -1,0 +1,256 @@
+import { isIP } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
+import { ConnectorError, type ExternalIdentity, type PasswordConnector } from '@idgate/core';
+import type { LdapProviderConfig } from '@idgate/schema';
+import {
+  BusyError,
+  Client,
+  type ClientOptions,
+  type Entry,
+  InvalidCredentialsError,
+  ResultCodeError,
+  UnavailableError,
+} from 'ldapts';
+
+/** The part of an ldapts `Client` the connector uses. */
+export type LdapClient = Pick<Client, 'bind' | 'search' | 'startTLS' | 'unbind'>;
+
+export interface LdapConnectorOptions {
+  /** Makes the LDAP clients (tests); defaults to ldapts' `Client`. */
+  clientFactory?: (options: ClientOptions) => LdapClient;
+}
+
+/** Usernames longer than this are refused without asking the directory. */
+const MAX_USERNAME_LENGTH = 256;
+
+/**
+ * Escapes a value for an LDAP search filter (RFC 4515 §3): `*`, `(`, `)`, `\`, NUL and the other
+ * ASCII control characters become `\XX`. Other characters, non-ASCII included, stay as they are:
+ * RFC 4515 allows UTF-8 in values, and ldapts' filter parser turns every `\XX` into one Latin-1
+ * character, so escaped UTF-8 bytes would reach the directory garbled.
+ * @example escapeFilterValue('Parens R Us (for all your parenthetical needs)') // 'Parens R Us \\28for all your parenthetical needs\\29'
+ */
+export function escapeFilterValue(value: string): string {
+  return value.replace(
+    /[*()\\\x00-\x1f\x7f]/g,
+    (char) => `\\${char.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
+
+/**
+ * An LDAP directory as a password connector: finds the user with a search (as the configured
+ * service account or anonymously), checks the password with a bind as the user's DN, then
+ * collects group names. Every call opens its own connections and closes them again.
+ * @example const connector = createLdapConnector(LdapProviderConfig.parse(config)); await connector.authenticate('alice', 'secret');
+ */
+export function createLdapConnector(
+  config: LdapProviderConfig,
+  options: LdapConnectorOptions = {},
+): PasswordConnector {
+  const factory = options.clientFactory ?? ((clientOptions: ClientOptions) => new Client(clientOptions));
+  const url = new URL(config.url);
+  const secure = url.protocol === 'ldaps:';
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const tlsOptions: ConnectionOptions = {
+    host,
+    ...(isIP(host) === 0 ? { servername: host } : {}),
+    ...(config.caCertificate !== undefined ? { ca: config.caCertificate } : {}),
+  };
+  const { userSearch, groupSearch } = config;
+
+  /** A connected client, TLS established when configured; closed again when this fails. */
+  async function open(): Promise<LdapClient> {
+    const client = factory({
+      url: config.url,
+      connectTimeout: config.timeoutMs,
+      timeout: config.timeoutMs,
+      // ldapts connects with TLS whenever tlsOptions are given, so only for ldaps://.
+      ...(secure ? { tlsOptions } : {}),
+    });
+    try {
+      if (config.startTls && !secure) {
+        // The handshake after the StartTLS response has no timeout of its own in ldapts.
+        await withTimeout(client.startTLS({ ...tlsOptions }), config.timeoutMs);
+      }
+      return client;
+    } catch (error) {
+      await close(client);
+      // Never carry on in plaintext: a refused StartTLS is as bad as no answer.
+      if (error instanceof ResultCodeError) {
+        throw new ConnectorError('upstream_unavailable', 'the directory refused StartTLS', { cause: error });
+      }
+      throw failure(error, 'the directory refused StartTLS');
+    }
+  }
+
+  async function searchUser(client: LdapClient, username: string): Promise<Entry | null> {
+    const attributes = [
+      userSearch.usernameAttribute,
+      userSearch.emailAttribute,
+      userSearch.nameAttribute,
+      // Operational attributes such as entryUUID come back only when asked for by name.
+      userSearch.idAttribute,
+    ];
+    const result = await client
+      .search(userSearch.baseDn, {
+        scope: userSearch.scope,
+        filter: userSearch.filter.replaceAll('{username}', escapeFilterValue(username)),
+        attributes,
+        explicitBufferAttributes: [userSearch.idAttribute],
+        // Two are enough to tell that the filter is ambiguous.
+        sizeLimit: 2,
+        derefAliases: 'never',
+      })
+      .catch((error: unknown) => {
+        throw failure(error, 'the directory refused the user search');
+      });
+    // Ambiguous: never pick one of several entries, or a password would sign in as someone else.
+    if (result.searchEntries.length !== 1) return null;
+    return result.searchEntries[0] ?? null;
+  }
+
+  /** Whether the password is the user's, by a bind as the DN on a connection of its own. */
+  async function checkPassword(dn: string, password: string): Promise<boolean> {
+    const client = await open();
+    try {
+      await client.bind(dn, password);
+      return true;
+    } catch (error) {
+      if (error instanceof InvalidCredentialsError) return false;
+      throw failure(error, 'the directory could not check the password');
+    } finally {
+      await close(client);
+    }
+  }
+
+  async function searchGroups(client: LdapClient, dn: string, username: string): Promise<string[]> {
+    if (groupSearch === undefined) return [];
+    const filter = groupSearch.filter
+      .replaceAll('{dn}', escapeFilterValue(dn))
+      .replaceAll('{username}', escapeFilterValue(username));
+    const result = await client
+      .search(groupSearch.baseDn, {
+        scope: groupSearch.scope,
+        filter,
+        attributes: [groupSearch.nameAttribute],
+        derefAliases: 'never',
+      })
+      .catch((error: unknown) => {
+        throw failure(error, 'the directory refused the group search');
+      });
+    const names = result.searchEntries.flatMap((entry) => values(entry, groupSearch.nameAttribute));
+    return [...new Set(names)].sort();
+  }
+
+  return {
+    kind: 'password',
+    async authenticate(username, password) {
+      // An empty password makes the bind an unauthenticated one, which directories may accept as
+      // anonymous (RFC 4513 §5.1.2): it would "succeed" for anyone's DN.
+      if (username === '' || password === '' || username.length > MAX_USERNAME_LENGTH) return null;
+      // Lone surrogates cannot be sent as UTF-8; no directory entry has them.
+      if (Buffer.from(username, 'utf8').toString('utf8') !== username) return null;
+
+      if (config.bindDn !== undefined && config.bindPassword === undefined) {
+        // Binding with the DN and no password would be an unauthenticated bind: anonymous at best.
+        throw new ConnectorError('upstream_error', "idgate's service account (bindDn) has no bindPassword");
+      }
+
+      const client = await open();
+      try {
+        if (config.bindDn !== undefined && config.bindPassword !== undefined) {
+          await client.bind(config.bindDn, config.bindPassword).catch((error: unknown) => {
+            throw failure(error, "the directory refused idgate's service account");
+          });
+        }
+        const entry = await searchUser(client, username);
+        if (entry === null || entry.dn === '') return null;
+        if (!(await checkPassword(entry.dn, password))) return null;
+
+        const directoryUsername = values(entry, userSearch.usernameAttribute)[0] ?? username;
+        const identity: ExternalIdentity = {
+          subject: subjectOf(entry, userSearch.idAttribute),
+          username: directoryUsername,
+          email: values(entry, userSearch.emailAttribute)[0] ?? null,
+          // A directory attribute is whatever was typed into it: nobody proved the user receives
+          // mail there, so it must not link accounts by email.
+          emailVerified: false,
+          displayName: values(entry, userSearch.nameAttribute)[0] ?? null,
+          groups: await searchGroups(client, entry.dn, directoryUsername),
+        };
+        return identity;
+      } finally {
+        await close(client);
+      }
+    },
+  };
+}
+
+/** The entry's values of an attribute (names compare case-insensitively), as strings. */
+function values(entry: Entry, attribute: string): string[] {
+  const key = Object.keys(entry).find((name) => name.toLowerCase() === attribute.toLowerCase());
+  if (key === undefined || key === 'dn') return [];
+  const value = entry[key];
+  const list = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return list
+    .map((item) => (Buffer.isBuffer(item) ? item.toString('utf8') : item))
+    .filter((item) => item !== '');
+}
+
+/** The id attribute's value (hex when it is binary, such as objectGUID), or else the DN. */
+function subjectOf(entry: Entry, attribute: string): string {
+  const key = Object.keys(entry).find((name) => name.toLowerCase() === attribute.toLowerCase());
+  const raw = key === undefined || key === 'dn' ? undefined : entry[key];
+  const first = Array.isArray(raw) ? raw[0] : raw;
+  if (first === undefined || first.length === 0) return entry.dn;
+  if (typeof first === 'string') return first;
+  const text = first.toString('utf8');
+  const printable = Buffer.from(text, 'utf8').equals(first) && !/[\x00-\x1f\x7f\ufffd]/.test(text);
+  return printable ? text : first.toString('hex');
+}
+
+/**
+ * A ConnectorError for an ldapts failure: TLS and network failures, timeouts and the result
+ * codes of a busy or unavailable server are `upstream_unavailable`; other LDAP results are
+ * `upstream_error` with `message`. ldapts' errors never carry the bind password.
+ */
+function failure(error: unknown, message: string): ConnectorError {
+  if (error instanceof ConnectorError) return error;
+  if (isTlsError(error)) {
+    return new ConnectorError(
+      'upstream_unavailable',
+      'could not establish a trusted TLS connection to the directory (check caCertificate and the host name)',
+      { cause: error },
+    );
+  }
+  if (error instanceof BusyError || error instanceof UnavailableError) {
+    return new ConnectorError('upstream_unavailable', 'the directory is unavailable', { cause: error });
+  }
+  if (error instanceof ResultCodeError) {
+    return new ConnectorError('upstream_error', `${message} (LDAP result ${error.code})`, { cause: error });
+  }
+  return new ConnectorError('upstream_unavailable', 'the directory did not answer', { cause: error });
+}
+
+function isTlsError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return false;
+  return /CERT|SELF_SIGNED|ISSUER|TLS|SSL|ALTNAME|UNABLE_TO_VERIFY|HOSTNAME/.test(code);
+}
+
+async function close(client: LdapClient): Promise<void> {
+  try {
+    await client.unbind();
+  } catch {
+    // The connection is gone either way.
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,32 @@
+import { ConnectorError, type ExternalPasswordCheck, IdgateError } from '@idgate/core';
+import type { Services } from '../services.js';
+import { mapIdentity } from './mapping.js';
+import { providerRegistry } from './registry.js';
+
+/**
+ * The username/password check of an enabled password provider (LDAP), mapped to a local user the
+ * same way as any external sign-in; undefined when `name` is no such provider. A directory that
+ * cannot be reached is `temporarily_unavailable`, never "wrong password".
+ */
+export async function externalPasswordCheck(
+  services: Services,
+  name: string,
+): Promise<ExternalPasswordCheck | undefined> {
+  const provider = await providerRegistry(services).get(name);
+  if (provider === undefined || provider.config.disabled || provider.connector.kind !== 'password')
+    return undefined;
+  const connector = provider.connector;
+  return async (username, password) => {
+    let identity: Awaited<ReturnType<typeof connector.authenticate>>;
+    try {
+      identity = await connector.authenticate(username, password);
+    } catch (error) {
+      if (error instanceof ConnectorError)
+        throw new IdgateError('temporarily_unavailable', error.message, { cause: error });
+      throw error;
+    }
+    if (identity === null) return { ok: false, failure: 'invalid_credentials' };
+    const mapped = await mapIdentity(identity, provider, services);
+    return mapped.ok ? { ok: true, user: mapped.user } : { ok: false, failure: mapped.reason };
+  };
+}

@@ -1,0 +1,99 @@
+import {
+  type Connector,
+  createGitHubConnector,
+  createGitLabConnector,
+  createOidcConnector,
+  type IdentityProviderRecord,
+} from '@idgate/core';
+import type { IdentityProviderConfig } from '@idgate/schema';
+import { createLdapConnector } from '../connectors/ldap.js';
+import type { Services } from '../services.js';
+import { fromStoredConfig } from './provider-store.js';
+
+/** An identity provider ready to use. */
+export interface ResolvedProvider {
+  config: IdentityProviderConfig;
+  source: 'config' | 'database';
+  connector: Connector;
+  /** What goes before each upstream group name. */
+  groupsPrefix: string;
+}
+
+export function connectorFor(config: IdentityProviderConfig): Connector {
+  switch (config.type) {
+    case 'oidc':
+      return createOidcConnector(config);
+    case 'github':
+      return createGitHubConnector(config);
+    case 'gitlab':
+      return createGitLabConnector(config);
+    case 'ldap':
+      return createLdapConnector(config);
+  }
+}
+
+/**
+ * The identity providers of this server: those declared in the YAML file (read-only; they win a
+ * name clash) and those in the database. Connectors are kept between requests (an OIDC connector
+ * caches its upstream's discovery and keys) and rebuilt when a stored provider changes.
+ */
+export class ProviderRegistry {
+  readonly #fromFile: Map<string, ResolvedProvider>;
+  readonly #cache = new Map<string, { stamp: number; provider: ResolvedProvider }>();
+
+  constructor(private readonly services: Services) {
+    this.#fromFile = new Map(
+      services.config.identityProviders.map((config) => [config.name, this.#resolve(config, 'config')]),
+    );
+  }
+
+  #resolve(config: IdentityProviderConfig, source: 'config' | 'database'): ResolvedProvider {
+    return {
+      config,
+      source,
+      connector: connectorFor(config),
+      groupsPrefix: config.groupsPrefix ?? `${config.name}:`,
+    };
+  }
+
+  async #fromDatabase(record: IdentityProviderRecord): Promise<ResolvedProvider> {
+    const stamp = record.updatedAt.getTime();
+    const cached = this.#cache.get(record.name);
+    if (cached?.stamp === stamp) return cached.provider;
+    const config = await fromStoredConfig(record, this.services.keyPolicy.secret);
+    const provider = this.#resolve({ ...config, disabled: record.disabled }, 'database');
+    this.#cache.set(record.name, { stamp, provider });
+    return provider;
+  }
+
+  /** The provider called `name` (any case), enabled or not. */
+  async get(name: string): Promise<ResolvedProvider | undefined> {
+    const lower = name.toLowerCase();
+    const fromFile = this.#fromFile.get(lower);
+    if (fromFile !== undefined) return fromFile;
+    if (!/^[a-z][a-z0-9-]{0,62}$/.test(lower)) return undefined;
+    const record = await this.services.storage.identityProviders.findByName(lower);
+    return record === undefined ? undefined : this.#fromDatabase(record);
+  }
+
+  /** Every enabled provider, file-declared first, then by name. */
+  async enabled(): Promise<ResolvedProvider[]> {
+    const stored = await this.services.storage.identityProviders.list();
+    const fromDatabase = await Promise.all(
+      stored.filter((record) => !this.#fromFile.has(record.name)).map((record) => this.#fromDatabase(record)),
+    );
+    return [...this.#fromFile.values(), ...fromDatabase].filter((provider) => !provider.config.disabled);
+  }
+}
+
+const registries = new WeakMap<Services, ProviderRegistry>();
+
+/** The one registry of a server, so connectors and their caches live as long as it does. */
+export function providerRegistry(services: Services): ProviderRegistry {
+  let registry = registries.get(services);
+  if (registry === undefined) {
+    registry = new ProviderRegistry(services);
+    registries.set(services, registry);
+  }
+  return registry;
+}

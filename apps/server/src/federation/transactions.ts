@@ -1,0 +1,113 @@
+import {
+  computeCodeChallenge,
+  generateSecret,
+  hashSecret,
+  type LoginTransactionRecord,
+  verifySecret,
+} from '@idgate/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseCookies, serializeCookie } from '../http/cookies.js';
+import type { Services } from '../services.js';
+
+/** A sign-in at an external provider may take this long (seconds). */
+export const LOGIN_TRANSACTION_TTL_SECONDS = 600;
+const COOKIE = 'idgate_tx_';
+
+/** Why a callback's state was refused; each is a clear message for the user. */
+export type TransactionFailure =
+  | 'missing'
+  | 'unknown'
+  | 'replayed'
+  | 'expired'
+  | 'other_browser'
+  | 'other_provider';
+
+export const TRANSACTION_MESSAGES: Record<TransactionFailure, string> = {
+  missing: 'the callback has no state: start the sign-in again',
+  unknown: 'the state does not belong to a sign-in started here',
+  replayed: 'this sign-in was already completed: start again',
+  expired: 'the sign-in took too long: start again',
+  other_browser: 'the sign-in was started in another browser',
+  other_provider: 'the state belongs to a sign-in at another provider',
+};
+
+/**
+ * External sign-ins in progress. `begin` stores the transaction (state and binding secret as
+ * hashes) and sets a cookie, HttpOnly and scoped to the callback path, that binds it to the
+ * browser; `complete` consumes it once, for that browser and provider only.
+ */
+export class LoginTransactions {
+  readonly #secure: boolean;
+  readonly #callbackPath: string;
+
+  constructor(private readonly services: Services) {
+    const issuer = new URL(services.config.issuer);
+    this.#secure = issuer.protocol === 'https:';
+    this.#callbackPath = `${issuer.pathname}/callback`;
+  }
+
+  redirectUri(provider: string): string {
+    return `${this.services.config.issuer}/callback/${provider}`;
+  }
+
+  async begin(
+    reply: FastifyReply,
+    provider: string,
+    interactionId: string | null,
+  ): Promise<{ state: string; nonce: string; codeChallenge: string }> {
+    const state = generateSecret();
+    const binding = generateSecret();
+    const codeVerifier = generateSecret();
+    const nonce = generateSecret(16);
+    const now = this.services.clock.now();
+    await this.services.storage.loginTransactions.create({
+      stateHash: await hashSecret(state),
+      provider,
+      bindingHash: await hashSecret(binding),
+      nonce,
+      codeVerifier,
+      interactionId,
+      createdAt: new Date(now),
+      expiresAt: new Date(now + LOGIN_TRANSACTION_TTL_SECONDS * 1000),
+      consumedAt: null,
+    });
+    reply.header(
+      'set-cookie',
+      serializeCookie(`${COOKIE}${provider}`, binding, {
+        path: `${this.#callbackPath}/${provider}`,
+        secure: this.#secure,
+        maxAge: LOGIN_TRANSACTION_TTL_SECONDS,
+      }),
+    );
+    return { state, nonce, codeChallenge: await computeCodeChallenge(codeVerifier) };
+  }
+
+  async complete(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    provider: string,
+    state: string | undefined,
+  ): Promise<{ ok: true; transaction: LoginTransactionRecord } | { ok: false; failure: TransactionFailure }> {
+    if (state === undefined || state === '') return { ok: false, failure: 'missing' };
+    if (state.length > 512) return { ok: false, failure: 'unknown' };
+    const binding = parseCookies(request.headers.cookie).get(`${COOKIE}${provider}`);
+    const now = this.services.clock.now();
+    const use = await this.services.storage.loginTransactions.consume(await hashSecret(state), new Date(now));
+    if (use.status === 'unknown') return { ok: false, failure: 'unknown' };
+    if (use.status === 'replayed') return { ok: false, failure: 'replayed' };
+    const { transaction } = use;
+    reply.header(
+      'set-cookie',
+      serializeCookie(`${COOKIE}${provider}`, '', {
+        path: `${this.#callbackPath}/${provider}`,
+        secure: this.#secure,
+        maxAge: 0,
+      }),
+    );
+    if (transaction.provider !== provider) return { ok: false, failure: 'other_provider' };
+    if (binding === undefined || !(await verifySecret(binding, transaction.bindingHash)))
+      return { ok: false, failure: 'other_browser' };
+    if (transaction.expiresAt.getTime() <= now) return { ok: false, failure: 'expired' };
+    return { ok: true, transaction };
+  }
+}

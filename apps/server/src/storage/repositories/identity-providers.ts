@@ -1,0 +1,100 @@
+import type { IdentityProviderRecord, IdentityProviderRepository } from '@idgate/core';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { IdentityProvidersTable, Schema } from '../schema.js';
+import {
+  type ConflictFields,
+  fromFlag,
+  fromJsonObject,
+  insertUnique,
+  type RepositoryContext,
+  toDate,
+  toFlag,
+  toMs,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  identity_providers_pkey: 'name',
+  'identity_providers.name': 'name',
+};
+
+export function createIdentityProviderRepository(ctx: RepositoryContext): IdentityProviderRepository {
+  const { db } = ctx;
+  // Names are stored lower-cased (a check constraint holds the table to it), so the primary key
+  // makes them unique regardless of case and a lookup folds only its argument.
+  const fold = (name: string) => name.toLowerCase();
+  // Byte order in PostgreSQL too, whatever the database's collation, so both dialects list alike.
+  const byName = ctx.dialect === 'postgres' ? sql`name collate "C"` : sql`name`;
+
+  /** Both deletes land or neither: in the caller's transaction, else in one of their own. */
+  const inOneTransaction = <T>(work: (trx: Kysely<Schema>) => Promise<T>): Promise<T> =>
+    ctx.inTransaction ? work(db) : db.transaction().execute(work);
+
+  return {
+    async create(provider) {
+      const row = await insertUnique(ctx, CONFLICTS, 'name', () =>
+        db
+          .insertInto('identity_providers')
+          .values({
+            name: fold(provider.name),
+            type: provider.type,
+            config: JSON.stringify(provider.config),
+            disabled: toFlag(provider.disabled),
+            created_at: toMs(provider.createdAt),
+            updated_at: toMs(provider.updatedAt),
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      );
+      return toProvider(row);
+    },
+
+    async findByName(name) {
+      const row = await db
+        .selectFrom('identity_providers')
+        .selectAll()
+        .where('name', '=', fold(name))
+        .executeTakeFirst();
+      return row && toProvider(row);
+    },
+
+    async list() {
+      const rows = await db.selectFrom('identity_providers').selectAll().orderBy(byName).execute();
+      return rows.map(toProvider);
+    },
+
+    async setDisabled(name, disabled, at) {
+      const row = await db
+        .updateTable('identity_providers')
+        .set({ disabled: toFlag(disabled), updated_at: toMs(at) })
+        .where('name', '=', fold(name))
+        .returningAll()
+        .executeTakeFirst();
+      return row && toProvider(row);
+    },
+
+    async remove(name) {
+      const folded = fold(name);
+      return inOneTransaction(async (trx) => {
+        const removed = await trx
+          .deleteFrom('identity_providers')
+          .where('name', '=', folded)
+          .executeTakeFirst();
+        // Identities of a provider that is not stored (one of the configuration file) are kept.
+        if (removed.numDeletedRows === 0n) return false;
+        await trx.deleteFrom('linked_identities').where('provider', '=', folded).execute();
+        return true;
+      });
+    },
+  };
+}
+
+function toProvider(row: Selectable<IdentityProvidersTable>): IdentityProviderRecord {
+  return {
+    name: row.name,
+    type: row.type as IdentityProviderRecord['type'],
+    config: fromJsonObject(row.config, 'identity_providers.config'),
+    disabled: fromFlag(row.disabled),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}

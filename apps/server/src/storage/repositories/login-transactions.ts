@@ -1,0 +1,85 @@
+import type { LoginTransactionRecord, LoginTransactionRepository } from '@idgate/core';
+import type { Selectable } from 'kysely';
+import type { LoginTransactionsTable } from '../schema.js';
+import {
+  type ConflictFields,
+  insertUnique,
+  type RepositoryContext,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  login_transactions_pkey: 'stateHash',
+  'login_transactions.state_hash': 'stateHash',
+};
+
+export function createLoginTransactionRepository(ctx: RepositoryContext): LoginTransactionRepository {
+  const { db } = ctx;
+  return {
+    async create(transaction) {
+      await insertUnique(ctx, CONFLICTS, 'stateHash', () =>
+        db
+          .insertInto('login_transactions')
+          .values({
+            state_hash: transaction.stateHash,
+            provider: transaction.provider,
+            binding_hash: transaction.bindingHash,
+            nonce: transaction.nonce,
+            code_verifier: transaction.codeVerifier,
+            interaction_id: transaction.interactionId,
+            created_at: toMs(transaction.createdAt),
+            expires_at: toMs(transaction.expiresAt),
+            consumed_at: toMsOrNull(transaction.consumedAt),
+          })
+          .execute(),
+      );
+    },
+
+    async consume(stateHash, at) {
+      // As authorization_codes.redeem: the conditional update is the whole decision. The database
+      // lets exactly one statement move consumed_at from null (PostgreSQL re-checks the condition
+      // after a concurrent update commits; SQLite runs writes one at a time).
+      const result = await db
+        .updateTable('login_transactions')
+        .set({ consumed_at: toMs(at) })
+        .where('state_hash', '=', stateHash)
+        .where('consumed_at', 'is', null)
+        .executeTakeFirst();
+      const row = await db
+        .selectFrom('login_transactions')
+        .selectAll()
+        .where('state_hash', '=', stateHash)
+        .executeTakeFirst();
+      if (row === undefined) return { status: 'unknown' };
+      return {
+        status: result.numUpdatedRows > 0n ? 'consumed' : 'replayed',
+        transaction: toTransaction(row),
+      };
+    },
+
+    async purgeExpired(now) {
+      const result = await db
+        .deleteFrom('login_transactions')
+        .where('expires_at', '<', toMs(now))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+function toTransaction(row: Selectable<LoginTransactionsTable>): LoginTransactionRecord {
+  return {
+    stateHash: row.state_hash,
+    provider: row.provider,
+    bindingHash: row.binding_hash,
+    nonce: row.nonce,
+    codeVerifier: row.code_verifier,
+    interactionId: row.interaction_id,
+    createdAt: toDate(row.created_at),
+    expiresAt: toDate(row.expires_at),
+    consumedAt: toDateOrNull(row.consumed_at),
+  };
+}

@@ -1,0 +1,254 @@
+import type { IdentityProviderConfigInput } from '@idgate/schema';
+import { createIdgateClient, type IdgateClient, IdgateHttpError } from '@idgate/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabaseUrls } from '../helpers/databases.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const BASE = '/admin/v1/identity-providers';
+
+const PROVIDERS = {
+  oidc: {
+    type: 'oidc',
+    name: 'corp-sso',
+    issuer: 'https://sso.example.com',
+    clientId: 'idgate',
+    clientSecret: 'oidc-plain-secret',
+  },
+  github: { type: 'github', name: 'github', clientId: 'Iv1.x', clientSecret: 'github-plain-secret' },
+  gitlab: { type: 'gitlab', name: 'gitlab', clientId: 'gl', clientSecret: 'gitlab-plain-secret' },
+  ldap: {
+    type: 'ldap',
+    name: 'corp-ldap',
+    url: 'ldaps://ldap.example.com',
+    bindDn: 'cn=reader,dc=example,dc=com',
+    bindPassword: 'ldap-plain-password',
+    userSearch: { baseDn: 'ou=people,dc=example,dc=com' },
+  },
+} satisfies Record<string, IdentityProviderConfigInput>;
+const PLAIN_SECRETS = [
+  'oidc-plain-secret',
+  'github-plain-secret',
+  'gitlab-plain-secret',
+  'ldap-plain-password',
+];
+
+/** The error a promise rejects with, checked to be an IdgateHttpError. */
+async function httpError(promise: Promise<unknown>): Promise<IdgateHttpError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(IdgateHttpError);
+  return error as IdgateHttpError;
+}
+
+describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind) => {
+  let t: TestServer;
+  let apiKey: string;
+  let client: IdgateClient;
+  const raw = (path: string, init: RequestInit = {}) =>
+    fetch(`${t.baseUrl}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${apiKey}`, ...init.headers },
+    });
+  const postJson = (body: string, type = 'application/json') =>
+    raw(BASE, { method: 'POST', headers: { 'content-type': type }, body });
+
+  beforeAll(async () => {
+    t = await startTestServer(kind);
+    apiKey = await t.addApiKey(['admin']);
+    client = createIdgateClient({ baseUrl: t.baseUrl, apiKey });
+  });
+  afterAll(async () => t?.close());
+
+  it('creates each provider type and lists them, never showing a secret, storing them sealed', async () => {
+    for (const config of [PROVIDERS.oidc, PROVIDERS.github, PROVIDERS.ldap]) {
+      const created = await client.createIdentityProvider(config);
+      expect(created).toMatchObject({ name: config.name, type: config.type, source: 'database' });
+    }
+    const response = await postJson(JSON.stringify(PROVIDERS.gitlab));
+    expect(response.status).toBe(201);
+    expect(response.headers.get('location')).toBe(`${t.baseUrl}${BASE}/gitlab`);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const gitlab = (await response.json()) as { config: Record<string, unknown> };
+    expect(gitlab.config).toMatchObject({ clientSecret: '[set]', baseUrl: 'https://gitlab.com' });
+
+    const { items } = await client.listIdentityProviders();
+    expect(items.map((p) => [p.name, p.type, p.source])).toEqual([
+      ['corp-ldap', 'ldap', 'database'],
+      ['corp-sso', 'oidc', 'database'],
+      ['github', 'github', 'database'],
+      ['gitlab', 'gitlab', 'database'],
+    ]);
+    expect(items.find((p) => p.type === 'ldap')?.config.bindPassword).toBe('[set]');
+    const shown = JSON.stringify([items, await client.getIdentityProvider('corp-sso'), gitlab]);
+    for (const secret of PLAIN_SECRETS) expect(shown).not.toContain(secret);
+
+    for (const [name, field, plain] of [
+      ['corp-sso', 'clientSecret', 'oidc-plain-secret'],
+      ['corp-ldap', 'bindPassword', 'ldap-plain-password'],
+    ] as const) {
+      const stored = await t.server.services.storage.identityProviders.findByName(name);
+      const sealed = stored?.config[field];
+      expect(typeof sealed).toBe('string');
+      expect(sealed).not.toContain(plain);
+    }
+  });
+
+  it('answers 409 for a name taken in any case, and 400 naming the first bad field', async () => {
+    const taken = await httpError(client.createIdentityProvider({ ...PROVIDERS.github, name: 'GitHub' }));
+    expect([taken.status, taken.problem?.code]).toEqual([409, 'identity_provider_exists']);
+    expect(taken.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ ...PROVIDERS.oidc, name: 'other', issuer: 'not a url' }, 'issuer'],
+      [{ type: 'github', name: 'gh2', clientId: 'x' }, 'clientSecret is required'],
+      [{ ...PROVIDERS.gitlab, name: 'gl2', bogus: 1 }, 'bogus: unknown field'],
+      [{ ...PROVIDERS.gitlab, name: 'gl2', type: 'saml' }, 'type must be one of'],
+      [{ ...PROVIDERS.gitlab, name: '9lives' }, 'name'],
+      [{ ...PROVIDERS.ldap, name: 'ldap2', userSearch: {} }, 'userSearch.baseDn is required'],
+    ];
+    for (const [body, detail] of cases) {
+      const error = await httpError(client.createIdentityProvider(body as IdentityProviderConfigInput));
+      expect([error.status, error.problem?.code]).toEqual([400, 'invalid_identity_provider']);
+      expect(error.problem?.detail).toContain(detail);
+    }
+  });
+
+  it('answers 404 for an unknown provider or user', async () => {
+    for (const call of [
+      () => client.getIdentityProvider('nope'),
+      () => client.setIdentityProviderDisabled('nope', true),
+      () => client.deleteIdentityProvider('nope'),
+    ]) {
+      const error = await httpError(call());
+      expect([error.status, error.problem?.code]).toEqual([404, 'identity_provider_not_found']);
+    }
+    const user = await httpError(client.listUserIdentities('nobody'));
+    expect([user.status, user.problem?.code]).toEqual([404, 'user_not_found']);
+  });
+
+  it('disables and enables a provider', async () => {
+    const disabled = await client.setIdentityProviderDisabled('github', true);
+    expect(disabled.config.disabled).toBe(true);
+    expect((await t.server.services.storage.identityProviders.findByName('github'))?.disabled).toBe(true);
+    expect((await client.getIdentityProvider('GITHUB')).config.disabled).toBe(true);
+    const refused = await httpError(client.callback('github', { code: 'c', state: 's' }));
+    expect([refused.status, refused.oauthError?.error]).toEqual([400, 'access_denied']);
+    expect((await client.setIdentityProviderDisabled('github', false)).config.disabled).toBe(false);
+  });
+
+  it('answers the callback of an unknown provider 404, and a bad state 400 invalid_request', async () => {
+    const unknown = await httpError(client.callback('nope', { code: 'c', state: 's' }));
+    expect(unknown.status).toBe(404);
+    expect(unknown.oauthError).toMatchObject({ error: 'invalid_request' });
+    const badState = await httpError(client.callback('github', { code: 'c', state: 'not-a-state' }));
+    expect(badState.status).toBe(400);
+    expect(badState.oauthError?.error).toBe('invalid_request');
+  });
+
+  it("deletes a provider with the identities linked through it, as the user's listing shows", async () => {
+    const userId = await t.addUser('alice', 'a long password');
+    const { identities } = t.server.services.storage;
+    const linked = { userId, email: null, groups: ['gitlab:dev'], linkedAt: new Date(), lastLoginAt: null };
+    await identities.link({ ...linked, provider: 'gitlab', subject: '42', username: 'alice-gl' });
+    await identities.link({ ...linked, provider: 'github', subject: '7', username: 'alice-gh' });
+    const before = await client.listUserIdentities('alice');
+    expect(before.items.map((i) => [i.provider, i.subject, i.username])).toEqual([
+      ['github', '7', 'alice-gh'],
+      ['gitlab', '42', 'alice-gl'],
+    ]);
+    await client.deleteIdentityProvider('gitlab');
+    expect((await client.listUserIdentities('alice')).items.map((i) => i.provider)).toEqual(['github']);
+    expect(await identities.find('gitlab', '42')).toBeUndefined();
+    expect((await httpError(client.getIdentityProvider('gitlab'))).status).toBe(404);
+  });
+
+  it('answers 401 without a valid key and 403 without the admin scope', async () => {
+    for (const authorization of [undefined, 'Bearer nonsense', `Bearer idg_aaaaaaaa_${'c'.repeat(43)}`]) {
+      const response = await fetch(`${t.baseUrl}${BASE}`, {
+        headers: authorization === undefined ? {} : { authorization },
+      });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="idgate"/);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+    }
+    const bare = await fetch(`${t.baseUrl}${BASE}`, { headers: { authorization: apiKey } });
+    expect(bare.status).toBe(200);
+    const reviewer = createIdgateClient({ baseUrl: t.baseUrl, apiKey: await t.addApiKey(['tokenreview']) });
+    const forbidden = await httpError(reviewer.listIdentityProviders());
+    expect([forbidden.status, forbidden.problem?.code]).toEqual([403, 'api_key_scope']);
+    expect((await httpError(reviewer.deleteIdentityProvider('github'))).status).toBe(403);
+    expect((await client.getIdentityProvider('github')).name).toBe('github');
+  });
+
+  it('answers bad bodies with problems: 415, malformed JSON, oversized', async () => {
+    const body = JSON.stringify({ ...PROVIDERS.gitlab, name: 'gl3' });
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const response = await postJson(type.endsWith('urlencoded') ? 'name=gl3&type=gitlab' : body, type);
+      expect(response.status).toBe(415);
+      expect(await response.json()).toMatchObject({ status: 415, code: 'unsupported_media_type' });
+    }
+    const malformed = await postJson('{"type": "gitlab",');
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await malformed.json()).toMatchObject({ code: 'invalid_body' });
+    const oversized = await postJson(
+      JSON.stringify({ ...PROVIDERS.gitlab, displayName: 'x'.repeat(70_000) }),
+    );
+    expect(oversized.status).toBe(413);
+    expect(await oversized.json()).toMatchObject({ code: 'body_too_large' });
+    expect((await httpError(client.getIdentityProvider('gl3'))).status).toBe(404);
+  });
+
+  it('documents the admin paths in the OpenAPI document', async () => {
+    const document = (await (await fetch(`${t.baseUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { tags: string[]; security: unknown }>>;
+    };
+    expect(Object.keys(document.paths).filter((path) => path.startsWith('/admin/'))).toEqual([
+      BASE,
+      `${BASE}/{name}`,
+      `${BASE}/{name}/disable`,
+      `${BASE}/{name}/enable`,
+      '/admin/v1/users/{username}/identities',
+    ]);
+    expect(document.paths[BASE]?.post).toMatchObject({ tags: ['admin'], security: [{ apiKey: [] }] });
+  });
+
+  describe('with a provider declared in the configuration file', () => {
+    let f: TestServer;
+    let admin: IdgateClient;
+    beforeAll(async () => {
+      f = await startTestServer(kind, {
+        identityProviders: [
+          { type: 'github', name: 'gh-file', clientId: 'x', clientSecret: 'y-file-secret' },
+        ],
+      });
+      admin = createIdgateClient({ baseUrl: f.baseUrl, apiKey: await f.addApiKey(['admin']) });
+    });
+    afterAll(async () => f?.close());
+
+    it('lists it with source config, first, and keeps it read-only', async () => {
+      await admin.createIdentityProvider({ ...PROVIDERS.gitlab });
+      const { items } = await admin.listIdentityProviders();
+      expect(items.map((p) => [p.name, p.source, p.createdAt === null])).toEqual([
+        ['gh-file', 'config', true],
+        ['gitlab', 'database', false],
+      ]);
+      expect(items[0]?.config.clientSecret).toBe('[set]');
+      expect(JSON.stringify(items)).not.toContain('y-file-secret');
+      expect((await admin.getIdentityProvider('GH-FILE')).source).toBe('config');
+      for (const call of [
+        () => admin.setIdentityProviderDisabled('gh-file', true),
+        () => admin.setIdentityProviderDisabled('gh-file', false),
+        () => admin.deleteIdentityProvider('gh-file'),
+      ]) {
+        const error = await httpError(call());
+        expect([error.status, error.problem?.code]).toEqual([409, 'identity_provider_read_only']);
+      }
+      const taken = await httpError(admin.createIdentityProvider({ ...PROVIDERS.github, name: 'GH-File' }));
+      expect([taken.status, taken.problem?.code]).toEqual([409, 'identity_provider_exists']);
+    });
+  });
+});

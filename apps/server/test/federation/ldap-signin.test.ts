@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabaseUrls } from '../helpers/databases.js';
+import { addIdentityProvider } from '../helpers/federation.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { GROUPS_DN, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
+import { readForm, UserAgent } from '../helpers/user-agent.js';
+
+const RP = 'https://rp.example.test/cb';
+
+describe.each(testDatabaseUrls())('sign-in with LDAP passwords on $name', (kind) => {
+  let t: TestServer;
+  let slapd: Slapd;
+  let client: { clientId: string; clientSecret: string };
+  let reviewKey: string;
+
+  beforeAll(async () => {
+    slapd = await startSlapd();
+    t = await startTestServer(kind, {
+      bruteForce: { maxFailures: 3, windowSeconds: 900, maxFailuresPerAddress: 1000 },
+    });
+    client = await t.addClient({
+      grants: ['password', 'authorization_code'],
+      trusted: true,
+      scopes: ['openid', 'groups'],
+      redirectUris: [RP],
+    });
+    reviewKey = await t.addApiKey(['tokenreview']);
+    await addIdentityProvider(t, {
+      type: 'ldap',
+      name: 'corp-ldap',
+      displayName: 'Corporate directory',
+      url: slapd.url,
+      bindDn: slapd.managerDn,
+      bindPassword: slapd.managerPassword,
+      userSearch: { baseDn: PEOPLE_DN },
+      groupSearch: { baseDn: GROUPS_DN },
+      timeoutMs: 2000,
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await slapd?.stop();
+  });
+
+  const grant = (username: string, password: string) =>
+    fetch(`${t.issuer}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`,
+      },
+      body: new URLSearchParams({
+        grant_type: 'password',
+        provider: 'corp-ldap',
+        username,
+        password,
+        scope: 'openid groups',
+      }),
+    });
+  const review = async (token: string) =>
+    (
+      (await (
+        await fetch(`${t.issuer}/authenticate`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${reviewKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenReview',
+            spec: { token },
+          }),
+        })
+      ).json()) as {
+        status: { authenticated: boolean; user?: { username: string; groups: string[] } };
+      }
+    ).status;
+
+  it('the password grant takes provider=corp-ldap; directory groups reach TokenReview', async () => {
+    const response = await grant('alice', 'alice-pass');
+    expect(response.status).toBe(200);
+    const { access_token } = (await response.json()) as { access_token: string };
+    expect((await review(access_token)).user).toMatchObject({
+      username: 'alice',
+      groups: ['corp-ldap:admins', 'corp-ldap:devs'],
+    });
+    const records = await t.server.services.storage.loginAttempts.listByUsername('alice', 1);
+    expect(records[0]).toMatchObject({ provider: 'corp-ldap', success: true });
+  });
+
+  it.each([
+    ['a wrong password', 'alice', 'nope'],
+    ['an unknown user', 'nobody', 'whatever'],
+    ['a filter injection attempt', '*)(uid=*', 'alice-pass'],
+  ])('refuses %s with the generic invalid_grant', async (_name, username, password) => {
+    const response = await grant(username, password);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'invalid username or password',
+    });
+  });
+
+  it('refuses an unknown provider name', async () => {
+    const response = await fetch(`${t.issuer}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`,
+      },
+      body: new URLSearchParams({
+        grant_type: 'password',
+        provider: 'nope',
+        username: 'alice',
+        password: 'alice-pass',
+      }),
+    });
+    expect(await response.json()).toMatchObject({ error: 'invalid_request' });
+  });
+
+  it('locks an LDAP account after repeated failures too', async () => {
+    for (let i = 0; i < 3; i++) expect((await grant('bob', `wrong-${i}`)).status).toBe(400);
+    const locked = await grant('bob', 'bob-pass');
+    expect(locked.status).toBe(429);
+    expect(locked.headers.get('retry-after')).not.toBeNull();
+  });
+
+  it('offers the directory on the login page and signs in with it', async () => {
+    const agent = new UserAgent();
+    const params = new URLSearchParams({
+      client_id: client.clientId,
+      redirect_uri: RP,
+      response_type: 'code',
+      scope: 'openid groups',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
+    const toLogin = await agent.request(`${t.issuer}/authorize?${params}`);
+    const page = await agent.request(new URL(toLogin.headers.get('location') as string, t.issuer));
+    const html = await page.text();
+    expect(html).toContain('<option value="corp-ldap">Corporate directory</option>');
+    const { action, fields } = readForm(html);
+    const wrong = await agent.request(new URL(action, t.issuer), {
+      form: { ...fields, provider: 'corp-ldap', username: 'alice', password: 'bad' },
+    });
+    expect(wrong.status).toBe(401);
+    const wrongHtml = await wrong.text();
+    expect(wrongHtml).toContain('Invalid username or password.');
+    expect(wrongHtml).toContain('<option value="corp-ldap" selected>');
+    const ok = await agent.request(new URL(action, t.issuer), {
+      form: { ...fields, provider: 'corp-ldap', username: 'alice', password: 'alice-pass' },
+    });
+    expect(ok.status).toBe(303);
+    expect(new URL(ok.headers.get('location') as string).searchParams.get('code')).toEqual(
+      expect.any(String),
+    );
+  });
+
+  it('says the directory is unreachable when it is down, never "wrong password"', async () => {
+    await addIdentityProvider(t, {
+      type: 'ldap',
+      name: 'down-ldap',
+      url: 'ldap://127.0.0.1:9',
+      userSearch: { baseDn: PEOPLE_DN },
+      timeoutMs: 500,
+    });
+    const response = await fetch(`${t.issuer}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`,
+      },
+      body: new URLSearchParams({
+        grant_type: 'password',
+        provider: 'down-ldap',
+        username: 'alice',
+        password: 'alice-pass',
+      }),
+    });
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ error: 'temporarily_unavailable' });
+  });
+});

@@ -1,0 +1,125 @@
+import { createServer, type Server } from 'node:http';
+import Provider, { type Configuration } from 'oidc-provider';
+import { freePort } from './server.js';
+
+/** An account of the upstream provider. */
+export interface UpstreamAccount {
+  sub: string;
+  preferred_username: string;
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+  groups?: string[];
+}
+
+/**
+ * node-oidc-provider as a real upstream OpenID Connect provider on loopback. Its interaction
+ * endpoint signs in `nextAccount` and grants what is asked without a page, so tests drive the
+ * whole redirect dance with plain HTTP.
+ */
+export interface UpstreamOidc {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  provider: Provider;
+  accounts: Map<string, UpstreamAccount>;
+  /** Who the next interaction signs in; `null` makes it answer `access_denied`. */
+  nextAccount: string | null;
+  stop(): Promise<void>;
+}
+
+export async function startUpstreamOidc(options: {
+  redirectUris: string[];
+  clientId?: string;
+  clientSecret?: string;
+}): Promise<UpstreamOidc> {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const clientId = options.clientId ?? 'idgate';
+  const clientSecret = options.clientSecret ?? 'upstream-client-secret-0123456789';
+  const accounts = new Map<string, UpstreamAccount>();
+  const configuration: Configuration = {
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: options.redirectUris,
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+      {
+        client_id: 'someone-else',
+        client_secret: 'someone-else-secret-0123456789',
+        redirect_uris: ['http://127.0.0.1/cb'],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
+    claims: {
+      openid: ['sub'],
+      profile: ['preferred_username', 'name'],
+      email: ['email', 'email_verified'],
+      groups: ['groups'],
+    },
+    scopes: ['openid', 'profile', 'email', 'groups'],
+    conformIdTokenClaims: false,
+    features: { devInteractions: { enabled: false }, introspection: { enabled: true } },
+    pkce: { required: () => true },
+    cookies: { keys: ['upstream-cookie-key-0123456789abcdef'] },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    findAccount: async (_ctx, sub) => {
+      const account = accounts.get(sub);
+      return account === undefined ? undefined : { accountId: sub, claims: async () => ({ ...account }) };
+    },
+    ttl: {
+      AccessToken: 600,
+      AuthorizationCode: 60,
+      IdToken: 600,
+      Interaction: 600,
+      Session: 600,
+      Grant: 600,
+    },
+  };
+  const provider = new Provider(issuer, configuration);
+  const upstream: UpstreamOidc = {
+    issuer,
+    clientId,
+    clientSecret,
+    provider,
+    accounts,
+    nextAccount: null,
+    stop: async () => {},
+  };
+  const callback = provider.callback();
+  const server: Server = createServer(async (req, res) => {
+    if (!req.url?.startsWith('/interaction/')) return callback(req, res);
+    try {
+      const details = await provider.interactionDetails(req, res);
+      if (upstream.nextAccount === null) {
+        return await provider.interactionFinished(
+          req,
+          res,
+          { error: 'access_denied', error_description: 'the user said no' },
+          { mergeWithLastSubmission: false },
+        );
+      }
+      const accountId = upstream.nextAccount;
+      const grant = new provider.Grant({ accountId, clientId: details.params.client_id as string });
+      grant.addOIDCScope(String(details.params.scope));
+      const grantId = await grant.save();
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId }, consent: { grantId } },
+        { mergeWithLastSubmission: false },
+      );
+    } catch (error) {
+      res.statusCode = 500;
+      res.end(String(error));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  upstream.stop = () => new Promise((resolve) => server.close(() => resolve()));
+  return upstream;
+}

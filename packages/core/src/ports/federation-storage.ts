@@ -1,0 +1,46 @@
+import type { IdentityProviderRecord, LinkedIdentityRecord, LoginTransactionRecord } from '../model.js';
+
+/** Identity providers managed at run time (those of the YAML file are not stored). */
+export interface IdentityProviderRepository {
+  /** @throws StorageConflictError('name') when the name exists in any case. */
+  create(provider: IdentityProviderRecord): Promise<IdentityProviderRecord>;
+  /** Looks up regardless of case. */
+  findByName(name: string): Promise<IdentityProviderRecord | undefined>;
+  /** All, ordered by name. */
+  list(): Promise<IdentityProviderRecord[]>;
+  /** Returns the updated record, or undefined when there is none. */
+  setDisabled(name: string, disabled: boolean, at: Date): Promise<IdentityProviderRecord | undefined>;
+  /** Removes the provider and every identity linked through it; false when there was none. */
+  remove(name: string): Promise<boolean>;
+}
+
+/** External identities linked to users. */
+export interface LinkedIdentityRepository {
+  /** @throws StorageConflictError('subject') when (provider, subject) is linked already. */
+  link(identity: LinkedIdentityRecord): Promise<LinkedIdentityRecord>;
+  find(provider: string, subject: string): Promise<LinkedIdentityRecord | undefined>;
+  /** The user's identities, ordered by provider then subject. */
+  listByUser(userId: string): Promise<LinkedIdentityRecord[]>;
+  /** Records a sign-in: the username, email and groups the provider gave this time. */
+  recordSignIn(
+    provider: string,
+    subject: string,
+    fields: { username: string; email: string | null; groups: string[]; at: Date },
+  ): Promise<void>;
+  /** False when it was not linked. */
+  unlink(provider: string, subject: string): Promise<boolean>;
+}
+
+/** What happened when a callback presented a state. */
+export type LoginTransactionUse =
+  | { status: 'consumed'; transaction: LoginTransactionRecord }
+  | { status: 'replayed'; transaction: LoginTransactionRecord }
+  | { status: 'unknown' };
+
+/** External sign-ins in progress. */
+export interface LoginTransactionRepository {
+  create(transaction: LoginTransactionRecord): Promise<void>;
+  /** Marks it consumed, atomically: one caller gets `consumed`, every other `replayed`. */
+  consume(stateHash: string, at: Date): Promise<LoginTransactionUse>;
+  purgeExpired(now: Date): Promise<number>;
+}

@@ -1,0 +1,190 @@
+import { z } from 'zod';
+
+/**
+ * An identity provider's name: the `{callback}` path segment of `/oauth/callback/{callback}` and of
+ * `/oauth/login/{idp}`. Lower-case letters, digits and `-`, 1–63 characters, starting with a
+ * letter; unique regardless of case.
+ * @example IdentityProviderName.parse('corp-sso')
+ */
+export const IdentityProviderName = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z][a-z0-9-]*$/, 'must be lower-case letters, digits and -, starting with a letter');
+
+/**
+ * How an external identity becomes a local user: `auto` creates a user on first sign-in, `lookup`
+ * only signs in identities already linked (or, with `linkByVerifiedEmail`, users whose email the
+ * provider verified), `manual` only identities an administrator linked.
+ * @example MappingMethod.parse('auto')
+ */
+export const MappingMethod = z.enum(['auto', 'lookup', 'manual']);
+export type MappingMethod = z.infer<typeof MappingMethod>;
+
+const HttpUrl = z.url({ protocol: /^https?$/ });
+const Secret = z.string().min(1).max(4096);
+
+const Common = {
+  name: IdentityProviderName,
+  displayName: z.string().min(1).max(128).optional(),
+  mapping: MappingMethod.default('auto'),
+  linkByVerifiedEmail: z.boolean().default(false),
+  disabled: z.boolean().default(false),
+  /** The client that tokens answered straight from the callback (no authorize request) are issued to. */
+  tokenClientId: z.string().min(1).max(256).optional(),
+  /**
+   * Put before every group the provider reports; defaults to `<name>:` so that an upstream group
+   * can never pose as a local one (or as Kubernetes' `system:` groups). `""` keeps names as given.
+   */
+  groupsPrefix: z.string().max(64).optional(),
+};
+
+/** Claim names of an upstream OIDC provider. */
+export const OidcClaimNames = z.strictObject({
+  username: z.string().min(1).default('preferred_username'),
+  email: z.string().min(1).default('email'),
+  groups: z.string().min(1).default('groups'),
+  name: z.string().min(1).default('name'),
+});
+
+/**
+ * An upstream OpenID Connect provider, found by discovery from its issuer.
+ * @example OidcProviderConfig.parse({ type: 'oidc', name: 'corp', issuer: 'https://sso.example.com', clientId: 'idgate', clientSecret: 's' })
+ */
+export const OidcProviderConfig = z.strictObject({
+  ...Common,
+  type: z.literal('oidc'),
+  issuer: HttpUrl,
+  clientId: z.string().min(1).max(256),
+  clientSecret: Secret,
+  scopes: z.array(z.string().min(1)).default(['openid', 'profile', 'email']),
+  claims: OidcClaimNames.prefault({}),
+  /** Also read the upstream userinfo endpoint after the code exchange. */
+  useUserinfo: z.boolean().default(false),
+});
+
+/**
+ * A GitHub (or GitHub Enterprise) OAuth app.
+ * @example GitHubProviderConfig.parse({ type: 'github', name: 'github', clientId: 'Iv1.x', clientSecret: 's', allowedOrganizations: ['acme'] })
+ */
+export const GitHubProviderConfig = z.strictObject({
+  ...Common,
+  type: z.literal('github'),
+  clientId: z.string().min(1).max(256),
+  clientSecret: Secret,
+  /** Where users authorize: `https://github.com` or the GitHub Enterprise host. */
+  baseUrl: HttpUrl.default('https://github.com'),
+  /** The REST API: `https://api.github.com` or `https://HOST/api/v3`. */
+  apiUrl: HttpUrl.default('https://api.github.com'),
+  /** When set, only members of these organizations may sign in. */
+  allowedOrganizations: z.array(z.string().min(1)).default([]),
+  /** Groups are `org` and `org:team-slug` for every team membership. */
+  loadTeams: z.boolean().default(true),
+});
+
+/**
+ * A GitLab (gitlab.com or self-hosted) OAuth application.
+ * @example GitLabProviderConfig.parse({ type: 'gitlab', name: 'gitlab', clientId: 'x', clientSecret: 's', baseUrl: 'https://gitlab.example.com' })
+ */
+export const GitLabProviderConfig = z.strictObject({
+  ...Common,
+  type: z.literal('gitlab'),
+  clientId: z.string().min(1).max(256),
+  clientSecret: Secret,
+  baseUrl: HttpUrl.default('https://gitlab.com'),
+  /** When set, only members of these groups (full paths) may sign in. */
+  allowedGroups: z.array(z.string().min(1)).default([]),
+});
+
+/**
+ * An LDAP directory used as a password provider (no redirect): from the login page and the
+ * password grant's `provider` parameter.
+ * @example LdapProviderConfig.parse({ type: 'ldap', name: 'corp-ldap', url: 'ldaps://ldap.example.com', userSearch: { baseDn: 'ou=people,dc=example,dc=com' } })
+ */
+export const LdapProviderConfig = z.strictObject({
+  ...Common,
+  type: z.literal('ldap'),
+  url: z
+    .string()
+    .regex(
+      /^ldaps?:\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?\/?$/,
+      'must be ldap://host[:port] or ldaps://host[:port]',
+    ),
+  startTls: z.boolean().default(false),
+  /** PEM of the CA that signed the directory's certificate (LDAPS or StartTLS). */
+  caCertificate: z.string().min(1).optional(),
+  /** Manager bind; omit both for an anonymous search bind. */
+  bindDn: z.string().min(1).optional(),
+  bindPassword: Secret.optional(),
+  timeoutMs: z.int().min(100).max(60_000).default(5_000),
+  userSearch: z.strictObject({
+    baseDn: z.string().min(1),
+    /** `{username}` is replaced by the escaped username (RFC 4515). */
+    filter: z.string().min(1).default('(uid={username})'),
+    scope: z.enum(['base', 'one', 'sub']).default('sub'),
+    usernameAttribute: z.string().min(1).default('uid'),
+    emailAttribute: z.string().min(1).default('mail'),
+    nameAttribute: z.string().min(1).default('cn'),
+    /** The attribute that identifies the user for good (falls back to the DN). */
+    idAttribute: z.string().min(1).default('entryUUID'),
+  }),
+  groupSearch: z
+    .strictObject({
+      baseDn: z.string().min(1),
+      /** `{dn}` and `{username}` are replaced by the escaped values. */
+      filter: z.string().min(1).default('(member={dn})'),
+      scope: z.enum(['base', 'one', 'sub']).default('sub'),
+      nameAttribute: z.string().min(1).default('cn'),
+    })
+    .optional(),
+});
+
+/**
+ * The configuration of an identity provider, as the CLI, the admin API and the YAML file take it.
+ * @example IdentityProviderConfig.parse({ type: 'gitlab', name: 'gitlab', clientId: 'x', clientSecret: 's' })
+ */
+export const IdentityProviderConfig = z.discriminatedUnion('type', [
+  OidcProviderConfig,
+  GitHubProviderConfig,
+  GitLabProviderConfig,
+  LdapProviderConfig,
+]);
+export type IdentityProviderConfig = z.infer<typeof IdentityProviderConfig>;
+export type IdentityProviderConfigInput = z.input<typeof IdentityProviderConfig>;
+export type OidcProviderConfig = z.infer<typeof OidcProviderConfig>;
+export type GitHubProviderConfig = z.infer<typeof GitHubProviderConfig>;
+export type GitLabProviderConfig = z.infer<typeof GitLabProviderConfig>;
+export type LdapProviderConfig = z.infer<typeof LdapProviderConfig>;
+
+/** The secret fields of each provider type, never shown once stored. */
+export const IDENTITY_PROVIDER_SECRETS = ['clientSecret', 'bindPassword'] as const;
+
+/**
+ * An identity provider as listed: its configuration with secrets replaced by `"[set]"`, and where
+ * it comes from (`config`: the YAML file, read-only; `database`: managed by CLI or admin API).
+ * @example IdentityProvider.parse({ name: 'gitlab', type: 'gitlab', source: 'database', config: { clientSecret: '[set]' }, createdAt: null })
+ */
+export const IdentityProvider = z.object({
+  name: z.string(),
+  type: z.enum(['oidc', 'github', 'gitlab', 'ldap']),
+  source: z.enum(['config', 'database']),
+  config: z.record(z.string(), z.unknown()),
+  createdAt: z.iso.datetime({ offset: true }).nullable(),
+});
+export type IdentityProvider = z.infer<typeof IdentityProvider>;
+
+/**
+ * An external identity linked to a local user.
+ * @example LinkedIdentity.parse({ provider: 'github', subject: '583231', userId: 'u1', username: 'octocat', email: null, groups: ['acme'], linkedAt: '2026-01-01T00:00:00.000Z', lastLoginAt: null })
+ */
+export const LinkedIdentity = z.object({
+  provider: z.string(),
+  subject: z.string(),
+  userId: z.string(),
+  username: z.string(),
+  email: z.string().nullable(),
+  groups: z.array(z.string()),
+  linkedAt: z.iso.datetime({ offset: true }),
+  lastLoginAt: z.iso.datetime({ offset: true }).nullable(),
+});
+export type LinkedIdentity = z.infer<typeof LinkedIdentity>;

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import {
+  GitHubProviderConfig,
+  GitLabProviderConfig,
+  IDENTITY_PROVIDER_SECRETS,
+  IdentityProvider,
+  LdapProviderConfig,
+  LinkedIdentity,
+  OidcProviderConfig,
+} from '../src/index.js';
+
+type Issue = { code: string; path: ReadonlyArray<PropertyKey> };
+type Schema = { safeParse(input: unknown): { success: boolean; error?: { issues: ReadonlyArray<Issue> } } };
+
+/** Asserts that `schema` rejects `input` and returns the dotted paths of the issues. */
+function rejectedAt(schema: Schema, input: unknown): string[] {
+  const result = schema.safeParse(input);
+  expect(result.success).toBe(false);
+  return (result.error?.issues ?? []).map((issue) => issue.path.map(String).join('.'));
+}
+
+describe('IDENTITY_PROVIDER_SECRETS', () => {
+  it('names the secret fields, each a field of some provider type', () => {
+    expect(IDENTITY_PROVIDER_SECRETS).toEqual(['clientSecret', 'bindPassword']);
+    const fields = [
+      OidcProviderConfig,
+      GitHubProviderConfig,
+      GitLabProviderConfig,
+      LdapProviderConfig,
+    ].flatMap((schema) => Object.keys(schema.shape));
+    for (const secret of IDENTITY_PROVIDER_SECRETS) expect(fields).toContain(secret);
+  });
+});
+
+describe('IdentityProvider', () => {
+  const listed = {
+    name: 'gitlab',
+    type: 'gitlab',
+    source: 'database',
+    config: { clientId: 'x', clientSecret: '[set]' },
+    createdAt: '2026-01-01T00:00:00.000Z',
+  };
+
+  it('accepts a listed provider, from the database or the configuration file', () => {
+    expect(IdentityProvider.parse(listed)).toStrictEqual(listed);
+    const fromFile = { ...listed, source: 'config', createdAt: null };
+    expect(IdentityProvider.parse(fromFile)).toStrictEqual(fromFile);
+  });
+
+  it.each([
+    [{ source: 'yaml' }, 'source'],
+    [{ type: 'saml' }, 'type'],
+    [{ config: [] }, 'config'],
+    [{ createdAt: 'yesterday' }, 'createdAt'],
+    [{ createdAt: undefined }, 'createdAt'],
+  ])('rejects %j at %s', (change, path) => {
+    expect(rejectedAt(IdentityProvider, { ...listed, ...change })).toEqual([path]);
+  });
+});
+
+describe('LinkedIdentity', () => {
+  const linked = {
+    provider: 'github',
+    subject: '583231',
+    userId: 'u1',
+    username: 'octocat',
+    email: null,
+    groups: ['github:acme'],
+    linkedAt: '2026-01-01T00:00:00.000Z',
+    lastLoginAt: null,
+  };
+
+  it('accepts a linked identity, signed in or not', () => {
+    expect(LinkedIdentity.parse(linked)).toStrictEqual(linked);
+    const signedIn = { ...linked, email: 'o@example.com', lastLoginAt: '2026-01-02T00:00:00+02:00' };
+    expect(LinkedIdentity.parse(signedIn)).toStrictEqual(signedIn);
+  });
+
+  it.each([
+    [{ subject: 583231 }, 'subject'],
+    [{ email: undefined }, 'email'],
+    [{ groups: 'github:acme' }, 'groups'],
+    [{ linkedAt: null }, 'linkedAt'],
+    [{ lastLoginAt: '2026-01-02' }, 'lastLoginAt'],
+  ])('rejects %j at %s', (change, path) => {
+    expect(rejectedAt(LinkedIdentity, { ...linked, ...change })).toEqual([path]);
+  });
+});

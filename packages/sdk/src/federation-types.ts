@@ -1,0 +1,90 @@
+import type {
+  IdentityProvider,
+  IdentityProviderConfigInput,
+  LinkedIdentity,
+  TokenResponse,
+} from '@idgate/schema';
+
+/**
+ * The methods of {@link IdgateClient} about identity federation: finishing an external sign-in,
+ * and the admin API of identity providers (`/admin/v1`, which needs an `apiKey` with the `admin`
+ * scope; without one they reject before sending anything). Answers never carry a secret: secret
+ * fields of a provider show as `"[set]"`, and a client secret or bind password sent is redacted
+ * from every error message.
+ * @example
+ * const admin = createIdgateClient({ baseUrl: 'http://localhost:8080', apiKey: adminKey });
+ * await admin.createIdentityProvider({ type: 'github', name: 'github', clientId: 'Iv1.x', clientSecret: 's' });
+ * const { items } = await admin.listIdentityProviders();
+ */
+export interface IdgateFederationMethods {
+  /**
+   * `GET /oauth/callback/{provider}?…`: finishes a sign-in at an external identity provider with
+   * the query the provider redirected back with (the code form, the token form or the error
+   * form), forwarded as is, and answers the tokens idgate issues for the signed-in user
+   * (the provider's `tokenClientId`). `provider` must be an identity provider name
+   * (lower-case letters, digits and `-`, starting with a letter); anything else rejects before
+   * sending. The request is never retried (a `state` is good once).
+   *
+   * When the sign-in continues an authorization request (it began at idgate's login page for an
+   * application), idgate answers a redirect instead of tokens: the SDK does not follow it
+   * (`redirect: 'manual'`) and rejects with an {@link IdgateRedirectError} whose `location` is
+   * where a browser would go. A refused callback (unknown provider, bad `state`, upstream error)
+   * rejects with an {@link IdgateHttpError} whose `oauthError` says why.
+   * @example
+   * const tokens = await client.callback('github', new URL(request.url).searchParams);
+   */
+  callback(provider: string, query: Record<string, string> | URLSearchParams): Promise<TokenResponse>;
+
+  /**
+   * `GET /admin/v1/identity-providers`: those of the configuration file (`source: 'config'`,
+   * read-only), then those of the database, by name.
+   * @example const { items } = await admin.listIdentityProviders();
+   */
+  listIdentityProviders(): Promise<{ items: IdentityProvider[] }>;
+
+  /**
+   * `GET /admin/v1/identity-providers/{name}`; a 404 `IdgateHttpError` (problem code
+   * `identity_provider_not_found`) when there is none.
+   * @example const github = await admin.getIdentityProvider('github');
+   */
+  getIdentityProvider(name: string): Promise<IdentityProvider>;
+
+  /**
+   * `POST /admin/v1/identity-providers`: adds a provider to the database; its secrets are stored
+   * sealed. The server validates `config`: a 400 `IdgateHttpError` (problem code
+   * `invalid_identity_provider`) names the first bad field; a 409 (`identity_provider_exists`)
+   * says the name is taken, in any case.
+   * @example
+   * const provider = await admin.createIdentityProvider({
+   *   type: 'oidc',
+   *   name: 'corp',
+   *   issuer: 'https://sso.example.com',
+   *   clientId: 'idgate',
+   *   clientSecret: process.env.CORP_SECRET ?? '',
+   * });
+   */
+  createIdentityProvider(config: IdentityProviderConfigInput): Promise<IdentityProvider>;
+
+  /**
+   * `POST /admin/v1/identity-providers/{name}/disable` (or `/enable`): stops (or resumes) offering
+   * a provider for sign-in. A 409 (`identity_provider_read_only`) for a provider of the
+   * configuration file.
+   * @example await admin.setIdentityProviderDisabled('github', true);
+   */
+  setIdentityProviderDisabled(name: string, disabled: boolean): Promise<IdentityProvider>;
+
+  /**
+   * `DELETE /admin/v1/identity-providers/{name}`: deletes a provider of the database and unlinks
+   * every identity linked through it. A 409 (`identity_provider_read_only`) for a provider of the
+   * configuration file. Never retried.
+   * @example await admin.deleteIdentityProvider('github');
+   */
+  deleteIdentityProvider(name: string): Promise<void>;
+
+  /**
+   * `GET /admin/v1/users/{username}/identities`: the external identities linked to a user; a 404
+   * (`user_not_found`) when there is no such user.
+   * @example const { items } = await admin.listUserIdentities('alice');
+   */
+  listUserIdentities(username: string): Promise<{ items: LinkedIdentity[] }>;
+}

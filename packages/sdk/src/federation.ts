@@ -1,0 +1,203 @@
+import {
+  IDENTITY_PROVIDER_SECRETS,
+  IdentityProvider,
+  type IdentityProviderConfigInput,
+  IdentityProviderName,
+  LinkedIdentity,
+  TokenResponse,
+  Username,
+} from '@idgate/schema';
+import { IdgateError, type SchemaIssue } from './errors.js';
+import type { IdgateFederationMethods } from './federation-types.js';
+import { type Call, type Parser, send, type TransportOptions } from './http.js';
+
+/** Callback parameters that are credentials: redacted from every error message. */
+const CALLBACK_SECRETS = ['code', 'access_token'] as const;
+/** Accepts any body: a 204 has none. */
+const NO_CONTENT: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
+
+/**
+ * `{ items: T[] }` with each item checked by `item`, issues pathed from the root (the SDK does not
+ * depend on zod itself).
+ */
+function itemsOf<T>(item: Parser<T>): Parser<{ items: T[] }> {
+  return {
+    safeParse(input) {
+      const items =
+        typeof input === 'object' && input !== null ? (input as { items?: unknown }).items : undefined;
+      if (!Array.isArray(items)) {
+        const issue = { code: 'custom', path: ['items'], message: 'must be an array', input: items };
+        return { success: false, error: { issues: [issue as SchemaIssue] } };
+      }
+      const parsed: T[] = [];
+      const issues: SchemaIssue[] = [];
+      items.forEach((value: unknown, index) => {
+        const result = item.safeParse(value);
+        if (result.success) parsed.push(result.data);
+        else issues.push(...result.error.issues.map((i) => ({ ...i, path: ['items', index, ...i.path] })));
+      });
+      return issues.length > 0
+        ? { success: false, error: { issues } }
+        : { success: true, data: { items: parsed } };
+    },
+  };
+}
+
+const PROVIDERS = itemsOf(IdentityProvider);
+const IDENTITIES = itemsOf(LinkedIdentity);
+
+/**
+ * The federation methods of the client (see {@link IdgateFederationMethods}); the client class
+ * extends this one.
+ */
+export class FederationMethods implements IdgateFederationMethods {
+  readonly #transport: TransportOptions;
+  readonly #apiKey: string | undefined;
+
+  constructor(transport: TransportOptions, apiKey: string | undefined) {
+    this.#transport = transport;
+    this.#apiKey = apiKey;
+  }
+
+  async callback(provider: string, query: Record<string, string> | URLSearchParams): Promise<TokenResponse> {
+    const endpoint = 'GET /oauth/callback/{provider}';
+    if (typeof provider !== 'string' || !IdentityProviderName.safeParse(provider).success) {
+      throw new IdgateError(
+        'provider must be an identity provider name: lower-case letters, digits and -, starting with a letter',
+        { endpoint },
+      );
+    }
+    let params: URLSearchParams;
+    try {
+      params = new URLSearchParams(query);
+    } catch (error) {
+      throw new IdgateError('query must be a record of strings or URLSearchParams', {
+        endpoint,
+        cause: error,
+      });
+    }
+    const search = params.toString();
+    const secrets = CALLBACK_SECRETS.flatMap((name) => params.getAll(name));
+    return send(this.#transport, {
+      method: 'GET',
+      path: `oauth/callback/${provider}${search === '' ? '' : `?${search}`}`,
+      schema: TokenResponse,
+      schemaName: 'TokenResponse',
+      secrets: [this.#apiKey, ...secrets],
+      retry: 0,
+      redirectHint:
+        'the sign-in continues an authorization request in a browser (see error.location), so it answers no tokens',
+    });
+  }
+
+  async listIdentityProviders(): Promise<{ items: IdentityProvider[] }> {
+    return this.#admin('listIdentityProviders', {
+      method: 'GET',
+      path: 'admin/v1/identity-providers',
+      schema: PROVIDERS,
+      schemaName: '{ items: IdentityProvider[] }',
+    });
+  }
+
+  async getIdentityProvider(name: string): Promise<IdentityProvider> {
+    return this.#admin('getIdentityProvider', {
+      method: 'GET',
+      path: `admin/v1/identity-providers/${providerSegment(name, 'GET /admin/v1/identity-providers/{name}')}`,
+      schema: IdentityProvider,
+      schemaName: 'IdentityProvider',
+    });
+  }
+
+  async createIdentityProvider(config: IdentityProviderConfigInput): Promise<IdentityProvider> {
+    const values: Record<string, unknown> = typeof config === 'object' && config !== null ? config : {};
+    const secrets = IDENTITY_PROVIDER_SECRETS.map((field) => values[field]).filter(
+      (value): value is string => typeof value === 'string',
+    );
+    let body: string;
+    try {
+      body = JSON.stringify(config);
+    } catch (error) {
+      throw new IdgateError('config must be serializable as JSON', {
+        endpoint: 'POST /admin/v1/identity-providers',
+        cause: error,
+      });
+    }
+    return this.#admin(
+      'createIdentityProvider',
+      {
+        method: 'POST',
+        path: 'admin/v1/identity-providers',
+        schema: IdentityProvider,
+        schemaName: 'IdentityProvider',
+        headers: { 'content-type': 'application/json' },
+        body,
+      },
+      secrets,
+    );
+  }
+
+  async setIdentityProviderDisabled(name: string, disabled: boolean): Promise<IdentityProvider> {
+    const verb = disabled ? 'disable' : 'enable';
+    const segment = providerSegment(name, `POST /admin/v1/identity-providers/{name}/${verb}`);
+    return this.#admin('setIdentityProviderDisabled', {
+      method: 'POST',
+      path: `admin/v1/identity-providers/${segment}/${verb}`,
+      schema: IdentityProvider,
+      schemaName: 'IdentityProvider',
+    });
+  }
+
+  async deleteIdentityProvider(name: string): Promise<void> {
+    await this.#admin('deleteIdentityProvider', {
+      method: 'DELETE',
+      path: `admin/v1/identity-providers/${providerSegment(name, 'DELETE /admin/v1/identity-providers/{name}')}`,
+      schema: NO_CONTENT,
+      schemaName: 'an empty response',
+      retry: 0,
+    });
+  }
+
+  async listUserIdentities(username: string): Promise<{ items: LinkedIdentity[] }> {
+    const endpoint = 'GET /admin/v1/users/{username}/identities';
+    if (typeof username !== 'string' || !Username.safeParse(username).success) {
+      throw new IdgateError('username must be a valid idgate username', { endpoint });
+    }
+    return this.#admin('listUserIdentities', {
+      method: 'GET',
+      path: `admin/v1/users/${encodeURIComponent(username)}/identities`,
+      schema: IDENTITIES,
+      schemaName: '{ items: LinkedIdentity[] }',
+    });
+  }
+
+  /** Sends an admin call with the API key as Bearer credential, redacting it and `secrets`. */
+  async #admin<T>(method: string, call: Omit<Call<T>, 'secrets'>, secrets: string[] = []): Promise<T> {
+    const apiKey = this.#apiKey;
+    if (!apiKey) {
+      const endpoint = `${call.method} /${call.path}`;
+      throw new IdgateError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
+        endpoint,
+      });
+    }
+    return send(this.#transport, {
+      ...call,
+      headers: { ...call.headers, authorization: `Bearer ${apiKey}` },
+      secrets: [apiKey, ...secrets],
+    });
+  }
+}
+
+/**
+ * `name` as a path segment, checked first (any case: the server looks names up regardless of it),
+ * so that nothing like `..` can change the path.
+ * @throws IdgateError when it cannot be an identity provider name.
+ */
+function providerSegment(name: string, endpoint: string): string {
+  if (typeof name !== 'string' || !IdentityProviderName.safeParse(name.toLowerCase()).success) {
+    throw new IdgateError(
+      'name must be an identity provider name: letters, digits and -, starting with a letter',
+      { endpoint },
+    );
+  }
+  return name;
+}
