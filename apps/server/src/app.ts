@@ -5,6 +5,7 @@ import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
 import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { discoveryRoutes } from './routes/oauth/discovery.js';
@@ -70,6 +71,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   installErrorHandler(app);
   installFormParser(app);
+  await app.register(metricsRoutes, { services });
   await app.register(healthRoutes, { services });
   await app.register(discoveryRoutes, { services });
   await app.register(tokenRoutes, { services });

@@ -23,7 +23,13 @@ const ConfigSchema = z.strictObject({
   database: z.strictObject({ url: z.string().min(1).default('sqlite:./data/idgate.db') }).prefault({}),
   secret: z.string().min(32, 'must be at least 32 characters').optional(),
   secretFile: z.string().min(1).optional(),
-  signing: z.strictObject({ algorithm: SigningAlgorithm.default('RS256') }).prefault({}),
+  signing: z
+    .strictObject({
+      algorithm: SigningAlgorithm.default('RS256'),
+      /** Seconds a rotated key is published before it signs (every replica loads it meanwhile). */
+      activationDelay: z.coerce.number().int().min(0).max(3600).default(10),
+    })
+    .prefault({}),
   tokens: z
     .strictObject({
       accessTokenTtl: Seconds.default(3600),
@@ -86,6 +92,7 @@ const ENV: Record<string, string[]> = {
   IDGATE_SECRET: ['secret'],
   IDGATE_SECRET_FILE: ['secretFile'],
   IDGATE_SIGNING_ALGORITHM: ['signing', 'algorithm'],
+  IDGATE_KEY_ACTIVATION_DELAY: ['signing', 'activationDelay'],
   IDGATE_ACCESS_TOKEN_TTL: ['tokens', 'accessTokenTtl'],
   IDGATE_ID_TOKEN_TTL: ['tokens', 'idTokenTtl'],
   IDGATE_SESSION_TTL: ['session', 'ttl'],
@@ -95,6 +102,9 @@ const ENV: Record<string, string[]> = {
   IDGATE_TRUST_PROXY: ['trustProxy'],
   IDGATE_BODY_LIMIT: ['bodyLimit'],
 };
+
+/** Every `IDGATE_*` variable the server reads, with the config path it sets. */
+export const CONFIG_ENVIRONMENT: Readonly<Record<string, readonly string[]>> = ENV;
 
 const envName = (path: PropertyKey[]) =>
   Object.entries(ENV).find(([, p]) => p.join('.') === path.join('.'))?.[0];

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { ChangeFeed } from './cache/change-feed.js';
+import { attachDirectory, Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
 import { openServices, type Services } from './services.js';
 
@@ -33,6 +35,20 @@ export async function startServer(
     info: (message: string) => (app ? app.log.info(message) : early.push({ level: 'info', message })),
   };
   const services = await openServices(config, { logger });
+  const feed = new ChangeFeed(services.database, {
+    ...(services.database.dialect === 'postgres' ? { listenUrl: config.database.url } : {}),
+    onError: (err, what) => app?.log.warn({ err }, `change feed: ${what} failed`),
+  });
+  const directory = new Directory(services);
+  try {
+    await directory.start(feed);
+    await feed.start();
+  } catch (error) {
+    await feed.stop();
+    await services.close();
+    throw error;
+  }
+  attachDirectory(services, directory);
   app = await buildApp({
     services,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
@@ -47,6 +63,7 @@ export async function startServer(
   const close = () => {
     closing ??= (async () => {
       clearInterval(reload);
+      await feed.stop();
       await app.close();
       await services.close();
     })();

@@ -10,9 +10,11 @@ import {
   type Storage,
   systemClock,
 } from '@idgate/core';
+import { recordChanges } from './cache/change-log.js';
 import type { IdgateConfig } from './config.js';
 import { argon2idHasher } from './password-hasher.js';
 import { createSqlStorage, type Database, migrateToLatest, openDatabase } from './storage/index.js';
+import { withSigningKeyLock } from './storage/locks.js';
 
 /** Where warnings at start go (pino, or the CLI's stderr). */
 export interface StartupLogger {
@@ -85,20 +87,43 @@ export async function openServices(
   try {
     const { applied } = await migrateToLatest(database);
     if (applied.length > 0) options.logger.info(`applied migrations: ${applied.join(', ')}`);
-    const storage = createSqlStorage(database);
+    const storage = recordChanges(createSqlStorage(database), database);
     const clock = options.clock ?? systemClock;
     const hasher = options.hasher ?? argon2idHasher();
     const keyPolicy: SigningKeyPolicy = {
       alg: config.signing.algorithm,
       secret: resolveSecret(config, options.logger),
       maxTokenLifetimeSeconds: Math.max(config.tokens.maxAccessTokenTtl, config.tokens.idTokenTtl),
+      activationDelaySeconds: config.signing.activationDelay,
     };
-    const loadKeys = async () =>
-      KeyRing.load(
-        await ensureSigningKey(storage.signingKeys, keyPolicy, new Date(clock.now())),
-        keyPolicy.secret,
-        new Date(clock.now()),
-      );
+    let reload: NodeJS.Timeout | undefined;
+    const loadKeys = async (): Promise<KeyRing> => {
+      let records = await storage.signingKeys.list();
+      if (!records.some((key) => key.retiredAt === null)) {
+        records = await withSigningKeyLock(storage, database, (tx) =>
+          ensureSigningKey(tx.signingKeys, keyPolicy, new Date(clock.now())),
+        );
+      }
+      const loaded = await KeyRing.load(records, keyPolicy.secret, new Date(clock.now()), keyPolicy);
+      // Reload when a key starts signing, retires or leaves JWKS, whatever else happens.
+      clearTimeout(reload);
+      if (loaded.nextChangeAt !== undefined) {
+        const wait = Math.min(loaded.nextChangeAt.getTime() - clock.now() + 50, 2_147_483_647);
+        reload = setTimeout(
+          () => {
+            loadKeys().then(
+              (next) => {
+                ring = next;
+              },
+              (error: unknown) => options.logger.warn(`could not reload signing keys: ${String(error)}`),
+            );
+          },
+          Math.max(wait, 0),
+        );
+        reload.unref();
+      }
+      return loaded;
+    };
     let ring = await loadKeys();
     const dummyHash = await hasher.hash(randomBytes(16).toString('base64url'));
     return {
@@ -114,7 +139,10 @@ export async function openServices(
         ring = await loadKeys();
         return ring;
       },
-      close: () => storage.close(),
+      close: () => {
+        clearTimeout(reload);
+        return storage.close();
+      },
     };
   } catch (error) {
     await database.close();

@@ -81,6 +81,34 @@ describe('key rotation', () => {
     expect(ringLater.verificationKey(first?.kid as string)).toBeUndefined();
   });
 
+  it('publishes a rotated key before it signs: the old key signs until the activation delay has passed', async () => {
+    const storage = createMemoryStorage();
+    const delayed = { ...policy, activationDelaySeconds: 10 };
+    const t0 = new Date('2026-11-21T10:00:00Z');
+    const [first] = await ensureSigningKey(storage.signingKeys, delayed, t0);
+    const t1 = new Date(t0.getTime() + 60_000);
+    const { created } = await rotateSigningKey(storage.signingKeys, delayed, t1);
+    const during = await KeyRing.load(
+      await storage.signingKeys.list(),
+      SECRET,
+      new Date(t1.getTime() + 9_999),
+      delayed,
+    );
+    expect(during.signer.kid).toBe(first?.kid);
+    expect(during.jwks().keys.map((k) => k.kid)).toContain(created.kid);
+    expect(during.nextChangeAt).toEqual(new Date(t1.getTime() + 10_000));
+    const after = await KeyRing.load(
+      await storage.signingKeys.list(),
+      SECRET,
+      new Date(t1.getTime() + 10_000),
+      delayed,
+    );
+    expect(after.signer.kid).toBe(created.kid);
+    expect(after.verificationKey(first?.kid as string)).toBeDefined();
+    // The old key stays published for a full token lifetime after it stopped signing.
+    expect(after.nextChangeAt).toEqual(new Date(t1.getTime() + 10_000 + 3600_000));
+  });
+
   it('will not load without an active key', async () => {
     await expect(KeyRing.load([], SECRET, new Date())).rejects.toThrow(/no active signing key/);
   });

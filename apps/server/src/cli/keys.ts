@@ -1,5 +1,6 @@
 import { rotateSigningKey } from '@idgate/core';
 import type { Command } from 'commander';
+import { withSigningKeyLock } from '../storage/locks.js';
 import { type CliContext, table, when } from './context.js';
 import { signingKeyView } from './views.js';
 
@@ -42,10 +43,11 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .description('make a new key active; previous keys stay published until their tokens expire')
     .option('--json', 'print the new key and the retired kids as JSON')
     .action(async (options: { json?: boolean }, command: Command) => {
-      await ctx.withServices(ctx.config(command), async ({ storage, keyPolicy, clock }) => {
+      await ctx.withServices(ctx.config(command), async ({ storage, keyPolicy, clock, database }) => {
         const now = new Date(clock.now());
-        // One transaction: a failure halfway cannot leave the new key stored beside an unretired old one.
-        const { created, retired } = await storage.transaction((tx) =>
+        // One transaction under the key lock: a failure halfway cannot leave the new key stored
+        // beside an unretired old one, and two rotations at once run one after the other.
+        const { created, retired } = await withSigningKeyLock(storage, database, (tx) =>
           rotateSigningKey(tx.signingKeys, keyPolicy, now),
         );
         if (options.json) {
@@ -54,7 +56,9 @@ export function registerKeys(program: Command, ctx: CliContext): void {
         }
         ctx.out(`new active key: ${created.kid} (${created.alg})`);
         ctx.out(retired.length === 0 ? 'retired: none' : `retired: ${retired.join(', ')}`);
-        ctx.out('running servers switch to the new key within 30 seconds');
+        ctx.out(
+          `running servers publish the new key at once and sign with it in ${keyPolicy.activationDelaySeconds ?? 0} seconds`,
+        );
       });
     });
 }

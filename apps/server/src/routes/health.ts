@@ -8,11 +8,11 @@ export async function healthRoutes(
   app: FastifyInstance,
   { services }: { services: Services },
 ): Promise<void> {
-  app.get('/healthz', async (_request, reply) =>
+  app.get('/healthz', { logLevel: 'warn' }, async (_request, reply) =>
     reply.header('Cache-Control', 'no-store').send({ status: 'ok' }),
   );
 
-  app.get('/readyz', async (request, reply) => {
+  app.get('/readyz', { logLevel: 'warn' }, async (request, reply) => {
     reply.header('Cache-Control', 'no-store');
     const checks: Record<string, 'ok' | 'failing'> = { database: 'ok', migrations: 'ok', keys: 'ok' };
     try {

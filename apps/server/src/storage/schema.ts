@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 /**
  * Row shapes of the SQL tables, as both dialects store them. Columns are portable types only:
  * booleans are integers 0/1, instants are bigint epoch milliseconds, lists and JWKs are JSON text.
@@ -206,10 +207,24 @@ export interface Schema {
   identity_providers: IdentityProvidersTable;
   linked_identities: LinkedIdentitiesTable;
   login_transactions: LoginTransactionsTable;
+  change_log: ChangeLogTable;
+}
+
+/**
+ * What changed, for replicas (and the CLI) to tell each other: every write that a server may hold
+ * in memory (users, clients, API keys, revocations, keys, identity providers, identities) appends
+ * a row; servers read the rows after their last one (woken by NOTIFY on PostgreSQL).
+ */
+export interface ChangeLogTable {
+  id: Generated<number>;
+  topic: string;
+  key: string;
+  created_at: number;
 }
 
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
+  'change_log',
   'login_transactions',
   'linked_identities',
   'identity_providers',

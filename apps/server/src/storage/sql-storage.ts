@@ -61,5 +61,7 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
       return database.close();
     },
   };
+  // The change recorder writes its rows through the same connection or transaction.
+  Object.defineProperty(storage, Symbol.for('idgate.storage.db'), { value: db });
   return storage;
 }

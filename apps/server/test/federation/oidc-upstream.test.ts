@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/storage/index.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -266,6 +267,27 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
       expect(await replay.json()).toEqual({
         error: 'invalid_request',
         error_description: 'this sign-in was already completed: start again',
+      });
+    });
+
+    it('an expired sign-in (ten minutes)', async () => {
+      const agent = new UserAgent();
+      const start = await agent.request(`${t.issuer}/login/corp`);
+      const state = new URL(start.headers.get('location') as string).searchParams.get('state') as string;
+      const database = await openDatabase(t.database.url);
+      try {
+        await database.db
+          .updateTable('login_transactions')
+          .set({ expires_at: Date.now() - 1 })
+          .execute();
+      } finally {
+        await database.close();
+      }
+      const response = await agent.request(`${t.issuer}/callback/corp?code=abc&state=${state}`);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        error: 'invalid_request',
+        error_description: 'the sign-in took too long: start again',
       });
     });
 

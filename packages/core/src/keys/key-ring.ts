@@ -33,6 +33,8 @@ export class KeyRing {
     readonly signer: ActiveSigningKey,
     verification: VerificationKey[],
     published: PublicJwk[],
+    /** When this ring goes stale (a key starts signing, retires or leaves JWKS); reload then. */
+    readonly nextChangeAt: Date | undefined,
   ) {
     this.#verification = new Map(verification.map((key) => [key.kid, key]));
     this.#jwks = { keys: published };
@@ -42,12 +44,30 @@ export class KeyRing {
    * Loads the keys that are active or still published at `now`.
    * @throws Error when there is no active key or one cannot be decrypted with `secret`.
    */
-  static async load(records: readonly SigningKeyRecord[], secret: string, now: Date): Promise<KeyRing> {
+  static async load(
+    records: readonly SigningKeyRecord[],
+    secret: string,
+    now: Date,
+    options: { activationDelaySeconds?: number } = {},
+  ): Promise<KeyRing> {
+    const at = now.getTime();
+    const delay = (options.activationDelaySeconds ?? 0) * 1000;
     const live = records
-      .filter((record) => signingKeyState(record, now) !== 'expired')
+      .filter(
+        (record) => signingKeyState(record, now) !== 'expired' || (record.retiredAt?.getTime() ?? 0) > at,
+      )
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
-    const active = live.find((record) => record.retiredAt === null);
+    // A key signs until its retirement instant, which a rotation may set in the future.
+    const signing = live.filter((record) => record.retiredAt === null || record.retiredAt.getTime() > at);
+    // The newest key that has been published long enough; on first start, the only one.
+    const active = signing.find((record) => record.createdAt.getTime() + delay <= at) ?? signing[0];
     if (active === undefined) throw new Error('there is no active signing key');
+    const changes = live.flatMap((record) => [
+      record.createdAt.getTime() + delay,
+      record.retiredAt?.getTime() ?? Number.POSITIVE_INFINITY,
+      record.publishedUntil?.getTime() ?? Number.POSITIVE_INFINITY,
+    ]);
+    const next = Math.min(...changes.filter((t) => t > at));
     const privateJwk = await openPrivateKey(active.sealedPrivateJwk, secret, active.kid);
     const signer: ActiveSigningKey = {
       kid: active.kid,
@@ -65,6 +85,7 @@ export class KeyRing {
       signer,
       verification,
       live.map((record) => record.publicJwk as PublicJwk),
+      Number.isFinite(next) ? new Date(next) : undefined,
     );
   }
 

@@ -10,6 +10,12 @@ export interface SigningKeyPolicy {
   secret: string;
   /** The longest lifetime of any token a key signs, in seconds: how long a retired key stays published. */
   maxTokenLifetimeSeconds: number;
+  /**
+   * Seconds a new key is published before it signs (default 0). Replicas fetch keys from storage;
+   * in this window every replica's JWKS (and relying parties' caches) learn the key, so no token
+   * signed with it is ever checked against a key set that lacks it.
+   */
+  activationDelaySeconds?: number;
 }
 
 /**
@@ -28,8 +34,9 @@ export async function ensureSigningKey(
 }
 
 /**
- * Rotates: a new key becomes active and every previously active key is retired, staying in JWKS
- * until the last token it may have signed has expired.
+ * Rotates: a new key is published at once and signs once the activation delay has passed; until
+ * then the previous key keeps signing. Every previously active key is retired at that moment and
+ * stays in JWKS until the last token it may have signed has expired.
  * @example const { created, retired } = await rotateSigningKey(storage.signingKeys, policy, new Date());
  */
 export async function rotateSigningKey(
@@ -40,10 +47,11 @@ export async function rotateSigningKey(
   const previous = (await keys.list()).filter((key) => key.retiredAt === null);
   const created = await generateSigningKey(policy.alg, policy.secret, now);
   await keys.insert(created);
-  const publishedUntil = new Date(now.getTime() + policy.maxTokenLifetimeSeconds * 1000);
+  const retiresAt = new Date(now.getTime() + (policy.activationDelaySeconds ?? 0) * 1000);
+  const publishedUntil = new Date(retiresAt.getTime() + policy.maxTokenLifetimeSeconds * 1000);
   const retired: string[] = [];
   for (const key of previous) {
-    if (await keys.retire(key.kid, now, publishedUntil)) retired.push(key.kid);
+    if (await keys.retire(key.kid, retiresAt, publishedUntil)) retired.push(key.kid);
   }
   return { created, retired };
 }

@@ -2,7 +2,11 @@ import type { AccessTokenClaims } from '@idgate/schema';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, RevocationKind, UserRecord } from '../model.js';
 import type { Clock } from '../ports/runtime.js';
-import { ACCESS_TOKEN_REJECTION_MESSAGES, verifyAccessToken } from '../tokens/access-token.js';
+import {
+  ACCESS_TOKEN_REJECTION_MESSAGES,
+  type AccessTokenVerification,
+  verifyAccessToken,
+} from '../tokens/access-token.js';
 
 /** What deciding whether an access token is live needs. */
 export interface LiveTokenContext {
@@ -12,6 +16,12 @@ export interface LiveTokenContext {
   findUser(id: string): Promise<UserRecord | undefined>;
   findClient(clientId: string): Promise<ClientRecord | undefined>;
   isRevoked(kind: RevocationKind, value: string): Promise<boolean>;
+  /**
+   * Verifies the JWT itself (signature, issuer, type, expiry); defaults to {@link verifyAccessToken}
+   * with `keys`. A server may pass a cached verifier here: only this step depends on the token
+   * alone, so caching it never hides a revocation or a disabled user.
+   */
+  verify?: (token: string) => Promise<AccessTokenVerification>;
 }
 
 /** A live access token, with whom it speaks for. */
@@ -33,7 +43,8 @@ export async function checkAccessToken(
   token: string,
   context: LiveTokenContext,
 ): Promise<{ ok: true; token: LiveAccessToken } | { ok: false; error: string }> {
-  const verified = await verifyAccessToken(context.keys, context.issuer, token, context.clock);
+  const verified = await (context.verify?.(token) ??
+    verifyAccessToken(context.keys, context.issuer, token, context.clock));
   if (!verified.ok) return { ok: false, error: ACCESS_TOKEN_REJECTION_MESSAGES[verified.reason] };
   const { claims } = verified;
   if (await context.isRevoked('jti', claims.jti)) return { ok: false, error: 'token has been revoked' };

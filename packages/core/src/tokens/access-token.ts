@@ -90,6 +90,7 @@ export type AccessTokenVerification =
 export const MAX_ACCESS_TOKEN_LENGTH = 8192;
 
 const REQUIRED_CLAIMS = ['exp', 'iat', 'jti', 'sub', 'client_id'];
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 function reject(reason: AccessTokenRejection): AccessTokenVerification {
   return { ok: false, reason };
@@ -109,7 +110,9 @@ export async function verifyAccessToken(
   token: string,
   clock: Clock,
 ): Promise<AccessTokenVerification> {
-  if (token.length === 0 || token.length > MAX_ACCESS_TOKEN_LENGTH) return reject('malformed');
+  // Anything that is not three base64url segments is refused before jose builds an error for it.
+  if (token.length === 0 || token.length > MAX_ACCESS_TOKEN_LENGTH || !COMPACT_JWS.test(token))
+    return reject('malformed');
   let unknownKey = false;
   try {
     const { payload } = await jwtVerify(

@@ -2,8 +2,9 @@ import { apiKeyFromAuthorization, authenticateApiKey, reviewToken } from '@idgat
 import { TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { effectiveUsers } from '../../federation/effective-users.js';
+import { apiKeyLookupFor, directoryOf, liveTokenContextFor } from '../../cache/directory.js';
 import { sendProblem } from '../../http/errors.js';
+import { metricsFor, recordTokenReview } from '../../metrics.js';
 import type { Services } from '../../services.js';
 
 /**
@@ -36,7 +37,8 @@ export async function tokenReviewRoutes(
   { services }: { services: Services },
 ): Promise<void> {
   const lastTouched = new Map<string, number>();
-  const users = effectiveUsers(services);
+  const findApiKey = apiKeyLookupFor(services);
+  const metrics = metricsFor(services);
 
   app.post(
     '/oauth/authenticate',
@@ -45,11 +47,11 @@ export async function tokenReviewRoutes(
       schema: { response: { 200: z.toJSONSchema(TokenReviewResponse, { target: 'draft-7' }) } },
       onRequest: async (request, reply) => {
         reply.header('Deprecation', TOKEN_REVIEW_DEPRECATION).header('Cache-Control', 'no-store');
-        const key = await authenticateApiKey(
-          apiKeyFromAuthorization(request.headers.authorization),
-          'tokenreview',
-          (prefix) => services.storage.apiKeys.findByPrefix(prefix),
-        );
+        const presented = apiKeyFromAuthorization(request.headers.authorization);
+        const directory = directoryOf(services);
+        const key = directory
+          ? await directory.authenticateApiKey(presented, 'tokenreview')
+          : await authenticateApiKey(presented, 'tokenreview', findApiKey);
         const now = services.clock.now();
         if (now - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
           lastTouched.set(key.id, now);
@@ -66,15 +68,8 @@ export async function tokenReviewRoutes(
       const parsed = TokenReviewRequest.safeParse(request.body, { reportInput: true });
       if (!parsed.success)
         return sendProblem(reply, 400, 'invalid_token_review', describeIssue(parsed.error));
-      const now = () => new Date(services.clock.now());
-      const answer = await reviewToken(parsed.data, {
-        issuer: services.config.issuer,
-        keys: services.keys(),
-        clock: services.clock,
-        findUser: (id) => users.findById(id),
-        findClient: (id) => services.storage.clients.findById(id),
-        isRevoked: (kind, value) => services.storage.revocations.isRevoked(kind, value, now()),
-      });
+      const answer = await reviewToken(parsed.data, liveTokenContextFor(services));
+      recordTokenReview(metrics, answer.status);
       return answer;
     },
   );

@@ -8,6 +8,7 @@ import {
   verifyAccessToken,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { apiKeyLookupFor, liveTokenContextFor } from '../../cache/directory.js';
 import { sendProblem } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 
@@ -40,13 +41,17 @@ async function authorizationAcceptable(services: Services, request: FastifyReque
   const presented = apiKeyFromAuthorization(header);
   if (presented === undefined) return false;
   if (presented.startsWith('idg_')) {
-    const find = (prefix: string) => services.storage.apiKeys.findByPrefix(prefix);
+    const find = apiKeyLookupFor(services);
     return authenticateApiKey(presented, null, find).then(
       () => true,
       () => false,
     );
   }
-  return (await verifyAccessToken(services.keys(), services.config.issuer, presented, services.clock)).ok;
+  const context = liveTokenContextFor(services);
+  return (
+    await (context.verify?.(presented) ??
+      verifyAccessToken(services.keys(), services.config.issuer, presented, services.clock))
+  ).ok;
 }
 
 function sendCached(

@@ -7,7 +7,7 @@ import {
   userinfo,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { effectiveUsers } from '../../federation/effective-users.js';
+import { liveTokenContextFor } from '../../cache/directory.js';
 import { allowAnyOrigin, installPreflight } from '../../http/cors.js';
 import type { FormBody } from '../../http/form.js';
 import type { Services } from '../../services.js';
@@ -51,16 +51,7 @@ export async function resourceRoutes(
   app: FastifyInstance,
   { services }: { services: Services },
 ): Promise<void> {
-  const users = effectiveUsers(services);
-  const live = (): LiveTokenContext => ({
-    issuer: services.config.issuer,
-    keys: services.keys(),
-    clock: services.clock,
-    findUser: (id) => users.findById(id),
-    findClient: (id) => services.storage.clients.findById(id),
-    isRevoked: (kind, value) =>
-      services.storage.revocations.isRevoked(kind, value, new Date(services.clock.now())),
-  });
+  const live = (): LiveTokenContext => liveTokenContextFor(services);
   const client = (request: FastifyRequest<{ Body: FormBody | undefined }>) =>
     authenticateClient(
       {

@@ -2,6 +2,7 @@ import { LoginThrottle, type TokenEndpointContext } from '@idgate/core';
 import type { FastifyRequest } from 'fastify';
 import { effectiveUsers } from '../../federation/effective-users.js';
 import { externalPasswordCheck } from '../../federation/password-providers.js';
+import { instrumentLoginAttempts, metricsFor } from '../../metrics.js';
 import type { Services } from '../../services.js';
 
 /** The context of the grant handlers, shared by the token endpoint and the federation callback. */
@@ -37,5 +38,9 @@ export function tokenEndpointContext(
 
 /** One throttle per server: every replica reads the same shared records. */
 export function loginThrottle(services: Services): LoginThrottle {
-  return new LoginThrottle(services.storage.loginAttempts, services.config.bruteForce, services.clock);
+  return new LoginThrottle(
+    instrumentLoginAttempts(services.storage.loginAttempts, metricsFor(services)),
+    services.config.bruteForce,
+    services.clock,
+  );
 }

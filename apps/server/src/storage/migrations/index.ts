@@ -4,6 +4,7 @@ import type { Schema } from '../schema.js';
 import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_oidc_flows.js';
 import * as m0003 from './0003_federation.js';
+import * as m0004 from './0004_change_log.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -13,6 +14,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001,
   '0002_oidc_flows': m0002,
   '0003_federation': m0003,
+  '0004_change_log': m0004,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

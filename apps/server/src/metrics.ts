@@ -1,0 +1,226 @@
+import { ACCESS_TOKEN_REJECTION_MESSAGES, type LoginAttemptRepository } from '@idgate/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Services } from './services.js';
+import { type Database, postgresPool } from './storage/database.js';
+
+/**
+ * The Prometheus metrics of one server. Each server has its own registry (not prom-client's global
+ * one), so several servers in one process (tests) keep separate counts. Label values are bounded:
+ * route patterns, never raw URLs, and short fixed slugs, never tokens, ids or query strings.
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpRequestDuration: Histogram<'method' | 'route'>;
+  readonly tokenReviews: Counter<'outcome'>;
+  readonly tokenReviewDenials: Counter<'reason'>;
+  readonly tokensIssued: Counter<'grant_type'>;
+  readonly logins: Counter<'provider' | 'outcome'>;
+  readonly databasePool: Gauge<'state'>;
+}
+
+/** What `idgate_db_pool` reports; set by {@link observeDatabasePool}. */
+type PoolReading = () => { total: number; idle: number; waiting: number };
+
+const pools = new WeakMap<Metrics, PoolReading>();
+
+/** A fresh set of idgate metrics in its own registry, with the default process metrics. */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const databasePool = new Gauge({
+    name: 'idgate_db_pool',
+    help: 'Database connections by state: total (open), idle, waiting (queued requests for a connection).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      // Read at scrape time only: nothing polls the pool in between.
+      const read = pools.get(metrics);
+      if (read === undefined) return;
+      const { total, idle, waiting } = read();
+      this.set({ state: 'total' }, total);
+      this.set({ state: 'idle' }, idle);
+      this.set({ state: 'waiting' }, waiting);
+    },
+  });
+  const metrics: Metrics = {
+    registry,
+    httpRequests: new Counter({
+      name: 'idgate_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status code.',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [registry],
+    }),
+    httpRequestDuration: new Histogram({
+      name: 'idgate_http_request_duration_seconds',
+      help: 'Time to answer HTTP requests, by method and route pattern.',
+      labelNames: ['method', 'route'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    tokenReviews: new Counter({
+      name: 'idgate_token_reviews_total',
+      help: 'Kubernetes TokenReviews decided, by outcome (authenticated or denied).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    tokenReviewDenials: new Counter({
+      name: 'idgate_token_review_denials_total',
+      help: 'TokenReviews denied, by reason.',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    tokensIssued: new Counter({
+      name: 'idgate_tokens_issued_total',
+      help: 'Successful token responses, by grant type ("federation" for tokens answered by an identity provider callback).',
+      labelNames: ['grant_type'] as const,
+      registers: [registry],
+    }),
+    logins: new Counter({
+      name: 'idgate_logins_total',
+      help: 'Sign-in attempts, by provider ("password" or the identity provider name) and outcome (success, failure, locked).',
+      labelNames: ['provider', 'outcome'] as const,
+      registers: [registry],
+    }),
+    databasePool,
+  };
+  return metrics;
+}
+
+const byServices = new WeakMap<Services, Metrics>();
+
+/**
+ * The metrics of the server `services` belong to, made on first use (with the database pool
+ * observed), so any module can count without them being threaded through.
+ */
+export function metricsFor(services: Services): Metrics {
+  let metrics = byServices.get(services);
+  if (metrics === undefined) {
+    metrics = createMetrics();
+    observeDatabasePool(metrics, services.database);
+    byServices.set(services, metrics);
+  }
+  return metrics;
+}
+
+/**
+ * Reports `idgate_db_pool{state}` for `database`, read at scrape time. PostgreSQL: the pg pool's
+ * total, idle and waiting counts. SQLite: one connection (total=1; the driver is synchronous, so
+ * it is idle whenever a scrape runs).
+ */
+export function observeDatabasePool(metrics: Metrics, database: Database): void {
+  const pool = postgresPool(database);
+  pools.set(
+    metrics,
+    pool === undefined
+      ? () => ({ total: 1, idle: 1, waiting: 0 })
+      : () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  );
+}
+
+// `status.error` of a denied review → a short, bounded reason.
+const DENIAL_REASONS = new Map<string, string>([
+  ...Object.entries(ACCESS_TOKEN_REJECTION_MESSAGES).map(([reason, message]) => [message, reason] as const),
+  ['token is missing', 'missing'],
+  ['token has been revoked', 'revoked'],
+  ['client no longer exists', 'client_gone'],
+  ['user no longer exists', 'user_gone'],
+  ['user is disabled', 'user_disabled'],
+  ['token audience does not match', 'audience_mismatch'],
+]);
+
+/** The `reason` label of a denial: a short slug, `other` for an error this list does not know. */
+export function denialReason(error: string | undefined): string {
+  return (error === undefined ? undefined : DENIAL_REASONS.get(error)) ?? 'other';
+}
+
+/**
+ * Counts one decided TokenReview (call it with the answer's `status`).
+ * @example recordTokenReview(metricsFor(services), answer.status);
+ */
+export function recordTokenReview(
+  metrics: Metrics,
+  status: { authenticated?: boolean | undefined; error?: string | undefined },
+): void {
+  if (status.authenticated === true) {
+    metrics.tokenReviews.inc({ outcome: 'authenticated' });
+    return;
+  }
+  metrics.tokenReviews.inc({ outcome: 'denied' });
+  metrics.tokenReviewDenials.inc({ reason: denialReason(status.error) });
+}
+
+// Identity provider names are admin-controlled; still, the label never grows past this many values.
+const MAX_LOGIN_PROVIDERS = 64;
+const providersSeen = new WeakMap<Metrics, Set<string>>();
+
+function providerLabel(metrics: Metrics, provider: string): string {
+  let seen = providersSeen.get(metrics);
+  if (seen === undefined) {
+    seen = new Set();
+    providersSeen.set(metrics, seen);
+  }
+  if (seen.has(provider)) return provider;
+  if (seen.size >= MAX_LOGIN_PROVIDERS || !/^[A-Za-z0-9._-]{1,64}$/.test(provider)) return 'other';
+  seen.add(provider);
+  return provider;
+}
+
+/**
+ * `repo` with every recorded attempt counted in `idgate_logins_total{provider,outcome}`: outcome
+ * `success`, `locked` (refused by brute-force protection) or `failure`. Every other method is
+ * `repo`'s own.
+ * @example new LoginThrottle(instrumentLoginAttempts(services.storage.loginAttempts, metricsFor(services)), …)
+ */
+export function instrumentLoginAttempts(
+  repo: LoginAttemptRepository,
+  metrics: Metrics,
+): LoginAttemptRepository {
+  const record: LoginAttemptRepository['record'] = (attempt) => {
+    const outcome = attempt.success ? 'success' : attempt.reason === 'locked' ? 'locked' : 'failure';
+    metrics.logins.inc({ provider: providerLabel(metrics, attempt.provider), outcome });
+    return repo.record(attempt);
+  };
+  // A proxy rather than a copy: methods on a class prototype, and any the interface gains, keep working.
+  return new Proxy(repo, {
+    get(target, property) {
+      if (property === 'record') return record;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+// A grant type as a label: only successful responses are counted, so it is one the server
+// supports; the pattern keeps anything odd out all the same.
+function grantTypeLabel(body: unknown): string {
+  const grantType =
+    typeof body === 'object' && body !== null ? (body as Record<string, unknown>).grant_type : undefined;
+  if (typeof grantType !== 'string') return 'unknown';
+  return /^[A-Za-z0-9:._-]{1,128}$/.test(grantType) ? grantType : 'other';
+}
+
+function isJson(reply: FastifyReply): boolean {
+  const type = reply.getHeader('content-type');
+  return typeof type === 'string' && type.toLowerCase().startsWith('application/json');
+}
+
+/** Counts one answered request: the `onResponse` hook of the metrics plugin. */
+export function observeResponse(metrics: Metrics, request: FastifyRequest, reply: FastifyReply): void {
+  const pattern: string | undefined = request.routeOptions.url;
+  const route = request.is404 || pattern === undefined ? 'unmatched' : pattern;
+  const method = METHODS.has(request.method) ? request.method : 'other';
+  const status = reply.statusCode;
+  metrics.httpRequests.inc({ method, route, status: String(status) });
+  metrics.httpRequestDuration.observe({ method, route }, reply.elapsedTime / 1000);
+  if (status !== 200) return;
+  if (route === '/oauth/token' && method === 'POST') {
+    metrics.tokensIssued.inc({ grant_type: grantTypeLabel(request.body) });
+  } else if (route === '/oauth/callback/:callback' && isJson(reply)) {
+    // The callback answers tokens as JSON; a 200 in HTML is a page of the browser flow (consent).
+    metrics.tokensIssued.inc({ grant_type: 'federation' });
+  }
+}

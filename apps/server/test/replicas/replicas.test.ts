@@ -1,0 +1,241 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
+import { freePort } from '../helpers/server.js';
+
+const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url));
+const SECRET = 'replica-test-secret-0123456789abcdefghij';
+const postgres = testDatabaseUrls().find((kind) => kind.name === 'postgres');
+
+/** Polls `check` until it is true; answers how long that took, or fails after `limitMs`. */
+async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < limitMs) {
+    if (await check()) return performance.now() - start;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`not within ${limitMs} ms`);
+}
+
+describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL database', () => {
+  let database: TestDatabase;
+  const replicas: Array<{ url: string; process: ChildProcess }> = [];
+  let env: NodeJS.ProcessEnv;
+  let creds: {
+    apiKey: string;
+    admin: { username: string; password: string };
+    client: { client_id: string; client_secret: string };
+  };
+  let issuer: string;
+
+  const cli = async (...args: string[]) =>
+    (await promisify(execFile)(process.execPath, [BIN, ...args], { env })).stdout;
+
+  beforeAll(async () => {
+    if (!existsSync(BIN)) throw new Error('dist/bin.js is missing: run `pnpm build` first');
+    database = await (postgres as NonNullable<typeof postgres>).create();
+    const ports = [await freePort(), await freePort(), await freePort()];
+    issuer = `http://127.0.0.1:${ports[0]}/oauth`;
+    env = {
+      PATH: process.env.PATH,
+      IDGATE_DATABASE_URL: database.url,
+      IDGATE_SECRET: SECRET,
+      IDGATE_ISSUER: issuer,
+      IDGATE_HOST: '127.0.0.1',
+      IDGATE_LOG_LEVEL: 'warn',
+      IDGATE_LOGIN_MAX_FAILURES: '3',
+    };
+    creds = JSON.parse(await cli('init', '--json'));
+    for (const port of ports) {
+      const child = spawn(process.execPath, [BIN, 'serve'], {
+        env: { ...env, IDGATE_PORT: String(port) },
+        stdio: 'ignore',
+      });
+      replicas.push({ url: `http://127.0.0.1:${port}`, process: child });
+    }
+    for (const replica of replicas) {
+      await within(
+        15_000,
+        async () => (await fetch(`${replica.url}/readyz`).catch(() => undefined))?.status === 200,
+      );
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const replica of replicas) replica.process.kill('SIGTERM');
+    await Promise.all(
+      replicas.map(
+        (r) =>
+          new Promise((resolve) =>
+            r.process.exitCode !== null ? resolve(null) : r.process.once('exit', resolve),
+          ),
+      ),
+    );
+    await database?.drop();
+  });
+
+  const [A, B, C] = [0, 1, 2];
+  const basic = () => `Basic ${btoa(`${creds.client.client_id}:${creds.client.client_secret}`)}`;
+  const passwordGrant = (replica: number, username = creds.admin.username, password = creds.admin.password) =>
+    fetch(`${replicas[replica]?.url}/oauth/token`, {
+      method: 'POST',
+      headers: { authorization: basic(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'password', username, password, scope: 'openid' }),
+    });
+  const token = async (replica: number) =>
+    ((await (await passwordGrant(replica)).json()) as { access_token: string }).access_token;
+  const authenticated = async (replica: number, accessToken: string) => {
+    const response = await fetch(`${replicas[replica]?.url}/oauth/authenticate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${creds.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token: accessToken },
+      }),
+    });
+    return ((await response.json()) as { status: { authenticated: boolean } }).status.authenticated;
+  };
+
+  it('a token revoked on A is refused by B within one second', async () => {
+    const accessToken = await token(A);
+    expect(await authenticated(B, accessToken)).toBe(true);
+    const revoked = await fetch(`${replicas[A]?.url}/oauth/revoke`, {
+      method: 'POST',
+      headers: { authorization: basic(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: accessToken }),
+    });
+    expect(revoked.status).toBe(200);
+    expect(await within(1000, async () => !(await authenticated(B, accessToken)))).toBeLessThan(1000);
+    expect(await authenticated(C, accessToken)).toBe(false);
+  });
+
+  it('a user disabled by the CLI is refused by every replica within one second, and back when enabled', async () => {
+    const accessToken = await token(B);
+    expect(await authenticated(C, accessToken)).toBe(true);
+    await cli('users', 'disable', creds.admin.username);
+    await within(1000, async () => !(await authenticated(C, accessToken)));
+    await within(1000, async () => !(await authenticated(A, accessToken)));
+    await cli('users', 'enable', creds.admin.username);
+    await within(1000, async () => await authenticated(C, accessToken));
+  });
+
+  it('a key rotated by the CLI is in B’s JWKS within one second, and old tokens still verify', async () => {
+    const before = await token(A);
+    const rotated = JSON.parse(await cli('keys', 'rotate', '--json')) as { created: { kid: string } };
+    await within(1000, async () => {
+      const jwks = (await (await fetch(`${replicas[B]?.url}/oauth/keys`)).json()) as {
+        keys: Array<{ kid: string }>;
+      };
+      return jwks.keys.some((key) => key.kid === rotated.created.kid);
+    });
+    expect(await authenticated(B, before)).toBe(true);
+  });
+
+  it('an account locked on A is locked on B', async () => {
+    await cli('users', 'add', 'mallory-target');
+    for (let i = 0; i < 3; i++)
+      expect((await passwordGrant(A, 'mallory-target', `wrong-${i}`)).status).toBe(400);
+    const onB = await passwordGrant(B, 'mallory-target', 'anything');
+    expect(onB.status).toBe(429);
+    expect(onB.headers.get('retry-after')).not.toBeNull();
+  });
+
+  it('an API key revoked by the CLI is refused by every replica within one second', async () => {
+    const created = JSON.parse(
+      await cli('api-keys', 'add', '--name', 'apiserver-2', '--scope', 'tokenreview', '--json'),
+    ) as { key: string; prefix: string };
+    const review = (replica: number) =>
+      fetch(`${replicas[replica]?.url}/oauth/authenticate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenReview',
+          spec: { token: 'x' },
+        }),
+      });
+    expect((await review(B)).status).toBe(200);
+    await cli('api-keys', 'revoke', created.prefix);
+    await within(1000, async () => (await review(B)).status === 401);
+    expect((await review(C)).status).toBe(401);
+  });
+
+  it('a client removed by the CLI loses its tokens on every replica', async () => {
+    const created = JSON.parse(
+      await cli('clients', 'add', '--name', 'short-lived', '--grant', 'client_credentials', '--json'),
+    ) as {
+      client_id: string;
+      client_secret: string;
+    };
+    const response = await fetch(`${replicas[A]?.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: created.client_id,
+        client_secret: created.client_secret,
+      }),
+    });
+    const { access_token } = (await response.json()) as { access_token: string };
+    expect(await authenticated(C, access_token)).toBe(true);
+    await cli('clients', 'remove', created.client_id);
+    await within(1000, async () => !(await authenticated(C, access_token)));
+  });
+});
+
+describe.runIf(postgres !== undefined)('replicas starting together on an empty PostgreSQL database', () => {
+  it('create exactly one signing key between them', async () => {
+    const database = await (postgres as NonNullable<typeof postgres>).create();
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const env = {
+      PATH: process.env.PATH,
+      IDGATE_DATABASE_URL: database.url,
+      IDGATE_SECRET: SECRET,
+      IDGATE_ISSUER: `http://127.0.0.1:${ports[0]}/oauth`,
+      IDGATE_HOST: '127.0.0.1',
+      IDGATE_LOG_LEVEL: 'warn',
+    };
+    const children = ports.map((port) =>
+      spawn(process.execPath, [BIN, 'serve'], {
+        env: { ...env, IDGATE_PORT: String(port) },
+        stdio: 'ignore',
+      }),
+    );
+    try {
+      for (const port of ports) {
+        await within(
+          20_000,
+          async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
+        );
+      }
+      const kids = await Promise.all(
+        ports.map(async (port) =>
+          (
+            (await (await fetch(`http://127.0.0.1:${port}/oauth/keys`)).json()) as {
+              keys: Array<{ kid: string }>;
+            }
+          ).keys.map((k) => k.kid),
+        ),
+      );
+      expect(kids[0]).toHaveLength(1);
+      expect(kids[1]).toEqual(kids[0]);
+      expect(kids[2]).toEqual(kids[0]);
+      const listed = JSON.parse(
+        (await promisify(execFile)(process.execPath, [BIN, 'keys', 'list', '--json'], { env })).stdout,
+      ) as unknown[];
+      expect(listed).toHaveLength(1);
+    } finally {
+      for (const child of children) child.kill('SIGTERM');
+      await Promise.all(
+        children.map(
+          (c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once('exit', resolve))),
+        ),
+      );
+      await database.drop();
+    }
+  }, 60_000);
+});
