@@ -1,5 +1,15 @@
 import type { GitHubProviderConfig } from '@idgate/schema';
 import {
+  BEARER_TOKEN,
+  isRecord,
+  type RestAnswer,
+  RestUpstream,
+  refusalDetail,
+  safeJson,
+  text,
+  unexpected,
+} from './rest.js';
+import {
   ConnectorError,
   type ConnectorFailure,
   type ExternalIdentity,
@@ -14,6 +24,8 @@ export interface GitHubConnectorOptions {
   timeoutMs?: number;
 }
 
+/** The upstream answered something other than what it documents. */
+const fail: (what: string) => never = (what) => unexpected(NAME, what);
 const NAME = 'GitHub';
 /** The profile, the email addresses (to find the verified primary one), organizations and teams. */
 const SCOPE = 'read:user user:email read:org';
@@ -21,7 +33,6 @@ const SCOPE = 'read:user user:email read:org';
 const MAX_PAGES = 10;
 const API_HEADERS = { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' };
 /** RFC 6750 §2.1 b64token: also keeps a presented token from breaking the Authorization header. */
-const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]{1,4096}=*$/;
 
 interface GitHubUser {
   id: number;
@@ -44,6 +55,7 @@ export function createGitHubConnector(
   config: GitHubProviderConfig,
   options: GitHubConnectorOptions = {},
 ): RedirectConnector {
+  const rest = new RestUpstream(NAME, options, API_HEADERS);
   const baseUrl = config.baseUrl.replace(/\/+$/, '');
   const apiUrl = config.apiUrl.replace(/\/+$/, '');
   const apiOrigin = new URL(apiUrl).origin;
@@ -63,9 +75,9 @@ export function createGitHubConnector(
     const items: T[] = [];
     let url: URL | null = new URL(`${apiUrl}${path}?per_page=100`);
     for (let page = 0; url !== null && page < MAX_PAGES; page++) {
-      const answer = await apiGet(url, accessToken, refused, options);
+      const answer = await rest.apiGet(url, accessToken, refused);
       if (answer.status === 404 && optional) return null;
-      const body = checkedBody(answer, path);
+      const body = rest.checkedBody(answer, path);
       if (!Array.isArray(body)) fail(path);
       for (const value of body) items.push(item(value) ?? fail(path));
       url = nextPage(answer.headers.get('link'), url, apiOrigin);
@@ -75,7 +87,7 @@ export function createGitHubConnector(
 
   async function loadIdentity(accessToken: string, refused: ConnectorFailure): Promise<ExternalIdentity> {
     const user = parseUser(
-      checkedBody(await apiGet(new URL(`${apiUrl}/user`), accessToken, refused, options), '/user'),
+      rest.checkedBody(await rest.apiGet(new URL(`${apiUrl}/user`), accessToken, refused), '/user'),
     );
     const [emails, orgs, teams] = await Promise.all([
       // A presented token without the user:email scope gives no address rather than no sign-in.
@@ -118,22 +130,18 @@ export function createGitHubConnector(
     },
 
     async exchangeCode({ code, redirectUri, codeVerifier }) {
-      const answer = await send(
-        new URL(`${baseUrl}/login/oauth/access_token`),
-        {
-          method: 'POST',
-          headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            client_id: config.clientId,
-            client_secret: config.clientSecret,
-            code,
-            redirect_uri: redirectUri,
-            code_verifier: codeVerifier,
-          }).toString(),
-        },
-        options,
-      );
-      const body = answer.status === 200 ? parseJson(answer.text, 'token') : safeJson(answer.text);
+      const answer = await rest.send(new URL(`${baseUrl}/login/oauth/access_token`), {
+        method: 'POST',
+        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          client_id: config.clientId,
+          client_secret: config.clientSecret,
+          code,
+          redirect_uri: redirectUri,
+          code_verifier: codeVerifier,
+        }).toString(),
+      });
+      const body = answer.status === 200 ? rest.parseJson(answer.text, 'token') : safeJson(answer.text);
       // GitHub answers a refused code with 200 and { error, error_description }.
       if (answer.status !== 200 || (isRecord(body) && body.error !== undefined)) {
         const secrets = [config.clientSecret, code, codeVerifier];
@@ -184,73 +192,6 @@ function parseTeam(value: unknown): { org: string; slug: string } | undefined {
 
 // --- HTTP with GitHub (the same shape as the GitLab connector's) ---
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-}
-
-/** One request; no answer, a timeout, 5xx or 429 are `upstream_unavailable`. Redirects are not followed. */
-async function send(url: URL, init: RequestInit, options: GitHubConnectorOptions): Promise<Answer> {
-  let answer: Answer;
-  try {
-    const response = await (options.fetch ?? globalThis.fetch)(url, {
-      ...init,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-    });
-    answer = { status: response.status, headers: response.headers, text: await response.text() };
-  } catch (cause) {
-    throw new ConnectorError('upstream_unavailable', `${NAME} did not answer`, { cause });
-  }
-  if (answer.status >= 500 || answer.status === 429) {
-    throw new ConnectorError('upstream_unavailable', `${NAME} is unavailable (HTTP ${answer.status})`);
-  }
-  return answer;
-}
-
-/** An API GET with the token; 401 (a token GitHub does not accept) is `refused`. */
-async function apiGet(
-  url: URL,
-  accessToken: string,
-  refused: ConnectorFailure,
-  options: GitHubConnectorOptions,
-): Promise<Answer> {
-  const answer = await send(
-    url,
-    { headers: { ...API_HEADERS, authorization: `Bearer ${accessToken}` } },
-    options,
-  );
-  if (answer.status === 401) throw new ConnectorError(refused, `${NAME} did not accept the access token`);
-  return answer;
-}
-
-function checkedBody(answer: Answer, what: string): unknown {
-  if (answer.status !== 200) {
-    throw new ConnectorError('upstream_error', `${NAME} refused the ${what} request (HTTP ${answer.status})`);
-  }
-  return parseJson(answer.text, what);
-}
-
-function parseJson(body: string, what: string): unknown {
-  // No cause: a JSON.parse error quotes the body, which may hold a token.
-  const value = safeJson(body);
-  if (value === undefined)
-    throw new ConnectorError(
-      'invalid_upstream_response',
-      `${NAME} answered the ${what} request with no JSON`,
-    );
-  return value;
-}
-
-function safeJson(body: string): unknown {
-  try {
-    return JSON.parse(body) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The `rel="next"` URL of a Link header (RFC 8288), only on the API's origin: the token is never
  * sent elsewhere.
@@ -264,33 +205,4 @@ function nextPage(link: string | null, current: URL, origin: string): URL | null
     return next;
   }
   return null;
-}
-
-/**
- * ` (error: description)` from an OAuth error body, for a user-facing message: only plain text,
- * at most 200 characters, and nothing that repeats a secret of the request.
- */
-function refusalDetail(body: unknown, secrets: string[]): string {
-  if (!isRecord(body)) return '';
-  const clean = (value: unknown, max: number) => {
-    if (typeof value !== 'string' || secrets.some((secret) => secret !== '' && value.includes(secret)))
-      return '';
-    const cut = value.length > max ? `${value.slice(0, max - 1)}…` : value;
-    return /^[\p{L}\p{N}\p{P}\p{Zs}]+$/u.test(cut) ? cut : '';
-  };
-  const parts = [clean(body.error, 80), clean(body.error_description, 200)].filter((part) => part !== '');
-  return parts.length > 0 ? ` (${parts.join(': ')})` : '';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/** The upstream answered something other than what it documents. */
-function fail(what: string): never {
-  throw new ConnectorError('invalid_upstream_response', `${NAME} answered the ${what} request unexpectedly`);
 }

@@ -1,5 +1,15 @@
 import type { GitLabProviderConfig } from '@idgate/schema';
 import {
+  BEARER_TOKEN,
+  isRecord,
+  type RestAnswer,
+  RestUpstream,
+  refusalDetail,
+  safeJson,
+  text,
+  unexpected,
+} from './rest.js';
+import {
   ConnectorError,
   type ConnectorFailure,
   type ExternalIdentity,
@@ -14,6 +24,8 @@ export interface GitLabConnectorOptions {
   timeoutMs?: number;
 }
 
+/** The upstream answered something other than what it documents. */
+const fail: (what: string) => never = (what) => unexpected(NAME, what);
 const NAME = 'GitLab';
 /**
  * `read_user` for `/api/v4/user`, `openid` for the `groups` of `/oauth/userinfo`, `email` for the
@@ -22,7 +34,6 @@ const NAME = 'GitLab';
  */
 const SCOPE = 'read_user openid email';
 /** RFC 6750 §2.1 b64token: also keeps a presented token from breaking the Authorization header. */
-const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]{1,4096}=*$/;
 
 interface GitLabUser {
   id: number;
@@ -48,6 +59,7 @@ export function createGitLabConnector(
   config: GitLabProviderConfig,
   options: GitLabConnectorOptions = {},
 ): RedirectConnector {
+  const rest = new RestUpstream(NAME, options);
   const baseUrl = config.baseUrl.replace(/\/+$/, '');
   const allowed = config.allowedGroups.map((group) => group.replace(/^\/+|\/+$/g, '').toLowerCase());
 
@@ -58,12 +70,12 @@ export function createGitLabConnector(
     });
 
   async function loadIdentity(accessToken: string, refused: ConnectorFailure): Promise<ExternalIdentity> {
-    const [userAnswer, userinfoAnswer] = await Promise.all([
-      apiGet(new URL(`${baseUrl}/api/v4/user`), accessToken, refused, options),
-      apiGet(new URL(`${baseUrl}/oauth/userinfo`), accessToken, refused, options),
+    const [userRestAnswer, userinfoRestAnswer] = await Promise.all([
+      rest.apiGet(new URL(`${baseUrl}/api/v4/user`), accessToken, refused),
+      rest.apiGet(new URL(`${baseUrl}/oauth/userinfo`), accessToken, refused),
     ]);
-    const user = parseUser(checkedBody(userAnswer, 'user'));
-    const groups = parseGroups(checkedBody(userinfoAnswer, 'userinfo'));
+    const user = parseUser(rest.checkedBody(userRestAnswer, 'user'));
+    const groups = parseGroups(rest.checkedBody(userinfoRestAnswer, 'userinfo'));
     if (allowed.length > 0 && !isAllowed(groups)) {
       throw new ConnectorError(
         'not_allowed',
@@ -97,28 +109,24 @@ export function createGitLabConnector(
     },
 
     async exchangeCode({ code, redirectUri, codeVerifier }) {
-      const answer = await send(
-        new URL(`${baseUrl}/oauth/token`),
-        {
-          method: 'POST',
-          headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            grant_type: 'authorization_code',
-            client_id: config.clientId,
-            client_secret: config.clientSecret,
-            code,
-            redirect_uri: redirectUri,
-            code_verifier: codeVerifier,
-          }).toString(),
-        },
-        options,
-      );
+      const answer = await rest.send(new URL(`${baseUrl}/oauth/token`), {
+        method: 'POST',
+        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          client_id: config.clientId,
+          client_secret: config.clientSecret,
+          code,
+          redirect_uri: redirectUri,
+          code_verifier: codeVerifier,
+        }).toString(),
+      });
       if (answer.status !== 200) {
         const secrets = [config.clientSecret, code, codeVerifier];
         const detail = refusalDetail(safeJson(answer.text), secrets);
         throw new ConnectorError('upstream_error', `GitLab refused the sign-in${detail}`);
       }
-      const body = parseJson(answer.text, 'token');
+      const body = rest.parseJson(answer.text, 'token');
       if (!isRecord(body) || typeof body.access_token !== 'string' || typeof body.token_type !== 'string') {
         fail('token');
       }
@@ -165,99 +173,3 @@ function parseGroups(body: unknown): string[] {
 }
 
 // --- HTTP with GitLab (the same shape as the GitHub connector's) ---
-
-interface Answer {
-  status: number;
-  text: string;
-}
-
-/** One request; no answer, a timeout, 5xx or 429 are `upstream_unavailable`. Redirects are not followed. */
-async function send(url: URL, init: RequestInit, options: GitLabConnectorOptions): Promise<Answer> {
-  let answer: Answer;
-  try {
-    const response = await (options.fetch ?? globalThis.fetch)(url, {
-      ...init,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-    });
-    answer = { status: response.status, text: await response.text() };
-  } catch (cause) {
-    throw new ConnectorError('upstream_unavailable', `${NAME} did not answer`, { cause });
-  }
-  if (answer.status >= 500 || answer.status === 429) {
-    throw new ConnectorError('upstream_unavailable', `${NAME} is unavailable (HTTP ${answer.status})`);
-  }
-  return answer;
-}
-
-/** An API GET with the token; 401 (a token GitLab does not accept) is `refused`. */
-async function apiGet(
-  url: URL,
-  accessToken: string,
-  refused: ConnectorFailure,
-  options: GitLabConnectorOptions,
-): Promise<Answer> {
-  const answer = await send(
-    url,
-    { headers: { accept: 'application/json', authorization: `Bearer ${accessToken}` } },
-    options,
-  );
-  if (answer.status === 401) throw new ConnectorError(refused, `${NAME} did not accept the access token`);
-  return answer;
-}
-
-function checkedBody(answer: Answer, what: string): unknown {
-  if (answer.status !== 200) {
-    // 403 here is a token without the read_user or openid scope.
-    throw new ConnectorError('upstream_error', `${NAME} refused the ${what} request (HTTP ${answer.status})`);
-  }
-  return parseJson(answer.text, what);
-}
-
-function parseJson(body: string, what: string): unknown {
-  // No cause: a JSON.parse error quotes the body, which may hold a token.
-  const value = safeJson(body);
-  if (value === undefined)
-    throw new ConnectorError(
-      'invalid_upstream_response',
-      `${NAME} answered the ${what} request with no JSON`,
-    );
-  return value;
-}
-
-function safeJson(body: string): unknown {
-  try {
-    return JSON.parse(body) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * ` (error: description)` from an OAuth error body, for a user-facing message: only plain text,
- * at most 200 characters, and nothing that repeats a secret of the request.
- */
-function refusalDetail(body: unknown, secrets: string[]): string {
-  if (!isRecord(body)) return '';
-  const clean = (value: unknown, max: number) => {
-    if (typeof value !== 'string' || secrets.some((secret) => secret !== '' && value.includes(secret)))
-      return '';
-    const cut = value.length > max ? `${value.slice(0, max - 1)}…` : value;
-    return /^[\p{L}\p{N}\p{P}\p{Zs}]+$/u.test(cut) ? cut : '';
-  };
-  const parts = [clean(body.error, 80), clean(body.error_description, 200)].filter((part) => part !== '');
-  return parts.length > 0 ? ` (${parts.join(': ')})` : '';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/** The upstream answered something other than what it documents. */
-function fail(what: string): never {
-  throw new ConnectorError('invalid_upstream_response', `${NAME} answered the ${what} request unexpectedly`);
-}
