@@ -172,6 +172,8 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(await done.text()).toContain('You are signed in as hank.');
     const session = agent.cookies.get('idgate_session');
     expect(session?.path).toBe('/oauth');
+    // Coming back to the login page says who is signed in instead of asking again.
+    expect(await (await agent.request(`${t.issuer}/login`)).text()).toContain('You are signed in as hank.');
     const result = await signIn(
       agent,
       `${t.issuer}/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`,

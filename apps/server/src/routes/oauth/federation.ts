@@ -204,7 +204,7 @@ export async function federationRoutes(
       const stored = interaction.request as unknown as StoredRequest;
       if (isStandalone(stored)) {
         await state.finishInteraction(reply, interaction.id);
-        return reply.redirect(`${flow.loginPath}?signed-in=1`, 303);
+        return reply.redirect(flow.loginPath, 303);
       }
       await services.storage.interactions.setUser(interaction.id, user.id, session.authTime);
       const client = await services.storage.clients.findById(stored.clientId);

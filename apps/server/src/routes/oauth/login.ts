@@ -76,6 +76,11 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
 
   app.get<{ Querystring: { interaction?: string } }>('/oauth/login', async (request, reply) => {
     if (request.query.interaction === undefined) {
+      const current = await state.currentSession(request);
+      if (current !== undefined) {
+        const message = `You are signed in as ${current.user.username}.`;
+        return sendPage(reply, 200, messagePage({ assetsPath, title: 'Signed in', message }));
+      }
       const interaction = await state.createInteraction(reply, { standalone: true });
       return showLogin(reply, 200, interaction);
     }
