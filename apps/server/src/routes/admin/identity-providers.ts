@@ -1,20 +1,14 @@
-import {
-  apiKeyFromAuthorization,
-  authenticateApiKey,
-  type IdentityProviderRecord,
-  StorageConflictError,
-} from '@idgate/core';
+import { type IdentityProviderRecord, StorageConflictError } from '@idgate/core';
 import { IDENTITY_PROVIDER_SECRETS, type IdentityProvider, IdentityProviderConfig } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { linkedIdentityView } from '../../cli/views.js';
 import { describeProvider, SECRET_PLACEHOLDER, toStoredConfig } from '../../federation/provider-store.js';
+import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 
 const BASE = '/admin/v1/identity-providers';
-// Refreshing last-used on every call would turn each read into a write.
-const TOUCH_INTERVAL_MS = 60_000;
 // What a stored name can be (lower-cased): anything else is unknown without asking the database.
 const STORED_NAME = /^[a-z][a-z0-9-]{0,62}$/;
 
@@ -66,25 +60,14 @@ export async function adminIdentityProviderRoutes(
   { services }: { services: Services },
 ): Promise<void> {
   const { storage } = services;
-  const lastTouched = new Map<string, number>();
+  const authenticate = apiKeyAuthenticator(services, 'admin');
   const fromFile = new Map(services.config.identityProviders.map((config) => [config.name, config]));
   const root = services.config.issuer.slice(0, -'/oauth'.length);
   const now = () => new Date(services.clock.now());
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
-    const key = await authenticateApiKey(
-      apiKeyFromAuthorization(request.headers.authorization),
-      'admin',
-      (prefix) => storage.apiKeys.findByPrefix(prefix),
-    );
-    const at = services.clock.now();
-    if (at - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
-      lastTouched.set(key.id, at);
-      storage.apiKeys
-        .touch(key.id, new Date(at))
-        .catch((err: unknown) => request.log.warn({ err }, 'could not record API key use'));
-    }
+    await authenticate(request);
   });
 
   const options = { config: { errorFormat: 'problem' as const } };

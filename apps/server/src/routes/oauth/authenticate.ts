@@ -1,8 +1,9 @@
-import { apiKeyFromAuthorization, authenticateApiKey, reviewToken } from '@idgate/core';
+import { reviewToken } from '@idgate/core';
 import { TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { apiKeyLookupFor, directoryOf, liveTokenContextFor } from '../../cache/directory.js';
+import { liveTokenContextFor } from '../../cache/directory.js';
+import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
 import { metricsFor, recordTokenReview } from '../../metrics.js';
 import type { Services } from '../../services.js';
@@ -12,9 +13,6 @@ import type { Services } from '../../services.js';
  * Kubernetes webhook contract keeps it alive).
  */
 export const TOKEN_REVIEW_DEPRECATION = '@1795219200';
-
-// Refreshing last-used on every review would turn each review into a write.
-const TOUCH_INTERVAL_MS = 60_000;
 
 function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];
@@ -36,8 +34,7 @@ export async function tokenReviewRoutes(
   app: FastifyInstance,
   { services }: { services: Services },
 ): Promise<void> {
-  const lastTouched = new Map<string, number>();
-  const findApiKey = apiKeyLookupFor(services);
+  const authenticate = apiKeyAuthenticator(services, 'tokenreview');
   const metrics = metricsFor(services);
 
   app.post(
@@ -47,18 +44,7 @@ export async function tokenReviewRoutes(
       schema: { response: { 200: z.toJSONSchema(TokenReviewResponse, { target: 'draft-7' }) } },
       onRequest: async (request, reply) => {
         reply.header('Deprecation', TOKEN_REVIEW_DEPRECATION).header('Cache-Control', 'no-store');
-        const presented = apiKeyFromAuthorization(request.headers.authorization);
-        const directory = directoryOf(services);
-        const key = directory
-          ? await directory.authenticateApiKey(presented, 'tokenreview')
-          : await authenticateApiKey(presented, 'tokenreview', findApiKey);
-        const now = services.clock.now();
-        if (now - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
-          lastTouched.set(key.id, now);
-          services.storage.apiKeys
-            .touch(key.id, new Date(now))
-            .catch((err: unknown) => request.log.warn({ err }, 'could not record API key use'));
-        }
+        await authenticate(request);
       },
     },
     async (request, reply) => {
