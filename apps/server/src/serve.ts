@@ -15,9 +15,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-// How often keys are reloaded from storage, so a rotation made by the CLI (another process) is
-// picked up without a restart.
-const KEY_RELOAD_INTERVAL_MS = 30_000;
 
 /**
  * Opens services and listens on the configured host and port. With `handleSignals`, SIGTERM and
@@ -54,15 +51,10 @@ export async function startServer(
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   });
   for (const { level, message } of early) app.log[level](message);
-  const reload = setInterval(() => {
-    services.reloadKeys().catch((err: unknown) => app?.log.error({ err }, 'could not reload signing keys'));
-  }, KEY_RELOAD_INTERVAL_MS);
-  reload.unref();
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      clearInterval(reload);
       await feed.stop();
       await app.close();
       await services.close();
