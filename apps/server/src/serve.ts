@@ -15,7 +15,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-
 /**
  * Opens services and listens on the configured host and port. With `handleSignals`, SIGTERM and
  * SIGINT shut it down gracefully.

@@ -20,10 +20,6 @@ export function effectiveUsers(services: Services): UserRepository {
   };
   return {
     ...users,
-    create: (user) => users.create(user),
-    list: () => users.list(),
-    update: (id, patch) => users.update(id, patch),
-    count: () => users.count(),
     findById: async (id) => withGroups(await users.findById(id)),
     findByUsername: async (username) => withGroups(await users.findByUsername(username)),
   };

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** A decoded form body: a field sent more than once is an array, so handlers can refuse repeats. */
 export type FormBody = Record<string, string | string[]>;
@@ -17,5 +17,12 @@ export function installFormParser(app: FastifyInstance): void {
       }
       done(null, form);
     },
+  );
+}
+
+/** Whether the request says its body is `application/x-www-form-urlencoded` (in any case). */
+export function isFormRequest(request: FastifyRequest): boolean {
+  return (
+    request.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded') ?? false
   );
 }

@@ -2,7 +2,7 @@ import { AuthorizationError, validateAuthorizationRequest } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { BrowserState } from '../../browser/state.js';
-import type { FormBody } from '../../http/form.js';
+import { type FormBody, isFormRequest } from '../../http/form.js';
 import type { Services } from '../../services.js';
 import { STYLESHEET } from '../../views/html.js';
 
@@ -43,7 +43,7 @@ export async function authorizeRoutes(
     authorize(request, reply, request.query),
   );
   app.post<{ Body: FormBody | undefined }>('/oauth/authorize', async (request, reply) => {
-    if (!request.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    if (!isFormRequest(request)) {
       return flow.errorPage(reply, 400, 'The authorization request must be sent as a form.');
     }
     return authorize(request, reply, request.body ?? {});

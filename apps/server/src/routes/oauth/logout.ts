@@ -5,7 +5,7 @@ import { AuthorizationFlow } from '../../browser/flow.js';
 import { sendPage } from '../../browser/pages.js';
 import { BrowserState } from '../../browser/state.js';
 import { parseCookies, serializeCookie } from '../../http/cookies.js';
-import type { FormBody } from '../../http/form.js';
+import { type FormBody, isFormRequest } from '../../http/form.js';
 import type { Services } from '../../services.js';
 import { logoutConfirmPage, messagePage } from '../../views/message.js';
 
@@ -96,7 +96,7 @@ export async function logoutRoutes(
     logout(request, reply, request.query),
   );
   app.post<{ Body: FormBody | undefined }>('/oauth/logout', (request, reply) => {
-    if (!request.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    if (!isFormRequest(request)) {
       return flow.errorPage(reply, 400, 'The sign-out request must be sent as a form.');
     }
     return logout(request, reply, request.body ?? {});

@@ -9,10 +9,8 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { liveTokenContextFor } from '../../cache/directory.js';
 import { allowAnyOrigin, installPreflight } from '../../http/cors.js';
-import type { FormBody } from '../../http/form.js';
+import { type FormBody, isFormRequest } from '../../http/form.js';
 import type { Services } from '../../services.js';
-
-const FORM = 'application/x-www-form-urlencoded';
 
 function formField(body: FormBody | undefined, name: string): string | undefined {
   const value = body?.[name];
@@ -22,8 +20,8 @@ function formField(body: FormBody | undefined, name: string): string | undefined
 }
 
 function requireForm(request: FastifyRequest): void {
-  if (!request.headers['content-type']?.toLowerCase().startsWith(FORM)) {
-    throw new IdgateError('invalid_request', `this endpoint takes ${FORM}`);
+  if (!isFormRequest(request)) {
+    throw new IdgateError('invalid_request', 'this endpoint takes application/x-www-form-urlencoded');
   }
 }
 
@@ -38,9 +36,7 @@ function bearerToken(request: FastifyRequest<{ Body: FormBody | undefined }>): s
     });
   }
   const fromBody =
-    request.method === 'POST' && request.headers['content-type']?.startsWith(FORM)
-      ? formField(request.body, 'access_token')
-      : undefined;
+    request.method === 'POST' && isFormRequest(request) ? formField(request.body, 'access_token') : undefined;
   if (match !== null && fromBody !== undefined)
     throw new IdgateError('invalid_request', 'send the access token in one place only');
   return match?.[1] ?? fromBody;

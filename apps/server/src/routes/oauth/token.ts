@@ -3,7 +3,7 @@ import { TokenResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { allowAnyOrigin } from '../../http/cors.js';
-import type { FormBody } from '../../http/form.js';
+import { type FormBody, isFormRequest } from '../../http/form.js';
 import type { Services } from '../../services.js';
 import { loginThrottle, tokenEndpointContext } from './token-context.js';
 
@@ -22,7 +22,7 @@ export async function tokenRoutes(app: FastifyInstance, { services }: { services
       },
     },
     async (request) => {
-      if (!request.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+      if (!isFormRequest(request)) {
         throw new IdgateError(
           'invalid_request',
           'the token endpoint takes application/x-www-form-urlencoded',
