@@ -12,6 +12,7 @@ import {
 } from '@idgate/core';
 import { recordChanges } from './cache/change-log.js';
 import type { IdgateConfig } from './config.js';
+import { nodeJws } from './crypto/node-jws.js';
 import { argon2idHasher } from './password-hasher.js';
 import { createSqlStorage, type Database, migrateToLatest, openDatabase } from './storage/index.js';
 import { withSigningKeyLock } from './storage/locks.js';
@@ -104,7 +105,10 @@ export async function openServices(
           ensureSigningKey(tx.signingKeys, keyPolicy, new Date(clock.now())),
         );
       }
-      const loaded = await KeyRing.load(records, keyPolicy.secret, new Date(clock.now()), keyPolicy);
+      const loaded = await KeyRing.load(records, keyPolicy.secret, new Date(clock.now()), {
+        ...keyPolicy,
+        jwsCrypto: nodeJws,
+      });
       // Reload when a key starts signing, retires or leaves JWKS, whatever else happens.
       clearTimeout(reload);
       if (loaded.nextChangeAt !== undefined) {

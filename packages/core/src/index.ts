@@ -67,6 +67,12 @@ export {
   type UserTokenRequest,
 } from './grants/user-tokens.js';
 export { constantTimeEqual } from './internal/encoding.js';
+export {
+  type JwsCrypto,
+  type JwsSignFunction,
+  type JwsVerifyFunction,
+  webCryptoJws,
+} from './keys/jws-crypto.js';
 export { type ActiveSigningKey, KeyRing, type VerificationKey } from './keys/key-ring.js';
 export { ensureSigningKey, rotateSigningKey, type SigningKeyPolicy } from './keys/rotation.js';
 export { openPrivateKey, openText, sealPrivateKey, sealText } from './keys/seal.js';
@@ -156,6 +162,13 @@ export {
   verifyAccessToken,
 } from './tokens/access-token.js';
 export { accessTokenHash, type IdTokenInput, issueIdToken } from './tokens/id-token.js';
+export {
+  type JwsHeader,
+  type JwsRejection,
+  type JwsVerification,
+  signCompactJws,
+  verifyCompactJws,
+} from './tokens/jws.js';
 export { userClaims } from './tokens/user-claims.js';
 export {
   type PasswordLoginContext,

@@ -1,6 +1,7 @@
 import type { Jwks, PublicJwk, SigningAlgorithm } from '@idgate/schema';
-import { importJWK } from 'jose';
+import { importJWK, type JWK } from 'jose';
 import type { SigningKeyRecord } from '../model.js';
+import { type JwsCrypto, type JwsSignFunction, type JwsVerifyFunction, webCryptoJws } from './jws-crypto.js';
 import { openPrivateKey } from './seal.js';
 import { signingKeyState } from './signing-key.js';
 
@@ -8,14 +9,20 @@ import { signingKeyState } from './signing-key.js';
 export interface ActiveSigningKey {
   kid: string;
   alg: SigningAlgorithm;
+  /** The private key as Web Crypto holds it (for jose and tests). */
   key: CryptoKey;
+  /** Signs with this key through the ring's {@link JwsCrypto}. */
+  sign: JwsSignFunction;
 }
 
 /** A key that verifies tokens: the active one and retired ones still published. */
 export interface VerificationKey {
   kid: string;
   alg: SigningAlgorithm;
+  /** The public key as Web Crypto holds it (for jose and tests). */
   key: CryptoKey;
+  /** Checks a signature with this key through the ring's {@link JwsCrypto}. */
+  verify: JwsVerifyFunction;
 }
 
 /**
@@ -41,14 +48,15 @@ export class KeyRing {
   }
 
   /**
-   * Loads the keys that are active or still published at `now`.
+   * Loads the keys that are active or still published at `now`. `jwsCrypto` supplies the
+   * signature primitives (Web Crypto unless given).
    * @throws Error when there is no active key or one cannot be decrypted with `secret`.
    */
   static async load(
     records: readonly SigningKeyRecord[],
     secret: string,
     now: Date,
-    options: { activationDelaySeconds?: number } = {},
+    options: { activationDelaySeconds?: number; jwsCrypto?: JwsCrypto } = {},
   ): Promise<KeyRing> {
     const at = now.getTime();
     const delay = (options.activationDelaySeconds ?? 0) * 1000;
@@ -68,18 +76,23 @@ export class KeyRing {
       record.publishedUntil?.getTime() ?? Number.POSITIVE_INFINITY,
     ]);
     const next = Math.min(...changes.filter((t) => t > at));
+    const jws = options.jwsCrypto ?? webCryptoJws;
     const privateJwk = await openPrivateKey(active.sealedPrivateJwk, secret, active.kid);
     const signer: ActiveSigningKey = {
       kid: active.kid,
       alg: active.alg,
       key: (await importJWK(privateJwk, active.alg)) as CryptoKey,
+      sign: await jws.signer(privateJwk as Record<string, unknown>, active.alg),
     };
     const verification = await Promise.all(
-      live.map(async (record) => ({
-        kid: record.kid,
-        alg: record.alg,
-        key: (await importJWK(record.publicJwk, record.alg)) as CryptoKey,
-      })),
+      live.map(
+        async (record): Promise<VerificationKey> => ({
+          kid: record.kid,
+          alg: record.alg,
+          key: (await importJWK(record.publicJwk as JWK, record.alg)) as CryptoKey,
+          verify: await jws.verifier(record.publicJwk, record.alg),
+        }),
+      ),
     );
     return new KeyRing(
       signer,

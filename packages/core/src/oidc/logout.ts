@@ -1,7 +1,7 @@
-import { compactVerify, decodeProtectedHeader } from 'jose';
 import { IdgateError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord } from '../model.js';
+import { verifyCompactJws } from '../tokens/jws.js';
 
 /** A validated RP-initiated logout request (OIDC RP-Initiated Logout 1.0 §2). */
 export interface LogoutRequest {
@@ -25,12 +25,10 @@ async function readHint(
   keys: KeyRing,
 ): Promise<{ sub: string; clientId: string }> {
   try {
-    const header = decodeProtectedHeader(hint);
-    const key = header.kid === undefined ? undefined : keys.verificationKey(header.kid);
-    if (key === undefined || key.alg !== header.alg) throw new Error('unknown key');
     // The hint may have expired (§2): only its signature and issuer matter.
-    const { payload } = await compactVerify(hint, key.key, { algorithms: [key.alg] });
-    const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
+    const checked = await verifyCompactJws(keys, hint);
+    if (!checked.ok) throw new Error(checked.reason);
+    const claims = checked.payload;
     const aud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
     const clientId = typeof claims.azp === 'string' ? claims.azp : aud;
     if (claims.iss !== issuer || typeof claims.sub !== 'string' || typeof clientId !== 'string')

@@ -1,9 +1,8 @@
 import type { AccessTokenClaims } from '@idgate/schema';
-import { errors, type JWTHeaderParameters, jwtVerify, SignJWT } from 'jose';
 import { base64url, randomBytes } from '../internal/encoding.js';
 import type { KeyRing } from '../keys/key-ring.js';
-import { SIGNING_ALGORITHMS } from '../keys/signing-key.js';
 import type { Clock } from '../ports/runtime.js';
+import { signCompactJws, verifyCompactJws } from './jws.js';
 
 /** What an access token says about whom, for whom. */
 export interface AccessTokenInput {
@@ -42,19 +41,20 @@ export async function issueAccessToken(
   const iat = Math.floor(clock.now() / 1000);
   const expiresAt = iat + input.lifetimeSeconds;
   const jti = base64url(randomBytes(16));
-  const claims: Record<string, unknown> = { client_id: input.clientId, scope: input.scope.join(' ') };
+  const audience = input.audience.length === 1 ? (input.audience[0] as string) : [...input.audience];
+  const claims: Record<string, unknown> = {
+    client_id: input.clientId,
+    scope: input.scope.join(' '),
+    iss: issuer,
+    sub: input.subject,
+    aud: audience,
+    iat,
+    exp: expiresAt,
+    jti,
+  };
   if (input.grantId !== undefined) claims.sid = input.grantId;
   if (input.authTime !== undefined) claims.auth_time = input.authTime;
-  const audience = input.audience.length === 1 ? (input.audience[0] as string) : [...input.audience];
-  const token = await new SignJWT(claims)
-    .setProtectedHeader({ alg: ring.signer.alg, kid: ring.signer.kid, typ: 'at+jwt' })
-    .setIssuer(issuer)
-    .setSubject(input.subject)
-    .setAudience(audience)
-    .setIssuedAt(iat)
-    .setExpirationTime(expiresAt)
-    .setJti(jti)
-    .sign(ring.signer.key);
+  const token = await signCompactJws(ring.signer, 'at+jwt', claims);
   return { token, jti, expiresAt, expiresIn: input.lifetimeSeconds };
 }
 
@@ -89,17 +89,27 @@ export type AccessTokenVerification =
 /** JWTs longer than this are refused before any parsing: no idgate token comes near it. */
 export const MAX_ACCESS_TOKEN_LENGTH = 8192;
 
-const REQUIRED_CLAIMS = ['exp', 'iat', 'jti', 'sub', 'client_id'];
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+const REQUIRED_STRINGS = ['jti', 'sub', 'client_id'] as const;
 
 function reject(reason: AccessTokenRejection): AccessTokenVerification {
   return { ok: false, reason };
 }
 
+// RFC 8725 §3.11 / RFC 9068 §4: `typ` compared case-insensitively, `application/` optional.
+function normalizedTyp(typ: unknown): string | undefined {
+  if (typeof typ !== 'string') return undefined;
+  const lower = typ.toLowerCase();
+  return lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
+}
+
+const isStringArray = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string');
+
 /**
  * Verifies an idgate access token: compact JWS, `typ: at+jwt`, an allowed algorithm (never
- * `none`), a published key whose algorithm matches the header, the issuer, and exp/iat at the
- * clock's instant. Never throws for a bad token: the reason is in the result.
+ * `none`), a published key whose algorithm matches the header, the signature, the issuer, and
+ * exp/nbf at the clock's instant (`exp` is exclusive). Never throws for a bad token: the reason
+ * is in the result.
  * @example
  * const result = await verifyAccessToken(ring, issuer, token, systemClock);
  * if (!result.ok) console.log(ACCESS_TOKEN_REJECTION_MESSAGES[result.reason]);
@@ -110,49 +120,22 @@ export async function verifyAccessToken(
   token: string,
   clock: Clock,
 ): Promise<AccessTokenVerification> {
-  // Anything that is not three base64url segments is refused before jose builds an error for it.
-  if (token.length === 0 || token.length > MAX_ACCESS_TOKEN_LENGTH || !COMPACT_JWS.test(token))
+  if (token.length === 0 || token.length > MAX_ACCESS_TOKEN_LENGTH) return reject('malformed');
+  const jws = await verifyCompactJws(ring, token);
+  if (!jws.ok) return reject(jws.reason);
+  const { header, payload } = jws;
+  if (normalizedTyp(header.typ) !== 'at+jwt') return reject('wrong_type');
+  if (payload.iss !== issuer) return reject('wrong_issuer');
+  const { exp, iat, nbf, aud, scope } = payload;
+  if (typeof exp !== 'number' || typeof iat !== 'number' || (nbf !== undefined && typeof nbf !== 'number'))
     return reject('malformed');
-  let unknownKey = false;
-  try {
-    const { payload } = await jwtVerify(
-      token,
-      (header: JWTHeaderParameters) => {
-        const key = header.kid === undefined ? undefined : ring.verificationKey(header.kid);
-        if (key === undefined || key.alg !== header.alg) {
-          unknownKey = key === undefined;
-          throw new errors.JWSSignatureVerificationFailed();
-        }
-        return key.key;
-      },
-      {
-        issuer,
-        typ: 'at+jwt',
-        algorithms: [...SIGNING_ALGORITHMS],
-        requiredClaims: REQUIRED_CLAIMS,
-        currentDate: new Date(clock.now()),
-      },
-    );
-    if (
-      typeof payload.client_id !== 'string' ||
-      (payload.scope !== undefined && typeof payload.scope !== 'string')
-    ) {
-      return reject('malformed');
-    }
-    const audience =
-      payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-    const scope = typeof payload.scope === 'string' && payload.scope !== '' ? payload.scope.split(' ') : [];
-    return { ok: true, claims: payload as AccessTokenClaims, audience, scope };
-  } catch (error) {
-    if (unknownKey) return reject('unknown_key');
-    if (error instanceof errors.JWTExpired) return reject('expired');
-    if (error instanceof errors.JWSSignatureVerificationFailed) return reject('bad_signature');
-    if (error instanceof errors.JOSEAlgNotAllowed) return reject('algorithm_not_allowed');
-    if (error instanceof errors.JWTClaimValidationFailed) {
-      if (error.claim === 'iss') return reject('wrong_issuer');
-      if (error.claim === 'typ') return reject('wrong_type');
-      if (error.claim === 'nbf' || error.claim === 'iat') return reject('not_yet_valid');
-    }
-    return reject('malformed');
-  }
+  if (REQUIRED_STRINGS.some((claim) => typeof payload[claim] !== 'string')) return reject('malformed');
+  if (scope !== undefined && typeof scope !== 'string') return reject('malformed');
+  if (aud !== undefined && typeof aud !== 'string' && !isStringArray(aud)) return reject('malformed');
+  const now = Math.floor(clock.now() / 1000);
+  if (exp <= now) return reject('expired');
+  if (nbf !== undefined && nbf > now) return reject('not_yet_valid');
+  const audience = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
+  const scopes = typeof scope === 'string' && scope !== '' ? scope.split(' ') : [];
+  return { ok: true, claims: payload as unknown as AccessTokenClaims, audience, scope: scopes };
 }

@@ -1,8 +1,9 @@
 import type { SigningAlgorithm } from '@idgate/schema';
-import { SignJWT } from 'jose';
+import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import { base64url, utf8 } from '../internal/encoding.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { Clock } from '../ports/runtime.js';
+import { signCompactJws } from './jws.js';
 
 /** What an ID token asserts. */
 export interface IdTokenInput {
@@ -19,11 +20,11 @@ export interface IdTokenInput {
   lifetimeSeconds: number;
 }
 
-const AT_HASH_DIGEST: Record<SigningAlgorithm, 'SHA-256' | 'SHA-512'> = {
-  RS256: 'SHA-256',
-  ES256: 'SHA-256',
+const AT_HASH_DIGEST: Record<SigningAlgorithm, (data: Uint8Array) => Uint8Array> = {
+  RS256: sha256,
+  ES256: sha256,
   // Ed25519 signs over SHA-512 internally, and OIDC ties at_hash to the signature's hash.
-  EdDSA: 'SHA-512',
+  EdDSA: sha512,
 };
 
 /**
@@ -32,7 +33,7 @@ const AT_HASH_DIGEST: Record<SigningAlgorithm, 'SHA-256' | 'SHA-512'> = {
  * @example await accessTokenHash(accessToken, 'RS256')
  */
 export async function accessTokenHash(accessToken: string, alg: SigningAlgorithm): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest(AT_HASH_DIGEST[alg], utf8(accessToken)));
+  const digest = AT_HASH_DIGEST[alg](utf8(accessToken));
   return base64url(digest.slice(0, digest.length / 2));
 }
 
@@ -50,19 +51,17 @@ export async function issueIdToken(
   const iat = Math.floor(clock.now() / 1000);
   const payload: Record<string, unknown> = {
     ...input.claims,
+    iss: issuer,
+    sub: input.subject,
+    aud: input.clientId,
     azp: input.clientId,
+    iat,
+    exp: iat + input.lifetimeSeconds,
     auth_time: input.authTime,
     sid: input.grantId,
   };
   if (input.nonce !== undefined) payload.nonce = input.nonce;
   if (input.accessToken !== undefined)
     payload.at_hash = await accessTokenHash(input.accessToken, ring.signer.alg);
-  return new SignJWT(payload)
-    .setProtectedHeader({ alg: ring.signer.alg, kid: ring.signer.kid, typ: 'JWT' })
-    .setIssuer(issuer)
-    .setSubject(input.subject)
-    .setAudience(input.clientId)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + input.lifetimeSeconds)
-    .sign(ring.signer.key);
+  return signCompactJws(ring.signer, 'JWT', payload);
 }
