@@ -38,7 +38,8 @@ const USAGE = `usage: pnpm --filter @idgate/bench bench [options]   (or: node be
   --only <regex>      run only the scenarios whose id matches (ids: see the table)
   --max-tokens <n>    cap on tokens minted for each of the cold and expired pools (default 60000)
   --out <dir>         where latest.md and latest.json go (default bench/results)
-  --cpu-prof          write a V8 CPU profile of the idgate server to <out>/profiles
+  --cpu-prof          write V8 CPU profiles of the idgate server to <out>/profiles and of the
+                      bare route to <out>/profiles/bare
   --keep              keep the temporary directory (database, logs, token pools)
 `;
 
@@ -432,10 +433,16 @@ async function main() {
   );
   const barePort = await freePort();
   const bareUrl = `http://127.0.0.1:${barePort}`;
-  const bareServer = spawnNode([join(here, 'servers/bare.mjs')], {
-    env: { ...process.env, NODE_ENV: 'production', BENCH_PORT: String(barePort), BENCH_FIXTURES: fixtures },
-    logFile: join(tmp, 'bare.log'),
-  });
+  const bareServer = spawnNode(
+    [
+      ...(flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/bare`] : []),
+      join(here, 'servers/bare.mjs'),
+    ],
+    {
+      env: { ...process.env, NODE_ENV: 'production', BENCH_PORT: String(barePort), BENCH_FIXTURES: fixtures },
+      logFile: join(tmp, 'bare.log'),
+    },
+  );
   await waitUntilReady(`${bareUrl}/healthz`, bareServer, 'bare fastify route');
 
   const oidcPort = await freePort();
@@ -743,7 +750,7 @@ async function main() {
   };
   if (flags['cpu-prof']) {
     await stop(idgateServer, 10_000);
-    log(`CPU profile of idgate written to ${profileDir}`);
+    log(`CPU profiles of idgate and the bare route written to ${profileDir}`);
   }
 
   const report = {

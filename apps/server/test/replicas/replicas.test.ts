@@ -164,26 +164,34 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
     expect((await review(C)).status).toBe(401);
   });
 
-  it('a client removed by the CLI loses its tokens on every replica', async () => {
+  it('a client removed by the CLI loses its tokens and its token endpoint on every replica', async () => {
     const created = JSON.parse(
       await cli('clients', 'add', '--name', 'short-lived', '--grant', 'client_credentials', '--json'),
     ) as {
       client_id: string;
       client_secret: string;
     };
-    const response = await fetch(`${replicas[A]?.url}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: created.client_id,
-        client_secret: created.client_secret,
-      }),
-    });
+    const grant = (replica: number) =>
+      fetch(`${replicas[replica]?.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: created.client_id,
+          client_secret: created.client_secret,
+        }),
+      });
+    const response = await grant(A);
     const { access_token } = (await response.json()) as { access_token: string };
+    // Every replica has now read the client (the token endpoint keeps it in memory).
+    expect((await grant(B)).status).toBe(200);
+    expect((await grant(C)).status).toBe(200);
     expect(await authenticated(C, access_token)).toBe(true);
     await cli('clients', 'remove', created.client_id);
     await within(1000, async () => !(await authenticated(C, access_token)));
+    await within(1000, async () => (await grant(B)).status === 401);
+    expect((await grant(C)).status).toBe(401);
+    expect((await grant(A)).status).toBe(401);
   });
 });
 

@@ -1,5 +1,6 @@
 import { LoginThrottle, type TokenEndpointContext } from '@idgate/core';
 import type { FastifyRequest } from 'fastify';
+import { directoryOf } from '../../cache/directory.js';
 import { effectiveUsers } from '../../federation/effective-users.js';
 import { externalPasswordCheck } from '../../federation/password-providers.js';
 import { instrumentLoginAttempts, metricsFor } from '../../metrics.js';
@@ -17,7 +18,8 @@ export function tokenEndpointContext(
     issuer: services.config.issuer,
     keys: services.keys(),
     clock: services.clock,
-    findClient: (id) => services.storage.clients.findById(id),
+    // From memory in a running server (kept current by the change feed), from storage otherwise.
+    findClient: (id) => directoryOf(services)?.findClient(id) ?? services.storage.clients.findById(id),
     passwords: {
       findUserByUsername: (username) => users.findByUsername(username),
       hasher: services.hasher,
