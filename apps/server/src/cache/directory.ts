@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  type AccessTokenRejection,
   type AccessTokenVerification,
   type ApiKeyRecord,
   authenticateApiKey,
@@ -40,6 +41,13 @@ class Bounded<V> {
   }
 }
 
+const LASTING_REFUSALS = new Set<AccessTokenRejection>([
+  'bad_signature',
+  'expired',
+  'wrong_issuer',
+  'wrong_type',
+]);
+
 const tokenKey = (token: string) => createHash('sha256').update(token).digest('base64url');
 
 /**
@@ -53,7 +61,14 @@ export class Directory {
   readonly #users = new Bounded<Promise<UserRecord | undefined>>(50_000);
   readonly #clients = new Bounded<Promise<ClientRecord | undefined>>(10_000);
   readonly #apiKeys = new Bounded<Promise<ApiKeyRecord | undefined>>(10_000);
+  /** Tokens that verified, until their `exp`. */
   readonly #verified = new Bounded<AccessTokenVerification>(20_000);
+  /**
+   * Refusals that cost a signature check and cannot change for this key ring (bad signature,
+   * expired, wrong issuer or type), in a cache of their own: a flood of bad tokens churns this one
+   * and never evicts the valid tokens above.
+   */
+  readonly #refused = new Bounded<AccessTokenVerification>(2_000);
   /** Authenticated API keys by a hash of the presented key (never the key itself). */
   readonly #presentedKeys = new Bounded<ApiKeyRecord>(1_000);
   /** `kind:value` → expiry (ms). */
@@ -78,6 +93,7 @@ export class Directory {
     this.#apiKeys.clear();
     this.#presentedKeys.clear();
     this.#verified.clear();
+    this.#refused.clear();
     await this.#loadRevocations().catch(() => undefined);
     await this.services.reloadKeys().catch(() => undefined);
   }
@@ -108,6 +124,7 @@ export class Directory {
         case 'signing_key':
           await this.services.reloadKeys().catch(() => undefined);
           this.#verified.clear();
+          this.#refused.clear();
           break;
         case 'identity_provider':
           break;
@@ -173,7 +190,11 @@ export class Directory {
     return loading;
   }
 
-  /** Verifies a JWT access token, remembering the outcome by the token's hash until it expires. */
+  /**
+   * Verifies a JWT access token, remembering a success by the token's hash until it expires and
+   * a lasting refusal (see `#refused`) in a smaller cache. Cheap refusals (malformed input) and
+   * ones that may change (a key not loaded yet, a token not valid yet) are not remembered.
+   */
   async verify(token: string): Promise<AccessTokenVerification> {
     const key = tokenKey(token);
     const now = this.services.clock.now();
@@ -182,14 +203,16 @@ export class Directory {
       if (!hit.ok || hit.claims.exp * 1000 > now) return hit;
       return { ok: false, reason: 'expired' };
     }
+    const refused = this.#refused.get(key);
+    if (refused !== undefined) return refused;
     const result = await verifyAccessToken(
       this.services.keys(),
       this.services.config.issuer,
       token,
       this.services.clock,
     );
-    // Only outcomes that cannot change for this key ring are kept.
-    if (result.ok || result.reason !== 'unknown_key') this.#verified.set(key, result);
+    if (result.ok) this.#verified.set(key, result);
+    else if (LASTING_REFUSALS.has(result.reason)) this.#refused.set(key, result);
     return result;
   }
 

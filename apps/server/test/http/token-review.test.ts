@@ -1,3 +1,4 @@
+import { signCompactJws } from '@idgate/core';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
@@ -306,6 +307,36 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
       );
       expect(polluted.status).toBe(400);
     });
+  });
+
+  it('remembers a token that is not valid yet only until it is, and a forged one for good', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = {
+      iss: t.issuer,
+      sub: client.clientId,
+      aud: client.clientId,
+      client_id: client.clientId,
+      jti: crypto.randomUUID(),
+      iat: now,
+      nbf: now + 2,
+      exp: now + 60,
+    };
+    const early = await signCompactJws(t.server.services.keys().signer, 'at+jwt', claims);
+    expect((await review(tokenReview(early))).body.status).toEqual({
+      authenticated: false,
+      error: 'token is not valid yet',
+    });
+    await new Promise((resolve) => setTimeout(resolve, (now + 2) * 1000 - Date.now() + 50));
+    expect((await review(tokenReview(early))).body.status).toMatchObject({ authenticated: true });
+
+    const [header, payload, signature] = (await token('client_credentials')).split('.');
+    const forged = `${header}.${payload}x.${signature}`;
+    for (let i = 0; i < 2; i++) {
+      expect((await review(tokenReview(forged))).body.status).toEqual({
+        authenticated: false,
+        error: 'token signature is invalid',
+      });
+    }
   });
 
   it('never logs a token or an API key', async () => {
