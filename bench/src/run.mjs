@@ -27,6 +27,14 @@ const repoDir = resolve(benchDir, '..');
 const serverBin = join(repoDir, 'apps/server/dist/bin.js');
 const loadScript = join(here, 'load.mjs');
 
+/**
+ * How idgate runs in production (deploy/Dockerfile, `pnpm start`): an 8 MiB young-generation
+ * semi-space, and glibc malloc with a fixed mmap threshold so argon2id's 19 MiB buffers go back to
+ * the system when a sign-in ends. A test keeps the three places in step.
+ */
+const IDGATE_NODE_FLAGS = ['--max-semi-space-size=8'];
+const IDGATE_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
+
 const USAGE = `usage: pnpm --filter @idgate/bench bench [options]   (or: node bench/src/run.mjs [options])
 
   --duration <s>      measured seconds per scenario (default 5)
@@ -38,6 +46,8 @@ const USAGE = `usage: pnpm --filter @idgate/bench bench [options]   (or: node be
   --only <regex>      run only the scenarios whose id matches (ids: see the table)
   --max-tokens <n>    cap on tokens minted for each of the cold and expired pools (default 60000)
   --out <dir>         where latest.md and latest.json go (default bench/results)
+  --node-flags=<s>    Node.js flags for the idgate server, space-separated (default: those of
+                      deploy/Dockerfile and \`pnpm start\`, "${IDGATE_NODE_FLAGS.join(' ')}")
   --cpu-prof          write V8 CPU profiles of the idgate server to <out>/profiles and of the
                       bare route to <out>/profiles/bare
   --keep              keep the temporary directory (database, logs, token pools)
@@ -54,6 +64,7 @@ const { values: flags } = parseArgs({
     'max-tokens': { type: 'string', default: '60000' },
     out: { type: 'string', default: join(benchDir, 'results') },
     'cpu-prof': { type: 'boolean', default: false },
+    'node-flags': { type: 'string' },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -306,6 +317,7 @@ async function main() {
   const issuer = `${idgateUrl}/oauth`;
   const idgateEnv = {
     ...process.env,
+    ...IDGATE_MALLOC_ENV,
     NODE_ENV: 'production',
     IDGATE_CONFIG: '',
     IDGATE_HOST: '127.0.0.1',
@@ -385,7 +397,14 @@ async function main() {
   const profileDir = join(outDir, 'profiles');
   if (flags['cpu-prof']) await mkdir(profileDir, { recursive: true });
   const idgateServer = spawnNode(
-    [...(flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), serverBin, 'serve'],
+    [
+      ...(flags['node-flags'] === undefined
+        ? IDGATE_NODE_FLAGS
+        : flags['node-flags'].split(/\s+/).filter(Boolean)),
+      ...(flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      serverBin,
+      'serve',
+    ],
     { env: idgateEnv, logFile: join(tmp, 'idgate.log') },
   );
   await waitUntilReady(`${idgateUrl}/readyz`, idgateServer, 'idgate');

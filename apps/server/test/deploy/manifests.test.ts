@@ -9,10 +9,19 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const deployDir = join(root, 'deploy');
+
+/** How the server runs in production: Node.js flags and glibc malloc settings (see deploy/Dockerfile). */
+const NODE_FLAGS = ['--max-semi-space-size=8'];
+const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
 const kubernetesDir = join(deployDir, 'kubernetes');
 
-/** Variables Node.js itself reads that the manifests may set. */
-const NODE_VARIABLES = new Set(['NODE_ENV', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS']);
+/** Variables Node.js (and the C library under it) reads that the manifests may set. */
+const NODE_VARIABLES = new Set([
+  'NODE_ENV',
+  'NODE_OPTIONS',
+  'NODE_EXTRA_CA_CERTS',
+  ...Object.keys(MALLOC_ENV),
+]);
 /** What idgate reads besides the config map: the YAML file to load. */
 const IDGATE_VARIABLES = new Set([...Object.keys(CONFIG_ENVIRONMENT), 'IDGATE_CONFIG']);
 
@@ -221,6 +230,22 @@ describe('deploy/', () => {
     expect(kustomization.images).toEqual([expect.objectContaining({ name: container.image })]);
   });
 
+  it('runs the server with the same memory tuning in the image, `pnpm start` and the benchmark', () => {
+    expect(dockerEnv).toMatchObject(MALLOC_ENV);
+    const start = (
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts.start;
+    const malloc = Object.entries(MALLOC_ENV).map(([name, value]) => `${name}=${value}`);
+    expect(start).toContain(
+      `&& ${[...malloc, 'node', ...NODE_FLAGS].join(' ')} apps/server/dist/bin.js serve`,
+    );
+    const bench = readFileSync(join(root, 'bench/src/run.mjs'), 'utf8');
+    expect(bench).toContain(`const IDGATE_NODE_FLAGS = ${JSON.stringify(NODE_FLAGS).replace(/"/g, "'")};`);
+    expect(bench).toContain(
+      `const IDGATE_MALLOC_ENV = { ${malloc.map((pair) => pair.replace('=', ": '")).join("', ")}' };`,
+    );
+  });
+
   it('builds an image that matches: port, entrypoint, non-root user, Node.js 24', () => {
     const from = dockerArgs('FROM');
     expect(from).toHaveLength(1);
@@ -230,7 +255,7 @@ describe('deploy/', () => {
       'node:24-bookworm-slim',
     ]);
     expect(dockerArgs('EXPOSE')).toEqual([String(containerPort('http'))]);
-    expect(JSON.parse(dockerArgs('ENTRYPOINT')[0] as string)).toEqual(['node', 'dist/bin.js']);
+    expect(JSON.parse(dockerArgs('ENTRYPOINT')[0] as string)).toEqual(['node', ...NODE_FLAGS, 'dist/bin.js']);
     expect(JSON.parse(dockerArgs('CMD')[0] as string)).toEqual(container.args);
     const user = dockerArgs('USER').at(-1);
     expect(user).toBeDefined();
