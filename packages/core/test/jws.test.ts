@@ -180,5 +180,29 @@ describe('pluggable signature primitives', () => {
     );
     expect((await verifyAccessToken(ring, ISSUER, token, clock)).ok).toBe(true);
     expect(calls).toEqual(['sign EdDSA', 'sign EdDSA', 'verify EdDSA']);
+
+    // Expired, another issuer's or not an access token: refused before any signature check.
+    calls.length = 0;
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+    const forge = (change: Record<string, unknown>) =>
+      `${header}.${Buffer.from(JSON.stringify({ ...claims, ...change })).toString('base64url')}.${signature}`;
+    expect(await verifyAccessToken(ring, ISSUER, forge({ exp: 1 }), clock)).toEqual({
+      ok: false,
+      reason: 'expired',
+    });
+    expect(await verifyAccessToken(ring, ISSUER, forge({ iss: 'https://evil.test' }), clock)).toEqual({
+      ok: false,
+      reason: 'wrong_issuer',
+    });
+    clock.advance(61);
+    expect(await verifyAccessToken(ring, ISSUER, token, clock)).toEqual({ ok: false, reason: 'expired' });
+    expect(calls).toEqual([]);
+    // A forged token that is otherwise current costs its signature check, and fails it.
+    expect(await verifyAccessToken(ring, ISSUER, forge({ exp: 4_000_000_000 }), clock)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
+    expect(calls).toEqual(['verify EdDSA']);
   });
 });

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import {
-  type AccessTokenRejection,
   type AccessTokenVerification,
   type ApiKeyRecord,
   authenticateApiKey,
@@ -41,13 +40,6 @@ class Bounded<V> {
   }
 }
 
-const LASTING_REFUSALS = new Set<AccessTokenRejection>([
-  'bad_signature',
-  'expired',
-  'wrong_issuer',
-  'wrong_type',
-]);
-
 const tokenKey = (token: string) => createHash('sha256').update(token).digest('base64url');
 
 /**
@@ -64,9 +56,9 @@ export class Directory {
   /** Tokens that verified, until their `exp`. */
   readonly #verified = new Bounded<AccessTokenVerification>(20_000);
   /**
-   * Refusals that cost a signature check and cannot change for this key ring (bad signature,
-   * expired, wrong issuer or type), in a cache of their own: a flood of bad tokens churns this one
-   * and never evicts the valid tokens above.
+   * Tokens whose signature did not match — the one refusal that costs a signature check (expired
+   * tokens and others are refused before it) — in a cache of their own: a flood of forged tokens
+   * churns this one and never evicts the verified tokens above.
    */
   readonly #refused = new Bounded<AccessTokenVerification>(2_000);
   /** Authenticated API keys by a hash of the presented key (never the key itself). */
@@ -192,8 +184,8 @@ export class Directory {
 
   /**
    * Verifies a JWT access token, remembering a success by the token's hash until it expires and
-   * a lasting refusal (see `#refused`) in a smaller cache. Cheap refusals (malformed input) and
-   * ones that may change (a key not loaded yet, a token not valid yet) are not remembered.
+   * a bad signature in a smaller cache. Other refusals cost no signature check, and some may
+   * change (a key not loaded yet, a token not valid yet): they are not remembered.
    */
   async verify(token: string): Promise<AccessTokenVerification> {
     const key = tokenKey(token);
@@ -212,7 +204,7 @@ export class Directory {
       this.services.clock,
     );
     if (result.ok) this.#verified.set(key, result);
-    else if (LASTING_REFUSALS.has(result.reason)) this.#refused.set(key, result);
+    else if (result.reason === 'bad_signature') this.#refused.set(key, result);
     return result;
   }
 

@@ -29,9 +29,19 @@ export async function signCompactJws(
 export type JwsRejection = 'malformed' | 'unknown_key' | 'bad_signature' | 'algorithm_not_allowed';
 
 /** The outcome of {@link verifyCompactJws}: the decoded header and payload, or why not. */
-export type JwsVerification =
+export type JwsVerification<Precheck extends string = never> =
   | { ok: true; header: Record<string, unknown>; payload: Record<string, unknown> }
-  | { ok: false; reason: JwsRejection };
+  | { ok: false; reason: JwsRejection | Precheck };
+
+/** Options of {@link verifyCompactJws}. */
+export interface VerifyCompactJwsOptions<Precheck extends string> {
+  /**
+   * Sees the decoded header and payload before the signature is checked: a reason it returns
+   * refuses the token without spending a signature verification on it (an expired token, say,
+   * is refused whoever signed it). It must only ever refuse.
+   */
+  precheck?: (header: Record<string, unknown>, payload: Record<string, unknown>) => Precheck | undefined;
+}
 
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -47,7 +57,7 @@ function decodeJson(segment: string): Record<string, unknown> | undefined {
   }
 }
 
-function reject(reason: JwsRejection): JwsVerification {
+function reject<R extends string>(reason: R): { ok: false; reason: R } {
   return { ok: false, reason };
 }
 
@@ -55,11 +65,15 @@ function reject(reason: JwsRejection): JwsVerification {
  * Verifies a compact JWS against the ring's published keys, in the order RFC 7515 §5.2 asks:
  * three base64url segments; a JSON object header without `crit` (idgate understands no
  * extension); an `alg` idgate signs with (never `none` or an HMAC); a `kid` the ring knows,
- * whose algorithm is the header's; then the signature; then a JSON object payload. Never throws
- * for a bad token: the reason is in the result.
+ * whose algorithm is the header's; a JSON object payload; the `precheck`, if any; then the
+ * signature. Never throws for a bad token: the reason is in the result.
  * @example const checked = await verifyCompactJws(ring, token); if (checked.ok) use(checked.payload);
  */
-export async function verifyCompactJws(ring: KeyRing, token: string): Promise<JwsVerification> {
+export async function verifyCompactJws<Precheck extends string = never>(
+  ring: KeyRing,
+  token: string,
+  options: VerifyCompactJwsOptions<Precheck> = {},
+): Promise<JwsVerification<Precheck>> {
   if (!COMPACT_JWS.test(token)) return reject('malformed');
   const firstDot = token.indexOf('.');
   const lastDot = token.lastIndexOf('.');
@@ -72,6 +86,10 @@ export async function verifyCompactJws(ring: KeyRing, token: string): Promise<Jw
   const key = typeof kid === 'string' ? ring.verificationKey(kid) : undefined;
   if (key === undefined) return reject('unknown_key');
   if (key.alg !== alg) return reject('bad_signature');
+  const payload = decodeJson(token.slice(firstDot + 1, lastDot));
+  if (payload === undefined) return reject('malformed');
+  const refused = options.precheck?.(header, payload);
+  if (refused !== undefined) return reject(refused);
   let signature: Uint8Array;
   try {
     signature = fromBase64url(token.slice(lastDot + 1));
@@ -81,6 +99,5 @@ export async function verifyCompactJws(ring: KeyRing, token: string): Promise<Jw
   if (signature.length === 0 || !(await key.verify(utf8(token.slice(0, lastDot)), signature))) {
     return reject('bad_signature');
   }
-  const payload = decodeJson(token.slice(firstDot + 1, lastDot));
-  return payload === undefined ? reject('malformed') : { ok: true, header, payload };
+  return { ok: true, header, payload };
 }
