@@ -150,15 +150,24 @@ export class Directory {
   }
 
   /**
+   * The record of a presented API key that passed {@link authenticateApiKey} before and is live
+   * with `scope`, found synchronously by the key's hash; `undefined` otherwise (then ask
+   * {@link authenticateApiKey}, which decides and throws).
+   */
+  knownApiKey(presented: string | undefined, scope: ApiKeyScope): ApiKeyRecord | undefined {
+    if (presented === undefined) return undefined;
+    const hit = this.#presentedKeys.get(tokenKey(presented));
+    return hit !== undefined && hit.revokedAt === null && hit.scopes.includes(scope) ? hit : undefined;
+  }
+
+  /**
    * Checks a presented API key like `authenticateApiKey` does, remembering keys that passed by a
    * hash of the key, so the review path does not hash through Web Crypto on every call. A revoked
    * key is forgotten when the change feed says so.
    */
   async authenticateApiKey(presented: string | undefined, scope: ApiKeyScope): Promise<ApiKeyRecord> {
-    if (presented !== undefined) {
-      const hit = this.#presentedKeys.get(tokenKey(presented));
-      if (hit !== undefined && hit.revokedAt === null && hit.scopes.includes(scope)) return hit;
-    }
+    const hit = this.knownApiKey(presented, scope);
+    if (hit !== undefined) return hit;
     const record = await authenticateApiKey(presented, scope, (prefix) => this.findApiKey(prefix));
     this.#presentedKeys.set(tokenKey(presented as string), record);
     return record;

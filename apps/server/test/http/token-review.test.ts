@@ -231,6 +231,20 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
       expect(body).toMatchObject({ status: 401, code });
     });
 
+    it('a key the server knows from memory is still refused for a scope it lacks, every time', async () => {
+      // The admin API authenticates the admin key first, so the server remembers it.
+      const admin = await fetch(`${t.baseUrl}/admin/v1/identity-providers`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      expect(admin.status).toBe(200);
+      for (let i = 0; i < 3; i++) {
+        const { status, body } = await review(tokenReview('x'), `Bearer ${adminKey}`);
+        expect(status).toBe(403);
+        expect(body.code).toBe('api_key_scope');
+      }
+      for (let i = 0; i < 3; i++) expect((await review(tokenReview('x'))).status).toBe(200);
+    });
+
     it('without the tokenreview scope → 403', async () => {
       const { status, body } = await review(tokenReview('x'), `Bearer ${adminKey}`);
       expect(status).toBe(403);

@@ -43,9 +43,12 @@ export async function tokenReviewRoutes(
     {
       config: { errorFormat: 'problem' },
       schema: { response: { 200: z.toJSONSchema(TokenReviewResponse, { target: 'draft-7' }) } },
-      onRequest: async (request, reply) => {
+      // A callback hook: a known API key goes on at once, without a promise.
+      onRequest: (request, reply, done) => {
         reply.header('Deprecation', TOKEN_REVIEW_DEPRECATION).header('Cache-Control', 'no-store');
-        await authenticate(request);
+        const key = authenticate(request);
+        if (key instanceof Promise) key.then(() => done(), done);
+        else done();
       },
     },
     async (request, reply) => {
