@@ -203,12 +203,25 @@ export class Directory {
     return result;
   }
 
-  /** The live-token context of token review, userinfo and introspection, served from memory. */
+  /**
+   * The live-token context of token review, userinfo and introspection, served from memory. One
+   * object for the directory's life (not one per request): `keys` reads the current key ring.
+   */
   liveTokenContext(): LiveTokenContext {
+    this.#context ??= this.#makeLiveTokenContext();
+    return this.#context;
+  }
+
+  #context: LiveTokenContext | undefined;
+
+  #makeLiveTokenContext(): LiveTokenContext {
+    const services = this.services;
     return {
-      issuer: this.services.config.issuer,
-      keys: this.services.keys(),
-      clock: this.services.clock,
+      issuer: services.config.issuer,
+      get keys() {
+        return services.keys();
+      },
+      clock: services.clock,
       findUser: (id) => this.findUser(id),
       findClient: (id) => this.findClient(id),
       isRevoked: async (kind, value) => this.isRevoked(kind, value),

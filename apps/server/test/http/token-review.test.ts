@@ -1,5 +1,7 @@
+import { rotateSigningKey } from '@idgate/core';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { directoryOf } from '../../src/cache/directory.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -320,6 +322,17 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
       );
       expect(polluted.status).toBe(400);
     });
+  });
+
+  it('reviews against the current key ring: the one live-token context follows a reload', async () => {
+    const { services } = t.server;
+    const context = directoryOf(services)?.liveTokenContext();
+    expect(context?.keys).toBe(services.keys());
+    await rotateSigningKey(services.storage.signingKeys, services.keyPolicy, new Date());
+    await services.reloadKeys();
+    expect(directoryOf(services)?.liveTokenContext()).toBe(context);
+    expect(context?.keys).toBe(services.keys());
+    expect((await review(tokenReview(await token()))).body.status.authenticated).toBe(true);
   });
 
   it('never logs a token or an API key', async () => {
