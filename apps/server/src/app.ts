@@ -65,9 +65,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
   });
-  app.addHook('onSend', async (request, reply) => {
+  // A callback hook, not an async one: no promise per response.
+  app.addHook('onSend', (request, reply, _payload, done) => {
     reply.header('X-Request-Id', request.id);
     reply.header('X-Content-Type-Options', 'nosniff');
+    done();
   });
   installErrorHandler(app);
   installFormParser(app);

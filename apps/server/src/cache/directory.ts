@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   type AccessTokenVerification,
   type ApiKeyRecord,
@@ -40,7 +40,8 @@ class Bounded<V> {
   }
 }
 
-const tokenKey = (token: string) => createHash('sha256').update(token).digest('base64url');
+// One-shot `crypto.hash` (Node ≥ 20.12): the same digest as `createHash`, without a Hash object.
+const tokenKey = (token: string) => hash('sha256', token, 'base64url');
 
 /**
  * What the hot paths read — users (with their identities' groups), clients, API keys, the
@@ -158,15 +159,24 @@ export class Directory {
   }
 
   /**
+   * The record of a presented API key that passed {@link authenticateApiKey} before and is live
+   * with `scope`, found synchronously by the key's hash; `undefined` otherwise (then ask
+   * {@link authenticateApiKey}, which decides and throws).
+   */
+  knownApiKey(presented: string | undefined, scope: ApiKeyScope): ApiKeyRecord | undefined {
+    if (presented === undefined) return undefined;
+    const hit = this.#presentedKeys.get(tokenKey(presented));
+    return hit !== undefined && hit.revokedAt === null && hit.scopes.includes(scope) ? hit : undefined;
+  }
+
+  /**
    * Checks a presented API key like `authenticateApiKey` does, remembering keys that passed by a
    * hash of the key, so the review path does not hash through Web Crypto on every call. A revoked
    * key is forgotten when the change feed says so.
    */
   async authenticateApiKey(presented: string | undefined, scope: ApiKeyScope): Promise<ApiKeyRecord> {
-    if (presented !== undefined) {
-      const hit = this.#presentedKeys.get(tokenKey(presented));
-      if (hit !== undefined && hit.revokedAt === null && hit.scopes.includes(scope)) return hit;
-    }
+    const hit = this.knownApiKey(presented, scope);
+    if (hit !== undefined) return hit;
     const record = await authenticateApiKey(presented, scope, (prefix) => this.findApiKey(prefix));
     this.#presentedKeys.set(tokenKey(presented as string), record);
     return record;
@@ -208,12 +218,25 @@ export class Directory {
     return result;
   }
 
-  /** The live-token context of token review, userinfo and introspection, served from memory. */
+  /**
+   * The live-token context of token review, userinfo and introspection, served from memory. One
+   * object for the directory's life (not one per request): `keys` reads the current key ring.
+   */
   liveTokenContext(): LiveTokenContext {
+    this.#context ??= this.#makeLiveTokenContext();
+    return this.#context;
+  }
+
+  #context: LiveTokenContext | undefined;
+
+  #makeLiveTokenContext(): LiveTokenContext {
+    const services = this.services;
     return {
-      issuer: this.services.config.issuer,
-      keys: this.services.keys(),
-      clock: this.services.clock,
+      issuer: services.config.issuer,
+      get keys() {
+        return services.keys();
+      },
+      clock: services.clock,
       findUser: (id) => this.findUser(id),
       findClient: (id) => this.findClient(id),
       isRevoked: async (kind, value) => this.isRevoked(kind, value),

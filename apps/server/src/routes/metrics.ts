@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { metricsFor, observeResponse } from '../metrics.js';
+import { metricsFor, responseObserver } from '../metrics.js';
 import type { Services } from '../services.js';
 
 /**
@@ -14,8 +14,11 @@ export async function metricsRoutes(
 ): Promise<void> {
   const metrics = metricsFor(services);
 
-  app.addHook('onResponse', async (request, reply) => {
-    observeResponse(metrics, request, reply);
+  const observe = responseObserver(metrics);
+  // A callback hook, not an async one: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request, reply);
+    done();
   });
 
   app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {

@@ -4,6 +4,7 @@ import {
   type LoginAttemptRecord,
   type LoginAttemptRepository,
 } from '@idgate/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createMetrics,
@@ -13,6 +14,7 @@ import {
   metricsFor,
   observeDatabasePool,
   recordTokenReview,
+  responseObserver,
 } from '../../src/metrics.js';
 import { openDatabase } from '../../src/storage/index.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
@@ -379,6 +381,69 @@ describe('metric helpers', () => {
     a.tokensIssued.inc({ grant_type: 'password' });
     expect(valueOf(await scrape(a), 'idgate_tokens_issued_total', { grant_type: 'password' })).toBe(1);
     expect(named(await scrape(b), 'idgate_tokens_issued_total')).toEqual([]);
+  });
+
+  it('responseObserver counts each answered request under bounded labels, series made once and reused', async () => {
+    const metrics = createMetrics();
+    const observe = responseObserver(metrics);
+    const answered = (
+      method: string,
+      url: string | undefined,
+      statusCode: number,
+      options: { is404?: boolean; body?: unknown; elapsedTime?: number } = {},
+    ) =>
+      observe(
+        {
+          method,
+          routeOptions: { url },
+          is404: options.is404 ?? false,
+          body: options.body,
+        } as FastifyRequest,
+        {
+          statusCode,
+          elapsedTime: options.elapsedTime ?? 2,
+          getHeader: () => 'application/json',
+        } as unknown as FastifyReply,
+      );
+    answered('POST', '/oauth/authenticate', 200);
+    answered('POST', '/oauth/authenticate', 200, { elapsedTime: 3000 });
+    answered('POST', '/oauth/authenticate', 401);
+    answered('PROPFIND', '/oauth/authenticate', 404, { is404: true });
+    answered('GET', undefined, 404);
+    answered('POST', '/oauth/token', 200, { body: { grant_type: 'client_credentials' } });
+    answered('POST', '/oauth/token', 400, { body: { grant_type: 'client_credentials' } });
+    answered('GET', '/oauth/callback/:callback', 200);
+    let samples = await scrape(metrics);
+    const requests = (method: string, route: string, status: string) =>
+      valueOf(samples, 'idgate_http_requests_total', { method, route, status });
+    expect(requests('POST', '/oauth/authenticate', '200')).toBe(2);
+    expect(requests('POST', '/oauth/authenticate', '401')).toBe(1);
+    expect(requests('other', 'unmatched', '404')).toBe(1);
+    expect(requests('GET', 'unmatched', '404')).toBe(1);
+    expect(named(samples, 'idgate_http_requests_total')).toHaveLength(7);
+    const review = { method: 'POST', route: '/oauth/authenticate' };
+    expect(valueOf(samples, 'idgate_http_request_duration_seconds_count', review)).toBe(3);
+    expect(valueOf(samples, 'idgate_http_request_duration_seconds_sum', review)).toBeCloseTo(3.004, 6);
+    expect(valueOf(samples, 'idgate_http_request_duration_seconds_bucket', { ...review, le: '0.0025' })).toBe(
+      2,
+    );
+    expect(valueOf(samples, 'idgate_http_request_duration_seconds_bucket', { ...review, le: '2.5' })).toBe(2);
+    expect(valueOf(samples, 'idgate_http_request_duration_seconds_bucket', { ...review, le: '+Inf' })).toBe(
+      3,
+    );
+    expect(
+      named(samples, 'idgate_tokens_issued_total').map((sample) => [sample.labels.grant_type, sample.value]),
+    ).toEqual([
+      ['client_credentials', 1],
+      ['federation', 1],
+    ]);
+    // The series it keeps still count after the registry is reset.
+    metrics.registry.resetMetrics();
+    answered('POST', '/oauth/authenticate', 200);
+    samples = await scrape(metrics);
+    expect(requests('POST', '/oauth/authenticate', '200')).toBe(1);
+    expect(named(samples, 'idgate_http_requests_total')).toHaveLength(1);
+    expect(valueOf(samples, 'idgate_http_request_duration_seconds_count', review)).toBe(1);
   });
 
   it('observeDatabasePool reports SQLite as one connection', async () => {

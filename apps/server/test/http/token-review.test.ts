@@ -1,6 +1,7 @@
-import { signCompactJws } from '@idgate/core';
+import { rotateSigningKey, signCompactJws } from '@idgate/core';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { directoryOf } from '../../src/cache/directory.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -232,6 +233,20 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
       expect(body).toMatchObject({ status: 401, code });
     });
 
+    it('a key the server knows from memory is still refused for a scope it lacks, every time', async () => {
+      // The admin API authenticates the admin key first, so the server remembers it.
+      const admin = await fetch(`${t.baseUrl}/admin/v1/identity-providers`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      expect(admin.status).toBe(200);
+      for (let i = 0; i < 3; i++) {
+        const { status, body } = await review(tokenReview('x'), `Bearer ${adminKey}`);
+        expect(status).toBe(403);
+        expect(body.code).toBe('api_key_scope');
+      }
+      for (let i = 0; i < 3; i++) expect((await review(tokenReview('x'))).status).toBe(200);
+    });
+
     it('without the tokenreview scope → 403', async () => {
       const { status, body } = await review(tokenReview('x'), `Bearer ${adminKey}`);
       expect(status).toBe(403);
@@ -342,6 +357,17 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
         error: 'token signature is invalid',
       });
     }
+  });
+
+  it('reviews against the current key ring: the one live-token context follows a reload', async () => {
+    const { services } = t.server;
+    const context = directoryOf(services)?.liveTokenContext();
+    expect(context?.keys).toBe(services.keys());
+    await rotateSigningKey(services.storage.signingKeys, services.keyPolicy, new Date());
+    await services.reloadKeys();
+    expect(directoryOf(services)?.liveTokenContext()).toBe(context);
+    expect(context?.keys).toBe(services.keys());
+    expect((await review(tokenReview(await token()))).body.status.authenticated).toBe(true);
   });
 
   it('never logs a token or an API key', async () => {

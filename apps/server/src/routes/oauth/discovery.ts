@@ -7,7 +7,7 @@ import {
   TOKEN_ENDPOINT_GRANT_TYPES,
   verifyAccessToken,
 } from '@idgate/core';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { apiKeyLookupFor, liveTokenContextFor } from '../../cache/directory.js';
 import { sendProblem } from '../../http/errors.js';
 import type { Services } from '../../services.js';
@@ -88,11 +88,16 @@ export async function discoveryRoutes(
   );
   const jwks = cached((ring) => ring.jwks());
 
-  const guard = async (request: FastifyRequest, reply: FastifyReply) => {
+  const check = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!(await authorizationAcceptable(services, request))) {
       reply.header('WWW-Authenticate', 'Bearer realm="idgate", error="invalid_token"');
       return sendProblem(reply, 401, 'authorization_invalid', 'the Authorization header is not valid');
     }
+  };
+  // A callback hook: most requests carry no Authorization header, and go on without a promise.
+  const guard = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (request.headers.authorization === undefined) done();
+    else check(request, reply).then(() => done(), done);
   };
 
   const discovery = (request: FastifyRequest, reply: FastifyReply) =>
