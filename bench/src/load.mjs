@@ -20,6 +20,7 @@
 //                      run each strand the tokens of the requests in flight when they stop)
 //   expect: { status, bodyIncludes? }: a response with another status or body counts as an error
 //   collect?: { file, field }: writes `field` of every expected JSON response to `file`, one per line
+//   serverPid?         the server's pid: its CPU time over the measured run is reported (Linux /proc)
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
@@ -156,8 +157,24 @@ if (spec.warmup > 0) {
   await run({ duration: spec.warmup });
   stats = fresh();
 }
+/** CPU seconds (user + system) process `pid` has used, from /proc; undefined elsewhere. */
+function cpuSeconds(/** @type {number | undefined} */ pid) {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
 const sentBefore = tokensSent;
+const serverCpuBefore = cpuSeconds(spec.serverPid);
+const clientCpuBefore = process.cpuUsage();
 const result = await run(spec.amount === undefined ? { duration: spec.duration } : { amount: spec.amount });
+const clientCpu = process.cpuUsage(clientCpuBefore);
+const serverCpuAfter = cpuSeconds(spec.serverPid);
 if (result === undefined)
   throw new Error(`the token pool ran out (${tokens.length} tokens) before the measured run`);
 if (spec.collect !== undefined) writeFileSync(spec.collect.file, `${collected.join('\n')}\n`);
@@ -175,6 +192,14 @@ process.stdout.write(
       max: result.latency.max,
     },
     errors,
+    cpu: {
+      // The load generator's share of one CPU, and the server's CPU time per response.
+      client: (clientCpu.user + clientCpu.system) / 1e6 / result.duration,
+      serverMicrosPerRequest:
+        serverCpuBefore === undefined || serverCpuAfter === undefined || result.requests.total === 0
+          ? undefined
+          : ((serverCpuAfter - serverCpuBefore) * 1e6) / result.requests.total,
+    },
     detail: {
       socketErrors: result.errors,
       timeouts: result.timeouts,

@@ -2,6 +2,7 @@
 
 /**
  * @typedef {{ id: string, system: string, label: string, rps: number, errors: number, rss?: number,
+ *   cpu?: { client: number, serverMicrosPerRequest?: number },
  *   latency: { p50: number, p90: number, p99: number, max: number }, detail: Record<string, any> }} Measurement
  * @typedef {{ label: string, subject: string, reference: string, metric: 'rps' | 'p99',
  *   min?: number, max?: number }} Target
@@ -171,14 +172,16 @@ export function renderMarkdown(report) {
       `${settings.duration} s per scenario · idgate signs with ${settings.alg} on ${settings.database} · ` +
       'servers and load generator share this machine',
     '',
-    '| Scenario | Server | req/s | p50 ms | p99 ms | Errors | Peak RSS MB | × bare route | × oidc-provider |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| Scenario | Server | req/s | p50 ms | p99 ms | Errors | Peak RSS MB | CPU µs/req | Load gen CPU | × bare route | × oidc-provider |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const m of measurements) {
     const isIdgate = m.system === 'idgate';
     lines.push(
       `| ${m.id.slice(m.id.indexOf('.') + 1)} | ${m.system} | ${int(m.rps)} | ${m.latency.p50} | ${m.latency.p99} | ` +
-        `${m.errors} | ${mb(m.rss)} | ${isIdgate ? ratio(against(m, BARE_REFERENCE)) : ''} | ` +
+        `${m.errors} | ${mb(m.rss)} | ${m.cpu?.serverMicrosPerRequest === undefined ? '—' : int(m.cpu.serverMicrosPerRequest)} | ` +
+        `${m.cpu === undefined ? '—' : `${Math.round(m.cpu.client * 100)} %`} | ` +
+        `${isIdgate ? ratio(against(m, BARE_REFERENCE)) : ''} | ` +
         `${isIdgate ? ratio(against(m, OIDC_REFERENCE)) : ''} |`,
     );
   }
@@ -186,6 +189,10 @@ export function renderMarkdown(report) {
     '',
     `idgate peak RSS: ${mb(report.idgateRss.underLoad)} MB under load (sampled every 100 ms), ` +
       `${mb(report.idgateRss.lifetime)} MB over its whole life (VmHWM, includes setup).`,
+    '',
+    'CPU µs/req: the server process’s CPU time (all its threads, /proc) over the measured run, per ' +
+      'response. Load gen CPU: the load generator’s share of one CPU; near 100 % it, not the server, ' +
+      'sets the pace.',
     '',
     '| Target | idgate | Reference | Ratio | Goal | Met |',
     '| --- | ---: | ---: | ---: | ---: | :---: |',

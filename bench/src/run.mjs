@@ -190,7 +190,7 @@ const reviewBody = (/** @type {string} */ token) => REVIEW[0] + token + REVIEW[1
 /**
  * @typedef {{ requests: number, duration: number, rps: number,
  *   latency: { p50: number, p90: number, p99: number, max: number }, errors: number,
- *   detail: Record<string, any> }} LoadResult
+ *   cpu?: { client: number, serverMicrosPerRequest?: number }, detail: Record<string, any> }} LoadResult
  * @typedef {LoadResult & { id: string, system: string, label: string, rss?: number }} Measurement
  */
 
@@ -201,7 +201,7 @@ const reviewBody = (/** @type {string} */ token) => REVIEW[0] + token + REVIEW[1
  */
 async function load(spec, serverPid) {
   /** @type {Record<string, any>} */
-  const full = { pipelining: 1, timeout: 10, warmup: 0, ...spec };
+  const full = { pipelining: 1, timeout: 10, warmup: 0, serverPid, ...spec };
   const limitMs =
     full.amount === undefined
       ? (full.duration + full.warmup + 60) * 1000
