@@ -7,7 +7,7 @@ import {
   TOKEN_ENDPOINT_GRANT_TYPES,
   verifyAccessToken,
 } from '@idgate/core';
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiKeyLookupFor, liveTokenContextFor } from '../../cache/directory.js';
 import { sendProblem } from '../../http/errors.js';
 import type { Services } from '../../services.js';
@@ -88,28 +88,33 @@ export async function discoveryRoutes(
   );
   const jwks = cached((ring) => ring.jwks());
 
-  const check = async (request: FastifyRequest, reply: FastifyReply) => {
+  // The Authorization check runs in the handler rather than in an onRequest hook: these routes
+  // are GET (and HEAD) only, so nothing observable runs in between, and a request without the
+  // header (almost all of them) costs neither a hook nor a promise.
+  const checked = async (request: FastifyRequest, reply: FastifyReply, send: () => FastifyReply) => {
     if (!(await authorizationAcceptable(services, request))) {
       reply.header('WWW-Authenticate', 'Bearer realm="idgate", error="invalid_token"');
       return sendProblem(reply, 401, 'authorization_invalid', 'the Authorization header is not valid');
     }
+    return send();
   };
-  // A callback hook: most requests carry no Authorization header, and go on without a promise.
-  const guard = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (request.headers.authorization === undefined) done();
-    else check(request, reply).then(() => done(), done);
-  };
+  const guarded =
+    (send: (request: FastifyRequest, reply: FastifyReply) => FastifyReply) =>
+    (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> =>
+      request.headers.authorization === undefined
+        ? send(request, reply)
+        : checked(request, reply, () => send(request, reply));
 
-  const discovery = (request: FastifyRequest, reply: FastifyReply) =>
-    sendCached(request, reply, metadata(services.keys()), 300);
+  const discovery = guarded((request, reply) => sendCached(request, reply, metadata(services.keys()), 300));
   for (const url of [
     '/oauth/.well-known/openid-configuration',
     '/.well-known/openid-configuration',
     '/.well-known/oauth-authorization-server/oauth',
   ]) {
-    app.get(url, { onRequest: guard }, discovery);
+    app.get(url, discovery);
   }
-  app.get('/oauth/keys', { onRequest: guard }, (request, reply) =>
-    sendCached(request, reply, jwks(services.keys()), 60),
+  app.get(
+    '/oauth/keys',
+    guarded((request, reply) => sendCached(request, reply, jwks(services.keys()), 60)),
   );
 }
