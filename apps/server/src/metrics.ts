@@ -1,6 +1,7 @@
 import { ACCESS_TOKEN_REJECTION_MESSAGES, type LoginAttemptRepository } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { counterSeries, histogramSeries } from './metric-series.js';
 import type { Services } from './services.js';
 import { type Database, postgresPool } from './storage/database.js';
 
@@ -143,12 +144,41 @@ export function recordTokenReview(
   metrics: Metrics,
   status: { authenticated?: boolean | undefined; error?: string | undefined },
 ): void {
+  const series = reviewSeriesOf(metrics);
   if (status.authenticated === true) {
-    metrics.tokenReviews.inc({ outcome: 'authenticated' });
+    series.authenticated();
     return;
   }
-  metrics.tokenReviews.inc({ outcome: 'denied' });
-  metrics.tokenReviewDenials.inc({ reason: denialReason(status.error) });
+  series.denied();
+  const reason = denialReason(status.error);
+  let denial = series.denials.get(reason);
+  if (denial === undefined) {
+    denial = counterSeries(metrics.tokenReviewDenials, { reason });
+    series.denials.set(reason, denial);
+  }
+  denial();
+}
+
+/** The TokenReview counters' series handles of one metrics set (reasons are bounded slugs). */
+interface ReviewSeries {
+  readonly authenticated: () => void;
+  readonly denied: () => void;
+  readonly denials: Map<string, () => void>;
+}
+
+const reviewSeries = new WeakMap<Metrics, ReviewSeries>();
+
+function reviewSeriesOf(metrics: Metrics): ReviewSeries {
+  let series = reviewSeries.get(metrics);
+  if (series === undefined) {
+    series = {
+      authenticated: counterSeries(metrics.tokenReviews, { outcome: 'authenticated' }),
+      denied: counterSeries(metrics.tokenReviews, { outcome: 'denied' }),
+      denials: new Map(),
+    };
+    reviewSeries.set(metrics, series);
+  }
+  return series;
 }
 
 // Identity provider names are admin-controlled; still, the label never grows past this many values.
@@ -210,16 +240,16 @@ function isJson(reply: FastifyReply): boolean {
 
 /** The HTTP metrics' series of one (method, route, status), made once and reused. */
 interface ResponseSeries {
-  readonly count: { inc(): void };
-  readonly duration: { observe(value: number): void };
+  readonly count: () => void;
+  readonly duration: (seconds: number) => void;
 }
 
 /**
  * What the `onResponse` hook of the metrics plugin calls for every answered request: counts it in
  * `idgate_http_requests_total` and `idgate_http_request_duration_seconds` (and, for tokens
- * answered, `idgate_tokens_issued_total`). The label children of each (method, route, status) are
- * made on first use and kept, so a request builds no label set; the labels are bounded (methods,
- * route patterns, status codes), and so is what is kept.
+ * answered, `idgate_tokens_issued_total`). The series handles of each (method, route, status) are
+ * made on first use and kept (see metric-series.ts), so a request builds no label set and hashes
+ * none; the labels are bounded (methods, route patterns, status codes), and so is what is kept.
  * @example app.addHook('onResponse', (request, reply, done) => { observe(request, reply); done(); });
  */
 export function responseObserver(metrics: Metrics): (request: FastifyRequest, reply: FastifyReply) => void {
@@ -229,8 +259,8 @@ export function responseObserver(metrics: Metrics): (request: FastifyRequest, re
     let found = series.get(key);
     if (found === undefined) {
       found = {
-        count: metrics.httpRequests.labels({ method, route, status: String(status) }),
-        duration: metrics.httpRequestDuration.labels({ method, route }),
+        count: counterSeries(metrics.httpRequests, { method, route, status: String(status) }),
+        duration: histogramSeries(metrics.httpRequestDuration, { method, route }),
       };
       series.set(key, found);
     }
@@ -242,8 +272,8 @@ export function responseObserver(metrics: Metrics): (request: FastifyRequest, re
     const method = METHODS.has(request.method) ? request.method : 'other';
     const status = reply.statusCode;
     const { count, duration } = seriesOf(method, route, status);
-    count.inc();
-    duration.observe(reply.elapsedTime / 1000);
+    count();
+    duration(reply.elapsedTime / 1000);
     if (status !== 200) return;
     if (route === '/oauth/token' && method === 'POST') {
       metrics.tokensIssued.inc({ grant_type: grantTypeLabel(request.body) });
