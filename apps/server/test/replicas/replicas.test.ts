@@ -100,17 +100,19 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
     return ((await response.json()) as { status: { authenticated: boolean } }).status.authenticated;
   };
 
-  it('a token revoked on A is refused by B within one second', async () => {
+  it('a token revoked on A is refused by B and C within one second', async () => {
     const accessToken = await token(A);
     expect(await authenticated(B, accessToken)).toBe(true);
+    expect(await authenticated(C, accessToken)).toBe(true);
     const revoked = await fetch(`${replicas[A]?.url}/oauth/revoke`, {
       method: 'POST',
       headers: { authorization: basic(), 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ token: accessToken }),
     });
     expect(revoked.status).toBe(200);
-    expect(await within(1000, async () => !(await authenticated(B, accessToken)))).toBeLessThan(1000);
-    expect(await authenticated(C, accessToken)).toBe(false);
+    // Each replica on its own clock from the revocation: C may hear of it a moment after B.
+    const onB = await within(1000, async () => !(await authenticated(B, accessToken)));
+    await within(1000 - onB, async () => !(await authenticated(C, accessToken)));
   });
 
   it('a user disabled by the CLI is refused by every replica within one second, and back when enabled', async () => {
