@@ -253,16 +253,27 @@ interface ResponseSeries {
  * @example app.addHook('onResponse', (request, reply, done) => { observe(request, reply); done(); });
  */
 export function responseObserver(metrics: Metrics): (request: FastifyRequest, reply: FastifyReply) => void {
-  const series = new Map<string, ResponseSeries>();
+  // Route pattern → method → status: the route and method strings are the same objects on every
+  // request (their hashes are cached) and the status is a number, so finding a series builds no key.
+  const series = new Map<string, Map<string, Map<number, ResponseSeries>>>();
   const seriesOf = (method: string, route: string, status: number): ResponseSeries => {
-    const key = `${method} ${status} ${route}`;
-    let found = series.get(key);
+    let byMethod = series.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      series.set(route, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    let found = byStatus.get(status);
     if (found === undefined) {
       found = {
         count: counterSeries(metrics.httpRequests, { method, route, status: String(status) }),
         duration: histogramSeries(metrics.httpRequestDuration, { method, route }),
       };
-      series.set(key, found);
+      byStatus.set(status, found);
     }
     return found;
   };
