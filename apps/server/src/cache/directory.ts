@@ -70,6 +70,8 @@ export class Directory {
   /** `kind:value` → expiry (ms). */
   readonly #revoked = new Map<string, number>();
   readonly #users$;
+  /** The one live-token context, made on first use. */
+  #context: LiveTokenContext | undefined;
 
   constructor(private readonly services: Services) {
     this.#users$ = effectiveUsers(services);
@@ -231,8 +233,6 @@ export class Directory {
     this.#context ??= this.#makeLiveTokenContext();
     return this.#context;
   }
-
-  #context: LiveTokenContext | undefined;
 
   #makeLiveTokenContext(): LiveTokenContext {
     const services = this.services;

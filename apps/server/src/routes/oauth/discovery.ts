@@ -58,11 +58,11 @@ function sendCached(
   request: FastifyRequest,
   reply: FastifyReply,
   entry: CachedBody,
-  maxAge: number,
+  cacheControl: string,
 ): FastifyReply {
   reply
     .header('ETag', entry.etag)
-    .header('Cache-Control', `public, max-age=${maxAge}`)
+    .header('Cache-Control', cacheControl)
     .header('Access-Control-Allow-Origin', '*')
     .header('Vary', 'Authorization');
   if (request.headers['if-none-match']?.split(/\s*,\s*/).includes(entry.etag))
@@ -105,7 +105,9 @@ export async function discoveryRoutes(
         ? send(request, reply)
         : checked(request, reply, () => send(request, reply));
 
-  const discovery = guarded((request, reply) => sendCached(request, reply, metadata(services.keys()), 300));
+  const discovery = guarded((request, reply) =>
+    sendCached(request, reply, metadata(services.keys()), 'public, max-age=300'),
+  );
   for (const url of [
     '/oauth/.well-known/openid-configuration',
     '/.well-known/openid-configuration',
@@ -115,6 +117,6 @@ export async function discoveryRoutes(
   }
   app.get(
     '/oauth/keys',
-    guarded((request, reply) => sendCached(request, reply, jwks(services.keys()), 60)),
+    guarded((request, reply) => sendCached(request, reply, jwks(services.keys()), 'public, max-age=60')),
   );
 }
