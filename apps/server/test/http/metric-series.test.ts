@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { counterSeries, histogramSeries } from '../../src/metric-series.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
+import { seededRandom } from '../helpers/random.js';
 
-// A small deterministic PRNG (mulberry32), so a failure reproduces.
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+// Deterministic, so a failure reproduces.
+const random = seededRandom;
 
 const NAMES = [
   'idgate_http_requests_total',

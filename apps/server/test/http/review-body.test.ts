@@ -1,6 +1,7 @@
 import { TokenReviewRequest } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
 import { quickTokenReview } from '../../src/routes/oauth/review-body.js';
+import { seededRandom } from '../helpers/random.js';
 
 const V1 = 'authentication.k8s.io/v1';
 const V1BETA1 = 'authentication.k8s.io/v1beta1';
@@ -17,17 +18,8 @@ function expectAgreement(body: unknown): boolean {
   return true;
 }
 
-// A small deterministic PRNG (mulberry32), so a failure reproduces.
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+// Deterministic, so a failure reproduces.
+const random = seededRandom;
 
 const KEYS = [
   'apiVersion',
