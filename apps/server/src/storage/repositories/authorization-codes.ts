@@ -5,6 +5,7 @@ import {
   type ConflictFields,
   fromJsonArray,
   insertUnique,
+  purgeExpiredRows,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -70,13 +71,7 @@ export function createAuthorizationCodeRepository(ctx: RepositoryContext): Autho
         .execute();
     },
 
-    async purgeExpired(now) {
-      const result = await db
-        .deleteFrom('authorization_codes')
-        .where('expires_at', '<', toMs(now))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
+    purgeExpired: (now) => purgeExpiredRows(db, 'authorization_codes', now),
   };
 }
 

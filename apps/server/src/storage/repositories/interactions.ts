@@ -5,6 +5,7 @@ import {
   type ConflictFields,
   fromJsonObject,
   insertUnique,
+  purgeExpiredRows,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -56,14 +57,7 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
       return result.numDeletedRows > 0n;
     },
 
-    async purgeExpired(now) {
-      // `<`, as for authorization codes and refresh tokens: "expired before now".
-      const result = await db
-        .deleteFrom('interactions')
-        .where('expires_at', '<', toMs(now))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
+    purgeExpired: (now) => purgeExpiredRows(db, 'interactions', now),
   };
 }
 

@@ -4,6 +4,7 @@ import type { LoginTransactionsTable } from '../schema.js';
 import {
   type ConflictFields,
   insertUnique,
+  purgeExpiredRows,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -60,13 +61,7 @@ export function createLoginTransactionRepository(ctx: RepositoryContext): LoginT
       };
     },
 
-    async purgeExpired(now) {
-      const result = await db
-        .deleteFrom('login_transactions')
-        .where('expires_at', '<', toMs(now))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
+    purgeExpired: (now) => purgeExpiredRows(db, 'login_transactions', now),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   type ConflictFields,
   fromJsonArray,
   insertUnique,
+  purgeExpiredRows,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -59,13 +60,7 @@ export function createRefreshTokenRepository(ctx: RepositoryContext): RefreshTok
       return { status: result.numUpdatedRows > 0n ? 'rotated' : 'reused', token: toToken(row) };
     },
 
-    async purgeExpired(now) {
-      const result = await db
-        .deleteFrom('refresh_tokens')
-        .where('expires_at', '<', toMs(now))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
+    purgeExpired: (now) => purgeExpiredRows(db, 'refresh_tokens', now),
   };
 }
 

@@ -102,3 +102,15 @@ function uniqueViolation(error: unknown): string | undefined {
   }
   return undefined;
 }
+
+/** Tables whose rows lapse at `expires_at` and are purged once it is past. */
+type ExpiringTable = 'authorization_codes' | 'refresh_tokens' | 'login_transactions' | 'interactions';
+
+/**
+ * Deletes the rows of `table` that expired before `now` (`<`: a row expiring at `now` stays for
+ * this instant) and returns how many went.
+ */
+export async function purgeExpiredRows(db: Kysely<Schema>, table: ExpiringTable, now: Date): Promise<number> {
+  const result = await db.deleteFrom(table).where('expires_at', '<', toMs(now)).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
