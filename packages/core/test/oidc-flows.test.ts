@@ -47,7 +47,8 @@ async function setup(overrides: Parameters<typeof client>[0] = {}) {
     storage,
     lifetimes: { idToken: 600, grant: 7200, maxAccessToken: 600 },
   };
-  const user = (await storage.users.findById('u-alice'))!;
+  const user = await storage.users.findById('u-alice');
+  if (user === undefined) throw new Error('the fixture user is missing');
   const request: AuthorizationRequest = {
     clientId: registered.clientId,
     redirectUri: REDIRECT,

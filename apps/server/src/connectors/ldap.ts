@@ -32,6 +32,7 @@ const MAX_USERNAME_LENGTH = 256;
  */
 export function escapeFilterValue(value: string): string {
   return value.replace(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: RFC 4515 escapes control characters
     /[*()\\\x00-\x1f\x7f]/g,
     (char) => `\\${char.charCodeAt(0).toString(16).padStart(2, '0')}`,
   );
@@ -205,6 +206,7 @@ function subjectOf(entry: Entry, attribute: string): string {
   if (first === undefined || first.length === 0) return entry.dn;
   if (typeof first === 'string') return first;
   const text = first.toString('utf8');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters make a value binary
   const printable = Buffer.from(text, 'utf8').equals(first) && !/[\x00-\x1f\x7f\ufffd]/.test(text);
   return printable ? text : first.toString('hex');
 }

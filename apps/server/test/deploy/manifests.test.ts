@@ -30,6 +30,7 @@ type Manifest = {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string };
+  // biome-ignore lint/suspicious/noExplicitAny: manifests are walked field by field, each read asserted
 } & Record<string, any>;
 
 function yamlFiles(dir: string): string[] {

@@ -88,6 +88,17 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
     upstream.nextAccount = 'u-100';
   });
 
+  const account = (subject: string) => {
+    const found = upstream.accounts.get(subject);
+    if (found === undefined) throw new Error(`the upstream has no account ${subject}`);
+    return found;
+  };
+  const userNamed = async (username: string) => {
+    const user = await t.server.services.storage.users.findByUsername(username);
+    if (user === undefined) throw new Error(`idgate has no user ${username}`);
+    return user;
+  };
+
   /** Follows /oauth/login/{idp} through the upstream and back; returns idgate's callback answer. */
   async function viaUpstream(agent: UserAgent, start: string): Promise<Response> {
     let response = await agent.request(start);
@@ -136,7 +147,7 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
     // Prefixed with the provider's name, and an upstream can never claim system:masters.
     expect(status.user?.groups).toEqual(['corp:engineering', 'corp:system:masters']);
     const identities = await t.server.services.storage.identities.listByUser(
-      (await t.server.services.storage.users.findByUsername('alice.smith'))!.id,
+      (await userNamed('alice.smith')).id,
     );
     expect(identities).toMatchObject([
       { provider: 'corp', subject: 'u-100', groups: ['corp:engineering', 'corp:system:masters'] },
@@ -144,14 +155,14 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
   });
 
   it('refreshes groups at every sign-in', async () => {
-    upstream.accounts.set('u-100', { ...upstream.accounts.get('u-100')!, groups: ['platform'] });
+    upstream.accounts.set('u-100', { ...account('u-100'), groups: ['platform'] });
     try {
       const response = await viaUpstream(new UserAgent(), `${t.issuer}/login/corp`);
       const { access_token } = (await response.json()) as { access_token: string };
       expect((await review(access_token)).user?.groups).toEqual(['corp:platform']);
     } finally {
       upstream.accounts.set('u-100', {
-        ...upstream.accounts.get('u-100')!,
+        ...account('u-100'),
         groups: ['engineering', 'system:masters'],
       });
     }
@@ -406,8 +417,8 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
       const { access_token } = (await first.json()) as { access_token: string };
       const username = (await review(access_token)).user?.username as string;
       expect(username).toMatch(/^bob-[0-9a-f]{6}$/);
-      const user = await t.server.services.storage.users.findByUsername(username);
-      await t.server.services.storage.users.update(user!.id, { disabled: true, updatedAt: new Date() });
+      const user = await userNamed(username);
+      await t.server.services.storage.users.update(user.id, { disabled: true, updatedAt: new Date() });
       const refused = await viaUpstream(new UserAgent(), `${t.issuer}/login/corp`);
       expect(await refused.json()).toEqual({
         error: 'access_denied',

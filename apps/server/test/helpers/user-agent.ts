@@ -58,12 +58,12 @@ export function readForm(html: string): { action: string; fields: Record<string,
   for (const input of (form[2] as string).matchAll(
     /<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g,
   )) {
-    fields[input[1] as string] = unescape(input[2] as string);
+    fields[input[1] as string] = unescapeHtml(input[2] as string);
   }
-  return { action: unescape(form[1] as string), fields };
+  return { action: unescapeHtml(form[1] as string), fields };
 }
 
-function unescape(value: string): string {
+function unescapeHtml(value: string): string {
   return value
     .replace(/&quot;/g, '"')
     .replace(/&#39;/g, "'")

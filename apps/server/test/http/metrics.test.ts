@@ -46,7 +46,11 @@ function parseSamples(text: string): Sample[] {
 }
 
 /** The value of the sample `name` with exactly these labels (undefined when there is none). */
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+function sampleValue(
+  samples: Sample[],
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const wanted = Object.entries(labels).sort();
   return samples.find(
     (s) => s.name === name && JSON.stringify(Object.entries(s.labels).sort()) === JSON.stringify(wanted),
@@ -111,7 +115,7 @@ describe.each(testDatabaseUrls())('GET /metrics on $name', (kind) => {
 
   it('counts requests by method, route pattern and status', () => {
     const requests = (method: string, route: string, status: string) =>
-      valueOf(samples, 'idgate_http_requests_total', { method, route, status });
+      sampleValue(samples, 'idgate_http_requests_total', { method, route, status });
     expect(requests('GET', '/oauth/.well-known/openid-configuration', '200')).toBe(1);
     expect(requests('POST', '/oauth/token', '401')).toBe(1);
     expect(requests('POST', '/oauth/token', '200')).toBe(1);
@@ -126,14 +130,14 @@ describe.each(testDatabaseUrls())('GET /metrics on $name', (kind) => {
 
   it('times requests in a histogram with sub-millisecond buckets', () => {
     const labels = { method: 'POST', route: '/oauth/token' };
-    expect(valueOf(samples, 'idgate_http_request_duration_seconds_count', labels)).toBe(2);
-    expect(valueOf(samples, 'idgate_http_request_duration_seconds_sum', labels)).toBeGreaterThan(0);
+    expect(sampleValue(samples, 'idgate_http_request_duration_seconds_count', labels)).toBe(2);
+    expect(sampleValue(samples, 'idgate_http_request_duration_seconds_sum', labels)).toBeGreaterThan(0);
     expect(
-      valueOf(samples, 'idgate_http_request_duration_seconds_bucket', { ...labels, le: '0.0005' }),
+      sampleValue(samples, 'idgate_http_request_duration_seconds_bucket', { ...labels, le: '0.0005' }),
     ).toEqual(expect.any(Number));
-    expect(valueOf(samples, 'idgate_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' })).toBe(
-      2,
-    );
+    expect(
+      sampleValue(samples, 'idgate_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }),
+    ).toBe(2);
   });
 
   it('counts issued tokens by grant type, successful responses only', () => {
@@ -172,7 +176,7 @@ describe.each(testDatabaseUrls())('GET /metrics on $name', (kind) => {
   });
 
   it('reports the database pool', () => {
-    const pool = (state: string) => valueOf(samples, 'idgate_db_pool', { state });
+    const pool = (state: string) => sampleValue(samples, 'idgate_db_pool', { state });
     const [total, idle, waiting] = [pool('total'), pool('idle'), pool('waiting')];
     if (kind.name === 'sqlite') {
       expect({ total, idle, waiting }).toEqual({ total: 1, idle: 1, waiting: 0 });
@@ -189,7 +193,7 @@ describe.each(testDatabaseUrls())('GET /metrics on $name', (kind) => {
     await settle();
     const next = parseSamples(await (await fetch(`${t.baseUrl}/metrics`)).text());
     expect(
-      valueOf(next, 'idgate_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }),
+      sampleValue(next, 'idgate_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }),
     ).toBe(1);
     // Another server in this process starts from zero.
     const other = await startTestServer(kind);
@@ -242,9 +246,9 @@ describe.each(testDatabaseUrls())('tokens answered by a federation callback on $
     await settle();
     const text = await (await fetch(`${t.baseUrl}/metrics`)).text();
     const samples = parseSamples(text);
-    expect(valueOf(samples, 'idgate_tokens_issued_total', { grant_type: 'federation' })).toBe(1);
+    expect(sampleValue(samples, 'idgate_tokens_issued_total', { grant_type: 'federation' })).toBe(1);
     expect(
-      valueOf(samples, 'idgate_http_requests_total', {
+      sampleValue(samples, 'idgate_http_requests_total', {
         method: 'GET',
         route: '/oauth/callback/:callback',
         status: '200',
@@ -268,8 +272,8 @@ describe('metric helpers', () => {
     recordTokenReview(metrics, { authenticated: false, error: `something new about eyJ${randomUUID()}` });
     recordTokenReview(metrics, { authenticated: false });
     const samples = await scrape(metrics);
-    expect(valueOf(samples, 'idgate_token_reviews_total', { outcome: 'authenticated' })).toBe(2);
-    expect(valueOf(samples, 'idgate_token_reviews_total', { outcome: 'denied' })).toBe(4);
+    expect(sampleValue(samples, 'idgate_token_reviews_total', { outcome: 'authenticated' })).toBe(2);
+    expect(sampleValue(samples, 'idgate_token_reviews_total', { outcome: 'denied' })).toBe(4);
     expect(
       named(samples, 'idgate_token_review_denials_total').map((s) => [s.labels.reason, s.value]),
     ).toEqual([
@@ -337,7 +341,7 @@ describe('metric helpers', () => {
     expect((await repo.failuresForUsername('alice', new Date(0))).count).toBe(4);
     const samples = await scrape(metrics);
     const logins = (provider: string, outcome: string) =>
-      valueOf(samples, 'idgate_logins_total', { provider, outcome });
+      sampleValue(samples, 'idgate_logins_total', { provider, outcome });
     expect(logins('password', 'success')).toBe(1);
     expect(logins('password', 'failure')).toBe(1);
     expect(logins('password', 'locked')).toBe(2);
@@ -379,7 +383,7 @@ describe('metric helpers', () => {
     const a = createMetrics();
     const b = createMetrics();
     a.tokensIssued.inc({ grant_type: 'password' });
-    expect(valueOf(await scrape(a), 'idgate_tokens_issued_total', { grant_type: 'password' })).toBe(1);
+    expect(sampleValue(await scrape(a), 'idgate_tokens_issued_total', { grant_type: 'password' })).toBe(1);
     expect(named(await scrape(b), 'idgate_tokens_issued_total')).toEqual([]);
   });
 
@@ -415,22 +419,24 @@ describe('metric helpers', () => {
     answered('GET', '/oauth/callback/:callback', 200);
     let samples = await scrape(metrics);
     const requests = (method: string, route: string, status: string) =>
-      valueOf(samples, 'idgate_http_requests_total', { method, route, status });
+      sampleValue(samples, 'idgate_http_requests_total', { method, route, status });
     expect(requests('POST', '/oauth/authenticate', '200')).toBe(2);
     expect(requests('POST', '/oauth/authenticate', '401')).toBe(1);
     expect(requests('other', 'unmatched', '404')).toBe(1);
     expect(requests('GET', 'unmatched', '404')).toBe(1);
     expect(named(samples, 'idgate_http_requests_total')).toHaveLength(7);
     const review = { method: 'POST', route: '/oauth/authenticate' };
-    expect(valueOf(samples, 'idgate_http_request_duration_seconds_count', review)).toBe(3);
-    expect(valueOf(samples, 'idgate_http_request_duration_seconds_sum', review)).toBeCloseTo(3.004, 6);
-    expect(valueOf(samples, 'idgate_http_request_duration_seconds_bucket', { ...review, le: '0.0025' })).toBe(
-      2,
-    );
-    expect(valueOf(samples, 'idgate_http_request_duration_seconds_bucket', { ...review, le: '2.5' })).toBe(2);
-    expect(valueOf(samples, 'idgate_http_request_duration_seconds_bucket', { ...review, le: '+Inf' })).toBe(
-      3,
-    );
+    expect(sampleValue(samples, 'idgate_http_request_duration_seconds_count', review)).toBe(3);
+    expect(sampleValue(samples, 'idgate_http_request_duration_seconds_sum', review)).toBeCloseTo(3.004, 6);
+    expect(
+      sampleValue(samples, 'idgate_http_request_duration_seconds_bucket', { ...review, le: '0.0025' }),
+    ).toBe(2);
+    expect(
+      sampleValue(samples, 'idgate_http_request_duration_seconds_bucket', { ...review, le: '2.5' }),
+    ).toBe(2);
+    expect(
+      sampleValue(samples, 'idgate_http_request_duration_seconds_bucket', { ...review, le: '+Inf' }),
+    ).toBe(3);
     expect(
       named(samples, 'idgate_tokens_issued_total').map((sample) => [sample.labels.grant_type, sample.value]),
     ).toEqual([
@@ -443,7 +449,7 @@ describe('metric helpers', () => {
     samples = await scrape(metrics);
     expect(requests('POST', '/oauth/authenticate', '200')).toBe(1);
     expect(named(samples, 'idgate_http_requests_total')).toHaveLength(1);
-    expect(valueOf(samples, 'idgate_http_request_duration_seconds_count', review)).toBe(1);
+    expect(sampleValue(samples, 'idgate_http_request_duration_seconds_count', review)).toBe(1);
   });
 
   it('observeDatabasePool reports SQLite as one connection', async () => {
@@ -452,7 +458,7 @@ describe('metric helpers', () => {
       const metrics = createMetrics();
       expect(named(await scrape(metrics), 'idgate_db_pool')).toEqual([]);
       observeDatabasePool(metrics, database);
-      expect(valueOf(await scrape(metrics), 'idgate_db_pool', { state: 'total' })).toBe(1);
+      expect(sampleValue(await scrape(metrics), 'idgate_db_pool', { state: 'total' })).toBe(1);
     } finally {
       await database.close();
     }

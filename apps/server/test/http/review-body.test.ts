@@ -230,6 +230,7 @@ describe('quickTokenReview', () => {
       nullProto,
       { apiVersion: V1, kind: 'TokenReview', spec: { token: undefined } },
       { apiVersion: V1, kind: 'TokenReview', spec: { token: 't' }, metadata: { a: undefined } },
+      // biome-ignore lint/suspicious/noSparseArray: a hole is one of the hostile inputs
       { apiVersion: V1, kind: 'TokenReview', spec: { audiences: [, 'a'] } },
       { apiVersion: V1, kind: 'TokenReview', spec: new Map([['token', 't']]) },
       new Date(),

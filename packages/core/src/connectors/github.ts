@@ -1,14 +1,5 @@
 import type { GitHubProviderConfig } from '@idgate/schema';
-import {
-  BEARER_TOKEN,
-  isRecord,
-  type RestAnswer,
-  RestUpstream,
-  refusalDetail,
-  safeJson,
-  text,
-  unexpected,
-} from './rest.js';
+import { BEARER_TOKEN, isRecord, RestUpstream, refusalDetail, safeJson, text, unexpected } from './rest.js';
 import {
   ConnectorError,
   type ConnectorFailure,

@@ -1,14 +1,5 @@
 import type { GitLabProviderConfig } from '@idgate/schema';
-import {
-  BEARER_TOKEN,
-  isRecord,
-  type RestAnswer,
-  RestUpstream,
-  refusalDetail,
-  safeJson,
-  text,
-  unexpected,
-} from './rest.js';
+import { BEARER_TOKEN, isRecord, RestUpstream, refusalDetail, safeJson, text, unexpected } from './rest.js';
 import {
   ConnectorError,
   type ConnectorFailure,
@@ -70,12 +61,12 @@ export function createGitLabConnector(
     });
 
   async function loadIdentity(accessToken: string, refused: ConnectorFailure): Promise<ExternalIdentity> {
-    const [userRestAnswer, userinfoRestAnswer] = await Promise.all([
+    const [userAnswer, userinfoAnswer] = await Promise.all([
       rest.apiGet(new URL(`${baseUrl}/api/v4/user`), accessToken, refused),
       rest.apiGet(new URL(`${baseUrl}/oauth/userinfo`), accessToken, refused),
     ]);
-    const user = parseUser(rest.checkedBody(userRestAnswer, 'user'));
-    const groups = parseGroups(rest.checkedBody(userinfoRestAnswer, 'userinfo'));
+    const user = parseUser(rest.checkedBody(userAnswer, 'user'));
+    const groups = parseGroups(rest.checkedBody(userinfoAnswer, 'userinfo'));
     if (allowed.length > 0 && !isAllowed(groups)) {
       throw new ConnectorError(
         'not_allowed',
