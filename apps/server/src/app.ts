@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { AppContext } from './context.js';
 import { installErrorHandler } from './http/errors.js';
 import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
@@ -15,11 +17,17 @@ import { logoutRoutes } from './routes/oauth/logout.js';
 import { resourceRoutes } from './routes/oauth/resource.js';
 import { tokenRoutes } from './routes/oauth/token.js';
 import { openapiRoutes } from './routes/openapi.js';
-import type { Services } from './services.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The application context every route works with (see `createAppContext`). */
+    readonly idgate: AppContext;
+  }
+}
 
 /** What {@link buildApp} composes. */
 export interface BuildAppOptions {
-  services: Services;
+  context: AppContext;
   /** A pino logger or its options; `false` for none. Defaults to JSON logs at the configured level. */
   logger?: FastifyServerOptions['logger'];
   /** Where log lines go (for tests that read them); defaults to stdout. */
@@ -34,11 +42,11 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  * parameters are redacted from URLs.
  */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
-  const { services } = options;
+  const { context } = options;
   const logger: NonNullable<FastifyServerOptions['logger']> =
     options.logger ??
     ({
-      level: services.config.log.level,
+      level: context.config.log.level,
       ...(options.logStream === undefined ? {} : { stream: options.logStream }),
       redact: {
         paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
@@ -55,8 +63,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     } as NonNullable<FastifyServerOptions['logger']>);
   const app = Fastify({
     logger,
-    bodyLimit: services.config.bodyLimit,
-    trustProxy: services.config.trustProxy,
+    bodyLimit: context.config.bodyLimit,
+    trustProxy: context.config.trustProxy,
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
@@ -71,19 +79,25 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     reply.header('X-Content-Type-Options', 'nosniff');
     done();
   });
+  app.decorate('idgate', context);
   installErrorHandler(app);
   installFormParser(app);
-  await app.register(metricsRoutes, { services });
-  await app.register(healthRoutes, { services });
-  await app.register(discoveryRoutes, { services });
-  await app.register(tokenRoutes, { services });
-  await app.register(tokenReviewRoutes, { services });
-  await app.register(authorizeRoutes, { services });
-  await app.register(loginRoutes, { services });
-  await app.register(logoutRoutes, { services });
-  await app.register(resourceRoutes, { services });
-  await app.register(federationRoutes, { services });
-  await app.register(adminIdentityProviderRoutes, { services });
-  await app.register(openapiRoutes, { services });
+  await app.register(metricsRoutes);
+  await app.register(healthRoutes);
+  await app.register(discoveryRoutes);
+  await app.register(tokenRoutes);
+  await app.register(tokenReviewRoutes);
+  // The pages a browser goes through, with cookies: parsed and set only in this scope, so the
+  // machine-facing routes (TokenReview, token, introspection) pay for no cookie hooks.
+  await app.register(async (browser) => {
+    await browser.register(fastifyCookie);
+    await browser.register(authorizeRoutes);
+    await browser.register(loginRoutes);
+    await browser.register(logoutRoutes);
+    await browser.register(federationRoutes);
+  });
+  await app.register(resourceRoutes);
+  await app.register(adminIdentityProviderRoutes);
+  await app.register(openapiRoutes);
   return app;
 }

@@ -2,8 +2,7 @@ import { ACCESS_TOKEN_REJECTION_MESSAGES, type LoginAttemptRepository } from '@i
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { counterSeries, histogramSeries } from './metric-series.js';
-import type { Services } from './services.js';
-import { type Database, postgresPool } from './storage/database.js';
+import type { Database } from './storage/database.js';
 
 /**
  * The Prometheus metrics of one server. Each server has its own registry (not prom-client's global
@@ -21,13 +20,14 @@ export interface Metrics {
   readonly databasePool: Gauge<'state'>;
 }
 
-/** What `idgate_db_pool` reports; set by {@link observeDatabasePool}. */
-type PoolReading = () => { total: number; idle: number; waiting: number };
-
-const pools = new WeakMap<Metrics, PoolReading>();
-
-/** A fresh set of idgate metrics in its own registry, with the default process metrics. */
-export function createMetrics(): Metrics {
+/**
+ * A fresh set of idgate metrics in its own registry, with the default process metrics; with a
+ * `database`, `idgate_db_pool{state}` reports its connections, read at scrape time. PostgreSQL: the
+ * pg pool's total, idle and waiting counts. SQLite: one connection (total=1; the driver is
+ * synchronous, so it is idle whenever a scrape runs).
+ */
+export function createMetrics(database?: Database): Metrics {
+  const pool = database?.pool;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const databasePool = new Gauge({
@@ -37,15 +37,13 @@ export function createMetrics(): Metrics {
     registers: [registry],
     collect() {
       // Read at scrape time only: nothing polls the pool in between.
-      const read = pools.get(metrics);
-      if (read === undefined) return;
-      const { total, idle, waiting } = read();
-      this.set({ state: 'total' }, total);
-      this.set({ state: 'idle' }, idle);
-      this.set({ state: 'waiting' }, waiting);
+      if (database === undefined) return;
+      this.set({ state: 'total' }, pool?.totalCount ?? 1);
+      this.set({ state: 'idle' }, pool?.idleCount ?? 1);
+      this.set({ state: 'waiting' }, pool?.waitingCount ?? 0);
     },
   });
-  const metrics: Metrics = {
+  return {
     registry,
     httpRequests: new Counter({
       name: 'idgate_http_requests_total',
@@ -86,38 +84,6 @@ export function createMetrics(): Metrics {
     }),
     databasePool,
   };
-  return metrics;
-}
-
-const byServices = new WeakMap<Services, Metrics>();
-
-/**
- * The metrics of the server `services` belong to, made on first use (with the database pool
- * observed), so any module can count without them being threaded through.
- */
-export function metricsFor(services: Services): Metrics {
-  let metrics = byServices.get(services);
-  if (metrics === undefined) {
-    metrics = createMetrics();
-    observeDatabasePool(metrics, services.database);
-    byServices.set(services, metrics);
-  }
-  return metrics;
-}
-
-/**
- * Reports `idgate_db_pool{state}` for `database`, read at scrape time. PostgreSQL: the pg pool's
- * total, idle and waiting counts. SQLite: one connection (total=1; the driver is synchronous, so
- * it is idle whenever a scrape runs).
- */
-export function observeDatabasePool(metrics: Metrics, database: Database): void {
-  const pool = postgresPool(database);
-  pools.set(
-    metrics,
-    pool === undefined
-      ? () => ({ total: 1, idle: 1, waiting: 0 })
-      : () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-  );
 }
 
 // `status.error` of a denied review → a short, bounded reason.
@@ -138,7 +104,7 @@ export function denialReason(error: string | undefined): string {
 
 /**
  * Counts one decided TokenReview (call it with the answer's `status`).
- * @example recordTokenReview(metricsFor(services), answer.status);
+ * @example recordTokenReview(context.metrics, answer.status);
  */
 export function recordTokenReview(
   metrics: Metrics,
@@ -201,7 +167,7 @@ function providerLabel(metrics: Metrics, provider: string): string {
  * `repo` with every recorded attempt counted in `idgate_logins_total{provider,outcome}`: outcome
  * `success`, `locked` (refused by brute-force protection) or `failure`. Every other method is
  * `repo`'s own.
- * @example new LoginThrottle(instrumentLoginAttempts(services.storage.loginAttempts, metricsFor(services)), …)
+ * @example new LoginThrottle(instrumentLoginAttempts(storage.loginAttempts, metrics), …)
  */
 export function instrumentLoginAttempts(
   repo: LoginAttemptRepository,

@@ -1,14 +1,16 @@
+import type { Clock } from '@idgate/core';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ChangeFeed } from './cache/change-feed.js';
-import { attachDirectory, Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
+import { type AppContext, createAppContext } from './context.js';
 import { openServices, type Services } from './services.js';
 
 /** A running server. */
 export interface RunningServer {
   app: FastifyInstance;
   services: Services;
+  /** What the routes work with. */
+  context: AppContext;
   /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
   address: string;
   /** Stops accepting connections, finishes in-flight requests, closes the database. */
@@ -21,7 +23,7 @@ export interface RunningServer {
  */
 export async function startServer(
   config: IdgateConfig,
-  options: { handleSignals?: boolean; logStream?: NodeJS.WritableStream } = {},
+  options: { handleSignals?: boolean; logStream?: NodeJS.WritableStream; clock?: Clock } = {},
 ): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
   // Services start before the app (and its logger) exists; their messages wait for it.
@@ -30,23 +32,22 @@ export async function startServer(
     warn: (message: string) => (app ? app.log.warn(message) : early.push({ level: 'warn', message })),
     info: (message: string) => (app ? app.log.info(message) : early.push({ level: 'info', message })),
   };
-  const services = await openServices(config, { logger });
-  const feed = new ChangeFeed(services.database, {
-    ...(services.database.dialect === 'postgres' ? { listenUrl: config.database.url } : {}),
-    onError: (err, what) => app?.log.warn({ err }, `change feed: ${what} failed`),
+  const services = await openServices(config, {
+    logger,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
-  const directory = new Directory(services);
+  let running: Awaited<ReturnType<typeof createAppContext>>;
   try {
-    await directory.start(feed);
-    await feed.start();
+    running = await createAppContext(services, {
+      onFeedError: (err, what) => app?.log.warn({ err }, `change feed: ${what} failed`),
+    });
   } catch (error) {
-    await feed.stop();
     await services.close();
     throw error;
   }
-  attachDirectory(services, directory);
+  const { context } = running;
   app = await buildApp({
-    services,
+    context,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   });
   for (const { level, message } of early) app.log[level](message);
@@ -54,7 +55,7 @@ export async function startServer(
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      await feed.stop();
+      await running.stop();
       await app.close();
       await services.close();
     })();
@@ -87,5 +88,5 @@ export async function startServer(
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   }
-  return { app, services, address, close };
+  return { app, services, context, address, close };
 }

@@ -7,14 +7,19 @@ import {
   KeyRing,
   type PasswordHasher,
   type SigningKeyPolicy,
-  type Storage,
   systemClock,
 } from '@idgate/core';
-import { recordChanges } from './cache/change-log.js';
+import { LocalChanges, recordChanges } from './cache/change-log.js';
 import type { IdgateConfig } from './config.js';
 import { nodeJws } from './crypto/node-jws.js';
 import { argon2idHasher } from './password-hasher.js';
-import { createSqlStorage, type Database, migrateToLatest, openDatabase } from './storage/index.js';
+import {
+  createSqlStorage,
+  type Database,
+  migrateToLatest,
+  openDatabase,
+  type SqlStorage,
+} from './storage/index.js';
 import { withSigningKeyLock } from './storage/locks.js';
 
 /** Where warnings at start go (pino, or the CLI's stderr). */
@@ -27,7 +32,10 @@ export interface StartupLogger {
 export interface Services {
   readonly config: IdgateConfig;
   readonly database: Database;
-  readonly storage: Storage;
+  /** Storage that records every change other processes may cache (see `recordChanges`). */
+  readonly storage: SqlStorage;
+  /** This process's own committed changes, for its caches. */
+  readonly changes: LocalChanges;
   readonly hasher: PasswordHasher;
   readonly clock: Clock;
   readonly keyPolicy: SigningKeyPolicy;
@@ -88,7 +96,8 @@ export async function openServices(
   try {
     const { applied } = await migrateToLatest(database);
     if (applied.length > 0) options.logger.info(`applied migrations: ${applied.join(', ')}`);
-    const storage = recordChanges(createSqlStorage(database), database);
+    const changes = new LocalChanges();
+    const storage = recordChanges(createSqlStorage(database), database, changes);
     const clock = options.clock ?? systemClock;
     const hasher = options.hasher ?? argon2idHasher();
     const keyPolicy: SigningKeyPolicy = {
@@ -134,6 +143,7 @@ export async function openServices(
       config,
       database,
       storage,
+      changes,
       hasher,
       clock,
       keyPolicy,

@@ -1,7 +1,8 @@
 import type { GrantType, ProviderMetadata, SigningAlgorithm } from '@idgate/schema';
+import { USER_SCOPES } from './scopes.js';
 
 /** The scopes idgate understands on behalf of users. */
-export const SUPPORTED_SCOPES = ['openid', 'profile', 'email', 'groups', 'offline_access'] as const;
+export const SUPPORTED_SCOPES = USER_SCOPES;
 
 /** The claims idgate can put into ID tokens and userinfo. */
 export const SUPPORTED_CLAIMS = [

@@ -6,6 +6,7 @@ export {
   type GeneratedApiKey,
   generateApiKey,
 } from './api-keys/api-key.js';
+export { giveConsent } from './authorize/consent.js';
 export {
   AUTHORIZATION_CODE_TTL_SECONDS,
   type Authentication,
@@ -55,6 +56,7 @@ export type {
   GrantStorage,
   TokenEndpointContext,
 } from './grants/context.js';
+export { issueFederatedTokens } from './grants/federation.js';
 export { type FormFields, parseTokenRequest } from './grants/parse.js';
 export { passwordGrant } from './grants/password.js';
 export { refreshTokenGrant } from './grants/refresh-token.js';
@@ -136,7 +138,7 @@ export {
   StorageConflictError,
   type UserRepository,
 } from './ports/storage.js';
-export { grantedScope, parseScope, tokenAudience } from './scopes.js';
+export { grantedScope, parseScope, tokenAudience, USER_SCOPES } from './scopes.js';
 export { generateSecret, hashSecret, verifySecret } from './secrets.js';
 export {
   DEFAULT_LOGIN_THROTTLE,
@@ -145,6 +147,23 @@ export {
   type LoginThrottlePolicy,
   type ThrottleDecision,
 } from './security/login-throttle.js';
+export { type EndSessionContext, endBrowserSession } from './sessions/end-session.js';
+export {
+  type IdentityMapping,
+  type IdentityMappingContext,
+  type IdentityMappingPolicy,
+  mapExternalIdentity,
+  normalizeUsername,
+  providerGroups,
+  signInWithExternalIdentity,
+} from './sign-in/external.js';
+export {
+  type PasswordSignIn,
+  type PasswordSignInContext,
+  type PasswordSignInFailure,
+  type PasswordSignInRequest,
+  signInWithPassword,
+} from './sign-in/password.js';
 export {
   reviewToken,
   SERVICE_IDENTITY,

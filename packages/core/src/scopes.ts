@@ -1,6 +1,13 @@
 import { IdgateError } from './errors.js';
 import type { ClientRecord } from './model.js';
 
+/**
+ * The scopes about an end-user that idgate understands (OIDC Core §5.4, plus `groups` and
+ * `offline_access`): what discovery advertises, what a federated sign-in's token set may carry,
+ * and what means nothing when a client acts for itself.
+ */
+export const USER_SCOPES = ['openid', 'profile', 'email', 'groups', 'offline_access'] as const;
+
 // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 

@@ -9,7 +9,7 @@ import {
   nextAuthorizationStep,
 } from '@idgate/core';
 import type { FastifyReply } from 'fastify';
-import type { Services } from '../services.js';
+import type { AppContext } from '../context.js';
 import { messagePage } from '../views/message.js';
 import { sendPage } from './pages.js';
 import type { BrowserState } from './state.js';
@@ -23,17 +23,17 @@ export class AuthorizationFlow {
   readonly assetsPath: string;
 
   constructor(
-    private readonly services: Services,
+    private readonly idgate: AppContext,
     private readonly state: BrowserState,
   ) {
-    const path = new URL(services.config.issuer).pathname;
+    const path = new URL(idgate.config.issuer).pathname;
     this.loginPath = `${path}/login`;
     this.assetsPath = `${path}/assets`;
   }
 
   /** Sends the browser back to the client with an error, when the error may go there, else shows it. */
   fail(reply: FastifyReply, error: AuthorizationError): FastifyReply {
-    const url = authorizationErrorUrl(error, this.services.config.issuer);
+    const url = authorizationErrorUrl(error, this.idgate.config.issuer);
     if (url !== undefined) return reply.redirect(url, 303);
     return this.errorPage(reply, 400, error.description);
   }
@@ -60,8 +60,8 @@ export class AuthorizationFlow {
     let step: Awaited<ReturnType<typeof nextAuthorizationStep>>;
     try {
       step = await nextAuthorizationStep(request, client, authentication, {
-        clock: this.services.clock,
-        consents: this.services.storage.consents,
+        clock: this.idgate.clock,
+        consents: this.idgate.storage.consents,
         ...(options.consentGiven ? { consentGiven: true } : {}),
       });
     } catch (error) {
@@ -72,13 +72,13 @@ export class AuthorizationFlow {
     }
     if (step.kind === 'issue') {
       const code = await issueAuthorizationCode(request, authentication as Authentication, {
-        clock: this.services.clock,
-        codes: this.services.storage.authorizationCodes,
+        clock: this.idgate.clock,
+        codes: this.idgate.storage.authorizationCodes,
       });
       if (options.interactionId !== undefined)
         await this.state.finishInteraction(reply, options.interactionId);
       return reply.redirect(
-        authorizationResponseUrl(request.redirectUri, this.services.config.issuer, {
+        authorizationResponseUrl(request.redirectUri, this.idgate.config.issuer, {
           code,
           state: request.state,
         }),
@@ -90,7 +90,7 @@ export class AuthorizationFlow {
       const interaction = await this.state.createInteraction(reply, request);
       interactionId = interaction.id;
       if (step.kind === 'consent' && authentication !== undefined) {
-        await this.services.storage.interactions.setUser(
+        await this.idgate.storage.interactions.setUser(
           interactionId,
           authentication.user.id,
           authentication.authTime,

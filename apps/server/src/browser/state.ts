@@ -9,8 +9,8 @@ import {
   verifySecret,
 } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseCookies, serializeCookie } from '../http/cookies.js';
-import type { Services } from '../services.js';
+import type { AppContext } from '../context.js';
+import { cookieOptions } from '../http/cookies.js';
 
 const SESSION_COOKIE = 'idgate_session';
 const INTERACTION_COOKIE = 'idgate_ix_';
@@ -33,36 +33,30 @@ export class BrowserState {
   readonly #path: string;
   readonly #secure: boolean;
 
-  constructor(private readonly services: Services) {
-    const issuer = new URL(services.config.issuer);
+  constructor(private readonly idgate: AppContext) {
+    const issuer = new URL(idgate.config.issuer);
     this.#path = issuer.pathname;
     this.#secure = issuer.protocol === 'https:';
   }
 
   #cookie(reply: FastifyReply, name: string, value: string, maxAge: number): void {
-    const cookies = reply.getHeader('set-cookie');
-    const list =
-      cookies === undefined ? [] : Array.isArray(cookies) ? cookies.map(String) : [String(cookies)];
-    reply.header('set-cookie', [
-      ...list,
-      serializeCookie(name, value, { path: this.#path, secure: this.#secure, maxAge }),
-    ]);
+    reply.setCookie(name, value, cookieOptions({ path: this.#path, secure: this.#secure, maxAge }));
   }
 
   #now(): Date {
-    return new Date(this.services.clock.now());
+    return new Date(this.idgate.clock.now());
   }
 
   /** The live session of this browser and its active user, if any. */
   async currentSession(
     request: FastifyRequest,
   ): Promise<{ session: BrowserSessionRecord; user: UserRecord } | undefined> {
-    const secret = parseCookies(request.headers.cookie).get(SESSION_COOKIE);
+    const secret = request.cookies[SESSION_COOKIE];
     if (secret === undefined || secret.length > 128) return undefined;
-    const session = await this.services.storage.sessions.findBySecretHash(await hashSecret(secret));
+    const session = await this.idgate.storage.sessions.findBySecretHash(await hashSecret(secret));
     if (session === undefined || session.endedAt !== null || session.expiresAt <= this.#now())
       return undefined;
-    const user = await this.services.storage.users.findById(session.userId);
+    const user = await this.idgate.storage.users.findById(session.userId);
     if (user === undefined || user.disabled) return undefined;
     return { session, user };
   }
@@ -74,7 +68,7 @@ export class BrowserState {
     user: UserRecord,
   ): Promise<BrowserSessionRecord> {
     const previous = await this.currentSession(request);
-    if (previous !== undefined) await this.services.storage.sessions.end(previous.session.id, this.#now());
+    if (previous !== undefined) await this.idgate.storage.sessions.end(previous.session.id, this.#now());
     const secret = generateSecret();
     const now = this.#now();
     const session: BrowserSessionRecord = {
@@ -83,11 +77,11 @@ export class BrowserState {
       userId: user.id,
       authTime: now,
       createdAt: now,
-      expiresAt: new Date(now.getTime() + this.services.config.session.ttl * 1000),
+      expiresAt: new Date(now.getTime() + this.idgate.config.session.ttl * 1000),
       endedAt: null,
     };
-    await this.services.storage.sessions.create(session);
-    this.#cookie(reply, SESSION_COOKIE, secret, this.services.config.session.ttl);
+    await this.idgate.storage.sessions.create(session);
+    this.#cookie(reply, SESSION_COOKIE, secret, this.idgate.config.session.ttl);
     return session;
   }
 
@@ -110,7 +104,7 @@ export class BrowserState {
       createdAt: now,
       expiresAt: new Date(now.getTime() + INTERACTION_TTL_SECONDS * 1000),
     };
-    await this.services.storage.interactions.create(interaction);
+    await this.idgate.storage.interactions.create(interaction);
     this.#cookie(reply, INTERACTION_COOKIE + interaction.id, secret, INTERACTION_TTL_SECONDS);
     return interaction;
   }
@@ -118,16 +112,16 @@ export class BrowserState {
   /** The interaction `id`, if it is live and this browser started it. */
   async loadInteraction(request: FastifyRequest, id: unknown): Promise<InteractionRecord | undefined> {
     if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
-    const secret = parseCookies(request.headers.cookie).get(INTERACTION_COOKIE + id);
+    const secret = request.cookies[INTERACTION_COOKIE + id];
     if (secret === undefined) return undefined;
-    const interaction = await this.services.storage.interactions.findById(id);
+    const interaction = await this.idgate.storage.interactions.findById(id);
     if (interaction === undefined || interaction.expiresAt <= this.#now()) return undefined;
     return (await verifySecret(secret, interaction.secretHash)) ? interaction : undefined;
   }
 
   /** Ends an interaction and forgets its cookie. */
   async finishInteraction(reply: FastifyReply, id: string): Promise<void> {
-    await this.services.storage.interactions.remove(id);
+    await this.idgate.storage.interactions.remove(id);
     this.#cookie(reply, INTERACTION_COOKIE + id, '', 0);
   }
 }

@@ -1,7 +1,5 @@
-import type { Storage } from '@idgate/core';
-import { type Kysely, sql } from 'kysely';
-import type { Database } from '../storage/index.js';
-import type { Schema } from '../storage/schema.js';
+import { sql } from 'kysely';
+import type { Database, SqlStorage } from '../storage/index.js';
 
 /** What a change is about; the key names the thing (user id, client id, key prefix, ...). */
 export type ChangeTopic = 'user' | 'client' | 'api_key' | 'revocation' | 'signing_key' | 'identity_provider';
@@ -9,45 +7,47 @@ export type ChangeTopic = 'user' | 'client' | 'api_key' | 'revocation' | 'signin
 /** The PostgreSQL channel every replica listens on. */
 export const CHANGE_CHANNEL = 'idgate_changes';
 
-async function append(
-  db: Kysely<Schema>,
-  dialect: Database['dialect'],
-  topic: ChangeTopic,
-  key: string,
-): Promise<void> {
-  await db.insertInto('change_log').values({ topic, key, created_at: Date.now() }).execute();
-  // Delivered when the transaction commits, so a listener never reads ahead of the write.
-  if (dialect === 'postgres') await sql`select pg_notify(${CHANGE_CHANNEL}, ${topic})`.execute(db);
-}
-
-const localListeners = new WeakMap<Database, Set<(topic: ChangeTopic, key: string) => void>>();
+type ChangeListener = (topic: ChangeTopic, key: string) => void;
 
 /**
- * Hears this process's own changes as they are written: its caches must not wait for the change
- * feed to see what it did itself.
+ * This process's own changes, heard as soon as they are committed: its caches must not wait for
+ * the change feed to see what it did itself. One bus per open database, made with the services.
  */
-export function onLocalChange(database: Database, listener: (topic: ChangeTopic, key: string) => void): void {
-  let listeners = localListeners.get(database);
-  if (listeners === undefined) {
-    listeners = new Set();
-    localListeners.set(database, listeners);
+export class LocalChanges {
+  readonly #listeners = new Set<ChangeListener>();
+
+  subscribe(listener: ChangeListener): void {
+    this.#listeners.add(listener);
   }
-  listeners.add(listener);
+
+  publish(topic: ChangeTopic, key: string): void {
+    for (const listener of this.#listeners) listener(topic, key);
+  }
 }
 
 /**
  * Wraps a storage so that every write another server may hold in memory also appends a change
  * row, in the same transaction as the write. Applied to every process's storage, the CLI's
- * included, so `idgate users disable` reaches running servers too.
+ * included, so `idgate users disable` reaches running servers too. Local listeners hear of a
+ * change made in a transaction only once it has committed: a cache refilled before then would
+ * keep the old value.
  */
-export function recordChanges(
-  storage: Storage,
+export function recordChanges(storage: SqlStorage, database: Database, local: LocalChanges): SqlStorage {
+  return wrap(storage, database, (topic, key) => local.publish(topic, key), local);
+}
+
+function wrap(
+  storage: SqlStorage,
   database: Database,
-  db: Kysely<Schema> = database.db,
-): Storage {
+  notify: ChangeListener,
+  local: LocalChanges,
+): SqlStorage {
   const log = async (topic: ChangeTopic, key: string) => {
-    await append(db, database.dialect, topic, key);
-    for (const listener of localListeners.get(database) ?? []) listener(topic, key);
+    await storage.db.insertInto('change_log').values({ topic, key, created_at: Date.now() }).execute();
+    // Delivered when the transaction commits, so a listener never reads ahead of the write.
+    if (database.dialect === 'postgres')
+      await sql`select pg_notify(${CHANGE_CHANNEL}, ${topic})`.execute(storage.db);
+    notify(topic, key);
   };
   const after =
     <A extends unknown[], R>(
@@ -60,7 +60,7 @@ export function recordChanges(
       return result;
     };
   const { users, clients, apiKeys, revocations, signingKeys, identityProviders, identities } = storage;
-  const wrapped: Storage = {
+  return {
     ...storage,
     users: {
       ...users,
@@ -121,15 +121,14 @@ export function recordChanges(
         return unlinked;
       },
     },
-    transaction: <T>(work: (inner: Storage) => Promise<T>) =>
-      storage.transaction((inner) => work(recordChanges(inner, database, innerDb(inner) ?? db))),
+    transaction: async <T>(work: (inner: SqlStorage) => Promise<T>): Promise<T> => {
+      const pending: Array<[ChangeTopic, string]> = [];
+      const result = await storage.transaction((inner) =>
+        // A nested transaction joins the outer one, and so does its list of pending notices.
+        work(wrap(inner, database, (topic, key) => pending.push([topic, key]), local)),
+      );
+      for (const [topic, key] of pending) notify(topic, key);
+      return result;
+    },
   };
-  Object.defineProperty(wrapped, TRANSACTION_DB, { value: db });
-  return wrapped;
-}
-
-// The SQL storage of a transaction carries its Kysely transaction, so the change rows land in it.
-const TRANSACTION_DB = Symbol.for('idgate.storage.db');
-function innerDb(storage: Storage): Kysely<Schema> | undefined {
-  return (storage as unknown as Record<symbol, Kysely<Schema> | undefined>)[TRANSACTION_DB];
 }

@@ -3,17 +3,18 @@ import {
   type AccessTokenVerification,
   type ApiKeyRecord,
   authenticateApiKey,
-  type ClientRecord,
+  type Clock,
+  type KeyRing,
   type LiveTokenContext,
   type RevocationKind,
+  type Storage,
   type UserRecord,
   verifyAccessToken,
 } from '@idgate/core';
 import type { ApiKeyScope } from '@idgate/schema';
-import { effectiveUsers } from '../federation/effective-users.js';
-import type { Services } from '../services.js';
+import { withIdentityGroups } from '../federation/effective-users.js';
 import type { Change, ChangeFeed } from './change-feed.js';
-import { onLocalChange } from './change-log.js';
+import type { LocalChanges } from './change-log.js';
 
 /** A bounded map that forgets its oldest entries first. */
 class Bounded<V> {
@@ -35,9 +36,6 @@ class Bounded<V> {
   clear(): void {
     this.#map.clear();
   }
-  get size(): number {
-    return this.#map.size;
-  }
 }
 
 // One-shot `crypto.hash` (Node ≥ 20.12): the same digest as `createHash`, without a Hash object.
@@ -46,16 +44,37 @@ const tokenKey = (token: string) => hash('sha256', token, 'base64url');
 const REVOKED = Promise.resolve(true);
 const NOT_REVOKED = Promise.resolve(false);
 
+/** What the directory reads through and answers about. */
+export interface DirectoryOptions {
+  /** The storage it caches (writes go straight through). */
+  storage: Storage;
+  issuer: string;
+  clock: Clock;
+  /** The key ring in force now. */
+  keys(): KeyRing;
+  /** Reloads keys from storage (another process rotated them). */
+  reloadKeys(): Promise<unknown>;
+  /** The longest token lifetime: how long a revocation heard from the change log must be kept. */
+  maxTokenLifetimeSeconds: number;
+}
+
 /**
  * What the hot paths read — users (with their identities' groups), clients, API keys, the
- * revocation set and token verifications — held in memory and kept in step by the change feed,
- * so a token review touches no database. Verified tokens are cached by a hash of the token (never
- * the token itself) until their `exp`; only the signature check is cached, so revocations and
- * disabled users take effect at once.
+ * revocation set and token verifications — held in memory and kept in step by this process's own
+ * changes and the change feed, so a token review touches no database.
+ *
+ * `storage` is the storage it was given with those reads served from memory: a caching decorator,
+ * so callers never choose between a cache and the database. Verified tokens are cached by a hash
+ * of the token (never the token itself) until their `exp`; only the signature check is cached, so
+ * revocations and disabled users take effect at once.
  */
 export class Directory {
+  readonly storage: Storage;
+  readonly #options: DirectoryOptions;
   readonly #users = new Bounded<Promise<UserRecord | undefined>>(50_000);
-  readonly #clients = new Bounded<Promise<ClientRecord | undefined>>(10_000);
+  /** Users as tokens describe them: their own groups and those of their linked identities. */
+  readonly #subjects = new Bounded<Promise<UserRecord | undefined>>(50_000);
+  readonly #clients = new Bounded<Promise<Awaited<ReturnType<Storage['clients']['findById']>>>>(10_000);
   readonly #apiKeys = new Bounded<Promise<ApiKeyRecord | undefined>>(10_000);
   /** Tokens that verified, until their `exp`. */
   readonly #verified = new Bounded<AccessTokenVerification>(20_000);
@@ -69,35 +88,67 @@ export class Directory {
   readonly #presentedKeys = new Bounded<ApiKeyRecord>(1_000);
   /** `kind:value` → expiry (ms). */
   readonly #revoked = new Map<string, number>();
-  readonly #users$;
-  /** The one live-token context, made on first use. */
-  #context: LiveTokenContext | undefined;
+  readonly #liveTokens: LiveTokenContext;
 
-  constructor(private readonly services: Services) {
-    this.#users$ = effectiveUsers(services);
+  constructor(options: DirectoryOptions) {
+    this.#options = options;
+    const { storage } = options;
+    const { users, clients, apiKeys, revocations } = storage;
+    this.storage = {
+      ...storage,
+      users: { ...users, findById: (id) => this.#memo(this.#users, id, () => users.findById(id)) },
+      clients: {
+        ...clients,
+        findById: (id) => this.#memo(this.#clients, id, () => clients.findById(id)),
+      },
+      apiKeys: {
+        ...apiKeys,
+        findByPrefix: (prefix) => this.#memo(this.#apiKeys, prefix, () => apiKeys.findByPrefix(prefix)),
+      },
+      revocations: {
+        ...revocations,
+        isRevoked: (kind, value) => (this.isRevoked(kind, value) ? REVOKED : NOT_REVOKED),
+      },
+    };
+    this.#liveTokens = {
+      issuer: options.issuer,
+      get keys() {
+        return options.keys();
+      },
+      clock: options.clock,
+      findUser: (id) => this.findSubject(id),
+      findClient: (id) => this.storage.clients.findById(id),
+      // The same settled promises every time: awaiting them is awaiting a fresh one.
+      isRevoked: (kind, value) => (this.isRevoked(kind, value) ? REVOKED : NOT_REVOKED),
+      verify: (token) => this.verify(token),
+    };
   }
 
-  /** Loads the revocation set and follows `feed`. */
-  async start(feed: ChangeFeed): Promise<void> {
+  /** Loads the revocation set and follows this process's changes and, when given, `feed`. */
+  async start(local: LocalChanges, feed?: ChangeFeed): Promise<void> {
     await this.#loadRevocations();
-    feed.subscribe((changes) => void this.#apply(changes));
-    onLocalChange(this.services.database, (topic, key) => void this.#apply([{ id: 0, topic, key }]));
-    feed.onResync(() => void this.resync());
+    local.subscribe((topic, key) => void this.#apply([{ id: 0, topic, key }]));
+    if (feed !== undefined) {
+      feed.subscribe((changes) => void this.#apply(changes));
+      feed.onResync(() => void this.resync());
+    }
   }
 
   async resync(): Promise<void> {
     this.#users.clear();
+    this.#subjects.clear();
     this.#clients.clear();
     this.#apiKeys.clear();
     this.#presentedKeys.clear();
     this.#verified.clear();
     this.#refused.clear();
     await this.#loadRevocations().catch(() => undefined);
-    await this.services.reloadKeys().catch(() => undefined);
+    await this.#options.reloadKeys().catch(() => undefined);
   }
 
   async #loadRevocations(): Promise<void> {
-    const live = await this.services.storage.revocations.listLive(new Date(this.services.clock.now()));
+    const { storage, clock } = this.#options;
+    const live = await storage.revocations.listLive(new Date(clock.now()));
     this.#revoked.clear();
     for (const entry of live) this.#revoked.set(`${entry.kind}:${entry.value}`, entry.expiresAt.getTime());
   }
@@ -107,6 +158,7 @@ export class Directory {
       switch (change.topic) {
         case 'user':
           this.#users.delete(change.key);
+          this.#subjects.delete(change.key);
           break;
         case 'client':
           this.#clients.delete(change.key);
@@ -120,7 +172,7 @@ export class Directory {
           this.#revokeFromLog(change.key);
           break;
         case 'signing_key':
-          await this.services.reloadKeys().catch(() => undefined);
+          await this.#options.reloadKeys().catch(() => undefined);
           this.#verified.clear();
           this.#refused.clear();
           break;
@@ -132,14 +184,8 @@ export class Directory {
 
   #revokeFromLog(key: string): void {
     // The entry lives as long as anything it revokes; the longest token lifetime bounds that.
-    const expires = this.services.clock.now() + this.services.keyPolicy.maxTokenLifetimeSeconds * 1000;
+    const expires = this.#options.clock.now() + this.#options.maxTokenLifetimeSeconds * 1000;
     this.#revoked.set(key, Math.max(this.#revoked.get(key) ?? 0, expires));
-  }
-
-  /** Records a revocation this process made, before the feed brings it back. */
-  noteRevocation(kind: RevocationKind, value: string, expiresAt: Date): void {
-    const key = `${kind}:${value}`;
-    this.#revoked.set(key, Math.max(this.#revoked.get(key) ?? 0, expiresAt.getTime()));
   }
 
   isRevoked(kind: RevocationKind, value: string): boolean {
@@ -148,32 +194,30 @@ export class Directory {
     const key = `${kind}:${value}`;
     const expires = this.#revoked.get(key);
     if (expires === undefined) return false;
-    if (expires > this.services.clock.now()) return true;
+    if (expires > this.#options.clock.now()) return true;
     this.#revoked.delete(key);
     return false;
   }
 
-  findUser(id: string): Promise<UserRecord | undefined> {
-    return this.#memo(this.#users, id, () => this.#users$.findById(id));
-  }
-
-  findClient(clientId: string): Promise<ClientRecord | undefined> {
-    return this.#memo(this.#clients, clientId, () => this.services.storage.clients.findById(clientId));
-  }
-
-  findApiKey(prefix: string): Promise<ApiKeyRecord | undefined> {
-    return this.#memo(this.#apiKeys, prefix, () => this.services.storage.apiKeys.findByPrefix(prefix));
+  /** The user `id` as tokens describe them: their own groups and their linked identities'. */
+  findSubject(id: string): Promise<UserRecord | undefined> {
+    return this.#memo(this.#subjects, id, async () => {
+      const user = await this.storage.users.findById(id);
+      return user === undefined ? undefined : withIdentityGroups(user, this.#options.storage.identities);
+    });
   }
 
   /**
    * The record of a presented API key that passed {@link authenticateApiKey} before and is live
    * with `scope`, found synchronously by the key's hash; `undefined` otherwise (then ask
-   * {@link authenticateApiKey}, which decides and throws).
+   * {@link Directory.authenticateApiKey}, which decides and throws).
    */
-  knownApiKey(presented: string | undefined, scope: ApiKeyScope): ApiKeyRecord | undefined {
+  knownApiKey(presented: string | undefined, scope: ApiKeyScope | null): ApiKeyRecord | undefined {
     if (presented === undefined) return undefined;
     const hit = this.#presentedKeys.get(tokenKey(presented));
-    return hit !== undefined && hit.revokedAt === null && hit.scopes.includes(scope) ? hit : undefined;
+    return hit !== undefined && hit.revokedAt === null && (scope === null || hit.scopes.includes(scope))
+      ? hit
+      : undefined;
   }
 
   /**
@@ -181,10 +225,12 @@ export class Directory {
    * hash of the key, so the review path does not hash through Web Crypto on every call. A revoked
    * key is forgotten when the change feed says so.
    */
-  async authenticateApiKey(presented: string | undefined, scope: ApiKeyScope): Promise<ApiKeyRecord> {
+  async authenticateApiKey(presented: string | undefined, scope: ApiKeyScope | null): Promise<ApiKeyRecord> {
     const hit = this.knownApiKey(presented, scope);
     if (hit !== undefined) return hit;
-    const record = await authenticateApiKey(presented, scope, (prefix) => this.findApiKey(prefix));
+    const record = await authenticateApiKey(presented, scope, (prefix) =>
+      this.storage.apiKeys.findByPrefix(prefix),
+    );
     this.#presentedKeys.set(tokenKey(presented as string), record);
     return record;
   }
@@ -206,7 +252,8 @@ export class Directory {
    */
   async verify(token: string): Promise<AccessTokenVerification> {
     const key = tokenKey(token);
-    const now = this.services.clock.now();
+    const { clock, issuer } = this.#options;
+    const now = clock.now();
     const hit = this.#verified.get(key);
     if (hit !== undefined) {
       if (!hit.ok || hit.claims.exp * 1000 > now) return hit;
@@ -214,12 +261,7 @@ export class Directory {
     }
     const refused = this.#refused.get(key);
     if (refused !== undefined) return refused;
-    const result = await verifyAccessToken(
-      this.services.keys(),
-      this.services.config.issuer,
-      token,
-      this.services.clock,
-    );
+    const result = await verifyAccessToken(this.#options.keys(), issuer, token, clock);
     if (result.ok) this.#verified.set(key, result);
     else if (result.reason === 'bad_signature') this.#refused.set(key, result);
     return result;
@@ -230,56 +272,6 @@ export class Directory {
    * object for the directory's life (not one per request): `keys` reads the current key ring.
    */
   liveTokenContext(): LiveTokenContext {
-    this.#context ??= this.#makeLiveTokenContext();
-    return this.#context;
+    return this.#liveTokens;
   }
-
-  #makeLiveTokenContext(): LiveTokenContext {
-    const services = this.services;
-    return {
-      issuer: services.config.issuer,
-      get keys() {
-        return services.keys();
-      },
-      clock: services.clock,
-      findUser: (id) => this.findUser(id),
-      findClient: (id) => this.findClient(id),
-      // The same settled promises every time: awaiting them is awaiting a fresh one.
-      isRevoked: (kind, value) => (this.isRevoked(kind, value) ? REVOKED : NOT_REVOKED),
-      verify: (token) => this.verify(token),
-    };
-  }
-}
-
-const directories = new WeakMap<Services, Directory>();
-
-/** The running server's directory (see `startServer`), if there is one. */
-export function directoryOf(services: Services): Directory | undefined {
-  return directories.get(services);
-}
-
-export function attachDirectory(services: Services, directory: Directory): void {
-  directories.set(services, directory);
-}
-
-/** The live-token context for `services`: from memory in a running server, from storage otherwise. */
-export function liveTokenContextFor(services: Services): LiveTokenContext {
-  const directory = directoryOf(services);
-  if (directory !== undefined) return directory.liveTokenContext();
-  const users = effectiveUsers(services);
-  return {
-    issuer: services.config.issuer,
-    keys: services.keys(),
-    clock: services.clock,
-    findUser: (id) => users.findById(id),
-    findClient: (id) => services.storage.clients.findById(id),
-    isRevoked: (kind, value) =>
-      services.storage.revocations.isRevoked(kind, value, new Date(services.clock.now())),
-  };
-}
-
-/** API keys by prefix, from memory in a running server. */
-export function apiKeyLookupFor(services: Services): (prefix: string) => Promise<ApiKeyRecord | undefined> {
-  return (prefix) =>
-    directoryOf(services)?.findApiKey(prefix) ?? services.storage.apiKeys.findByPrefix(prefix);
 }

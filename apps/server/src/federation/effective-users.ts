@@ -1,23 +1,27 @@
-import type { UserRecord, UserRepository } from '@idgate/core';
-import type { Services } from '../services.js';
+import type { LinkedIdentityRepository, Storage, UserRecord, UserRepository } from '@idgate/core';
+
+/** `user` with the groups their linked identities got at their latest sign-in added to their own. */
+export async function withIdentityGroups(
+  user: UserRecord,
+  identities: LinkedIdentityRepository,
+): Promise<UserRecord> {
+  const linked = await identities.listByUser(user.id);
+  if (linked.length === 0) return user;
+  return {
+    ...user,
+    groups: [...new Set([...user.groups, ...linked.flatMap((identity) => identity.groups)])].sort(),
+  };
+}
 
 /**
- * Users as tokens describe them: their own groups plus the groups their linked identities got at
- * their latest sign-in. Used wherever a user is read to answer about a token (token review,
- * userinfo, introspection, ID tokens); never for writes, so provider groups never become the
- * user's own.
+ * Users as tokens describe them (see {@link withIdentityGroups}). Used wherever a user is read to
+ * answer about a token (ID tokens, the password grant); never for writes, so provider groups never
+ * become the user's own.
  */
-export function effectiveUsers(services: Services): UserRepository {
-  const { users, identities } = services.storage;
-  const withGroups = async (user: UserRecord | undefined): Promise<UserRecord | undefined> => {
-    if (user === undefined) return undefined;
-    const linked = await identities.listByUser(user.id);
-    if (linked.length === 0) return user;
-    return {
-      ...user,
-      groups: [...new Set([...user.groups, ...linked.flatMap((identity) => identity.groups)])].sort(),
-    };
-  };
+export function effectiveUsers(storage: Pick<Storage, 'users' | 'identities'>): UserRepository {
+  const { users, identities } = storage;
+  const withGroups = async (user: UserRecord | undefined) =>
+    user === undefined ? undefined : withIdentityGroups(user, identities);
   return {
     ...users,
     findById: async (id) => withGroups(await users.findById(id)),

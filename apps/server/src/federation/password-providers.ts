@@ -1,7 +1,6 @@
-import { ConnectorError, type ExternalPasswordCheck, IdgateError } from '@idgate/core';
-import type { Services } from '../services.js';
-import { mapIdentity } from './mapping.js';
-import { providerRegistry } from './registry.js';
+import { ConnectorError, type ExternalPasswordCheck, IdgateError, mapExternalIdentity } from '@idgate/core';
+import type { AppContext } from '../context.js';
+import { mappingPolicy } from './registry.js';
 
 /**
  * The username/password check of an enabled password provider (LDAP), mapped to a local user the
@@ -9,10 +8,10 @@ import { providerRegistry } from './registry.js';
  * cannot be reached is `temporarily_unavailable`, never "wrong password".
  */
 export async function externalPasswordCheck(
-  services: Services,
+  idgate: AppContext,
   name: string,
 ): Promise<ExternalPasswordCheck | undefined> {
-  const provider = await providerRegistry(services).get(name);
+  const provider = await idgate.providers.get(name);
   if (provider === undefined || provider.config.disabled || provider.connector.kind !== 'password')
     return undefined;
   const connector = provider.connector;
@@ -26,7 +25,7 @@ export async function externalPasswordCheck(
       throw error;
     }
     if (identity === null) return { ok: false, failure: 'invalid_credentials' };
-    const mapped = await mapIdentity(identity, provider, services);
+    const mapped = await mapExternalIdentity(identity, mappingPolicy(provider), idgate);
     return mapped.ok ? { ok: true, user: mapped.user } : { ok: false, failure: mapped.reason };
   };
 }

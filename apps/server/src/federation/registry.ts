@@ -1,3 +1,4 @@
+import type { IdentityMappingPolicy, IdentityProviderRepository } from '@idgate/core';
 import {
   type Connector,
   createGitHubConnector,
@@ -7,7 +8,6 @@ import {
 } from '@idgate/core';
 import type { IdentityProviderConfig } from '@idgate/schema';
 import { createLdapConnector } from '../connectors/ldap.js';
-import type { Services } from '../services.js';
 import { fromStoredConfig } from './provider-store.js';
 
 /** An identity provider ready to use. */
@@ -40,10 +40,20 @@ export function connectorFor(config: IdentityProviderConfig): Connector {
 export class ProviderRegistry {
   readonly #fromFile: Map<string, ResolvedProvider>;
   readonly #cache = new Map<string, { stamp: number; provider: ResolvedProvider }>();
+  readonly #stored: IdentityProviderRepository;
+  readonly #secret: string;
 
-  constructor(private readonly services: Services) {
+  constructor(options: {
+    /** The providers of the configuration file. */
+    declared: readonly IdentityProviderConfig[];
+    stored: IdentityProviderRepository;
+    /** Opens the sealed secrets of stored providers. */
+    secret: string;
+  }) {
+    this.#stored = options.stored;
+    this.#secret = options.secret;
     this.#fromFile = new Map(
-      services.config.identityProviders.map((config) => [config.name, this.#resolve(config, 'config')]),
+      options.declared.map((config) => [config.name, this.#resolve(config, 'config')]),
     );
   }
 
@@ -60,7 +70,7 @@ export class ProviderRegistry {
     const stamp = record.updatedAt.getTime();
     const cached = this.#cache.get(record.name);
     if (cached?.stamp === stamp) return cached.provider;
-    const config = await fromStoredConfig(record, this.services.keyPolicy.secret);
+    const config = await fromStoredConfig(record, this.#secret);
     const provider = this.#resolve({ ...config, disabled: record.disabled }, 'database');
     this.#cache.set(record.name, { stamp, provider });
     return provider;
@@ -72,13 +82,13 @@ export class ProviderRegistry {
     const fromFile = this.#fromFile.get(lower);
     if (fromFile !== undefined) return fromFile;
     if (!/^[a-z][a-z0-9-]{0,62}$/.test(lower)) return undefined;
-    const record = await this.services.storage.identityProviders.findByName(lower);
+    const record = await this.#stored.findByName(lower);
     return record === undefined ? undefined : this.#fromDatabase(record);
   }
 
   /** Every enabled provider, file-declared first, then by name. */
   async enabled(): Promise<ResolvedProvider[]> {
-    const stored = await this.services.storage.identityProviders.list();
+    const stored = await this.#stored.list();
     const fromDatabase = await Promise.all(
       stored.filter((record) => !this.#fromFile.has(record.name)).map((record) => this.#fromDatabase(record)),
     );
@@ -86,14 +96,12 @@ export class ProviderRegistry {
   }
 }
 
-const registries = new WeakMap<Services, ProviderRegistry>();
-
-/** The one registry of a server, so connectors and their caches live as long as it does. */
-export function providerRegistry(services: Services): ProviderRegistry {
-  let registry = registries.get(services);
-  if (registry === undefined) {
-    registry = new ProviderRegistry(services);
-    registries.set(services, registry);
-  }
-  return registry;
+/** How `provider` maps its identities to local users. */
+export function mappingPolicy(provider: ResolvedProvider): IdentityMappingPolicy {
+  return {
+    provider: provider.config.name,
+    mapping: provider.config.mapping,
+    linkByVerifiedEmail: provider.config.linkByVerifiedEmail,
+    groupsPrefix: provider.groupsPrefix,
+  };
 }

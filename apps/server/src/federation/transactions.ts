@@ -6,8 +6,8 @@ import {
   verifySecret,
 } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseCookies, serializeCookie } from '../http/cookies.js';
-import type { Services } from '../services.js';
+import type { AppContext } from '../context.js';
+import { cookieOptions } from '../http/cookies.js';
 
 /** A sign-in at an external provider may take this long (seconds). */
 export const LOGIN_TRANSACTION_TTL_SECONDS = 600;
@@ -40,14 +40,14 @@ export class LoginTransactions {
   readonly #secure: boolean;
   readonly #callbackPath: string;
 
-  constructor(private readonly services: Services) {
-    const issuer = new URL(services.config.issuer);
+  constructor(private readonly idgate: AppContext) {
+    const issuer = new URL(idgate.config.issuer);
     this.#secure = issuer.protocol === 'https:';
     this.#callbackPath = `${issuer.pathname}/callback`;
   }
 
   redirectUri(provider: string): string {
-    return `${this.services.config.issuer}/callback/${provider}`;
+    return `${this.idgate.config.issuer}/callback/${provider}`;
   }
 
   async begin(
@@ -59,8 +59,8 @@ export class LoginTransactions {
     const binding = generateSecret();
     const codeVerifier = generateSecret();
     const nonce = generateSecret(16);
-    const now = this.services.clock.now();
-    await this.services.storage.loginTransactions.create({
+    const now = this.idgate.clock.now();
+    await this.idgate.storage.loginTransactions.create({
       stateHash: await hashSecret(state),
       provider,
       bindingHash: await hashSecret(binding),
@@ -71,9 +71,10 @@ export class LoginTransactions {
       expiresAt: new Date(now + LOGIN_TRANSACTION_TTL_SECONDS * 1000),
       consumedAt: null,
     });
-    reply.header(
-      'set-cookie',
-      serializeCookie(`${COOKIE}${provider}`, binding, {
+    reply.setCookie(
+      `${COOKIE}${provider}`,
+      binding,
+      cookieOptions({
         path: `${this.#callbackPath}/${provider}`,
         secure: this.#secure,
         maxAge: LOGIN_TRANSACTION_TTL_SECONDS,
@@ -90,19 +91,16 @@ export class LoginTransactions {
   ): Promise<{ ok: true; transaction: LoginTransactionRecord } | { ok: false; failure: TransactionFailure }> {
     if (state === undefined || state === '') return { ok: false, failure: 'missing' };
     if (state.length > 512) return { ok: false, failure: 'unknown' };
-    const binding = parseCookies(request.headers.cookie).get(`${COOKIE}${provider}`);
-    const now = this.services.clock.now();
-    const use = await this.services.storage.loginTransactions.consume(await hashSecret(state), new Date(now));
+    const binding = request.cookies[`${COOKIE}${provider}`];
+    const now = this.idgate.clock.now();
+    const use = await this.idgate.storage.loginTransactions.consume(await hashSecret(state), new Date(now));
     if (use.status === 'unknown') return { ok: false, failure: 'unknown' };
     if (use.status === 'replayed') return { ok: false, failure: 'replayed' };
     const { transaction } = use;
-    reply.header(
-      'set-cookie',
-      serializeCookie(`${COOKIE}${provider}`, '', {
-        path: `${this.#callbackPath}/${provider}`,
-        secure: this.#secure,
-        maxAge: 0,
-      }),
+    reply.setCookie(
+      `${COOKIE}${provider}`,
+      '',
+      cookieOptions({ path: `${this.#callbackPath}/${provider}`, secure: this.#secure, maxAge: 0 }),
     );
     if (transaction.provider !== provider) return { ok: false, failure: 'other_provider' };
     if (binding === undefined || !(await verifySecret(binding, transaction.bindingHash)))

@@ -12,7 +12,7 @@ import {
 } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Services } from '../services.js';
+import type { AppContext } from '../context.js';
 
 const schema = (type: z.ZodType, io: 'input' | 'output' = 'output') =>
   z.toJSONSchema(type, { target: 'openapi-3.0', io, unrepresentable: 'any' });
@@ -41,7 +41,7 @@ const TOKEN_FORM = {
 };
 
 /** The OpenAPI 3.0 description of the HTTP API, generated from the same zod schemas the routes use. */
-export function openapiDocument(services: Services): Record<string, unknown> {
+export function openapiDocument(idgate: AppContext): Record<string, unknown> {
   const discovery = {
     get: {
       summary: 'OpenID Provider Metadata (OIDC Discovery 1.0)',
@@ -62,7 +62,7 @@ export function openapiDocument(services: Services): Record<string, unknown> {
       description:
         'Identity and token service: OpenID Connect provider and Kubernetes webhook token authenticator.',
     },
-    servers: [{ url: services.config.issuer.slice(0, -'/oauth'.length) || '/' }],
+    servers: [{ url: idgate.config.issuer.slice(0, -'/oauth'.length) || '/' }],
     components: {
       securitySchemes: {
         apiKey: {
@@ -223,11 +223,9 @@ function adminPaths(): Record<string, unknown> {
 }
 
 /** `GET /openapi.json`. */
-export async function openapiRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const body = JSON.stringify(openapiDocument(services));
+export async function openapiRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
+  const body = JSON.stringify(openapiDocument(idgate));
   app.get('/openapi.json', async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(body),
   );

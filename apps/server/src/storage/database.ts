@@ -11,6 +11,8 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Database {
   readonly db: Kysely<Schema>;
   readonly dialect: DialectName;
+  /** The connection pool behind a PostgreSQL database (for pool metrics); absent for SQLite. */
+  readonly pool?: pg.Pool;
   /** Closes the connection(s); calling it again does nothing. */
   close(): Promise<void>;
 }
@@ -65,13 +67,6 @@ function openSqlite(location: string): Database {
   return { db, dialect: 'sqlite', close: once(() => db.destroy()) };
 }
 
-const pools = new WeakMap<Database, pg.Pool>();
-
-/** The connection pool behind a PostgreSQL database (for pool metrics); undefined for SQLite. */
-export function postgresPool(database: Database): pg.Pool | undefined {
-  return pools.get(database);
-}
-
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
   // bigint (int8) holds epoch milliseconds and counts, all far below 2^53. The parser is set on this
   // pool only, so other pg users in the process keep the default (string) behaviour.
@@ -90,9 +85,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`Cannot connect to PostgreSQL at ${describeServer(url)}: ${reason}`, { cause: error });
   }
-  const database: Database = { db, dialect: 'postgres', close: once(() => db.destroy()) };
-  pools.set(database, pool);
-  return database;
+  return { db, dialect: 'postgres', pool, close: once(() => db.destroy()) };
 }
 
 function parseInt8(value: string): number {

@@ -1,7 +1,6 @@
-import type { Storage } from '@idgate/core';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Database } from './database.js';
-import type { Schema } from './schema.js';
+import type { SqlStorage } from './sql-storage.js';
 
 // An arbitrary, fixed advisory lock id for signing-key management.
 const SIGNING_KEYS_LOCK = 0x1d9a7e01;
@@ -12,18 +11,13 @@ const SIGNING_KEYS_LOCK = 0x1d9a7e01;
  * rotations run one after the other; SQLite serialises writers anyway.
  */
 export function withSigningKeyLock<T>(
-  storage: Storage,
+  storage: SqlStorage,
   database: Database,
-  work: (tx: Storage) => Promise<T>,
+  work: (tx: SqlStorage) => Promise<T>,
 ): Promise<T> {
   return storage.transaction(async (tx) => {
-    if (database.dialect === 'postgres') {
-      const db = (tx as unknown as Record<symbol, Kysely<Schema> | undefined>)[
-        Symbol.for('idgate.storage.db')
-      ];
-      if (db === undefined) throw new Error('the transaction storage does not expose its connection');
-      await sql`select pg_advisory_xact_lock(${SIGNING_KEYS_LOCK})`.execute(db);
-    }
+    if (database.dialect === 'postgres')
+      await sql`select pg_advisory_xact_lock(${SIGNING_KEYS_LOCK})`.execute(tx.db);
     return work(tx);
   });
 }

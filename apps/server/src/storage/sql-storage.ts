@@ -20,18 +20,29 @@ import { createUserRepository } from './repositories/users.js';
 import type { Schema } from './schema.js';
 
 /**
+ * The `Storage` port over SQL, with the Kysely handle it writes through: the database's, or inside
+ * `transaction(work)` the transaction's, so that companions (the change log, advisory locks) write
+ * in the same transaction as the repositories.
+ */
+export interface SqlStorage extends Storage {
+  readonly db: Kysely<Schema>;
+  transaction<T>(work: (storage: SqlStorage) => Promise<T>): Promise<T>;
+}
+
+/**
  * The `Storage` port over an open SQL database (already migrated; see `migrateToLatest`).
  *
  * Inside `transaction(work)`, use only the storage handed to `work`: on SQLite the one connection is
  * held by the transaction, so a query through the outer storage would wait for it forever.
  */
-export function createSqlStorage(database: Database): Storage {
+export function createSqlStorage(database: Database): SqlStorage {
   return bind(database, database.db, false);
 }
 
-function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): Storage {
+function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): SqlStorage {
   const ctx: RepositoryContext = { db, dialect: database.dialect, inTransaction };
-  const storage: Storage = {
+  const storage: SqlStorage = {
+    db,
     users: createUserRepository(ctx),
     clients: createClientRepository(ctx),
     apiKeys: createApiKeyRepository(ctx),
@@ -48,7 +59,7 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
     identities: createLinkedIdentityRepository(ctx),
     loginTransactions: createLoginTransactionRepository(ctx),
 
-    transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
+    transaction<T>(work: (storage: SqlStorage) => Promise<T>): Promise<T> {
       // Nested calls join the open transaction: all-or-nothing is then decided by the outermost one.
       if (inTransaction) return work(storage);
       return db.transaction().execute((trx) => work(bind(database, trx, true)));
@@ -61,7 +72,5 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
       return database.close();
     },
   };
-  // The change recorder writes its rows through the same connection or transaction.
-  Object.defineProperty(storage, Symbol.for('idgate.storage.db'), { value: db });
   return storage;
 }

@@ -66,7 +66,7 @@ describe('idgate migrate', () => {
     const first = await run(['migrate', '--json'], { env });
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(first.stdout)).toEqual({
-      applied: ['0001_initial', '0002_oidc_flows', '0003_federation', '0004_change_log'],
+      applied: ['0001_initial', '0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email'],
     });
     const again = await run(['migrate', '--json'], { env });
     expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
@@ -78,7 +78,8 @@ describe('idgate migrate', () => {
     const result = await run(['migrate'], { env: { IDGATE_DATABASE_URL: db.url } });
     expect(result).toMatchObject({
       code: 0,
-      stdout: 'applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log\n',
+      stdout:
+        'applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email\n',
       stderr: '',
     });
   });

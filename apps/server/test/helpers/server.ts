@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
-import { generateApiKey, generateSecret, hashSecret } from '@idgate/core';
+import { type Clock, generateApiKey, generateSecret, hashSecret } from '@idgate/core';
 import type { ApiKeyScope, GrantType } from '@idgate/schema';
 import { type IdgateConfigInput, loadConfig } from '../../src/config.js';
 import { type RunningServer, startServer } from '../../src/serve.js';
@@ -52,6 +52,7 @@ export interface TestServer {
 export async function startTestServer(
   kind: TestDatabaseKind,
   overrides: IdgateConfigInput = {},
+  options: { clock?: Clock } = {},
 ): Promise<TestServer> {
   const database = await kind.create();
   const port = await freePort();
@@ -79,7 +80,7 @@ export async function startTestServer(
       ...overrides,
     },
   });
-  const server = await startServer(config, { logStream });
+  const server = await startServer(config, { logStream, ...options });
   const { storage, hasher } = server.services;
   let counter = 0;
   return {
@@ -138,6 +139,17 @@ export async function startTestServer(
         revokedAt: null,
       });
       return generated.key;
+    },
+  };
+}
+
+/** A clock that follows real time plus however far a test has moved it on. */
+export function testClock(): Clock & { advance(ms: number): void } {
+  let offset = 0;
+  return {
+    now: () => Date.now() + offset,
+    advance(ms) {
+      offset += ms;
     },
   };
 }

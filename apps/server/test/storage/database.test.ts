@@ -43,7 +43,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
   it('applies every migration once, in order; a second run applies nothing', async () => {
     const database = await fresh(create);
     expect(database.dialect).toBe(name);
-    const all = ['0001_initial', '0002_oidc_flows', '0003_federation', '0004_change_log'];
+    const all = ['0001_initial', '0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email'];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
     expect(await migrateToLatest(database)).toEqual({ applied: [] });
@@ -78,7 +78,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         ${JSON.stringify(before.scopes)}, ${JSON.stringify(before.audiences)}, ${before.accessTokenTtl},
         ${before.refreshTokenTtl}, ${before.createdAt.getTime()})`.execute(database.db);
     expect(await migrateToLatest(database)).toEqual({
-      applied: ['0002_oidc_flows', '0003_federation', '0004_change_log'],
+      applied: ['0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email'],
     });
     const storage = createSqlStorage(database);
     expect(await storage.clients.findById(before.clientId)).toStrictEqual({
@@ -94,12 +94,12 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       await migrateToLatest(database);
       // As if the process died after 0002's first steps: its record is gone, its column and tables stay
       // (and 0003, which cannot have run before 0002 finished, is not recorded either).
-      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log')`.execute(
+      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email')`.execute(
         database.db,
       );
       await sql`drop table login_attempts`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: ['0002_oidc_flows', '0003_federation', '0004_change_log'],
+        applied: ['0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email'],
       });
       expect(await database.db.selectFrom('login_attempts').selectAll().execute()).toEqual([]);
       await createSqlStorage(database).clients.create(newClient());
@@ -111,11 +111,13 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log')`.execute(
+      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email')`.execute(
         database.db,
       );
       await sql`drop table login_transactions`.execute(database.db);
-      expect(await migrateToLatest(database)).toEqual({ applied: ['0003_federation', '0004_change_log'] });
+      expect(await migrateToLatest(database)).toEqual({
+        applied: ['0003_federation', '0004_change_log', '0005_users_email'],
+      });
       expect(await database.db.selectFrom('login_transactions').selectAll().execute()).toEqual([]);
       expect(await database.db.selectFrom('identity_providers').selectAll().execute()).toEqual([]);
     },

@@ -48,6 +48,16 @@ describe.each(testDatabaseUrls())('users on $name', (kind) => {
     });
   });
 
+  it('finds users by email regardless of case, every one that shares it, and nobody for null', async () => {
+    const { storage } = fixture();
+    await storage.users.create(newUser({ id: 'u-a', username: 'alice', email: 'Alice@Example.com' }));
+    await storage.users.create(newUser({ id: 'u-b', username: 'bob', email: 'alice@example.COM' }));
+    await storage.users.create(newUser({ id: 'u-c', username: 'carol', email: null }));
+    expect((await storage.users.findByEmail('ALICE@example.com')).map((u) => u.id)).toEqual(['u-a', 'u-b']);
+    expect(await storage.users.findByEmail('nobody@example.com')).toEqual([]);
+    expect(await storage.users.findByEmail('')).toEqual([]);
+  });
+
   it('rejects a username that exists in another case with a username conflict', async () => {
     const { storage } = fixture();
     await storage.users.create(newUser({ username: 'Alice' }));

@@ -1,12 +1,12 @@
 import type { ClientCredentialsGrantRequest, TokenResponse } from '@idgate/schema';
 import { IdgateError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
-import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
+import { grantedScope, parseScope, tokenAudience, USER_SCOPES } from '../scopes.js';
 import { issueAccessToken } from '../tokens/access-token.js';
 import type { TokenEndpointContext } from './context.js';
 
 // Scopes about an end-user mean nothing when the client acts for itself.
-const USER_SCOPES = new Set(['openid', 'profile', 'email', 'groups', 'offline_access']);
+const END_USER_SCOPES: ReadonlySet<string> = new Set(USER_SCOPES);
 
 /**
  * Client credentials (RFC 6749 §4.4): a confidential client gets an access token for itself,
@@ -20,9 +20,9 @@ export async function clientCredentialsGrant(
 ): Promise<TokenResponse> {
   if (client.public)
     throw new IdgateError('unauthorized_client', 'public clients cannot use client_credentials');
-  const allowed = client.scopes.filter((scope) => !USER_SCOPES.has(scope));
+  const allowed = client.scopes.filter((scope) => !END_USER_SCOPES.has(scope));
   const requested = parseScope(request.scope);
-  const userScopes = requested?.filter((scope) => USER_SCOPES.has(scope)) ?? [];
+  const userScopes = requested?.filter((scope) => END_USER_SCOPES.has(scope)) ?? [];
   if (userScopes.length > 0) {
     throw new IdgateError(
       'invalid_scope',

@@ -69,6 +69,16 @@ export function createMemoryStorage(): Storage {
       async findByUsername(username) {
         return copy(byUsername(username));
       },
+      async findByEmail(email) {
+        const folded = email.toLowerCase();
+        const key = (user: UserRecord) => user.username.toLowerCase();
+        return copy(
+          [...tables.users.values()]
+            .filter((user) => user.email?.toLowerCase() === folded)
+            .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+            .slice(0, 10),
+        );
+      },
       async list() {
         const key = (user: UserRecord) => user.username.toLowerCase();
         return copy(

@@ -43,6 +43,11 @@ export interface UserRepository {
   create(user: NewUser): Promise<UserRecord>;
   findById(id: string): Promise<UserRecord | undefined>;
   findByUsername(username: string): Promise<UserRecord | undefined>;
+  /**
+   * Users whose email is `email` regardless of case (ASCII case on SQLite), ordered like `list`;
+   * at most a few: enough to tell one match from several.
+   */
+  findByEmail(email: string): Promise<UserRecord[]>;
   /** All users ordered by lower-cased username, in byte (code unit) order. */
   list(): Promise<UserRecord[]>;
   /** Returns the updated user, or undefined when there is no such user. */

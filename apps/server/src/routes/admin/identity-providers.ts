@@ -6,7 +6,6 @@ import { linkedIdentityView } from '../../cli/views.js';
 import { describeProvider, SECRET_PLACEHOLDER, toStoredConfig } from '../../federation/provider-store.js';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
-import type { Services } from '../../services.js';
 
 const BASE = '/admin/v1/identity-providers';
 // What a stored name can be (lower-cased): anything else is unknown without asking the database.
@@ -55,15 +54,13 @@ function describeStored(record: IdentityProviderRecord): IdentityProvider {
  * answer ever carries a secret (secret fields show as `"[set]"`). Providers declared in the
  * configuration file are listed (source `config`) but read-only: they win a name clash.
  */
-export async function adminIdentityProviderRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const { storage } = services;
-  const authenticate = apiKeyAuthenticator(services, 'admin');
-  const fromFile = new Map(services.config.identityProviders.map((config) => [config.name, config]));
-  const root = services.config.issuer.slice(0, -'/oauth'.length);
-  const now = () => new Date(services.clock.now());
+export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
+  const { storage } = idgate;
+  const authenticate = apiKeyAuthenticator(idgate, 'admin');
+  const fromFile = new Map(idgate.config.identityProviders.map((config) => [config.name, config]));
+  const root = idgate.config.issuer.slice(0, -'/oauth'.length);
+  const now = () => new Date(idgate.clock.now());
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
@@ -140,7 +137,7 @@ export async function adminIdentityProviderRoutes(
       record = await storage.identityProviders.create({
         name: config.name,
         type: config.type,
-        config: await toStoredConfig(config, services.keyPolicy.secret),
+        config: await toStoredConfig(config, idgate.secret),
         disabled: config.disabled,
         createdAt: at,
         updatedAt: at,

@@ -2,11 +2,9 @@ import { reviewToken } from '@idgate/core';
 import { TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { liveTokenContextFor } from '../../cache/directory.js';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
-import { metricsFor, recordTokenReview } from '../../metrics.js';
-import type { Services } from '../../services.js';
+import { recordTokenReview } from '../../metrics.js';
 import { quickTokenReview } from './review-body.js';
 
 /**
@@ -31,12 +29,11 @@ function describeIssue(error: z.ZodError): string {
  * authenticate is not an HTTP error (Kubernetes treats non-2xx as an outage): it is 200 with
  * `status.authenticated: false`.
  */
-export async function tokenReviewRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const authenticate = apiKeyAuthenticator(services, 'tokenreview');
-  const metrics = metricsFor(services);
+export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
+  const authenticate = apiKeyAuthenticator(idgate, 'tokenreview');
+  const { metrics } = idgate;
+  const liveTokens = idgate.directory.liveTokenContext();
 
   app.post(
     '/oauth/authenticate',
@@ -63,7 +60,7 @@ export async function tokenReviewRoutes(
           return sendProblem(reply, 400, 'invalid_token_review', describeIssue(parsed.error));
         review = parsed.data;
       }
-      const answer = await reviewToken(review, liveTokenContextFor(services));
+      const answer = await reviewToken(review, liveTokens);
       recordTokenReview(metrics, answer.status);
       return answer;
     },

@@ -3,24 +3,21 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { BrowserState } from '../../browser/state.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
-import type { Services } from '../../services.js';
 import { STYLESHEET } from '../../views/html.js';
 
 /** `GET/POST /oauth/authorize` (OIDC Core §3.1.2, RFC 6749 §4.1, RFC 7636) and the pages' stylesheet. */
-export async function authorizeRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const state = new BrowserState(services);
-  const flow = new AuthorizationFlow(services, state);
+export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
+  const state = new BrowserState(idgate);
+  const flow = new AuthorizationFlow(idgate, state);
 
   const authorize = async (request: FastifyRequest, reply: FastifyReply, params: FormBody) => {
     let validated: Awaited<ReturnType<typeof validateAuthorizationRequest>>;
     try {
       validated = await validateAuthorizationRequest(params, {
-        findClient: (id) => services.storage.clients.findById(id),
-        allowPlainPkce: services.config.pkce.allowPlain,
-        requirePkce: services.config.pkce.requireForConfidentialClients,
+        findClient: (id) => idgate.storage.clients.findById(id),
+        allowPlainPkce: idgate.config.pkce.allowPlain,
+        requirePkce: idgate.config.pkce.requireForConfidentialClients,
       });
     } catch (error) {
       if (error instanceof AuthorizationError) return flow.fail(reply, error);

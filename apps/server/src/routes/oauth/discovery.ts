@@ -1,16 +1,13 @@
 import { createHash } from 'node:crypto';
 import {
   apiKeyFromAuthorization,
-  authenticateApiKey,
   buildProviderMetadata,
   type KeyRing,
   TOKEN_ENDPOINT_GRANT_TYPES,
-  verifyAccessToken,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { apiKeyLookupFor, liveTokenContextFor } from '../../cache/directory.js';
+import type { AppContext } from '../../context.js';
 import { sendProblem } from '../../http/errors.js';
-import type { Services } from '../../services.js';
 
 /** A JSON body computed once per key ring, with its strong ETag. */
 interface CachedBody {
@@ -35,23 +32,18 @@ function cached(compute: (ring: KeyRing) => unknown): (ring: KeyRing) => CachedB
  * API key of any scope, or an idgate access token. A broken credential is a client bug worth
  * surfacing rather than ignoring.
  */
-async function authorizationAcceptable(services: Services, request: FastifyRequest): Promise<boolean> {
+async function authorizationAcceptable(idgate: AppContext, request: FastifyRequest): Promise<boolean> {
   const header = request.headers.authorization;
   if (header === undefined) return true;
   const presented = apiKeyFromAuthorization(header);
   if (presented === undefined) return false;
   if (presented.startsWith('idg_')) {
-    const find = apiKeyLookupFor(services);
-    return authenticateApiKey(presented, null, find).then(
+    return idgate.directory.authenticateApiKey(presented, null).then(
       () => true,
       () => false,
     );
   }
-  const context = liveTokenContextFor(services);
-  return (
-    await (context.verify?.(presented) ??
-      verifyAccessToken(services.keys(), services.config.issuer, presented, services.clock))
-  ).ok;
+  return (await idgate.directory.verify(presented)).ok;
 }
 
 function sendCached(
@@ -71,13 +63,11 @@ function sendCached(
 }
 
 /** `GET /oauth/.well-known/openid-configuration` (and its aliases) and `GET /oauth/keys`. */
-export async function discoveryRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
+export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
   const metadata = cached((ring) =>
     buildProviderMetadata({
-      issuer: services.config.issuer,
+      issuer: idgate.config.issuer,
       signingAlgorithms: ring.algorithms,
       grantTypes: TOKEN_ENDPOINT_GRANT_TYPES,
       tokenEndpointAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
@@ -92,7 +82,7 @@ export async function discoveryRoutes(
   // are GET (and HEAD) only, so nothing observable runs in between, and a request without the
   // header (almost all of them) costs neither a hook nor a promise.
   const checked = async (request: FastifyRequest, reply: FastifyReply, send: () => FastifyReply) => {
-    if (!(await authorizationAcceptable(services, request))) {
+    if (!(await authorizationAcceptable(idgate, request))) {
       reply.header('WWW-Authenticate', 'Bearer realm="idgate", error="invalid_token"');
       return sendProblem(reply, 401, 'authorization_invalid', 'the Authorization header is not valid');
     }
@@ -106,7 +96,7 @@ export async function discoveryRoutes(
         : checked(request, reply, () => send(request, reply));
 
   const discovery = guarded((request, reply) =>
-    sendCached(request, reply, metadata(services.keys()), 'public, max-age=300'),
+    sendCached(request, reply, metadata(idgate.keys()), 'public, max-age=300'),
   );
   for (const url of [
     '/oauth/.well-known/openid-configuration',
@@ -117,6 +107,6 @@ export async function discoveryRoutes(
   }
   app.get(
     '/oauth/keys',
-    guarded((request, reply) => sendCached(request, reply, jwks(services.keys()), 'public, max-age=60')),
+    guarded((request, reply) => sendCached(request, reply, jwks(idgate.keys()), 'public, max-age=60')),
   );
 }

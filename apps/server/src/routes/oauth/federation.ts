@@ -2,9 +2,8 @@ import {
   ConnectorError,
   type ConnectorFailure,
   type ExternalIdentity,
-  grantsRefreshToken,
-  issueUserTokens,
-  openGrant,
+  issueFederatedTokens,
+  signInWithExternalIdentity,
 } from '@idgate/core';
 import {
   CallbackCodeQuery,
@@ -15,11 +14,9 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { BrowserState, isStandalone, type StoredRequest } from '../../browser/state.js';
-import { mapIdentity } from '../../federation/mapping.js';
-import { providerRegistry, type ResolvedProvider } from '../../federation/registry.js';
+import { mappingPolicy, type ResolvedProvider } from '../../federation/registry.js';
 import { LoginTransactions, TRANSACTION_MESSAGES } from '../../federation/transactions.js';
-import type { Services } from '../../services.js';
-import { loginThrottle, tokenEndpointContext } from './token-context.js';
+import { tokenEndpointContext } from './token-context.js';
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -30,8 +27,6 @@ const CONNECTOR_ERRORS: Record<ConnectorFailure, OAuthErrorCode> = {
   not_allowed: 'access_denied',
   invalid_upstream_token: 'access_denied',
 };
-
-const USER_SCOPES = ['openid', 'profile', 'email', 'groups', 'offline_access'];
 
 /** A refusal of the callback: never a 5xx, JSON for programs and a page for browsers. */
 class CallbackError extends Error {
@@ -60,15 +55,11 @@ function single(query: Query): Record<string, string> {
  * that came from an authorization request continues it (consent, code, back to the client);
  * otherwise the callback answers the token response as JSON.
  */
-export async function federationRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const registry = providerRegistry(services);
-  const transactions = new LoginTransactions(services);
-  const state = new BrowserState(services);
-  const flow = new AuthorizationFlow(services, state);
-  const throttle = loginThrottle(services);
+export async function federationRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
+  const transactions = new LoginTransactions(idgate);
+  const state = new BrowserState(idgate);
+  const flow = new AuthorizationFlow(idgate, state);
 
   const refuse = (request: FastifyRequest, reply: FastifyReply, error: CallbackError) => {
     reply.header('Cache-Control', 'no-store');
@@ -77,7 +68,7 @@ export async function federationRoutes(
     return reply.status(error.status).send({ error: error.error, error_description: error.description });
   };
   const redirectProvider = async (name: string): Promise<ResolvedProvider> => {
-    const provider = await registry.get(name);
+    const provider = await idgate.providers.get(name);
     if (provider === undefined)
       throw new CallbackError('invalid_request', `there is no identity provider ${name.slice(0, 64)}`, 404);
     if (provider.config.disabled)
@@ -175,14 +166,8 @@ export async function federationRoutes(
     identity: ExternalIdentity,
     interactionId: string | null,
   ) {
-    const attempt = {
-      username: identity.username.slice(0, 256),
-      sourceAddress: request.ip,
-      provider: provider.config.name,
-    };
-    const mapped = await mapIdentity(identity, provider, services);
+    const mapped = await signInWithExternalIdentity(identity, mappingPolicy(provider), request.ip, idgate);
     if (!mapped.ok) {
-      await throttle.record({ ...attempt, userId: null, success: false, reason: mapped.reason });
       throw new CallbackError(
         'access_denied',
         mapped.reason === 'disabled'
@@ -191,7 +176,6 @@ export async function federationRoutes(
       );
     }
     const { user } = mapped;
-    await throttle.record({ ...attempt, userId: user.id, success: true, reason: null });
 
     if (interactionId !== null) {
       const interaction = await state.loadInteraction(request, interactionId);
@@ -206,8 +190,8 @@ export async function federationRoutes(
         await state.finishInteraction(reply, interaction.id);
         return reply.redirect(flow.loginPath, 303);
       }
-      await services.storage.interactions.setUser(interaction.id, user.id, session.authTime);
-      const client = await services.storage.clients.findById(stored.clientId);
+      await idgate.storage.interactions.setUser(interaction.id, user.id, session.authTime);
+      const client = await idgate.storage.clients.findById(stored.clientId);
       if (client === undefined)
         throw new CallbackError('invalid_request', 'the application of this sign-in no longer exists');
       return flow.proceed(
@@ -219,33 +203,17 @@ export async function federationRoutes(
       );
     }
 
-    const clientId = provider.config.tokenClientId ?? services.config.federation.tokenClientId;
+    const clientId = provider.config.tokenClientId ?? idgate.config.federation.tokenClientId;
     if (clientId === undefined) {
       throw new CallbackError(
         'invalid_request',
         `${provider.config.name} is set up for browser sign-in only: configure tokenClientId to answer tokens`,
       );
     }
-    const client = await services.storage.clients.findById(clientId);
+    const client = await idgate.storage.clients.findById(clientId);
     if (client === undefined)
       throw new CallbackError('invalid_request', `the token client ${clientId.slice(0, 64)} does not exist`);
-    const context = tokenEndpointContext(services, request, throttle);
-    const effective = (await context.storage.users.findById(user.id)) ?? user;
-    const scope = USER_SCOPES.filter((s) => client.scopes.includes(s));
-    const grant = await openGrant(context, {
-      userId: user.id,
-      clientId: client.clientId,
-      scope,
-      authTime: new Date(services.clock.now()),
-      sessionId: null,
-    });
-    const tokens = await issueUserTokens(context, {
-      grant,
-      client,
-      user: effective,
-      scope,
-      ...(grantsRefreshToken(client, scope, context) ? { refreshScope: scope } : {}),
-    });
+    const tokens = await issueFederatedTokens(user, client, tokenEndpointContext(idgate, request));
     return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(tokens);
   }
 

@@ -2,22 +2,20 @@ import {
   AuthorizationError,
   type AuthorizationRequest,
   constantTimeEqual,
-  type ExternalPasswordCheck,
+  giveConsent,
   IdgateError,
-  verifyUserPassword,
+  type PasswordSignIn,
+  signInWithPassword,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { sendPage } from '../../browser/pages.js';
 import { BrowserState, isStandalone, type StoredRequest } from '../../browser/state.js';
 import { externalPasswordCheck } from '../../federation/password-providers.js';
-import { providerRegistry } from '../../federation/registry.js';
 import type { FormBody } from '../../http/form.js';
-import type { Services } from '../../services.js';
 import { consentPage } from '../../views/consent.js';
 import { loginPage } from '../../views/login.js';
 import { messagePage } from '../../views/message.js';
-import { loginThrottle } from './token-context.js';
 
 const EXPIRED =
   'This sign-in request has expired or was started in another browser. Go back to the application and try again.';
@@ -32,15 +30,14 @@ const field = (body: FormBody | undefined, name: string): string | undefined => 
  * (`POST /oauth/consent`). Both forms carry the interaction id and its CSRF token; the
  * interaction is bound to the browser by a cookie.
  */
-export async function loginRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const state = new BrowserState(services);
-  const flow = new AuthorizationFlow(services, state);
-  const throttle = loginThrottle(services);
-  const registry = providerRegistry(services);
+export async function loginRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
+  const state = new BrowserState(idgate);
+  const flow = new AuthorizationFlow(idgate, state);
   const { assetsPath, loginPath } = flow;
-  const consentPath = `${new URL(services.config.issuer).pathname}/consent`;
+  const consentPath = `${new URL(idgate.config.issuer).pathname}/consent`;
   const clientName = async (stored: StoredRequest) =>
-    isStandalone(stored) ? undefined : (await services.storage.clients.findById(stored.clientId))?.name;
+    isStandalone(stored) ? undefined : (await idgate.storage.clients.findById(stored.clientId))?.name;
 
   const showLogin = async (
     reply: FastifyReply,
@@ -48,7 +45,7 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     interaction: { id: string; csrfToken: string; request: Record<string, unknown> },
     extra: { error?: string; username?: string; provider?: string } = {},
   ) => {
-    const enabled = await registry.enabled();
+    const enabled = await idgate.providers.enabled();
     const named = (p: (typeof enabled)[number]) => ({
       name: p.config.name,
       displayName: p.config.displayName ?? p.config.name,
@@ -88,9 +85,9 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
     if (interaction.userId === null) return showLogin(reply, 200, interaction);
     const stored = interaction.request as unknown as StoredRequest;
-    const user = await services.storage.users.findById(interaction.userId);
+    const user = await idgate.storage.users.findById(interaction.userId);
     if (isStandalone(stored) || user === undefined) return flow.errorPage(reply, 400, EXPIRED);
-    const client = await services.storage.clients.findById(stored.clientId);
+    const client = await idgate.storage.clients.findById(stored.clientId);
     if (client === undefined) return flow.errorPage(reply, 400, EXPIRED);
     return sendPage(
       reply,
@@ -125,34 +122,21 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     const providerName = field(request.body, 'provider');
     const external =
       providerName === undefined || providerName === 'local' ? undefined : providerName.toLowerCase();
-    const attempt = { username, sourceAddress: request.ip, provider: external ?? 'password' };
     const shown = { username, ...(external === undefined ? {} : { provider: external }) };
-    const decision = await throttle.check(username, request.ip);
-    if (decision.locked) {
-      await throttle.record({ ...attempt, userId: null, success: false, reason: 'locked' });
-      reply.header('Retry-After', String(decision.retryAfterSeconds));
-      const minutes = Math.ceil(decision.retryAfterSeconds / 60);
-      return showLogin(reply, 429, interaction, {
-        error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-        ...shown,
-      });
-    }
-    let check: ExternalPasswordCheck = (u, p) =>
-      verifyUserPassword(u, p, {
-        findUserByUsername: (name) => services.storage.users.findByUsername(name),
-        hasher: services.hasher,
-        dummyHash: services.dummyHash,
-      });
-    if (external !== undefined) {
-      const found = await externalPasswordCheck(services, external);
-      if (found === undefined) {
-        return showLogin(reply, 400, interaction, { error: 'Choose one of the offered accounts.', username });
-      }
-      check = found;
-    }
-    let login: Awaited<ReturnType<ExternalPasswordCheck>>;
+    let login: PasswordSignIn;
     try {
-      login = await check(username, password);
+      login = await signInWithPassword(
+        { username, password, provider: external, sourceAddress: request.ip, throttleAddress: true },
+        {
+          passwords: {
+            findUserByUsername: (name) => idgate.storage.users.findByUsername(name),
+            hasher: idgate.hasher,
+            dummyHash: idgate.dummyHash,
+          },
+          externalPasswords: (name) => externalPasswordCheck(idgate, name),
+          throttle: idgate.throttle,
+        },
+      );
     } catch (error) {
       if (!(error instanceof IdgateError)) throw error;
       request.log.warn({ err: error }, 'password provider unavailable');
@@ -160,15 +144,30 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
       return showLogin(reply, 503, interaction, { error: error503, ...shown });
     }
     if (!login.ok) {
-      await throttle.record({ ...attempt, userId: null, success: false, reason: login.failure });
-      const messages = {
-        disabled: 'This account is disabled.',
-        not_linked: 'No idgate account is linked to this directory account.',
-        invalid_credentials: 'Invalid username or password.',
-      };
-      return showLogin(reply, 401, interaction, { error: messages[login.failure], ...shown });
+      switch (login.failure) {
+        case 'unknown_provider':
+          return showLogin(reply, 400, interaction, {
+            error: 'Choose one of the offered accounts.',
+            username,
+          });
+        case 'locked': {
+          reply.header('Retry-After', String(login.retryAfterSeconds));
+          const minutes = Math.ceil(login.retryAfterSeconds / 60);
+          return showLogin(reply, 429, interaction, {
+            error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+            ...shown,
+          });
+        }
+        default: {
+          const messages = {
+            disabled: 'This account is disabled.',
+            not_linked: 'No idgate account is linked to this directory account.',
+            invalid_credentials: 'Invalid username or password.',
+          };
+          return showLogin(reply, 401, interaction, { error: messages[login.failure], ...shown });
+        }
+      }
     }
-    await throttle.record({ ...attempt, userId: login.user.id, success: true, reason: null });
     const session = await state.startSession(request, reply, login.user);
     const stored = interaction.request as unknown as StoredRequest;
     if (isStandalone(stored)) {
@@ -183,7 +182,7 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
         }),
       );
     }
-    await services.storage.interactions.setUser(interaction.id, login.user.id, session.authTime);
+    await idgate.storage.interactions.setUser(interaction.id, login.user.id, session.authTime);
     return proceedWith(
       reply,
       stored,
@@ -205,7 +204,7 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
       );
     }
     const stored = interaction.request as unknown as StoredRequest;
-    const user = await services.storage.users.findById(interaction.userId);
+    const user = await idgate.storage.users.findById(interaction.userId);
     if (isStandalone(stored) || user === undefined) return flow.errorPage(reply, 400, EXPIRED);
     const current = await state.currentSession(request);
     const authentication = {
@@ -226,12 +225,9 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
         ),
       );
     }
-    const existing = await services.storage.consents.find(user.id, stored.clientId);
-    await services.storage.consents.save({
-      userId: user.id,
-      clientId: stored.clientId,
-      scope: [...new Set([...(existing?.scope ?? []), ...stored.scope])],
-      grantedAt: new Date(services.clock.now()),
+    await giveConsent(user.id, stored.clientId, stored.scope, {
+      consents: idgate.storage.consents,
+      clock: idgate.clock,
     });
     return proceedWith(reply, stored, authentication, interaction.id, true);
   });
@@ -243,7 +239,7 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     interactionId: string,
     consentGiven = false,
   ): Promise<FastifyReply> {
-    const client = await services.storage.clients.findById(stored.clientId);
+    const client = await idgate.storage.clients.findById(stored.clientId);
     if (client === undefined) return flow.errorPage(reply, 400, EXPIRED);
     return flow.proceed(reply, stored, client, authentication, { interactionId, consentGiven });
   }

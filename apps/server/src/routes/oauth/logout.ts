@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { constantTimeEqual, IdgateError, publishGrantRevocations, validateLogoutRequest } from '@idgate/core';
+import { constantTimeEqual, endBrowserSession, IdgateError, validateLogoutRequest } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { sendPage } from '../../browser/pages.js';
 import { BrowserState } from '../../browser/state.js';
-import { parseCookies, serializeCookie } from '../../http/cookies.js';
+import { cookieOptions } from '../../http/cookies.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
-import type { Services } from '../../services.js';
 import { logoutConfirmPage, messagePage } from '../../views/message.js';
 
 const CSRF_COOKIE = 'idgate_logout';
@@ -18,22 +17,20 @@ const PASSED_ON = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client
  * (a valid `id_token_hint`) signs out at once; any other asks the user first, so a link on
  * another site cannot sign anyone out.
  */
-export async function logoutRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const state = new BrowserState(services);
-  const flow = new AuthorizationFlow(services, state);
-  const path = `${new URL(services.config.issuer).pathname}/logout`;
-  const secure = services.config.issuer.startsWith('https:');
+export async function logoutRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
+  const state = new BrowserState(idgate);
+  const flow = new AuthorizationFlow(idgate, state);
+  const path = `${new URL(idgate.config.issuer).pathname}/logout`;
+  const secure = idgate.config.issuer.startsWith('https:');
 
   const logout = async (request: FastifyRequest, reply: FastifyReply, params: FormBody) => {
     let validated: Awaited<ReturnType<typeof validateLogoutRequest>>;
     try {
       validated = await validateLogoutRequest(params, {
-        issuer: services.config.issuer,
-        keys: services.keys(),
-        findClient: (id) => services.storage.clients.findById(id),
+        issuer: idgate.config.issuer,
+        keys: idgate.keys(),
+        findClient: (id) => idgate.storage.clients.findById(id),
       });
     } catch (error) {
       if (error instanceof IdgateError)
@@ -41,7 +38,7 @@ export async function logoutRoutes(
       throw error;
     }
     const current = await state.currentSession(request);
-    const existing = parseCookies(request.headers.cookie).get(CSRF_COOKIE);
+    const existing = request.cookies[CSRF_COOKIE];
     const confirmed =
       request.method === 'POST' &&
       params.confirm === 'yes' &&
@@ -52,7 +49,7 @@ export async function logoutRoutes(
         existing !== undefined && /^[A-Za-z0-9_-]{32}$/.test(existing)
           ? existing
           : randomBytes(24).toString('base64url');
-      reply.header('set-cookie', serializeCookie(CSRF_COOKIE, csrfToken, { path, secure, maxAge: 600 }));
+      reply.setCookie(CSRF_COOKIE, csrfToken, cookieOptions({ path, secure, maxAge: 600 }));
       const passed: Record<string, string> = {};
       for (const name of PASSED_ON)
         if (typeof params[name] === 'string') passed[name] = params[name] as string;
@@ -69,19 +66,11 @@ export async function logoutRoutes(
       );
     }
     if (current !== undefined) {
-      const now = new Date(services.clock.now());
-      await services.storage.sessions.end(current.session.id, now);
-      if (services.config.logout.revokeGrants) {
-        const revoked = await services.storage.grants.revokeBySession(current.session.id, now);
-        await publishGrantRevocations(
-          {
-            clock: services.clock,
-            storage: services.storage,
-            maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
-          },
-          revoked,
-        );
-      }
+      await endBrowserSession(
+        current.session.id,
+        { revokeGrants: idgate.config.logout.revokeGrants },
+        idgate,
+      );
     }
     state.clearSession(reply);
     if (validated.redirectTo !== undefined) return reply.redirect(validated.redirectTo, 303);

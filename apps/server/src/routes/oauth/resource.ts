@@ -7,10 +7,8 @@ import {
   userinfo,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { liveTokenContextFor } from '../../cache/directory.js';
 import { allowAnyOrigin, installPreflight } from '../../http/cors.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
-import type { Services } from '../../services.js';
 
 function formField(body: FormBody | undefined, name: string): string | undefined {
   const value = body?.[name];
@@ -43,11 +41,9 @@ function bearerToken(request: FastifyRequest<{ Body: FormBody | undefined }>): s
 }
 
 /** `GET/POST /oauth/userinfo`, `POST /oauth/revoke` (RFC 7009), `POST /oauth/introspect` (RFC 7662). */
-export async function resourceRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const live = (): LiveTokenContext => liveTokenContextFor(services);
+export async function resourceRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
+  const live = (): LiveTokenContext => idgate.directory.liveTokenContext();
   const client = (request: FastifyRequest<{ Body: FormBody | undefined }>) =>
     authenticateClient(
       {
@@ -55,7 +51,7 @@ export async function resourceRoutes(
         clientId: formField(request.body, 'client_id'),
         clientSecret: formField(request.body, 'client_secret'),
       },
-      (id) => services.storage.clients.findById(id),
+      (id) => idgate.storage.clients.findById(id),
     );
   const options = {
     config: { errorFormat: 'oauth' as const },
@@ -76,11 +72,11 @@ export async function resourceRoutes(
     const token = formField(request.body, 'token');
     if (token === undefined) throw new IdgateError('invalid_request', 'token is required');
     await revokeToken(token.slice(0, 8192), formField(request.body, 'token_type_hint'), caller, {
-      issuer: services.config.issuer,
-      keys: services.keys(),
-      clock: services.clock,
-      storage: services.storage,
-      maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
+      issuer: idgate.config.issuer,
+      keys: idgate.keys(),
+      clock: idgate.clock,
+      storage: idgate.storage,
+      maxTokenLifetimeSeconds: idgate.maxTokenLifetimeSeconds,
     });
     return reply.status(200).send();
   });
@@ -99,7 +95,7 @@ export async function resourceRoutes(
     if (token === undefined) throw new IdgateError('invalid_request', 'token is required');
     return introspectToken(token.slice(0, 8192), formField(request.body, 'token_type_hint'), {
       ...live(),
-      storage: services.storage,
+      storage: idgate.storage,
     });
   });
 

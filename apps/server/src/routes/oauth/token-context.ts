@@ -1,48 +1,32 @@
-import { LoginThrottle, type TokenEndpointContext } from '@idgate/core';
+import type { TokenEndpointContext } from '@idgate/core';
 import type { FastifyRequest } from 'fastify';
-import { directoryOf } from '../../cache/directory.js';
+import type { AppContext } from '../../context.js';
 import { effectiveUsers } from '../../federation/effective-users.js';
 import { externalPasswordCheck } from '../../federation/password-providers.js';
-import { instrumentLoginAttempts, metricsFor } from '../../metrics.js';
-import type { Services } from '../../services.js';
 
 /** The context of the grant handlers, shared by the token endpoint and the federation callback. */
-export function tokenEndpointContext(
-  services: Services,
-  request: FastifyRequest,
-  throttle: LoginThrottle,
-): TokenEndpointContext {
-  const { tokens } = services.config;
-  const users = effectiveUsers(services);
+export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest): TokenEndpointContext {
+  const { tokens } = idgate.config;
+  const users = effectiveUsers(idgate.storage);
   return {
-    issuer: services.config.issuer,
-    keys: services.keys(),
-    clock: services.clock,
-    // From memory in a running server (kept current by the change feed), from storage otherwise.
-    findClient: (id) => directoryOf(services)?.findClient(id) ?? services.storage.clients.findById(id),
+    issuer: idgate.config.issuer,
+    keys: idgate.keys(),
+    clock: idgate.clock,
+    findClient: (id) => idgate.storage.clients.findById(id),
     passwords: {
       findUserByUsername: (username) => users.findByUsername(username),
-      hasher: services.hasher,
-      dummyHash: services.dummyHash,
+      hasher: idgate.hasher,
+      dummyHash: idgate.dummyHash,
     },
-    storage: { ...services.storage, users },
+    storage: { ...idgate.storage, users },
     lifetimes: {
       idToken: tokens.idTokenTtl,
       grant: tokens.grantTtl,
-      maxAccessToken: services.keyPolicy.maxTokenLifetimeSeconds,
+      maxAccessToken: idgate.maxTokenLifetimeSeconds,
     },
     refreshForTrustedClients: tokens.refreshForTrustedClients,
-    externalPasswords: (name) => externalPasswordCheck(services, name),
-    throttle,
+    externalPasswords: (name) => externalPasswordCheck(idgate, name),
+    throttle: idgate.throttle,
     sourceAddress: request.ip,
   };
-}
-
-/** One throttle per server: every replica reads the same shared records. */
-export function loginThrottle(services: Services): LoginThrottle {
-  return new LoginThrottle(
-    instrumentLoginAttempts(services.storage.loginAttempts, metricsFor(services)),
-    services.config.bruteForce,
-    services.clock,
-  );
 }

@@ -4,12 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { allowAnyOrigin } from '../../http/cors.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
-import type { Services } from '../../services.js';
-import { loginThrottle, tokenEndpointContext } from './token-context.js';
+import { tokenEndpointContext } from './token-context.js';
 
 /** `POST /oauth/token` (RFC 6749 §3.2). */
-export async function tokenRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const throttle = loginThrottle(services);
+export async function tokenRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
   app.post<{ Body: FormBody | undefined }>(
     '/oauth/token',
     {
@@ -31,7 +30,7 @@ export async function tokenRoutes(app: FastifyInstance, { services }: { services
       return handleTokenRequest(
         request.body ?? {},
         request.headers.authorization,
-        tokenEndpointContext(services, request, throttle),
+        tokenEndpointContext(idgate, request),
       );
     },
   );

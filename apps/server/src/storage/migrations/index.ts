@@ -5,6 +5,7 @@ import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_oidc_flows.js';
 import * as m0003 from './0003_federation.js';
 import * as m0004 from './0004_change_log.js';
+import * as m0005 from './0005_users_email.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -15,6 +16,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0002_oidc_flows': m0002,
   '0003_federation': m0003,
   '0004_change_log': m0004,
+  '0005_users_email': m0005,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

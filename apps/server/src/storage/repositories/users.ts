@@ -19,6 +19,9 @@ const CONFLICTS: ConflictFields = {
   'users.id': 'id',
 };
 
+// Enough to tell one match from several; nobody needs the full list of a shared address.
+const MAX_EMAIL_MATCHES = 10;
+
 export function createUserRepository(ctx: RepositoryContext): UserRepository {
   const { db } = ctx;
   // Matches the unique index, so lookups and uniqueness agree on what "the same username" is.
@@ -61,6 +64,17 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
         .where(folded, '=', sql<string>`lower(${username})`)
         .executeTakeFirst();
       return row && toUser(row);
+    },
+
+    async findByEmail(email) {
+      const rows = await db
+        .selectFrom('users')
+        .selectAll()
+        .where(sql<string>`lower(email)`, '=', sql<string>`lower(${email})`)
+        .orderBy(sortKey)
+        .limit(MAX_EMAIL_MATCHES)
+        .execute();
+      return rows.map(toUser);
     },
 
     async list() {

@@ -1,0 +1,104 @@
+import { type Clock, type KeyRing, LoginThrottle, type PasswordHasher, type Storage } from '@idgate/core';
+import { ChangeFeed } from './cache/change-feed.js';
+import { Directory } from './cache/directory.js';
+import type { IdgateConfig } from './config.js';
+import { ProviderRegistry } from './federation/registry.js';
+import { createMetrics, instrumentLoginAttempts, type Metrics } from './metrics.js';
+import type { Services } from './services.js';
+import type { Database } from './storage/index.js';
+
+/**
+ * Everything a running server is made of, built once by {@link createAppContext} and handed to
+ * the routes as the `idgate` decorator: reading this interface tells what the routes may use.
+ */
+export interface AppContext {
+  readonly config: IdgateConfig;
+  readonly clock: Clock;
+  readonly hasher: PasswordHasher;
+  /** A valid hash verified for unknown usernames, so they cost as long as a wrong password. */
+  readonly dummyHash: string;
+  /** The longest access or ID token lifetime (seconds): how long a revocation must be kept. */
+  readonly maxTokenLifetimeSeconds: number;
+  /** The secret that seals signing keys and identity provider secrets. */
+  readonly secret: string;
+  readonly database: Database;
+  /** Storage whose hot reads (users, clients, API keys, revocations) come from the directory's memory. */
+  readonly storage: Storage;
+  readonly directory: Directory;
+  /** The identity providers of the file and the database, with their connectors. */
+  readonly providers: ProviderRegistry;
+  readonly metrics: Metrics;
+  /** Brute-force protection of every password sign-in, shared by the login page and the password grant. */
+  readonly throttle: LoginThrottle;
+  /** The key ring in force now. */
+  keys(): KeyRing;
+}
+
+/** A context and how to stop what it started. */
+export interface RunningContext {
+  readonly context: AppContext;
+  /** Stops following changes (the services stay open: their owner closes them). */
+  stop(): Promise<void>;
+}
+
+export interface AppContextOptions {
+  /** Where the change feed reports a failed read (it retries on its own). */
+  onFeedError?: (error: unknown, what: string) => void;
+}
+
+/**
+ * Builds the application context over open services: the directory (memory of the hot reads,
+ * following this process's changes and, through the change feed, every other process's), the
+ * identity provider registry, the metrics and the login throttle.
+ */
+export async function createAppContext(
+  services: Services,
+  options: AppContextOptions = {},
+): Promise<RunningContext> {
+  const { config, database } = services;
+  const feed = new ChangeFeed(database, {
+    ...(database.dialect === 'postgres' ? { listenUrl: config.database.url } : {}),
+    ...(options.onFeedError === undefined ? {} : { onError: options.onFeedError }),
+  });
+  const directory = new Directory({
+    storage: services.storage,
+    issuer: config.issuer,
+    clock: services.clock,
+    keys: () => services.keys(),
+    reloadKeys: () => services.reloadKeys(),
+    maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
+  });
+  try {
+    await directory.start(services.changes, feed);
+    await feed.start();
+  } catch (error) {
+    await feed.stop();
+    throw error;
+  }
+  const metrics = createMetrics(database);
+  const storage = directory.storage;
+  const context: AppContext = {
+    config,
+    clock: services.clock,
+    hasher: services.hasher,
+    dummyHash: services.dummyHash,
+    maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
+    secret: services.keyPolicy.secret,
+    database,
+    storage,
+    directory,
+    providers: new ProviderRegistry({
+      declared: config.identityProviders,
+      stored: storage.identityProviders,
+      secret: services.keyPolicy.secret,
+    }),
+    metrics,
+    throttle: new LoginThrottle(
+      instrumentLoginAttempts(storage.loginAttempts, metrics),
+      config.bruteForce,
+      services.clock,
+    ),
+    keys: () => services.keys(),
+  };
+  return { context, stop: () => feed.stop() };
+}

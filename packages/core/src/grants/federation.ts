@@ -1,0 +1,36 @@
+import type { TokenResponse } from '@idgate/schema';
+import type { ClientRecord, UserRecord } from '../model.js';
+import { USER_SCOPES } from '../scopes.js';
+import type { TokenEndpointContext } from './context.js';
+import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
+
+/**
+ * The token set a federated sign-in answers at `GET /oauth/callback/{callback}` when no
+ * authorization request is waiting: a new grant of `user` to the provider's token client, with
+ * every user scope the client may have, and a refresh token when that includes `offline_access`.
+ * `user` is the signed-in user; the ID token describes them as tokens do (identity groups
+ * included), read through `context.storage.users`.
+ * @example const tokens = await issueFederatedTokens(user, tokenClient, context);
+ */
+export async function issueFederatedTokens(
+  user: UserRecord,
+  client: ClientRecord,
+  context: TokenEndpointContext,
+): Promise<TokenResponse> {
+  const described = (await context.storage.users.findById(user.id)) ?? user;
+  const scope = USER_SCOPES.filter((s) => client.scopes.includes(s));
+  const grant = await openGrant(context, {
+    userId: user.id,
+    clientId: client.clientId,
+    scope,
+    authTime: new Date(context.clock.now()),
+    sessionId: null,
+  });
+  return issueUserTokens(context, {
+    grant,
+    client,
+    user: described,
+    scope,
+    ...(grantsRefreshToken(client, scope, context) ? { refreshScope: scope } : {}),
+  });
+}

@@ -1,0 +1,87 @@
+import type { ExternalPasswordCheck } from '../grants/context.js';
+import type { UserRecord } from '../model.js';
+import type { LoginThrottle } from '../security/login-throttle.js';
+import { type PasswordLoginContext, verifyUserPassword } from '../users/authenticate.js';
+
+/** Why a password sign-in was refused. */
+export type PasswordSignInFailure =
+  | 'invalid_credentials'
+  | 'disabled'
+  | 'not_linked'
+  | 'locked'
+  | 'unknown_provider';
+
+/** A username and password, typed on the login page or sent with the password grant. */
+export interface PasswordSignInRequest {
+  username: string;
+  password: string;
+  /** A password provider (LDAP) by name; absent for a local account. */
+  provider?: string | undefined;
+  /** The caller's address, for the login records. */
+  sourceAddress: string;
+  /**
+   * Whether the address is throttled too: yes for a browser (the login page), no for a client's
+   * server calling the password grant on its users' behalf, whose one address would lock everyone.
+   */
+  throttleAddress: boolean;
+}
+
+/** What {@link signInWithPassword} needs. */
+export interface PasswordSignInContext {
+  passwords: PasswordLoginContext;
+  /** The check of an enabled password provider called `name`, or undefined when there is none. */
+  externalPasswords?: ((name: string) => Promise<ExternalPasswordCheck | undefined>) | undefined;
+  throttle?: LoginThrottle | undefined;
+}
+
+/** The outcome of {@link signInWithPassword}. */
+export type PasswordSignIn =
+  | { ok: true; user: UserRecord }
+  | { ok: false; failure: Exclude<PasswordSignInFailure, 'locked'> }
+  | { ok: false; failure: 'locked'; retryAfterSeconds: number };
+
+/**
+ * Password sign-in, the one sequence behind the login page and the password grant: refuse a
+ * locked account (or address) before the password is even checked, check the password locally or
+ * at the named provider, and record the attempt either way, so that every path counts toward the
+ * same lock. A provider that cannot be reached throws (`temporarily_unavailable`): that is no
+ * wrong password, and is not recorded as one.
+ * @example
+ * const result = await signInWithPassword(
+ *   { username: 'alice', password, sourceAddress: request.ip, throttleAddress: true },
+ *   context,
+ * );
+ */
+export async function signInWithPassword(
+  request: PasswordSignInRequest,
+  context: PasswordSignInContext,
+): Promise<PasswordSignIn> {
+  const provider = request.provider?.toLowerCase();
+  let check: ExternalPasswordCheck = (username, password) =>
+    verifyUserPassword(username, password, context.passwords);
+  if (provider !== undefined) {
+    const external = await context.externalPasswords?.(provider);
+    if (external === undefined) return { ok: false, failure: 'unknown_provider' };
+    check = external;
+  }
+  const attempt = {
+    username: request.username,
+    sourceAddress: request.sourceAddress,
+    provider: provider ?? 'password',
+  };
+  const decision = await context.throttle?.check(
+    request.username,
+    request.throttleAddress ? request.sourceAddress : undefined,
+  );
+  if (decision?.locked) {
+    await context.throttle?.record({ ...attempt, userId: null, success: false, reason: 'locked' });
+    return { ok: false, failure: 'locked', retryAfterSeconds: decision.retryAfterSeconds };
+  }
+  const login = await check(request.username, request.password);
+  if (!login.ok) {
+    await context.throttle?.record({ ...attempt, userId: null, success: false, reason: login.failure });
+    return { ok: false, failure: login.failure };
+  }
+  await context.throttle?.record({ ...attempt, userId: login.user.id, success: true, reason: null });
+  return { ok: true, user: login.user };
+}

@@ -1,0 +1,183 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createMemoryStorage,
+  type ExternalIdentity,
+  endBrowserSession,
+  giveConsent,
+  type IdentityMappingPolicy,
+  mapExternalIdentity,
+  normalizeUsername,
+  providerGroups,
+} from '../../src/index.js';
+import { manualClock } from '../helpers.js';
+
+const identity = (overrides: Partial<ExternalIdentity> = {}): ExternalIdentity => ({
+  subject: 'u-100',
+  username: 'Alice Smith',
+  email: 'alice@example.test',
+  emailVerified: true,
+  displayName: 'Alice Smith',
+  groups: ['engineering', 'system:masters'],
+  ...overrides,
+});
+
+const policy = (overrides: Partial<IdentityMappingPolicy> = {}): IdentityMappingPolicy => ({
+  provider: 'corp',
+  mapping: 'auto',
+  linkByVerifiedEmail: false,
+  groupsPrefix: 'corp:',
+  ...overrides,
+});
+
+async function user(
+  storage: ReturnType<typeof createMemoryStorage>,
+  id: string,
+  username: string,
+  email: string,
+) {
+  return storage.users.create({
+    id,
+    username,
+    email,
+    displayName: null,
+    groups: [],
+    passwordHash: null,
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+  });
+}
+
+describe('mapping an external identity to a local user', () => {
+  it('auto: creates a user on first sign-in and signs the same user in afterwards', async () => {
+    const storage = createMemoryStorage();
+    const context = { storage, clock: manualClock() };
+    const first = await mapExternalIdentity(identity(), policy(), context);
+    expect(first).toMatchObject({ ok: true, created: true, user: { username: 'alice-smith' } });
+    const again = await mapExternalIdentity(identity({ groups: ['platform'] }), policy(), context);
+    expect(again).toMatchObject({ ok: true, created: false });
+    expect(first.ok && again.ok && again.user.id).toBe(first.ok && first.user.id);
+    expect(await storage.identities.find('corp', 'u-100')).toMatchObject({ groups: ['corp:platform'] });
+  });
+
+  it('auto: gives a taken username a suffix that is the same for the same identity', async () => {
+    const storage = createMemoryStorage();
+    await user(storage, 'u-other', 'alice-smith', 'other@example.test');
+    const mapped = await mapExternalIdentity(identity(), policy(), { storage, clock: manualClock() });
+    expect(mapped.ok && mapped.user.username).toMatch(/^alice-smith-[0-9a-f]{6}$/);
+    const elsewhere = createMemoryStorage();
+    await user(elsewhere, 'u-other', 'alice-smith', 'other@example.test');
+    const twin = await mapExternalIdentity(identity(), policy(), {
+      storage: elsewhere,
+      clock: manualClock(),
+    });
+    expect(twin.ok && twin.user.username).toBe(mapped.ok && mapped.user.username);
+  });
+
+  it('links by verified email to the one user with that address, in any case', async () => {
+    const storage = createMemoryStorage();
+    await user(storage, 'u-alice', 'alice', 'Alice@Example.TEST');
+    const mapped = await mapExternalIdentity(
+      identity(),
+      policy({ mapping: 'lookup', linkByVerifiedEmail: true }),
+      {
+        storage,
+        clock: manualClock(),
+      },
+    );
+    expect(mapped).toMatchObject({ ok: true, created: false, user: { id: 'u-alice' } });
+  });
+
+  it('links nobody when several users share the email, or when the email is not verified', async () => {
+    const storage = createMemoryStorage();
+    await user(storage, 'u-1', 'alice', 'alice@example.test');
+    await user(storage, 'u-2', 'alice2', 'alice@example.test');
+    const lookup = policy({ mapping: 'lookup', linkByVerifiedEmail: true });
+    const context = { storage, clock: manualClock() };
+    expect(await mapExternalIdentity(identity(), lookup, context)).toEqual({
+      ok: false,
+      reason: 'not_linked',
+    });
+    const single = createMemoryStorage();
+    await user(single, 'u-1', 'alice', 'alice@example.test');
+    expect(
+      await mapExternalIdentity(identity({ emailVerified: false }), lookup, {
+        storage: single,
+        clock: manualClock(),
+      }),
+    ).toEqual({ ok: false, reason: 'not_linked' });
+  });
+
+  it('manual: signs in only identities an administrator linked; a disabled user is refused', async () => {
+    const storage = createMemoryStorage();
+    const context = { storage, clock: manualClock() };
+    expect(await mapExternalIdentity(identity(), policy({ mapping: 'manual' }), context)).toEqual({
+      ok: false,
+      reason: 'not_linked',
+    });
+    await user(storage, 'u-alice', 'alice', 'alice@example.test');
+    await storage.identities.link({
+      provider: 'corp',
+      subject: 'u-100',
+      userId: 'u-alice',
+      username: 'alice',
+      email: null,
+      groups: [],
+      linkedAt: new Date(context.clock.now()),
+      lastLoginAt: null,
+    });
+    expect(await mapExternalIdentity(identity(), policy({ mapping: 'manual' }), context)).toMatchObject({
+      ok: true,
+    });
+    await storage.users.update('u-alice', { disabled: true, updatedAt: new Date(context.clock.now()) });
+    expect(await mapExternalIdentity(identity(), policy({ mapping: 'manual' }), context)).toEqual({
+      ok: false,
+      reason: 'disabled',
+    });
+  });
+
+  it('prefixes upstream groups and never lets an upstream claim a system: group', () => {
+    expect(providerGroups(['dev', 'dev', 'a b'], 'corp:')).toEqual(['corp:dev']);
+    expect(providerGroups(['masters'], 'system:')).toEqual([]);
+    expect(normalizeUsername('  ..Bob (Ops)')).toBe('bob-ops-');
+    expect(normalizeUsername('!!!')).toBe('user');
+  });
+});
+
+describe('consent and sign-out', () => {
+  it('adds a new consent to what the user consented to before', async () => {
+    const storage = createMemoryStorage();
+    const clock = manualClock();
+    await giveConsent('u-1', 'portal', ['openid', 'email'], { consents: storage.consents, clock });
+    await giveConsent('u-1', 'portal', ['openid', 'groups'], { consents: storage.consents, clock });
+    expect((await storage.consents.find('u-1', 'portal'))?.scope).toEqual(['openid', 'email', 'groups']);
+  });
+
+  it('ends a browser session and, when asked, revokes its grants for every replica', async () => {
+    const storage = createMemoryStorage();
+    const clock = manualClock();
+    const now = new Date(clock.now());
+    await storage.sessions.create({
+      id: 's-1',
+      secretHash: 'h',
+      userId: 'u-1',
+      authTime: now,
+      createdAt: now,
+      expiresAt: new Date(clock.now() + 3_600_000),
+      endedAt: null,
+    });
+    await storage.grants.create({
+      id: 'g-1',
+      userId: 'u-1',
+      clientId: 'portal',
+      scope: ['openid'],
+      authTime: now,
+      sessionId: 's-1',
+      createdAt: now,
+      expiresAt: new Date(clock.now() + 3_600_000),
+      revokedAt: null,
+    });
+    const context = { storage, clock, maxTokenLifetimeSeconds: 600 };
+    expect(await endBrowserSession('s-1', { revokeGrants: true }, context)).toBe(1);
+    expect((await storage.sessions.findById('s-1'))?.endedAt).not.toBeNull();
+    expect(await storage.revocations.isRevoked('sid', 'g-1', now)).toBe(true);
+  });
+});

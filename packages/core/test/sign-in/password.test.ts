@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_LOGIN_THROTTLE,
+  type ExternalPasswordCheck,
+  IdgateError,
+  LoginThrottle,
+  type PasswordSignInContext,
+  signInWithPassword,
+} from '../../src/index.js';
+import { manualClock, seededStorage } from '../helpers.js';
+
+async function setup(external?: ExternalPasswordCheck) {
+  const { storage, hasher } = await seededStorage();
+  const clock = manualClock();
+  const context: PasswordSignInContext = {
+    passwords: {
+      findUserByUsername: (name) => storage.users.findByUsername(name),
+      hasher,
+      dummyHash: await hasher.hash('dummy'),
+    },
+    externalPasswords: async (name) => (name === 'corp' ? external : undefined),
+    throttle: new LoginThrottle(storage.loginAttempts, DEFAULT_LOGIN_THROTTLE, clock),
+  };
+  const attempts = () => storage.loginAttempts.listByUsername('alice', 50);
+  return { storage, context, clock, attempts };
+}
+
+const request = (
+  password: string,
+  extra: { provider?: string; address?: string; byAddress?: boolean } = {},
+) => ({
+  username: 'alice',
+  password,
+  provider: extra.provider,
+  sourceAddress: extra.address ?? '203.0.113.7',
+  throttleAddress: extra.byAddress ?? true,
+});
+
+describe('password sign-in', () => {
+  it('signs a local user in with the right password and records the success', async () => {
+    const { context, attempts } = await setup();
+    const result = await signInWithPassword(request('correct horse'), context);
+    expect(result).toMatchObject({ ok: true, user: { id: 'u-alice' } });
+    expect(await attempts()).toMatchObject([{ success: true, provider: 'password', userId: 'u-alice' }]);
+  });
+
+  it('refuses a wrong password and counts it toward the lock', async () => {
+    const { context, attempts } = await setup();
+    expect(await signInWithPassword(request('wrong'), context)).toEqual({
+      ok: false,
+      failure: 'invalid_credentials',
+    });
+    expect(await attempts()).toMatchObject([{ success: false, reason: 'invalid_credentials' }]);
+  });
+
+  it('locks the account after the policy’s failures, before checking even the right password', async () => {
+    const { context, attempts, clock } = await setup();
+    for (let i = 0; i < DEFAULT_LOGIN_THROTTLE.maxFailures; i++) {
+      await signInWithPassword(request('wrong'), context);
+      clock.advance(1);
+    }
+    const locked = await signInWithPassword(request('correct horse'), context);
+    expect(locked).toMatchObject({ ok: false, failure: 'locked' });
+    expect(locked.ok === false && locked.failure === 'locked' && locked.retryAfterSeconds).toBeGreaterThan(0);
+    expect((await attempts())[0]).toMatchObject({ success: false, reason: 'locked' });
+  });
+
+  it('throttles the address only when asked (the login page), not for the password grant', async () => {
+    const { context, storage } = await setup();
+    for (let i = 0; i < DEFAULT_LOGIN_THROTTLE.maxFailuresPerAddress; i++) {
+      await storage.loginAttempts.record({
+        id: `a-${i}`,
+        username: `someone-${i}`,
+        userId: null,
+        sourceAddress: '198.51.100.1',
+        provider: 'password',
+        success: false,
+        reason: 'invalid_credentials',
+        createdAt: new Date(manualClock().now()),
+      });
+    }
+    const fromBrowser = await signInWithPassword(
+      request('correct horse', { address: '198.51.100.1' }),
+      context,
+    );
+    expect(fromBrowser).toMatchObject({ ok: false, failure: 'locked' });
+    const fromServer = await signInWithPassword(
+      request('correct horse', { address: '198.51.100.1', byAddress: false }),
+      context,
+    );
+    expect(fromServer).toMatchObject({ ok: true });
+  });
+
+  it('checks the password at a named provider, recorded under its name', async () => {
+    const { context, storage, attempts } = await setup(async (_username, password) => {
+      const user = await storage.users.findById('u-alice');
+      return password === 'ldap secret' && user !== undefined
+        ? { ok: true, user }
+        : { ok: false, failure: 'invalid_credentials' };
+    });
+    expect(await signInWithPassword(request('ldap secret', { provider: 'CORP' }), context)).toMatchObject({
+      ok: true,
+    });
+    expect(await attempts()).toMatchObject([{ success: true, provider: 'corp' }]);
+  });
+
+  it('answers unknown_provider for a provider that does not exist, and records nothing', async () => {
+    const { context, attempts } = await setup();
+    expect(await signInWithPassword(request('x', { provider: 'nowhere' }), context)).toEqual({
+      ok: false,
+      failure: 'unknown_provider',
+    });
+    expect(await attempts()).toEqual([]);
+  });
+
+  it('lets an unreachable provider fail loudly, not as a wrong password', async () => {
+    const { context, attempts } = await setup(async () => {
+      throw new IdgateError('temporarily_unavailable', 'the directory did not answer');
+    });
+    await expect(signInWithPassword(request('x', { provider: 'corp' }), context)).rejects.toMatchObject({
+      error: 'temporarily_unavailable',
+    });
+    expect(await attempts()).toEqual([]);
+  });
+});
