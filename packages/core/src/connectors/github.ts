@@ -6,13 +6,14 @@ import {
   GitHubUser,
   type UpstreamSchema,
 } from '@idgate/schema';
+import { oauthAppConnector } from './oauth-app.js';
 import {
   ConnectorError,
   type ConnectorFailure,
   type ExternalIdentity,
   type RedirectConnector,
 } from './types.js';
-import { BEARER_TOKEN, Upstream, type UpstreamOptions } from './upstream.js';
+import { Upstream, type UpstreamOptions } from './upstream.js';
 
 /** How the GitHub connector reaches GitHub. */
 export type GitHubConnectorOptions = UpstreamOptions;
@@ -112,38 +113,12 @@ export function createGitHubConnector(
     };
   }
 
-  return {
-    kind: 'redirect',
-    async authorizationUrl({ redirectUri, state, codeChallenge }) {
-      const url = new URL(`${baseUrl}/login/oauth/authorize`);
-      url.search = new URLSearchParams({
-        client_id: config.clientId,
-        redirect_uri: redirectUri,
-        scope: SCOPE,
-        state,
-        code_challenge: codeChallenge,
-        code_challenge_method: 'S256',
-      }).toString();
-      return url;
-    },
-
-    async exchangeCode({ code, redirectUri, codeVerifier }) {
-      const accessToken = await github.exchangeCode(new URL(`${baseUrl}/login/oauth/access_token`), {
-        client_id: config.clientId,
-        client_secret: config.clientSecret,
-        code,
-        redirect_uri: redirectUri,
-        code_verifier: codeVerifier,
-      });
-      // A token GitHub has just issued and then refuses is GitHub's failure, not a bad presented token.
-      return loadIdentity(accessToken, 'upstream_error');
-    },
-
-    async identityFromAccessToken({ accessToken, tokenType }) {
-      if (tokenType.toLowerCase() !== 'bearer' || !BEARER_TOKEN.test(accessToken)) {
-        throw new ConnectorError('invalid_upstream_token', 'Only GitHub bearer tokens are accepted');
-      }
-      return loadIdentity(accessToken, 'invalid_upstream_token');
-    },
-  };
+  return oauthAppConnector(github, {
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    scope: SCOPE,
+    authorizationEndpoint: `${baseUrl}/login/oauth/authorize`,
+    tokenEndpoint: `${baseUrl}/login/oauth/access_token`,
+    loadIdentity,
+  });
 }

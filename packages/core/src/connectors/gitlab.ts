@@ -1,11 +1,12 @@
 import { type GitLabProviderConfig, GitLabUser, GitLabUserinfo } from '@idgate/schema';
+import { oauthAppConnector } from './oauth-app.js';
 import {
   ConnectorError,
   type ConnectorFailure,
   type ExternalIdentity,
   type RedirectConnector,
 } from './types.js';
-import { BEARER_TOKEN, Upstream, type UpstreamOptions } from './upstream.js';
+import { Upstream, type UpstreamOptions } from './upstream.js';
 
 /** How the GitLab connector reaches GitLab. */
 export type GitLabConnectorOptions = UpstreamOptions;
@@ -69,41 +70,14 @@ export function createGitLabConnector(
     };
   }
 
-  return {
-    kind: 'redirect',
-    async authorizationUrl({ redirectUri, state, codeChallenge }) {
-      const url = new URL(`${baseUrl}/oauth/authorize`);
-      url.search = new URLSearchParams({
-        client_id: config.clientId,
-        redirect_uri: redirectUri,
-        response_type: 'code',
-        scope: SCOPE,
-        state,
-        code_challenge: codeChallenge,
-        code_challenge_method: 'S256',
-      }).toString();
-      return url;
-    },
-
-    async exchangeCode({ code, redirectUri, codeVerifier }) {
-      const accessToken = await gitlab.exchangeCode(new URL(`${baseUrl}/oauth/token`), {
-        grant_type: 'authorization_code',
-        client_id: config.clientId,
-        client_secret: config.clientSecret,
-        code,
-        redirect_uri: redirectUri,
-        code_verifier: codeVerifier,
-      });
-      // The id_token GitLab also returns is not checked: the API called with the token is the source.
-      // A token GitLab has just issued and then refuses is GitLab's failure, not a bad presented token.
-      return loadIdentity(accessToken, 'upstream_error');
-    },
-
-    async identityFromAccessToken({ accessToken, tokenType }) {
-      if (tokenType.toLowerCase() !== 'bearer' || !BEARER_TOKEN.test(accessToken)) {
-        throw new ConnectorError('invalid_upstream_token', 'Only GitLab bearer tokens are accepted');
-      }
-      return loadIdentity(accessToken, 'invalid_upstream_token');
-    },
-  };
+  return oauthAppConnector(gitlab, {
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    scope: SCOPE,
+    authorizationEndpoint: `${baseUrl}/oauth/authorize`,
+    authorizationParameters: { response_type: 'code' },
+    tokenEndpoint: `${baseUrl}/oauth/token`,
+    tokenParameters: { grant_type: 'authorization_code' },
+    loadIdentity,
+  });
 }

@@ -1,4 +1,4 @@
-import { OAuthError, type UpstreamSchema, UpstreamTokenResponse } from '@idgate/schema';
+import type { UpstreamSchema } from '@idgate/schema';
 import { ConnectorError, type ConnectorFailure } from './types.js';
 
 /** How a connector reaches its upstream. */
@@ -12,11 +12,6 @@ export interface UpstreamOptions {
 /** A request's options; oauth4webapi's `customFetch` passes absent ones as undefined. */
 type UpstreamRequest = { [K in keyof RequestInit]?: RequestInit[K] | undefined };
 
-/** A bearer token as RFC 6750 §2.1 spells it; anything else is refused before it travels. */
-export const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]{1,4096}=*$/;
-
-/** The form fields of a code exchange that must never be quoted back (RFC 6749 §4.1.3, RFC 7636 §4.5). */
-const SECRET_FIELDS = ['client_secret', 'code', 'code_verifier'] as const;
 /** A compact JWS: an ID token or a JWT access token an upstream echoed back. */
 const JWT = /eyJ[\w-]+\.[\w-]*\.[\w-]*/;
 /** Text safe to put in a message shown to a person: no control characters, no markup. */
@@ -165,34 +160,5 @@ export class Upstream {
       'invalid_upstream_response',
       `${this.name} answered the ${what} request unexpectedly${problem === '' ? '' : ` (${problem})`}`,
     );
-  }
-
-  /**
-   * Exchanges an authorization code at a token endpoint that takes the client credentials in the
-   * form (RFC 6749 §4.1.3, §2.3.1), for the bearer access token. An answer carrying `error` is a
-   * refusal whatever its status: GitHub refuses with 200.
-   */
-  async exchangeCode(url: URL, form: Record<string, string>): Promise<string> {
-    const secrets = SECRET_FIELDS.map((field) => form[field] ?? '');
-    const answer = await this.fetch(url, {
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(form).toString(),
-    });
-    // A refusal need not be JSON; a token answer must.
-    const body = await this.json(answer, 'token').catch((error: unknown) => {
-      if (answer.status === 200) throw error;
-    });
-    const refusal = OAuthError.safeParse(body);
-    if (answer.status !== 200 || refusal.success) {
-      throw this.error(
-        'upstream_error',
-        `${this.name} refused the sign-in${this.detail(refusal.data, secrets)}`,
-      );
-    }
-    const token = this.parse(body, 'token', UpstreamTokenResponse, secrets);
-    if (token.token_type.toLowerCase() !== 'bearer' || !BEARER_TOKEN.test(token.access_token))
-      throw this.error('invalid_upstream_response', `${this.name} issued a token of an unexpected type`);
-    return token.access_token;
   }
 }

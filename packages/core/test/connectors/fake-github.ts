@@ -1,4 +1,5 @@
 import { GitHubProviderConfig } from '@idgate/schema';
+import { afterEach, beforeEach, expect } from 'vitest';
 import { type ConnectorFailure, createGitHubConnector } from '../../src/index.js';
 import { connectorFailure } from './connector-failure.js';
 import { type FakeUpstream, fixture, startFakeUpstream } from './fake-upstream.js';
@@ -12,11 +13,53 @@ export const REDIRECT = 'https://id.example.test/oauth/callback/github';
 const SECRETS = [CLIENT_SECRET, TOKEN, PRESENTED, VERIFIER, CODE];
 
 /**
- * A fake GitHub Enterprise (the API under /api/v3 of the same host) answering recorded bodies;
- * the teams come in two pages.
- * @example const upstream = await startFakeGitHub();
+ * A fake GitHub Enterprise (the API under /api/v3 of the same host) answering recorded bodies,
+ * the teams in two pages, new for each test of the calling file; and connectors for it.
+ * @example const { upstream, signIn } = useFakeGitHub(); it('…', () => upstream.route('GET /api/v3/user', { status: 401 }));
  */
-export function startFakeGitHub(): Promise<FakeUpstream> {
+export function useFakeGitHub() {
+  let current: FakeUpstream | undefined;
+  beforeEach(async () => {
+    current = await startFakeGitHub();
+  });
+  afterEach(() => current?.close());
+  const live = () => current ?? expect.unreachable('the fake GitHub runs only inside a test');
+  const upstream: FakeUpstream = {
+    get url() {
+      return live().url;
+    },
+    get requests() {
+      return live().requests;
+    },
+    route: (key, route) => live().route(key, route),
+    requestsTo: (key) => live().requestsTo(key),
+    close: () => live().close(),
+  };
+  /** The connector for `base` (the fake's URL by default), with config `overrides`. */
+  const connector = (overrides: Record<string, unknown> = {}, timeoutMs?: number, base = upstream.url) => {
+    const config = GitHubProviderConfig.parse({
+      type: 'github',
+      name: 'github',
+      clientId: 'Iv1.8a61f9b3a7aba766',
+      clientSecret: CLIENT_SECRET,
+      baseUrl: base,
+      apiUrl: `${base}/api/v3`,
+      ...overrides,
+    });
+    return createGitHubConnector(config, timeoutMs === undefined ? {} : { timeoutMs });
+  };
+  /** A sign-in through the code exchange. */
+  const signIn = (overrides: Record<string, unknown> = {}) =>
+    connector(overrides).exchangeCode({
+      code: CODE,
+      redirectUri: REDIRECT,
+      codeVerifier: VERIFIER,
+      nonce: 'unused',
+    });
+  return { upstream, connector, signIn };
+}
+
+function startFakeGitHub(): Promise<FakeUpstream> {
   return startFakeUpstream({
     'POST /login/oauth/access_token': { json: fixture('github-token') },
     'GET /api/v3/user': { json: fixture('github-user') },
@@ -33,29 +76,6 @@ export function startFakeGitHub(): Promise<FakeUpstream> {
           },
   });
 }
-
-/** The connector for `base` (the fake's URL), with config `overrides`. */
-export function gitHubConnector(base: string, overrides: Record<string, unknown> = {}, timeoutMs?: number) {
-  const config = GitHubProviderConfig.parse({
-    type: 'github',
-    name: 'github',
-    clientId: 'Iv1.8a61f9b3a7aba766',
-    clientSecret: CLIENT_SECRET,
-    baseUrl: base,
-    apiUrl: `${base}/api/v3`,
-    ...overrides,
-  });
-  return createGitHubConnector(config, timeoutMs === undefined ? {} : { timeoutMs });
-}
-
-/** A sign-in through the code exchange. */
-export const gitHubSignIn = (base: string, overrides: Record<string, unknown> = {}) =>
-  gitHubConnector(base, overrides).exchangeCode({
-    code: CODE,
-    redirectUri: REDIRECT,
-    codeVerifier: VERIFIER,
-    nonce: 'unused',
-  });
 
 /** The ConnectorError a promise rejects with; no secret or token of these tests may show in it. */
 export const failure = (promise: Promise<unknown>, expected: ConnectorFailure) =>

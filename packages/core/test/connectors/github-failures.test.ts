@@ -1,28 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CLIENT_SECRET,
   CODE,
   failure,
-  gitHubConnector,
-  gitHubSignIn,
   PRESENTED,
   REDIRECT,
-  startFakeGitHub,
   TOKEN,
+  useFakeGitHub,
   VERIFIER,
 } from './fake-github.js';
-import { closedPortUrl, type FakeUpstream, fixture } from './fake-upstream.js';
+import { closedPortUrl, fixture } from './fake-upstream.js';
 
-let upstream: FakeUpstream;
-
-beforeEach(async () => {
-  upstream = await startFakeGitHub();
-});
-afterEach(() => upstream.close());
-
-const connector = (overrides: Record<string, unknown> = {}, timeoutMs?: number, base = upstream.url) =>
-  gitHubConnector(base, overrides, timeoutMs);
-const signIn = (overrides: Record<string, unknown> = {}) => gitHubSignIn(upstream.url, overrides);
+const { upstream, connector, signIn } = useFakeGitHub();
 
 describe('GitHub failures', () => {
   it('reports a refused code (200 with error) with the plain-text description', async () => {

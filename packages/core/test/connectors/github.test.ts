@@ -1,27 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CLIENT_SECRET,
   CODE,
   failure,
-  gitHubConnector,
-  gitHubSignIn,
   PRESENTED,
   REDIRECT,
-  startFakeGitHub,
   TOKEN,
+  useFakeGitHub,
   VERIFIER,
 } from './fake-github.js';
-import { type FakeUpstream, fixture, startFakeUpstream } from './fake-upstream.js';
+import { fixture, startFakeUpstream } from './fake-upstream.js';
 
-let upstream: FakeUpstream;
-
-beforeEach(async () => {
-  upstream = await startFakeGitHub();
-});
-afterEach(() => upstream.close());
-
-const connector = (overrides: Record<string, unknown> = {}) => gitHubConnector(upstream.url, overrides);
-const signIn = (overrides: Record<string, unknown> = {}) => gitHubSignIn(upstream.url, overrides);
+const { upstream, connector, signIn } = useFakeGitHub();
 
 describe('GitHub authorization URL', () => {
   it('asks for the profile, emails and orgs, with PKCE S256 and no nonce', async () => {
