@@ -31,7 +31,6 @@ export {
 } from './clients/authenticate.js';
 export { createGitHubConnector, type GitHubConnectorOptions } from './connectors/github.js';
 export { createGitLabConnector, type GitLabConnectorOptions } from './connectors/gitlab.js';
-export type { UpstreamOptions } from './connectors/http.js';
 export { createOidcConnector } from './connectors/oidc.js';
 export {
   type Connector,
@@ -41,6 +40,7 @@ export {
   type PasswordConnector,
   type RedirectConnector,
 } from './connectors/types.js';
+export type { UpstreamOptions } from './connectors/upstream.js';
 export {
   buildProviderMetadata,
   type DiscoveryOptions,

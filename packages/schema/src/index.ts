@@ -46,3 +46,13 @@ export {
   TokenReviewStatus,
   TokenReviewUser,
 } from './token-review.js';
+export {
+  GitHubEmails,
+  GitHubOrganizations,
+  GitHubTeams,
+  GitHubUser,
+  GitLabUser,
+  GitLabUserinfo,
+  type UpstreamSchema,
+  UpstreamTokenResponse,
+} from './upstream.js';

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from '../src/index.js';
-
-type Issue = { code: string; path: ReadonlyArray<PropertyKey> };
-type Schema = { safeParse(input: unknown): { success: boolean; error?: { issues: ReadonlyArray<Issue> } } };
-
-/** Asserts that `schema` rejects `input` and returns the dotted paths of the issues. */
-function rejectedAt(schema: Schema, input: unknown): string[] {
-  const result = schema.safeParse(input);
-  expect(result.success).toBe(false);
-  return (result.error?.issues ?? []).map((issue) => issue.path.map(String).join('.'));
-}
+import { rejectedAt } from './rejected-at.js';
 
 /** A query string as the callback receives it: every value a string. */
 const query = (qs: string) => Object.fromEntries(new URLSearchParams(qs));

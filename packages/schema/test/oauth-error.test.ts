@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OAuthError, OAuthErrorCode, Problem } from '../src/index.js';
-
-type Issue = { code: string; path: ReadonlyArray<PropertyKey> };
-type Schema = { safeParse(input: unknown): { success: boolean; error?: { issues: ReadonlyArray<Issue> } } };
-
-/** Asserts that `schema` rejects `input` and returns the dotted paths of the issues. */
-function rejectedAt(schema: Schema, input: unknown): string[] {
-  const result = schema.safeParse(input);
-  expect(result.success).toBe(false);
-  return (result.error?.issues ?? []).map((issue) => issue.path.map(String).join('.'));
-}
+import { rejectedAt } from './rejected-at.js';
 
 describe('RFC 6749 §5.2 error response', () => {
   it('accepts error, error_description and error_uri, keeping unknown members', () => {

@@ -7,16 +7,7 @@ import {
   TokenRequest,
   TokenResponse,
 } from '../src/index.js';
-
-type Issue = { code: string; path: ReadonlyArray<PropertyKey> };
-type Schema = { safeParse(input: unknown): { success: boolean; error?: { issues: ReadonlyArray<Issue> } } };
-
-/** Asserts that `schema` rejects `input` and returns the dotted paths of the issues. */
-function rejectedAt(schema: Schema, input: unknown): string[] {
-  const result = schema.safeParse(input);
-  expect(result.success).toBe(false);
-  return (result.error?.issues ?? []).map((issue) => issue.path.map(String).join('.'));
-}
+import { rejectedAt } from './rejected-at.js';
 
 describe('RFC 6749 §5.1 token response', () => {
   it('accepts a full response and keeps unknown members', () => {

@@ -1,19 +1,22 @@
 import type { OidcProviderConfig } from '@idgate/schema';
-import { createRemoteJWKSet, customFetch, errors, type JWTPayload, jwtVerify } from 'jose';
-import { isRecord, type UpstreamOptions, upstreamDescription, upstreamJson } from './http.js';
-import { ConnectorError, type ExternalIdentity, type RedirectConnector } from './types.js';
+import * as oauth from 'oauth4webapi';
+import {
+  ConnectorError,
+  type ConnectorFailure,
+  type ExternalIdentity,
+  type RedirectConnector,
+} from './types.js';
+import { redact, Upstream, type UpstreamOptions } from './upstream.js';
 
-interface Discovered {
-  authorization_endpoint: string;
-  token_endpoint: string;
-  jwks_uri: string;
-  userinfo_endpoint?: string;
-  introspection_endpoint?: string;
-  token_endpoint_auth_methods_supported?: string[];
-  id_token_signing_alg_values_supported?: string[];
+/** One request to the upstream, for the messages of its failures. */
+interface Step {
+  /** The request, as in "answered the token request with no JSON". */
+  what: string;
+  /** An answer that does not check out, as in "sent a token response that does not verify". */
+  unexpected: string;
+  /** An answer other than 200, with the upstream's OAuth error (or the status) as `detail`. */
+  refused: (detail: string, status: number) => [ConnectorFailure, string];
 }
-
-const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
 function claimString(claims: Record<string, unknown>, name: string): string | null {
   const value = claims[name];
@@ -26,63 +29,107 @@ function claimGroups(claims: Record<string, unknown>, name: string): string[] {
   return Array.isArray(value) ? value.filter((g): g is string => typeof g === 'string' && g !== '') : [];
 }
 
+/** The issuer as configured, and the same with its trailing slash added or taken away. */
+function issuerSpellings(issuer: string): [URL, URL | undefined] {
+  const configured = new URL(issuer);
+  const other = new URL(configured.href.endsWith('/') ? configured.href.slice(0, -1) : `${configured.href}/`);
+  return [configured, other.href === configured.href ? undefined : other];
+}
+
 /**
- * An upstream OpenID Connect provider: authorization code with PKCE (S256) and nonce; the ID
- * token is verified against the upstream's JWKS (signature with an asymmetric algorithm it
- * advertises, `iss`, `aud`, `azp`, `exp`, `nonce`). A presented upstream access token is trusted
- * only after introspection (when the upstream offers it) says it is active and ours, and the
- * userinfo endpoint answers for it.
+ * An upstream OpenID Connect provider, spoken to through oauth4webapi: discovery (kept, and tried
+ * again after a failure), authorization code with PKCE (S256), state and nonce; the ID token is
+ * checked for `iss`, `aud`, `azp`, `exp`, `nonce` and its signature against the upstream's JWKS
+ * (kept for five minutes, fetched again for an unknown key). A presented upstream access token is
+ * trusted only after introspection (when the upstream offers it) says it is active and ours, and
+ * the userinfo endpoint answers for it.
  * @example const connector = createOidcConnector(config); const url = await connector.authorizationUrl({ redirectUri, state, nonce, codeChallenge });
  */
 export function createOidcConnector(
   config: OidcProviderConfig,
   options: UpstreamOptions = {},
 ): RedirectConnector {
-  const issuer = config.issuer.replace(/\/+$/, '');
   const name = `the identity provider ${config.name}`;
-  let discovered: Promise<Discovered> | undefined;
-  let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  const upstream = new Upstream(name, options, [config.clientSecret]);
+  const client: oauth.Client = { client_id: config.clientId };
+  const insecure = new URL(config.issuer).protocol === 'http:';
+  // The configuration takes an http: issuer (a private network, a test upstream), which
+  // oauth4webapi refuses unless told; an https: issuer's endpoints must all be https:.
+  const http = { [oauth.customFetch]: upstream.fetch, [oauth.allowInsecureRequests]: insecure };
+  let discovered: Promise<oauth.AuthorizationServer> | undefined;
 
+  /**
+   * One request and oauth4webapi's check of the answer, its failures as ConnectorErrors. The
+   * reason oauth4webapi gives goes into the message redacted; its error is only described in the
+   * cause, as its fields hold bodies, claims and the request's parameters.
+   */
+  async function exchange<T>(
+    step: Step,
+    secrets: readonly string[],
+    send: () => Promise<Response>,
+    check: (answer: Response) => Promise<T>,
+  ): Promise<T> {
+    let status: number | undefined;
+    try {
+      const answer = await send();
+      status = answer.status;
+      return await check(answer);
+    } catch (error) {
+      if (error instanceof ConnectorError) throw error;
+      if (status !== undefined && status !== 200) {
+        const said = error instanceof oauth.ResponseBodyError ? error : undefined;
+        const [failure, message] = step.refused(upstream.detail(said, secrets), status);
+        throw upstream.error(failure, message, error, secrets);
+      }
+      const code = error instanceof oauth.OperationProcessingError ? error.code : undefined;
+      const reason = redact(error instanceof Error ? error.message : undefined, secrets);
+      const message =
+        code === oauth.RESPONSE_IS_NOT_JSON || code === oauth.PARSE_ERROR
+          ? `${name} answered the ${step.what} request with no JSON`
+          : `${step.unexpected}${reason === '' ? '' : ` (${reason})`}`;
+      throw upstream.error('invalid_upstream_response', message, error, secrets);
+    }
+  }
+
+  const [configured, respelled] = issuerSpellings(config.issuer);
+  const discovery: Step = {
+    what: 'discovery',
+    unexpected: `${name} has no usable discovery document`,
+    refused: (_, status) => [
+      'invalid_upstream_response',
+      `${name} has no discovery document (HTTP ${status})`,
+    ],
+  };
+  /** OIDC Discovery §4.3: the document must name the issuer it was fetched for. */
+  const checkDiscovery = async (answer: Response) => {
+    try {
+      return await oauth.processDiscoveryResponse(configured, answer.clone());
+    } catch (error) {
+      // Issuers a trailing slash apart were always taken, and configurations rely on it.
+      const mismatch =
+        error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON;
+      if (!mismatch || respelled === undefined) throw error;
+      return await oauth.processDiscoveryResponse(respelled, answer);
+    }
+  };
   const discover = () => {
-    discovered ??= (async () => {
-      const { status, body } = await upstreamJson(
-        name,
-        `${issuer}/.well-known/openid-configuration`,
-        { headers: { accept: 'application/json' } },
-        options,
-      );
-      const required = ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const;
-      if (status !== 200 || !isRecord(body) || required.some((field) => typeof body[field] !== 'string')) {
-        throw new ConnectorError('invalid_upstream_response', `${name} has no usable discovery document`);
-      }
-      // OIDC Discovery §4.3: the document must name the issuer it was fetched for.
-      if (String(body.issuer).replace(/\/+$/, '') !== issuer) {
-        throw new ConnectorError('invalid_upstream_response', `${name} announces another issuer`);
-      }
-      return body as unknown as Discovered;
-    })();
-    // A failed discovery is retried next time rather than cached.
-    discovered.catch(() => {
-      discovered = undefined;
-    });
+    if (discovered === undefined) {
+      discovered = exchange(discovery, [], () => oauth.discoveryRequest(configured, http), checkDiscovery);
+      // A failed discovery is tried again next time rather than kept.
+      discovered.catch(() => {
+        discovered = undefined;
+      });
+    }
     return discovered;
   };
 
-  const clientAuth = (
-    metadata: Discovered,
-  ): { headers: Record<string, string>; fields: Record<string, string> } => {
-    const methods = metadata.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
-    if (!methods.includes('client_secret_basic') && methods.includes('client_secret_post')) {
-      return { headers: {}, fields: { client_id: config.clientId, client_secret: config.clientSecret } };
-    }
-    const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
-    return {
-      headers: {
-        authorization: `Basic ${btoa(`${encode(config.clientId)}:${encode(config.clientSecret)}`)}`,
-      },
-      fields: {},
-    };
-  };
+  /** RFC 6749 §2.3.1: HTTP Basic unless the upstream takes only client_secret_post of the two. */
+  const clientAuth = (methods: string[] | undefined) =>
+    methods !== undefined &&
+    !methods.includes('client_secret_basic') &&
+    methods.includes('client_secret_post')
+      ? oauth.ClientSecretPost(config.clientSecret)
+      : oauth.ClientSecretBasic(config.clientSecret);
 
   const identityFrom = (claims: Record<string, unknown>, subject: string): ExternalIdentity => ({
     subject,
@@ -93,36 +140,45 @@ export function createOidcConnector(
     groups: claimGroups(claims, config.claims.groups),
   });
 
+  /** Userinfo for the access token; `subject`, when known, must be who it is about (OIDC Core §5.3.2). */
   const userinfo = async (
-    metadata: Discovered,
+    as: oauth.AuthorizationServer,
     accessToken: string,
+    subject: string | typeof oauth.skipSubjectCheck,
     failure: 'invalid_upstream_token' | 'upstream_error',
   ) => {
-    if (metadata.userinfo_endpoint === undefined) {
+    if (as.userinfo_endpoint === undefined)
       throw new ConnectorError(failure, `${name} has no userinfo endpoint to confirm the token`);
-    }
-    const { status, body } = await upstreamJson(
-      name,
-      metadata.userinfo_endpoint,
-      { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } },
-      options,
+    const step: Step = {
+      what: 'userinfo',
+      unexpected: `${name} answered userinfo with something unusable`,
+      refused: (_, status) =>
+        status === 401 || status === 403
+          ? [failure, `${name} did not accept the access token`]
+          : ['invalid_upstream_response', `${name} answered userinfo with HTTP ${status}`],
+    };
+    return exchange(
+      step,
+      [accessToken],
+      () => oauth.userInfoRequest(as, client, accessToken, http),
+      async (answer) => {
+        const info = await oauth.processUserInfoResponse(as, client, subject, answer);
+        // A signed userinfo answer (OIDC Core §5.3.2) is only as good as its signature.
+        if (/^application\/jwt\s*(;|$)/i.test(answer.headers.get('content-type') ?? ''))
+          await oauth.validateApplicationLevelSignature(as, answer, http);
+        return info;
+      },
     );
-    if (status === 401 || status === 403)
-      throw new ConnectorError(failure, `${name} did not accept the access token`);
-    if (status !== 200 || !isRecord(body) || typeof body.sub !== 'string') {
-      throw new ConnectorError(
-        'invalid_upstream_response',
-        `${name} answered userinfo with something unusable`,
-      );
-    }
-    return body;
   };
 
   return {
     kind: 'redirect',
 
     async authorizationUrl({ redirectUri, state, nonce, codeChallenge }) {
-      const url = new URL((await discover()).authorization_endpoint);
+      const { authorization_endpoint: endpoint } = await discover();
+      if (endpoint === undefined || !URL.canParse(endpoint))
+        throw new ConnectorError('invalid_upstream_response', `${name} has no usable authorization endpoint`);
+      const url = new URL(endpoint);
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('client_id', config.clientId);
       url.searchParams.set('redirect_uri', redirectUri);
@@ -135,123 +191,89 @@ export function createOidcConnector(
     },
 
     async exchangeCode({ code, redirectUri, codeVerifier, nonce }) {
-      const metadata = await discover();
-      const auth = clientAuth(metadata);
-      const form = new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: redirectUri,
-        code_verifier: codeVerifier,
-        ...auth.fields,
-      });
-      const { status, body } = await upstreamJson(
-        name,
-        metadata.token_endpoint,
-        {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/x-www-form-urlencoded',
-            accept: 'application/json',
-            ...auth.headers,
-          },
-          body: form.toString(),
+      const as = await discover();
+      // RFC 9207 §2.4 would compare the callback's `iss` with the issuer, but exchangeCode is handed
+      // the code alone (and the server has checked `state`): oauth4webapi is not told the upstream
+      // sends `iss`, or it would refuse every callback for lacking one.
+      const callback = oauth.validateAuthResponse(
+        { ...as, authorization_response_iss_parameter_supported: false },
+        client,
+        new URLSearchParams({ code }),
+        oauth.skipStateCheck,
+      );
+      const step: Step = {
+        what: 'token',
+        unexpected: `${name} sent a token response that does not verify`,
+        refused: (detail) => ['upstream_error', `${name} refused the sign-in${detail}`],
+      };
+      const tokens = await exchange(
+        step,
+        [code, codeVerifier],
+        () =>
+          oauth.authorizationCodeGrantRequest(
+            as,
+            client,
+            clientAuth(as.token_endpoint_auth_methods_supported),
+            callback,
+            redirectUri,
+            codeVerifier,
+            http,
+          ),
+        async (answer) => {
+          const result = await oauth.processAuthorizationCodeResponse(as, client, answer, {
+            expectedNonce: nonce,
+            requireIdToken: true,
+          });
+          // oauth4webapi checks the claims; the signature is checked here, against the JWKS.
+          await oauth.validateApplicationLevelSignature(as, answer, http);
+          return result;
         },
-        options,
       );
-      if (status !== 200)
-        throw new ConnectorError('upstream_error', `${name} refused the sign-in${upstreamDescription(body)}`);
-      if (!isRecord(body) || typeof body.id_token !== 'string' || typeof body.access_token !== 'string') {
-        throw new ConnectorError('invalid_upstream_response', `${name} answered without an ID token`);
-      }
-      jwks ??= createRemoteJWKSet(new URL(metadata.jwks_uri), {
-        [customFetch]: options.fetch ?? globalThis.fetch,
-        timeoutDuration: options.timeoutMs ?? 10_000,
-      });
-      const algorithms = (metadata.id_token_signing_alg_values_supported ?? ['RS256']).filter((alg) =>
-        ASYMMETRIC.includes(alg),
-      );
-      let claims: JWTPayload;
-      try {
-        ({ payload: claims } = await jwtVerify(body.id_token, jwks, {
-          issuer: [issuer, `${issuer}/`],
-          audience: config.clientId,
-          algorithms,
-        }));
-      } catch (cause) {
-        if (cause instanceof errors.JWKSTimeout)
-          throw new ConnectorError('upstream_unavailable', `${name} did not answer`, { cause });
-        throw new ConnectorError(
-          'invalid_upstream_response',
-          `${name} sent an ID token that does not verify`,
-          { cause },
-        );
-      }
-      // OIDC Core §3.1.3.7: with several audiences, azp must be us.
-      if (Array.isArray(claims.aud) && claims.aud.length > 1 && claims.azp !== config.clientId) {
-        throw new ConnectorError(
-          'invalid_upstream_response',
-          `${name} sent an ID token meant for another client`,
-        );
-      }
-      if (claims.nonce !== nonce)
-        throw new ConnectorError(
-          'invalid_upstream_response',
-          `${name} sent an ID token for another sign-in (nonce)`,
-        );
-      if (typeof claims.sub !== 'string' || claims.sub === '')
+      const claims = oauth.getValidatedIdTokenClaims(tokens);
+      if (claims === undefined || claims.sub === '')
         throw new ConnectorError('invalid_upstream_response', `${name} sent an ID token without a subject`);
-      let merged: Record<string, unknown> = claims;
-      if (config.useUserinfo) {
-        const info = await userinfo(metadata, body.access_token, 'upstream_error');
-        // OIDC Core §5.3.2: userinfo about someone else must be refused.
-        if (info.sub !== claims.sub)
-          throw new ConnectorError(
-            'invalid_upstream_response',
-            `${name} answered userinfo for another subject`,
-          );
-        merged = { ...claims, ...info };
-      }
-      return identityFrom(merged, claims.sub);
+      if (!config.useUserinfo) return identityFrom(claims, claims.sub);
+      const info = await userinfo(as, tokens.access_token, claims.sub, 'upstream_error');
+      return identityFrom({ ...claims, ...info }, claims.sub);
     },
 
     async identityFromAccessToken({ accessToken, tokenType }) {
       if (tokenType.toLowerCase() !== 'bearer')
         throw new ConnectorError('invalid_upstream_token', `only Bearer tokens of ${name} are accepted`);
-      const metadata = await discover();
-      if (metadata.introspection_endpoint !== undefined) {
-        const auth = clientAuth(metadata);
-        const { status, body } = await upstreamJson(
-          name,
-          metadata.introspection_endpoint,
-          {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/x-www-form-urlencoded',
-              accept: 'application/json',
-              ...auth.headers,
-            },
-            body: new URLSearchParams({
-              token: accessToken,
-              token_type_hint: 'access_token',
-              ...auth.fields,
-            }).toString(),
-          },
-          options,
+      const as = await discover();
+      let subject: string | typeof oauth.skipSubjectCheck = oauth.skipSubjectCheck;
+      if (as.introspection_endpoint !== undefined) {
+        const step: Step = {
+          what: 'introspection',
+          unexpected: `${name} answered the introspection request with something unusable`,
+          refused: () => ['invalid_upstream_token', `${name} does not confirm the access token`],
+        };
+        const methods =
+          as.introspection_endpoint_auth_methods_supported ?? as.token_endpoint_auth_methods_supported;
+        const introspected = await exchange(
+          step,
+          [accessToken],
+          () =>
+            oauth.introspectionRequest(as, client, clientAuth(methods), accessToken, {
+              ...http,
+              additionalParameters: { token_type_hint: 'access_token' },
+            }),
+          (answer) => oauth.processIntrospectionResponse(as, client, answer),
         );
-        if (status !== 200 || !isRecord(body) || body.active !== true) {
+        if (!introspected.active)
           throw new ConnectorError('invalid_upstream_token', `${name} does not confirm the access token`);
-        }
-        const audience = Array.isArray(body.aud) ? body.aud : [body.aud];
+        const audience = Array.isArray(introspected.aud) ? introspected.aud : [introspected.aud];
         // A token minted for another application must not sign anyone in here.
-        if (body.client_id !== config.clientId && !audience.includes(config.clientId)) {
+        if (introspected.client_id !== config.clientId && !audience.includes(config.clientId)) {
           throw new ConnectorError(
             'invalid_upstream_token',
             `the access token was issued to another application of ${name}`,
           );
         }
+        if (typeof introspected.sub === 'string') subject = introspected.sub;
       }
-      const info = await userinfo(metadata, accessToken, 'invalid_upstream_token');
-      return identityFrom(info, info.sub as string);
+      const info = await userinfo(as, accessToken, subject, 'invalid_upstream_token');
+      return identityFrom(info, info.sub);
     },
   };
 }

@@ -1,71 +1,17 @@
-import { GitHubProviderConfig } from '@idgate/schema';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConnectorError, type ConnectorFailure, createGitHubConnector } from '../../src/index.js';
-import { closedPortUrl, type FakeUpstream, fixture, startFakeUpstream } from './fake-upstream.js';
+import { describe, expect, it } from 'vitest';
+import {
+  CLIENT_SECRET,
+  CODE,
+  failure,
+  PRESENTED,
+  REDIRECT,
+  TOKEN,
+  useFakeGitHub,
+  VERIFIER,
+} from './fake-github.js';
+import { fixture, startFakeUpstream } from './fake-upstream.js';
 
-const CLIENT_SECRET = 'gh-client-secret-5f2b8c1e9d';
-const TOKEN = fixture<{ access_token: string }>('github-token').access_token;
-const PRESENTED = 'gho_presentedTokenFromTheCli0123456789';
-const CODE = 'a1b2c3d4e5f6a7b8c9d0';
-const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
-const REDIRECT = 'https://id.example.test/oauth/callback/github';
-const SECRETS = [CLIENT_SECRET, TOKEN, PRESENTED, VERIFIER, CODE];
-
-let upstream: FakeUpstream;
-
-beforeEach(async () => {
-  upstream = await startFakeUpstream({
-    'POST /login/oauth/access_token': { json: fixture('github-token') },
-    'GET /api/v3/user': { json: fixture('github-user') },
-    'GET /api/v3/user/emails': { json: fixture('github-emails') },
-    'GET /api/v3/user/orgs': { json: fixture('github-orgs') },
-    'GET /api/v3/user/teams': (request, fake) =>
-      request.query.get('page') === '2'
-        ? { json: fixture('github-teams-page2') }
-        : {
-            json: fixture('github-teams-page1'),
-            headers: {
-              link: `<${fake.url}/api/v3/user/teams?per_page=100&page=2>; rel="next", <${fake.url}/api/v3/user/teams?per_page=100&page=2>; rel="last"`,
-            },
-          },
-  });
-});
-afterEach(() => upstream.close());
-
-/** GitHub Enterprise shape: the API under /api/v3 of the same host. */
-function connector(overrides: Record<string, unknown> = {}, timeoutMs?: number, base = upstream.url) {
-  const config = GitHubProviderConfig.parse({
-    type: 'github',
-    name: 'github',
-    clientId: 'Iv1.8a61f9b3a7aba766',
-    clientSecret: CLIENT_SECRET,
-    baseUrl: base,
-    apiUrl: `${base}/api/v3`,
-    ...overrides,
-  });
-  return createGitHubConnector(config, timeoutMs === undefined ? {} : { timeoutMs });
-}
-
-const signIn = (overrides: Record<string, unknown> = {}) =>
-  connector(overrides).exchangeCode({
-    code: CODE,
-    redirectUri: REDIRECT,
-    codeVerifier: VERIFIER,
-    nonce: 'unused',
-  });
-
-/** The ConnectorError a promise rejects with; its message must never carry a secret or a token. */
-async function failure(promise: Promise<unknown>, expected: ConnectorFailure): Promise<ConnectorError> {
-  const error = await promise.then(
-    () => expect.unreachable('expected a ConnectorError'),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ConnectorError);
-  const connectorError = error as ConnectorError;
-  expect(connectorError.failure).toBe(expected);
-  for (const secret of SECRETS) expect(connectorError.message).not.toContain(secret);
-  return connectorError;
-}
+const { upstream, connector, signIn } = useFakeGitHub();
 
 describe('GitHub authorization URL', () => {
   it('asks for the profile, emails and orgs, with PKCE S256 and no nonce', async () => {
@@ -213,89 +159,5 @@ describe('GitHub presented access token', () => {
       'invalid_upstream_token',
     );
     expect(upstream.requests).toHaveLength(0);
-  });
-});
-
-describe('GitHub failures', () => {
-  it('reports a refused code (200 with error) with the plain-text description', async () => {
-    upstream.route('POST /login/oauth/access_token', { json: fixture('github-token-error') });
-    const error = await failure(signIn(), 'upstream_error');
-    expect(error.message).toBe(
-      'GitHub refused the sign-in (bad_verification_code: The code passed is incorrect or expired.)',
-    );
-    expect(upstream.requestsTo('GET /api/v3/user')).toHaveLength(0);
-  });
-
-  it('drops a description that repeats a secret or is not plain text', async () => {
-    upstream.route('POST /login/oauth/access_token', {
-      json: { error: 'incorrect_client_credentials', error_description: `secret ${CLIENT_SECRET} is wrong` },
-    });
-    expect((await failure(signIn(), 'upstream_error')).message).toBe(
-      'GitHub refused the sign-in (incorrect_client_credentials)',
-    );
-    const refuse = (description: string) =>
-      upstream.route('POST /login/oauth/access_token', {
-        json: { error: 'x', error_description: description },
-      });
-    refuse('<script>alert(1)</script>');
-    expect((await failure(signIn(), 'upstream_error')).message).toBe('GitHub refused the sign-in (x)');
-    refuse('y'.repeat(500));
-    const cut = (await failure(signIn(), 'upstream_error')).message;
-    expect(cut).toBe(`GitHub refused the sign-in (x: ${'y'.repeat(199)}…)`);
-  });
-
-  it('calls a token refused right after the exchange an upstream error', async () => {
-    upstream.route('GET /api/v3/user', { status: 401, json: fixture('github-bad-credentials') });
-    await failure(signIn(), 'upstream_error');
-  });
-
-  it('rejects a token of another type from the exchange', async () => {
-    upstream.route('POST /login/oauth/access_token', { json: { access_token: TOKEN, token_type: 'mac' } });
-    await failure(signIn(), 'invalid_upstream_response');
-  });
-
-  it('reports GitHub down, timing out or failing as unavailable', async () => {
-    const down = await closedPortUrl();
-    const error = await failure(
-      connector({}, undefined, down).exchangeCode({
-        code: CODE,
-        redirectUri: REDIRECT,
-        codeVerifier: VERIFIER,
-        nonce: 'n',
-      }),
-      'upstream_unavailable',
-    );
-    expect(error.message).toBe('GitHub did not answer');
-
-    upstream.route('GET /api/v3/user', { hang: true });
-    const started = Date.now();
-    const timeout = connector({}, 200).identityFromAccessToken({
-      accessToken: PRESENTED,
-      tokenType: 'bearer',
-    });
-    expect((await failure(timeout, 'upstream_unavailable')).message).toBe('GitHub did not answer');
-    expect(Date.now() - started).toBeLessThan(5_000);
-
-    upstream.route('GET /api/v3/user', { status: 502, raw: '<html>Bad Gateway</html>' });
-    await failure(signIn(), 'upstream_unavailable');
-  });
-
-  it('rejects bodies that are not JSON or not what GitHub documents', async () => {
-    upstream.route('GET /api/v3/user', { raw: '{"login": "octocat", garbage' });
-    await failure(signIn(), 'invalid_upstream_response');
-    upstream.route('GET /api/v3/user', { json: { ...fixture<object>('github-user'), id: '1' } });
-    await failure(signIn(), 'invalid_upstream_response');
-    upstream.route('GET /api/v3/user', { json: fixture('github-user') });
-    upstream.route('GET /api/v3/user/teams', { json: [{ slug: 'no-org' }] });
-    await failure(signIn(), 'invalid_upstream_response');
-    upstream.route('POST /login/oauth/access_token', { raw: `access_token=${TOKEN}&token_type=bearer` });
-    await failure(signIn(), 'invalid_upstream_response');
-  });
-
-  it('reports other refusals of the API as upstream errors', async () => {
-    upstream.route('GET /api/v3/user/orgs', { status: 403, json: { message: 'Resource not accessible' } });
-    expect((await failure(signIn(), 'upstream_error')).message).toBe(
-      'GitHub refused the /user/orgs request (HTTP 403)',
-    );
   });
 });

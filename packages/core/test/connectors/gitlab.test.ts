@@ -1,6 +1,7 @@
 import { GitLabProviderConfig } from '@idgate/schema';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConnectorError, type ConnectorFailure, createGitLabConnector } from '../../src/index.js';
+import { type ConnectorFailure, createGitLabConnector } from '../../src/index.js';
+import { connectorFailure } from './connector-failure.js';
 import { closedPortUrl, type FakeUpstream, fixture, startFakeUpstream } from './fake-upstream.js';
 
 const CLIENT_SECRET = 'gloas-8f3c2a9d7e6b5a4c3d2e1f0a9b8c7d6e';
@@ -45,18 +46,9 @@ const signIn = (overrides: Record<string, unknown> = {}) =>
 const present = (accessToken = PRESENTED, tokenType = 'bearer') =>
   connector().identityFromAccessToken({ accessToken, tokenType });
 
-/** The ConnectorError a promise rejects with; its message must never carry a secret or a token. */
-async function failure(promise: Promise<unknown>, expected: ConnectorFailure): Promise<ConnectorError> {
-  const error = await promise.then(
-    () => expect.unreachable('expected a ConnectorError'),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ConnectorError);
-  const connectorError = error as ConnectorError;
-  expect(connectorError.failure).toBe(expected);
-  for (const secret of SECRETS) expect(connectorError.message).not.toContain(secret);
-  return connectorError;
-}
+/** The ConnectorError a promise rejects with; no secret or token of these tests may show in it. */
+const failure = (promise: Promise<unknown>, expected: ConnectorFailure) =>
+  connectorFailure(promise, expected, SECRETS);
 
 describe('GitLab authorization URL', () => {
   it('asks for read_user, openid and email with PKCE S256', async () => {
@@ -239,17 +231,38 @@ describe('GitLab failures', () => {
     await failure(signIn(), 'upstream_unavailable');
   });
 
-  it('rejects bodies that are not JSON or not what GitLab documents', async () => {
+  it('rejects bodies that are not JSON or not what GitLab documents, saying what is amiss', async () => {
+    const refusal = async () => (await failure(signIn(), 'invalid_upstream_response')).message;
     upstream.route('GET /api/v4/user', { raw: '<!DOCTYPE html><html>Sign in</html>' });
-    await failure(signIn(), 'invalid_upstream_response');
+    expect(await refusal()).toBe('GitLab answered the user request with no JSON');
     upstream.route('GET /api/v4/user', { json: { ...fixture<object>('gitlab-user'), id: '1' } });
-    await failure(signIn(), 'invalid_upstream_response');
+    expect(await refusal()).toBe(
+      'GitLab answered the user request unexpectedly (id: Invalid input: expected number, received string)',
+    );
+    upstream.route('GET /api/v4/user', { json: { ...fixture<object>('gitlab-user'), confirmed_at: 1 } });
+    expect(await refusal()).toMatch(/^GitLab answered the user request unexpectedly \(confirmed_at: /);
     upstream.route('GET /api/v4/user', { json: fixture('gitlab-user') });
     upstream.route('GET /oauth/userinfo', {
       json: { ...fixture<object>('gitlab-userinfo'), groups: 'acme' },
     });
-    await failure(signIn(), 'invalid_upstream_response');
-    upstream.route('POST /oauth/token', { raw: '{"access_token": ' });
-    await failure(signIn(), 'invalid_upstream_response');
+    expect(await refusal()).toMatch(/^GitLab answered the userinfo request unexpectedly \(groups: /);
+    upstream.route('GET /oauth/userinfo', {
+      json: { ...fixture<object>('gitlab-userinfo'), groups: ['acme', 7] },
+    });
+    expect(await refusal()).toMatch(/^GitLab answered the userinfo request unexpectedly \(groups\.1: /);
+    upstream.route('POST /oauth/token', { raw: `{"access_token": "${TOKEN}", ` });
+    expect(await refusal()).toBe('GitLab answered the token request with no JSON');
+  });
+
+  it('reports a rate limit (429) as unavailable, with the wait Retry-After asks for', async () => {
+    upstream.route('GET /oauth/userinfo', {
+      status: 429,
+      headers: { 'retry-after': '45' },
+      raw: 'Retry later',
+    });
+    expect((await failure(present(), 'upstream_unavailable')).message).toBe(
+      'GitLab is unavailable (HTTP 429); try again in 45 seconds',
+    );
+    expect(upstream.requestsTo('GET /oauth/userinfo')).toHaveLength(1);
   });
 });

@@ -1,114 +1,48 @@
-import { OidcProviderConfig } from '@idgate/schema';
-import { exportJWK, generateKeyPair, type JWTPayload, SignJWT, UnsecuredJWT } from 'jose';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConnectorError, createOidcConnector } from '../../src/index.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from './fake-upstream.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  ACCESS_TOKEN,
+  CLIENT_SECRET,
+  CODE,
+  type FakeOidc,
+  NONCE,
+  REDIRECT,
+  startFakeOidc,
+  VERIFIER,
+} from './fake-oidc.js';
 
-const CLIENT_SECRET = 'oidc-client-secret-0123456789';
-const NONCE = 'nonce-of-this-sign-in';
-const REDIRECT = 'https://id.example.test/oauth/callback/corp';
-const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
-
-let upstream: FakeUpstream;
-let signingKey: CryptoKey;
-let otherKey: CryptoKey;
-let idToken: string;
-
-async function sign(claims: JWTPayload, key: CryptoKey = signingKey): Promise<string> {
-  return new SignJWT({
-    nonce: NONCE,
-    preferred_username: 'Alice',
-    email: 'alice@corp.test',
-    email_verified: true,
-    groups: ['eng'],
-    ...claims,
-  })
-    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setIssuer(typeof claims.iss === 'string' ? claims.iss : upstream.url)
-    .setSubject('u-100')
-    .setAudience((claims.aud as string | string[] | undefined) ?? 'idgate')
-    .setIssuedAt()
-    .setExpirationTime(typeof claims.exp === 'number' ? claims.exp : '5m')
-    .sign(key);
-}
+let fake: FakeOidc;
 
 beforeEach(async () => {
-  const pair = await generateKeyPair('ES256');
-  signingKey = pair.privateKey;
-  otherKey = (await generateKeyPair('ES256')).privateKey;
-  const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-  upstream = await startFakeUpstream({
-    'GET /.well-known/openid-configuration': (_request, fake) => ({
-      json: {
-        issuer: fake.url,
-        authorization_endpoint: `${fake.url}/authorize`,
-        token_endpoint: `${fake.url}/token`,
-        jwks_uri: `${fake.url}/jwks`,
-        userinfo_endpoint: `${fake.url}/userinfo`,
-        id_token_signing_alg_values_supported: ['ES256'],
-      },
-    }),
-    'GET /jwks': { json: { keys: [jwk] } },
-    'POST /token': () => ({
-      json: { access_token: 'upstream-at', token_type: 'Bearer', id_token: idToken, expires_in: 300 },
-    }),
-    'GET /userinfo': { json: { sub: 'u-100', name: 'Alice Liddell' } },
-  });
-  idToken = await sign({});
+  fake = await startFakeOidc();
 });
-afterEach(() => upstream.close());
+afterEach(async () => {
+  vi.useRealTimers();
+  await fake.upstream.close();
+});
 
-const connector = (overrides: Record<string, unknown> = {}) =>
-  createOidcConnector(
-    OidcProviderConfig.parse({
-      type: 'oidc',
-      name: 'corp',
-      issuer: upstream.url,
-      clientId: 'idgate',
-      clientSecret: CLIENT_SECRET,
-      ...overrides,
-    }),
-  );
-const exchange = (overrides: Record<string, unknown> = {}) =>
-  connector(overrides).exchangeCode({
-    code: 'the-code',
-    redirectUri: REDIRECT,
-    codeVerifier: VERIFIER,
-    nonce: NONCE,
-  });
+const authorizationUrl = (overrides: Record<string, unknown> = {}) =>
+  fake
+    .connector(overrides)
+    .authorizationUrl({ redirectUri: REDIRECT, state: 's', nonce: NONCE, codeChallenge: 'c'.repeat(43) });
 
-async function failure(promise: Promise<unknown>): Promise<ConnectorError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ConnectorError);
-  expect((error as Error).message).not.toContain(CLIENT_SECRET);
-  return error as ConnectorError;
-}
-
-describe('upstream OpenID Connect connector', () => {
-  it('builds the authorization URL from discovery, with PKCE S256 and nonce', async () => {
-    const url = await connector().authorizationUrl({
-      redirectUri: REDIRECT,
-      state: 's',
-      nonce: NONCE,
-      codeChallenge: 'c'.repeat(43),
-    });
-    expect(`${url.origin}${url.pathname}`).toBe(`${upstream.url}/authorize`);
-    expect(Object.fromEntries(url.searchParams)).toMatchObject({
+describe('upstream OpenID Connect sign-in', () => {
+  it('builds the authorization URL from discovery, with PKCE S256, state and nonce', async () => {
+    const url = await authorizationUrl();
+    expect(`${url.origin}${url.pathname}`).toBe(`${fake.upstream.url}/authorize`);
+    expect(Object.fromEntries(url.searchParams)).toEqual({
       response_type: 'code',
       client_id: 'idgate',
       redirect_uri: REDIRECT,
       state: 's',
       nonce: NONCE,
+      code_challenge: 'c'.repeat(43),
       code_challenge_method: 'S256',
       scope: 'openid profile email',
     });
   });
 
   it('exchanges the code with client_secret_basic and the verifier, and maps the verified claims', async () => {
-    expect(await exchange()).toEqual({
+    expect(await fake.exchange()).toEqual({
       subject: 'u-100',
       username: 'Alice',
       email: 'alice@corp.test',
@@ -116,85 +50,131 @@ describe('upstream OpenID Connect connector', () => {
       displayName: null,
       groups: ['eng'],
     });
-    const [request] = upstream.requestsTo('POST /token');
-    expect(request?.form.get('code_verifier')).toBe(VERIFIER);
-    expect(request?.form.get('redirect_uri')).toBe(REDIRECT);
-    expect(request?.headers.authorization).toBe(`Basic ${btoa(`idgate:${CLIENT_SECRET}`)}`);
+    const [request] = fake.upstream.requestsTo('POST /token');
+    expect(Object.fromEntries(request?.form ?? [])).toEqual({
+      grant_type: 'authorization_code',
+      code: CODE,
+      redirect_uri: REDIRECT,
+      code_verifier: VERIFIER,
+    });
+    // RFC 6749 §2.3.1: id and secret are form-urlencoded before they are joined.
+    const basic = /^Basic (.+)$/.exec(request?.headers.authorization ?? '')?.[1] ?? '';
+    const decode = (part: string) => decodeURIComponent(part.replace(/\+/g, ' '));
+    expect(atob(basic).split(':').map(decode)).toEqual(['idgate', CLIENT_SECRET]);
   });
 
-  it('merges userinfo when asked to', async () => {
-    expect((await exchange({ useUserinfo: true })).displayName).toBe('Alice Liddell');
+  it('sends the client secret in the form when the upstream takes only client_secret_post', async () => {
+    fake.discovery.token_endpoint_auth_methods_supported = ['client_secret_post', 'private_key_jwt'];
+    expect((await fake.exchange()).subject).toBe('u-100');
+    const [request] = fake.upstream.requestsTo('POST /token');
+    expect(request?.headers.authorization).toBeUndefined();
+    expect(request?.form.get('client_id')).toBe('idgate');
+    expect(request?.form.get('client_secret')).toBe(CLIENT_SECRET);
   });
 
-  it.each([
-    ['a wrong nonce', () => sign({ nonce: 'another-sign-in' }), /nonce/],
-    ['another audience', () => sign({ aud: 'someone-else' }), /does not verify/],
-    [
-      'several audiences without us as azp',
-      () => sign({ aud: ['idgate', 'someone-else'], azp: 'someone-else' }),
-      /another client/,
-    ],
-    ['another issuer', () => sign({ iss: 'https://evil.example' }), /does not verify/],
-    ['a signature by another key', () => sign({}, otherKey), /does not verify/],
-    ['an expired ID token', () => sign({ exp: Math.floor(Date.now() / 1000) - 60 }), /does not verify/],
-    [
-      'alg none',
-      async () =>
-        new UnsecuredJWT({ nonce: NONCE })
-          .setIssuer(upstream.url)
-          .setSubject('u-100')
-          .setAudience('idgate')
-          .setIssuedAt()
-          .setExpirationTime('5m')
-          .encode(),
-      /does not verify/,
-    ],
-  ])('refuses an ID token with %s', async (_name, make, message) => {
-    idToken = await make();
-    const error = await failure(exchange());
-    expect(error.failure).toBe('invalid_upstream_response');
-    expect(error.message).toMatch(message);
+  it('takes groups given as one string, and ignores what is not a string', async () => {
+    fake.idToken = await fake.sign({ groups: 'eng' });
+    expect((await fake.exchange()).groups).toEqual(['eng']);
+    fake.idToken = await fake.sign({ groups: ['eng', 7, '', 'ops'] });
+    expect((await fake.exchange()).groups).toEqual(['eng', 'ops']);
+    fake.idToken = await fake.sign({ roles: ['admin'] });
+    expect((await fake.exchange({ claims: { groups: 'roles' } })).groups).toEqual(['admin']);
   });
 
-  it('reports an upstream that does not answer, and one that announces another issuer', async () => {
-    const down = createOidcConnector(
-      OidcProviderConfig.parse({
-        type: 'oidc',
-        name: 'corp',
-        issuer: await closedPortUrl(),
-        clientId: 'idgate',
-        clientSecret: CLIENT_SECRET,
-      }),
+  it('merges userinfo when asked to, and refuses userinfo about someone else', async () => {
+    expect((await fake.exchange({ useUserinfo: true })).displayName).toBe('Alice Liddell');
+    expect(fake.upstream.requestsTo('GET /userinfo')[0]?.headers.authorization).toBe(
+      `Bearer ${ACCESS_TOKEN}`,
     );
-    expect(
-      (
-        await failure(
-          down.exchangeCode({ code: 'c', redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE }),
-        )
-      ).failure,
-    ).toBe('upstream_unavailable');
-    const mixedUp = connector({ issuer: `${upstream.url}/other` });
-    expect(
-      (
-        await failure(
-          mixedUp.authorizationUrl({
-            redirectUri: REDIRECT,
-            state: 's',
-            nonce: NONCE,
-            codeChallenge: 'c'.repeat(43),
-          }),
-        )
-      ).failure,
-    ).toBe('invalid_upstream_response');
+    fake.upstream.route('GET /userinfo', { json: { sub: 'u-999', name: 'Mallory' } });
+    const error = await fake.failure(fake.exchange({ useUserinfo: true }), 'invalid_upstream_response');
+    expect(error.message).toMatch(
+      /^the identity provider corp answered userinfo with something unusable \(.*"sub"/,
+    );
   });
+
+  it('keeps the discovery document and the keys between sign-ins, and tries discovery again after a failure', async () => {
+    fake.upstream.route('GET /.well-known/openid-configuration', {
+      status: 503,
+      raw: 'down for maintenance',
+    });
+    const connector = fake.connector();
+    const signIn = () =>
+      connector.exchangeCode({ code: CODE, redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE });
+    await fake.failure(signIn(), 'upstream_unavailable');
+    fake.upstream.route('GET /.well-known/openid-configuration', () => ({ json: fake.discovery }));
+    for (let i = 0; i < 3; i++) expect((await signIn()).subject).toBe('u-100');
+    await connector.authorizationUrl({
+      redirectUri: REDIRECT,
+      state: 's',
+      nonce: NONCE,
+      codeChallenge: 'c'.repeat(43),
+    });
+    expect(fake.upstream.requestsTo('GET /.well-known/openid-configuration')).toHaveLength(2);
+    expect(fake.upstream.requestsTo('GET /jwks')).toHaveLength(1);
+  });
+
+  it('fetches the keys again for a key it does not know, once the ones it has are a minute old', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const connector = fake.connector();
+    const signIn = () =>
+      connector.exchangeCode({ code: CODE, redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE });
+    expect((await signIn()).subject).toBe('u-100');
+    const rotated = await fake.rotate('k2');
+    vi.setSystemTime(Date.now() + 61_000);
+    fake.idToken = await fake.sign({}, rotated, 'k2');
+    expect((await signIn()).subject).toBe('u-100');
+    expect(fake.upstream.requestsTo('GET /jwks')).toHaveLength(2);
+  });
+
+  it('sends every request through the fetch it is given', async () => {
+    const seen: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      seen.push(new URL(String(input)).pathname);
+      return fetch(input, init);
+    };
+    const connector = fake.connector({ useUserinfo: true }, { fetch: recording });
+    await connector.exchangeCode({ code: CODE, redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE });
+    expect(seen).toEqual(['/.well-known/openid-configuration', '/token', '/jwks', '/userinfo']);
+  });
+});
+
+describe('upstream OpenID Connect presented access token', () => {
+  const present = (tokenType = 'bearer') =>
+    fake.connector().identityFromAccessToken({ accessToken: ACCESS_TOKEN, tokenType });
 
   it('trusts a presented access token only when userinfo confirms it, and only Bearer', async () => {
-    expect(
-      (await connector().identityFromAccessToken({ accessToken: 'upstream-at', tokenType: 'bearer' }))
-        .subject,
-    ).toBe('u-100');
-    expect(
-      (await failure(connector().identityFromAccessToken({ accessToken: 'x', tokenType: 'mac' }))).failure,
-    ).toBe('invalid_upstream_token');
+    expect((await present('Bearer')).subject).toBe('u-100');
+    expect((await fake.failure(present('mac'), 'invalid_upstream_token')).message).toBe(
+      'only Bearer tokens of the identity provider corp are accepted',
+    );
+    fake.upstream.route('GET /userinfo', {
+      status: 401,
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    });
+    expect((await fake.failure(present(), 'invalid_upstream_token')).message).toBe(
+      'the identity provider corp did not accept the access token',
+    );
+  });
+
+  it('asks introspection first when the upstream offers it: active, and issued to us', async () => {
+    fake.discovery.introspection_endpoint = `${fake.upstream.url}/introspect`;
+    const introspect = (json: Record<string, unknown>) => fake.upstream.route('POST /introspect', { json });
+    introspect({ active: true, client_id: 'idgate', sub: 'u-100' });
+    expect((await present()).subject).toBe('u-100');
+    const [request] = fake.upstream.requestsTo('POST /introspect');
+    expect(request?.form.get('token')).toBe(ACCESS_TOKEN);
+    expect(request?.form.get('token_type_hint')).toBe('access_token');
+
+    introspect({ active: false });
+    expect((await fake.failure(present(), 'invalid_upstream_token')).message).toBe(
+      'the identity provider corp does not confirm the access token',
+    );
+    introspect({ active: true, client_id: 'someone-else', aud: ['someone-else'] });
+    expect((await fake.failure(present(), 'invalid_upstream_token')).message).toBe(
+      'the access token was issued to another application of the identity provider corp',
+    );
+    introspect({ active: true, client_id: 'idgate', sub: 'u-200' });
+    await fake.failure(present(), 'invalid_upstream_response');
   });
 });

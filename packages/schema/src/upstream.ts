@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+// What idgate's connectors read from GitHub's and GitLab's APIs: only the fields they use, so a
+// field the upstream adds or drops elsewhere never breaks a sign-in. Unknown fields are stripped.
+
+/** A numeric account id as both APIs send it: the stable subject, as logins can be renamed. */
+const AccountId = z.int().positive();
+const Name = z.string().min(1);
+
+/**
+ * An OAuth access token response (RFC 6749 §5.1) as GitHub's and GitLab's token endpoints send
+ * it; the connector checks the token type itself.
+ * @example UpstreamTokenResponse.parse({ access_token: 'gho_x', token_type: 'bearer', scope: 'read:user' })
+ */
+export const UpstreamTokenResponse = z.object({
+  access_token: Name,
+  token_type: Name,
+});
+export type UpstreamTokenResponse = z.infer<typeof UpstreamTokenResponse>;
+
+/**
+ * GitHub's `GET /user`: the signed-in account.
+ * @example GitHubUser.parse({ id: 1, login: 'octocat', name: 'monalisa octocat' })
+ */
+export const GitHubUser = z.object({
+  id: AccountId,
+  login: Name,
+  name: z.string().nullish(),
+});
+export type GitHubUser = z.infer<typeof GitHubUser>;
+
+/**
+ * One page of GitHub's `GET /user/emails`.
+ * @example GitHubEmails.parse([{ email: 'octocat@github.com', primary: true, verified: true, visibility: 'public' }])
+ */
+export const GitHubEmails = z.array(
+  z.object({
+    email: Name,
+    primary: z.boolean(),
+    verified: z.boolean(),
+  }),
+);
+export type GitHubEmails = z.infer<typeof GitHubEmails>;
+
+/**
+ * One page of GitHub's `GET /user/orgs`.
+ * @example GitHubOrganizations.parse([{ login: 'github', id: 1 }])
+ */
+export const GitHubOrganizations = z.array(z.object({ login: Name }));
+export type GitHubOrganizations = z.infer<typeof GitHubOrganizations>;
+
+/**
+ * One page of GitHub's `GET /user/teams`: each team with the organization it belongs to.
+ * @example GitHubTeams.parse([{ slug: 'justice-league', organization: { login: 'github' } }])
+ */
+export const GitHubTeams = z.array(
+  z.object({
+    slug: Name,
+    organization: z.object({ login: Name }),
+  }),
+);
+export type GitHubTeams = z.infer<typeof GitHubTeams>;
+
+/**
+ * GitLab's `GET /api/v4/user`. `email` is the primary address; `confirmed_at` is null until the
+ * account's address is confirmed.
+ * @example GitLabUser.parse({ id: 1, username: 'john_smith', name: 'John Smith', email: 'john@example.com', confirmed_at: '2012-05-23T09:05:22Z' })
+ */
+export const GitLabUser = z.object({
+  id: AccountId,
+  username: Name,
+  name: z.string().nullish(),
+  email: z.string().nullish(),
+  confirmed_at: z.string().nullish(),
+});
+export type GitLabUser = z.infer<typeof GitLabUser>;
+
+/**
+ * GitLab's `GET /oauth/userinfo`: `groups` holds the full path of every group the user is a
+ * member of, directly or through an ancestor group.
+ * @example GitLabUserinfo.parse({ sub: '1', groups: ['acme', 'acme/platform'] })
+ */
+export const GitLabUserinfo = z.object({
+  groups: z.array(Name).nullish(),
+});
+export type GitLabUserinfo = z.infer<typeof GitLabUserinfo>;
+
+/** Any schema of this module, for code that reads an upstream answer through one of them. */
+export type UpstreamSchema<T> = z.ZodType<T>;
