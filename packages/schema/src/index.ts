@@ -27,6 +27,7 @@ export {
   OidcClaimNames,
   OidcProviderConfig,
 } from './identity-provider.js';
+export { type DescribeIssueOptions, describeFirstIssue } from './issues.js';
 export { Jwks, PublicJwk } from './jwks.js';
 export { OAuthError, OAuthErrorCode, Problem } from './oauth-error.js';
 export {

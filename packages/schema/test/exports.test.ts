@@ -52,6 +52,7 @@ describe('@idgate/schema exports', () => {
       'User',
       'UserInfo',
       'Username',
+      'describeFirstIssue',
     ]);
   });
 });
