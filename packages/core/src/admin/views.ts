@@ -1,0 +1,98 @@
+import { ApiKey, LinkedIdentity, LoginAttempt, OAuthClient, SigningKeyInfo, User } from '@idgate/schema';
+import { signingKeyState } from '../keys/signing-key.js';
+import type {
+  ApiKeyRecord,
+  ClientRecord,
+  LinkedIdentityRecord,
+  LoginAttemptRecord,
+  SigningKeyRecord,
+  UserRecord,
+} from '../model.js';
+
+// Records as the admin API and `--json` show them: the admin schemas' shapes, checked, so that no
+// hash, sealed key or other private field can slip out.
+
+/** @example userView(user) // { id, username, email, displayName, groups, disabled, createdAt, updatedAt } */
+export function userView(user: UserRecord): User {
+  return User.parse({
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    displayName: user.displayName,
+    groups: user.groups,
+    disabled: user.disabled,
+    createdAt: user.createdAt.toISOString(),
+    updatedAt: user.updatedAt.toISOString(),
+  });
+}
+
+/** A client without its secret hash. @example clientView(client).grantTypes */
+export function clientView(client: ClientRecord): OAuthClient {
+  return OAuthClient.parse({
+    clientId: client.clientId,
+    name: client.name,
+    public: client.public,
+    trusted: client.trusted,
+    redirectUris: client.redirectUris,
+    postLogoutRedirectUris: client.postLogoutRedirectUris,
+    grantTypes: client.grantTypes,
+    scopes: client.scopes,
+    audiences: client.audiences,
+    accessTokenTtl: client.accessTokenTtl,
+    refreshTokenTtl: client.refreshTokenTtl,
+    createdAt: client.createdAt.toISOString(),
+  });
+}
+
+/** @example linkedIdentityView(identity).lastLoginAt // null until the first sign-in */
+export function linkedIdentityView(identity: LinkedIdentityRecord): LinkedIdentity {
+  return LinkedIdentity.parse({
+    provider: identity.provider,
+    subject: identity.subject,
+    userId: identity.userId,
+    username: identity.username,
+    email: identity.email,
+    groups: identity.groups,
+    linkedAt: identity.linkedAt.toISOString(),
+    lastLoginAt: identity.lastLoginAt?.toISOString() ?? null,
+  });
+}
+
+/** An API key by its prefix, without its hash. @example apiKeyView(record).prefix */
+export function apiKeyView(key: ApiKeyRecord): ApiKey {
+  return ApiKey.parse({
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    scopes: key.scopes,
+    createdAt: key.createdAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+  });
+}
+
+/** A signing key and its state at `now`, without private material. @example signingKeyView(record, new Date()).state */
+export function signingKeyView(key: SigningKeyRecord, now: Date): SigningKeyInfo {
+  return SigningKeyInfo.parse({
+    kid: key.kid,
+    alg: key.alg,
+    state: signingKeyState(key, now),
+    createdAt: key.createdAt.toISOString(),
+    retiredAt: key.retiredAt?.toISOString() ?? null,
+    publishedUntil: key.publishedUntil?.toISOString() ?? null,
+  });
+}
+
+/** @example loginAttemptView(attempt).success */
+export function loginAttemptView(attempt: LoginAttemptRecord): LoginAttempt {
+  return LoginAttempt.parse({
+    id: attempt.id,
+    username: attempt.username,
+    userId: attempt.userId,
+    sourceAddress: attempt.sourceAddress,
+    provider: attempt.provider,
+    success: attempt.success,
+    reason: attempt.reason,
+    createdAt: attempt.createdAt.toISOString(),
+  });
+}
