@@ -4,11 +4,11 @@ import {
   createGitLabConnector,
   createOidcConnector,
   type IdentityProviderRecord,
+  openProviderConfig,
 } from '@idgate/core';
 import type { IdentityProviderConfig } from '@idgate/schema';
 import { createLdapConnector } from '../connectors/ldap.js';
 import type { Services } from '../services.js';
-import { fromStoredConfig } from './provider-store.js';
 
 /** An identity provider ready to use. */
 export interface ResolvedProvider {
@@ -60,7 +60,7 @@ export class ProviderRegistry {
     const stamp = record.updatedAt.getTime();
     const cached = this.#cache.get(record.name);
     if (cached?.stamp === stamp) return cached.provider;
-    const config = await fromStoredConfig(record, this.services.keyPolicy.secret);
+    const config = await openProviderConfig(record, this.services.keyPolicy.secret);
     const provider = this.#resolve({ ...config, disabled: record.disabled }, 'database');
     this.#cache.set(record.name, { stamp, provider });
     return provider;
