@@ -1,4 +1,12 @@
-import { type Clock, type KeyRing, LoginThrottle, type PasswordHasher, type Storage } from '@idgate/core';
+import {
+  type AdminPorts,
+  type Clock,
+  type KeyRing,
+  LoginThrottle,
+  type PasswordHasher,
+  type Storage,
+} from '@idgate/core';
+import { adminPorts } from './admin-ports.js';
 import { ChangeFeed } from './cache/change-feed.js';
 import { Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
@@ -28,6 +36,8 @@ export interface AppContext {
   /** The identity providers of the file and the database, with their connectors. */
   readonly providers: ProviderRegistry;
   readonly metrics: Metrics;
+  /** What the administrative use cases run over (authoritative reads: not the directory's memory). */
+  readonly admin: AdminPorts;
   /** Brute-force protection of every password sign-in, shared by the login page and the password grant. */
   readonly throttle: LoginThrottle;
   /** The key ring in force now. */
@@ -93,6 +103,7 @@ export async function createAppContext(
       secret: services.keyPolicy.secret,
     }),
     metrics,
+    admin: adminPorts(services),
     throttle: new LoginThrottle(
       instrumentLoginAttempts(storage.loginAttempts, metrics),
       config.bruteForce,

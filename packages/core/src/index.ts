@@ -1,3 +1,55 @@
+export { createApiKey, listApiKeys, revokeApiKey } from './admin/api-keys.js';
+export {
+  type ClientSettings,
+  DEFAULT_CLIENT_SCOPES,
+  listClients,
+  parseClientRegistration,
+  registerClient,
+  removeClient,
+} from './admin/clients.js';
+export {
+  AdminError,
+  type AdminErrorCode,
+  type AdminObject,
+  type InputSchema,
+  isAdminError,
+  parseAdminInput,
+} from './admin/errors.js';
+export { linkIdentity, listUserIdentities, unlinkIdentity } from './admin/identities.js';
+export {
+  addIdentityProvider,
+  getIdentityProvider,
+  listIdentityProviders,
+  removeIdentityProvider,
+  setIdentityProviderDisabled,
+} from './admin/identity-providers.js';
+export { ADMIN_GROUP, type Initialized, initializeStorage } from './admin/init.js';
+export type { AdminPorts, ClientLifetimes } from './admin/ports.js';
+export {
+  describeIdentityProvider,
+  describeStoredProvider,
+  type IdentityProviderSource,
+  openProviderConfig,
+  SECRET_PLACEHOLDER,
+  sealProviderConfig,
+} from './admin/provider-config.js';
+export { listSigningKeys, rotateSigningKeys } from './admin/signing-keys.js';
+export {
+  createUser,
+  LOGIN_ATTEMPTS_LIMIT,
+  listLoginAttempts,
+  listUsers,
+  setUserDisabled,
+  setUserPassword,
+} from './admin/users.js';
+export {
+  apiKeyView,
+  clientView,
+  linkedIdentityView,
+  loginAttemptView,
+  signingKeyView,
+  userView,
+} from './admin/views.js';
 export {
   ApiKeyError,
   type ApiKeyFailure,
@@ -139,7 +191,7 @@ export {
   type UserRepository,
 } from './ports/storage.js';
 export { grantedScope, parseScope, tokenAudience, USER_SCOPES } from './scopes.js';
-export { generateSecret, hashSecret, verifySecret } from './secrets.js';
+export { generateClientId, generatePassword, generateSecret, hashSecret, verifySecret } from './secrets.js';
 export {
   DEFAULT_LOGIN_THROTTLE,
   type LoginAttempt,

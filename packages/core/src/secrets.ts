@@ -1,4 +1,4 @@
-import { base64url, constantTimeEqual, randomBytes, sha256 } from './internal/encoding.js';
+import { base64url, constantTimeEqual, randomBase32, randomBytes, sha256 } from './internal/encoding.js';
 
 /**
  * A new random secret of 256 bits, base64url (43 characters): client secrets, opaque tokens.
@@ -6,6 +6,22 @@ import { base64url, constantTimeEqual, randomBytes, sha256 } from './internal/en
  */
 export function generateSecret(bytes = 32): string {
   return base64url(randomBytes(bytes));
+}
+
+/**
+ * A generated user password: 144 random bits as 24 base64url characters, shown once.
+ * @example const password = generatePassword();
+ */
+export function generatePassword(): string {
+  return generateSecret(18);
+}
+
+/**
+ * A client id: `cl_` and 16 base32 characters (80 random bits), URL-safe and easy to spot.
+ * @example generateClientId() // 'cl_k3v8...'
+ */
+export function generateClientId(): string {
+  return `cl_${randomBase32(16)}`;
 }
 
 /**

@@ -78,7 +78,10 @@ describe('in-memory identity providers', () => {
     expect(await storage.identityProviders.setDisabled('gitlab', true, later)).toBeUndefined();
     await storage.identities.link(identity());
     await storage.identities.link(identity({ provider: 'corp' }));
+    await storage.identities.link(identity({ subject: '42', userId: 'u-bob' }));
+    expect(await storage.identities.countByProvider('github')).toBe(2);
     expect(await storage.identityProviders.remove('GitHub')).toBe(true);
+    expect(await storage.identities.countByProvider('github')).toBe(0);
     expect(await storage.identityProviders.remove('github')).toBe(false);
     expect(await storage.identities.listByUser('u-alice')).toStrictEqual([identity({ provider: 'corp' })]);
     // corp is not stored (a provider of the configuration file): its identities stay.

@@ -27,13 +27,127 @@ export const GroupName = z
   .regex(/^[\x21-\x7e]+$/, 'may hold only printable ASCII characters without spaces')
   .refine((g) => !g.startsWith('system:'), 'must not start with "system:", which Kubernetes reserves');
 
+/** The distinct values of a list, in the order first given. */
+const distinct = <T extends z.ZodType>(item: T) => z.array(item).transform((values) => [...new Set(values)]);
+
+/** An email address. */
+const Email = z.email({ error: 'must be an email address' });
+
+/** A display name: trimmed, 1–256 characters. */
+const DisplayName = z.string().trim().min(1, 'must not be empty').max(256, 'must be at most 256 characters');
+
+/** A name people recognize an object by: trimmed, not empty. */
+const Label = z.string().trim().min(1, 'must not be empty');
+
+/**
+ * What creating a local user takes (the password goes to the password hasher, separately):
+ * groups are kept once each, in the order given.
+ * @example CreateUserInput.parse({ username: 'alice', email: 'alice@example.com', groups: ['dev'] })
+ */
+export const CreateUserInput = z.strictObject({
+  username: Username,
+  email: Email.nullable().default(null),
+  displayName: DisplayName.nullable().default(null),
+  groups: distinct(GroupName).default([]),
+});
+export type CreateUserInput = z.infer<typeof CreateUserInput>;
+
+/**
+ * An external identity's stable id at its provider (`sub`, a user id, an entryUUID).
+ * @example IdentitySubject.parse('583231')
+ */
+export const IdentitySubject = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(1024, 'must be at most 1024 characters');
+
+/**
+ * What linking an external identity to a local user takes.
+ * @example LinkIdentityInput.parse({ username: 'alice', provider: 'github', subject: '583231' })
+ */
+export const LinkIdentityInput = z.strictObject({
+  username: z.string(),
+  provider: z.string(),
+  subject: IdentitySubject,
+});
+export type LinkIdentityInput = z.infer<typeof LinkIdentityInput>;
+
 /** Scopes an API key can carry. @example ApiKeyScope.parse('tokenreview') */
 export const ApiKeyScope = z.enum(['tokenreview', 'admin']);
 export type ApiKeyScope = z.infer<typeof ApiKeyScope>;
 
+/**
+ * What creating an API key takes: a name and at least one scope, each kept once.
+ * @example CreateApiKeyInput.parse({ name: 'apiserver', scopes: ['tokenreview'] })
+ */
+export const CreateApiKeyInput = z.strictObject({
+  name: Label,
+  scopes: distinct(ApiKeyScope).refine((scopes) => scopes.length > 0, 'give at least one'),
+});
+export type CreateApiKeyInput = z.infer<typeof CreateApiKeyInput>;
+
 /** Grant types a client may be allowed. @example GrantType.parse('client_credentials') */
 export const GrantType = z.enum(['authorization_code', 'refresh_token', 'client_credentials', 'password']);
 export type GrantType = z.infer<typeof GrantType>;
+
+// RFC 8252 §7.3: plain http is acceptable only for a redirect to the loopback interface.
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * A redirect URI as RFC 6749 §3.1.2 and RFC 8252 require: absolute, without a fragment, https
+ * (http only for the loopback interface). Post-logout redirect URIs take the same checks: they too
+ * send the browser, with `state`, to the client. Kept exactly as given.
+ * @example RedirectUri.parse('http://127.0.0.1:8400/callback')
+ */
+export const RedirectUri = z.string().superRefine((raw, ctx) => {
+  const problem = redirectUriProblem(raw);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+function redirectUriProblem(raw: string): string | undefined {
+  if (/\s/.test(raw)) return 'must not contain whitespace';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (raw.includes('#')) return 'must not have a fragment (RFC 6749 §3.1.2)';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  return 'must use https (http is allowed only for localhost, 127.0.0.1 or [::1], RFC 8252 §7.3)';
+}
+
+/** A scope token (RFC 6749 §3.3): printable ASCII without space, `"` or `\`. @example ScopeToken.parse('openid') */
+export const ScopeToken = z
+  .string()
+  .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'not a valid scope (RFC 6749 §3.3)');
+
+/** A lifetime in whole seconds. */
+const Seconds = z
+  .int({ error: 'must be a positive whole number of seconds' })
+  .positive('must be a positive whole number of seconds');
+
+/**
+ * What registering an OAuth client takes. Lists are kept once each; what is left out gets a
+ * default when the client is registered (grant types by whether it is public, the standard
+ * scopes, the configured token lifetime).
+ * @example RegisterClientInput.parse({ name: 'CI', grantTypes: ['client_credentials'], audiences: ['https://api.example.com'] })
+ */
+export const RegisterClientInput = z.strictObject({
+  name: Label,
+  grantTypes: distinct(GrantType).optional(),
+  redirectUris: distinct(RedirectUri).default([]),
+  postLogoutRedirectUris: distinct(RedirectUri).default([]),
+  scopes: distinct(ScopeToken).optional(),
+  audiences: distinct(z.string().regex(/^\S+$/, 'must be non-empty, without whitespace')).default([]),
+  /** A public client (native or browser app) has no secret. */
+  public: z.boolean().default(false),
+  /** A trusted client may use the password grant and skips consent. */
+  trusted: z.boolean().default(false),
+  accessTokenTtl: Seconds.optional(),
+});
+export type RegisterClientInput = z.infer<typeof RegisterClientInput>;
 
 /** Signing algorithms idgate supports. @example SigningAlgorithm.parse('ES256') */
 export const SigningAlgorithm = z.enum(['RS256', 'ES256', 'EdDSA']);
@@ -104,6 +218,25 @@ export const SigningKeyInfo = z.object({
   publishedUntil: Timestamp.nullable(),
 });
 export type SigningKeyInfo = z.infer<typeof SigningKeyInfo>;
+
+/**
+ * A password sign-in attempt as listed, newest first (`idgate users logins --json`).
+ * @example LoginAttempt.parse({ id: 'a1', username: 'alice', userId: 'u1', sourceAddress: '203.0.113.7', provider: 'password', success: false, reason: 'invalid_credentials', createdAt: '2026-01-01T00:00:00.000Z' })
+ */
+export const LoginAttempt = z.object({
+  id: z.string(),
+  /** The username as typed, lower-cased. */
+  username: z.string(),
+  userId: z.string().nullable(),
+  sourceAddress: z.string(),
+  /** `password` for local accounts; the identity provider's name for federated ones. */
+  provider: z.string(),
+  success: z.boolean(),
+  /** Why it failed: `invalid_credentials`, `disabled`, `locked`. */
+  reason: z.string().nullable(),
+  createdAt: Timestamp,
+});
+export type LoginAttempt = z.infer<typeof LoginAttempt>;
 
 /**
  * What `idgate init --json` prints: the credentials it created, each shown only this once.

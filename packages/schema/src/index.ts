@@ -1,10 +1,18 @@
 export {
   ApiKey,
   ApiKeyScope,
+  CreateApiKeyInput,
+  CreateUserInput,
   GrantType,
   GroupName,
+  IdentitySubject,
   InitResult,
+  LinkIdentityInput,
+  LoginAttempt,
   OAuthClient,
+  RedirectUri,
+  RegisterClientInput,
+  ScopeToken,
   SigningAlgorithm,
   SigningKeyInfo,
   User,
@@ -27,6 +35,7 @@ export {
   OidcClaimNames,
   OidcProviderConfig,
 } from './identity-provider.js';
+export { type DescribeIssueOptions, describeFirstIssue } from './issues.js';
 export { Jwks, PublicJwk } from './jwks.js';
 export { OAuthError, OAuthErrorCode, Problem } from './oauth-error.js';
 export {

@@ -1,5 +1,8 @@
+import type { AdminPorts } from '@idgate/core';
+import { describeFirstIssue } from '@idgate/schema';
 import type { Command } from 'commander';
 import type { z } from 'zod';
+import { adminPorts } from '../admin-ports.js';
 import { type IdgateConfig, loadConfig } from '../config.js';
 import { openServices, type Services, type StartupLogger } from '../services.js';
 
@@ -35,6 +38,8 @@ export interface CliContext {
   config(command: Command): IdgateConfig;
   /** Opens services (migrations, first signing key), runs `work`, and closes them. */
   withServices<T>(config: IdgateConfig, work: (services: Services) => Promise<T>): Promise<T>;
+  /** Like `withServices`, with the ports of core's administrative use cases over them. */
+  withAdmin<T>(config: IdgateConfig, work: (ports: AdminPorts, services: Services) => Promise<T>): Promise<T>;
 }
 
 export function createContext(io: CliIo): CliContext {
@@ -52,20 +57,23 @@ export function createContext(io: CliIo): CliContext {
     const { config: file } = command.optsWithGlobals<{ config?: string }>();
     return loadConfig({ file, env: io.env });
   };
+  const withServices = async <T>(configuration: IdgateConfig, work: (services: Services) => Promise<T>) => {
+    const services = await openServices(configuration, { logger });
+    try {
+      return await work(services);
+    } finally {
+      await services.close();
+    }
+  };
   return {
     io,
     out,
     note,
     json: (value) => out(JSON.stringify(value, null, 2)),
     config,
-    async withServices(configuration, work) {
-      const services = await openServices(configuration, { logger });
-      try {
-        return await work(services);
-      } finally {
-        await services.close();
-      }
-    },
+    withServices,
+    withAdmin: (configuration, work) =>
+      withServices(configuration, (services) => work(adminPorts(services), services)),
   };
 }
 
@@ -74,9 +82,9 @@ export function collect(value: string, previous: string[] | undefined): string[]
   return [...(previous ?? []), value];
 }
 
-/** The distinct values, in the order first given. */
-export function distinct<T>(values: readonly T[]): T[] {
-  return [...new Set(values)];
+/** A label function naming fields by the options that set them (a field without one by its path). */
+export function optionLabels(options: Readonly<Record<string, string>>): (path: string) => string {
+  return (path) => options[path] ?? path;
 }
 
 /**
@@ -118,6 +126,5 @@ export function when(date: Date | null): string {
 export function parseField<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  throw new CliError(`${field} ${JSON.stringify(value)}: ${issue?.message ?? 'is not valid'}`);
+  throw new CliError(describeFirstIssue(result.error, { label: () => field, input: value }));
 }

@@ -1,10 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { IDENTITY_PROVIDER_SECRETS, IdentityProviderConfig } from '@idgate/schema';
+import type { DescribeIssueOptions, IdentityProviderConfig } from '@idgate/schema';
 import { type Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
-import { CliError, collect, readSecretFromStdin } from './context.js';
+import { CliError, collect, optionLabels, readSecretFromStdin } from './context.js';
 
 type ProviderType = IdentityProviderConfig['type'];
 const TYPES = ['oidc', 'github', 'gitlab', 'ldap'] as const satisfies readonly ProviderType[];
@@ -63,7 +62,7 @@ const OPTIONS: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }
 ];
 
 /** Which option sets each configuration field, for errors that name what the user typed. */
-const FIELD_OPTIONS: Readonly<Record<string, string>> = {
+const FIELD_OPTIONS = optionLabels({
   ...Object.fromEntries(['name', 'type', 'issuer', 'url'].map((field) => [field, `--${field}`] as const)),
   displayName: '--display-name',
   mapping: '--mapping',
@@ -94,7 +93,7 @@ const FIELD_OPTIONS: Readonly<Record<string, string>> = {
   'groupSearch.baseDn': '--group-base-dn',
   'groupSearch.filter': '--group-filter',
   'groupSearch.nameAttribute': '--group-name-attribute',
-};
+});
 
 /** Adds the provider options to `idps add`. */
 export function addProviderOptions(command: Command): Command {
@@ -116,15 +115,22 @@ function typed(command: Command): Map<string, unknown> {
   return given;
 }
 
+/** A provider as `idps add` was given it, and how to name its fields in an error. */
+export interface ProviderInput {
+  input: unknown;
+  describe: Omit<DescribeIssueOptions, 'input' | 'secrets'>;
+}
+
 /**
- * The provider `idps add` describes, validated: from `--from-file`, or from the options and the one
- * secret read from stdin. Secrets never come from argv, which other users see in `ps`.
- * @throws CliError naming the option (or the file's field) that is wrong.
+ * The provider `idps add` describes, for the use case to check: from `--from-file`, or from the
+ * options and the one secret read from stdin. Secrets never come from argv, which other users see
+ * in `ps`. Errors name the option (or the file's field) that is wrong.
+ * @throws CliError for options that do not go together, and a file that cannot be read.
  */
 export async function providerFromCommand(
   command: Command,
   stdin: NodeJS.ReadableStream,
-): Promise<IdentityProviderConfig> {
+): Promise<ProviderInput> {
   const given = typed(command);
   given.delete('--json');
   const file = given.get('--from-file');
@@ -132,7 +138,10 @@ export async function providerFromCommand(
     given.delete('--from-file');
     const other = [...given.keys()][0];
     if (other !== undefined) throw new CliError(`--from-file cannot be combined with ${other}`);
-    return validate(await readProviderFile(file), (path) => (path === '' ? file : `${file}: ${path}`));
+    return {
+      input: await readProviderFile(file),
+      describe: { label: (path) => (path === '' ? file : `${file}: ${path}`) },
+    };
   }
   const type = given.get('--type') as ProviderType | undefined;
   if (given.get('--name') === undefined || type === undefined)
@@ -151,7 +160,7 @@ export async function providerFromCommand(
     throw new CliError('--bind-dn and --bind-password-stdin go together (omit both for an anonymous bind)');
   if (given.has('--bind-password-stdin'))
     input.bindPassword = await readSecretFromStdin(stdin, 'bind password');
-  return validate(input, (path) => FIELD_OPTIONS[path] ?? path, ` for --type ${type}`);
+  return { input, describe: { label: FIELD_OPTIONS, requiredContext: ` for --type ${type}` } };
 }
 
 /** The configuration input the options describe (secrets are added by the caller). */
@@ -218,38 +227,6 @@ async function inputFrom(
   }
   if (type === 'gitlab') set('allowedGroups', '--allowed-group');
   return input;
-}
-
-/** Validates `input`; the first problem becomes a one-line error naming `label(path)`, never a secret. */
-function validate(input: unknown, label: (path: string) => string, context = ''): IdentityProviderConfig {
-  const result = IdentityProviderConfig.safeParse(input);
-  if (result.success) return result.data;
-  throw new CliError(describeIssue(input, result.error.issues[0], label, context));
-}
-
-function describeIssue(
-  input: unknown,
-  issue: z.core.$ZodIssue | undefined,
-  label: (path: string) => string,
-  context: string,
-): string {
-  if (issue === undefined) return 'the identity provider is not valid';
-  // Array positions (`scopes.1`) name the option that gave the list.
-  const fields = issue.path.filter((segment): segment is string => typeof segment === 'string');
-  const path = fields.join('.');
-  const value = issue.path.reduce<unknown>(
-    (node, segment) =>
-      typeof node === 'object' && node !== null ? (node as Record<PropertyKey, unknown>)[segment] : undefined,
-    input,
-  );
-  const where = label(path);
-  if (issue.code === 'invalid_type' && value === undefined) return `${where} is required${context}`;
-  if (issue.code === 'unrecognized_keys') return `${where}: unknown field ${issue.keys.join(', ')}`;
-  if (path === 'type') return `${where}: must be one of ${TYPES.join(', ')}`;
-  const secret = (IDENTITY_PROVIDER_SECRETS as readonly string[]).includes(fields.at(-1) ?? '');
-  const shown =
-    !secret && (typeof value === 'string' || typeof value === 'number') ? ` ${JSON.stringify(value)}` : '';
-  return `${where}${shown}: ${issue.message}`;
 }
 
 async function readProviderFile(file: string): Promise<unknown> {

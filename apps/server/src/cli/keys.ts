@@ -1,8 +1,6 @@
-import { rotateSigningKey } from '@idgate/core';
+import { listSigningKeys, rotateSigningKeys } from '@idgate/core';
 import type { Command } from 'commander';
-import { withSigningKeyLock } from '../storage/locks.js';
-import { type CliContext, table, when } from './context.js';
-import { signingKeyView } from './views.js';
+import { type CliContext, table } from './context.js';
 
 export function registerKeys(program: Command, ctx: CliContext): void {
   const keys = program.command('keys').description('manage token signing keys');
@@ -12,27 +10,23 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .description('list signing keys and their state (never private material)')
     .option('--json', 'print a JSON array')
     .action(async (options: { json?: boolean }, command: Command) => {
-      await ctx.withServices(ctx.config(command), async ({ storage, clock }) => {
-        const now = new Date(clock.now());
-        const all = await storage.signingKeys.list();
+      await ctx.withAdmin(ctx.config(command), async (admin) => {
+        const all = await listSigningKeys(admin);
         if (options.json) {
-          ctx.json(all.map((key) => signingKeyView(key, now)));
+          ctx.json(all);
           return;
         }
         ctx.out(
           table(
             ['KID', 'ALG', 'STATE', 'CREATED', 'RETIRED', 'PUBLISHED_UNTIL'],
-            all.map((key) => {
-              const view = signingKeyView(key, now);
-              return [
-                view.kid,
-                view.alg,
-                view.state,
-                when(key.createdAt),
-                when(key.retiredAt),
-                when(key.publishedUntil),
-              ];
-            }),
+            all.map((key) => [
+              key.kid,
+              key.alg,
+              key.state,
+              key.createdAt,
+              key.retiredAt ?? '-',
+              key.publishedUntil ?? '-',
+            ]),
           ),
         );
       });
@@ -43,21 +37,16 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .description('make a new key active; previous keys stay published until their tokens expire')
     .option('--json', 'print the new key and the retired kids as JSON')
     .action(async (options: { json?: boolean }, command: Command) => {
-      await ctx.withServices(ctx.config(command), async ({ storage, keyPolicy, clock, database }) => {
-        const now = new Date(clock.now());
-        // One transaction under the key lock: a failure halfway cannot leave the new key stored
-        // beside an unretired old one, and two rotations at once run one after the other.
-        const { created, retired } = await withSigningKeyLock(storage, database, (tx) =>
-          rotateSigningKey(tx.signingKeys, keyPolicy, now),
-        );
+      await ctx.withAdmin(ctx.config(command), async (admin) => {
+        const { created, retired } = await rotateSigningKeys(admin);
         if (options.json) {
-          ctx.json({ created: signingKeyView(created, now), retired });
+          ctx.json({ created, retired });
           return;
         }
         ctx.out(`new active key: ${created.kid} (${created.alg})`);
         ctx.out(retired.length === 0 ? 'retired: none' : `retired: ${retired.join(', ')}`);
         ctx.out(
-          `running servers publish the new key at once and sign with it in ${keyPolicy.activationDelaySeconds ?? 0} seconds`,
+          `running servers publish the new key at once and sign with it in ${admin.keyPolicy.activationDelaySeconds ?? 0} seconds`,
         );
       });
     });

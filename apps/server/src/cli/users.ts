@@ -1,26 +1,28 @@
-import { randomUUID } from 'node:crypto';
-import { type Storage, StorageConflictError, type UserRecord } from '@idgate/core';
-import { GroupName, Username } from '@idgate/schema';
+import {
+  createUser,
+  LOGIN_ATTEMPTS_LIMIT,
+  listLoginAttempts,
+  listUsers,
+  loginAttemptView,
+  parseAdminInput,
+  setUserDisabled,
+  setUserPassword,
+  userView,
+} from '@idgate/core';
+import { CreateUserInput } from '@idgate/schema';
 import type { Command } from 'commander';
-import { z } from 'zod';
 import {
   type CliContext,
   CliError,
   collect,
-  distinct,
-  parseField,
+  optionLabels,
   readSecretFromStdin,
   table,
   when,
 } from './context.js';
-import { generatePassword } from './generate.js';
 import { registerUserIdentities } from './user-identities.js';
-import { loginAttemptView, userView } from './views.js';
 
-const Email = z.email({ error: 'must be an email address' });
-const DisplayName = z.string().trim().min(1, 'must not be empty').max(256, 'must be at most 256 characters');
-const DEFAULT_LOGINS_LIMIT = 20;
-const MAX_LOGINS_LIMIT = 1000;
+const USER_OPTIONS = optionLabels({ email: '--email', displayName: '--name', groups: '--group' });
 
 interface PasswordOptions {
   passwordStdin?: boolean;
@@ -30,16 +32,25 @@ interface PasswordOptions {
 export function registerUsers(program: Command, ctx: CliContext): void {
   const users = program.command('users').description('manage local users');
 
-  /** The password from stdin, or a generated one (then `generated` is true and it is shown once). */
-  const newPassword = async (options: PasswordOptions) =>
-    options.passwordStdin
-      ? { password: await readSecretFromStdin(ctx.io.stdin, 'password'), generated: false }
-      : { password: generatePassword(), generated: true };
+  /** The password read from stdin, or undefined: the use case then generates one, shown once. */
+  const givenPassword = async (options: PasswordOptions) =>
+    options.passwordStdin ? await readSecretFromStdin(ctx.io.stdin, 'password') : undefined;
 
-  const findUser = async (storage: Storage, username: string): Promise<UserRecord> => {
-    const user = await storage.users.findByUsername(username);
-    if (user === undefined) throw new CliError(`no user ${username}`);
-    return user;
+  /** The user as `--json` prints it, with the password when it was generated. */
+  const printUser = (
+    options: PasswordOptions,
+    result: { user: Parameters<typeof userView>[0]; generatedPassword: string | undefined },
+    line: string,
+  ) => {
+    const { user, generatedPassword } = result;
+    if (options.json) {
+      ctx.json(
+        generatedPassword === undefined ? userView(user) : { ...userView(user), password: generatedPassword },
+      );
+      return;
+    }
+    ctx.out(line);
+    if (generatedPassword !== undefined) ctx.out(`password: ${generatedPassword}  (shown only once)`);
   };
 
   users
@@ -53,43 +64,16 @@ export function registerUsers(program: Command, ctx: CliContext): void {
     .option('--json', 'print the user as JSON')
     .action(
       async (
-        rawUsername: string,
+        username: string,
         options: PasswordOptions & { email?: string; name?: string; group?: string[] },
         command: Command,
       ) => {
-        const username = parseField(Username, rawUsername, 'username');
-        const email = options.email === undefined ? null : parseField(Email, options.email, '--email');
-        const displayName =
-          options.name === undefined ? null : parseField(DisplayName, options.name, '--name');
-        const groups = distinct(
-          (options.group ?? []).map((group) => parseField(GroupName, group, '--group')),
-        );
-        const { password, generated } = await newPassword(options);
-        await ctx.withServices(ctx.config(command), async ({ storage, hasher, clock }) => {
-          const passwordHash = await hasher.hash(password);
-          let user: UserRecord;
-          try {
-            user = await storage.users.create({
-              id: randomUUID(),
-              username,
-              email,
-              displayName,
-              groups,
-              passwordHash,
-              createdAt: new Date(clock.now()),
-            });
-          } catch (error) {
-            if (error instanceof StorageConflictError && error.field === 'username') {
-              throw new CliError(`user ${username} already exists`);
-            }
-            throw error;
-          }
-          if (options.json) {
-            ctx.json(generated ? { ...userView(user), password } : userView(user));
-            return;
-          }
-          ctx.out(`created user ${user.username} (id ${user.id})`);
-          if (generated) ctx.out(`password: ${password}  (shown only once)`);
+        const fields = { username, email: options.email, displayName: options.name, groups: options.group };
+        const input = parseAdminInput(CreateUserInput, fields, 'user', { label: USER_OPTIONS });
+        const password = await givenPassword(options);
+        await ctx.withAdmin(ctx.config(command), async (admin) => {
+          const created = await createUser(admin, input, password);
+          printUser(options, created, `created user ${created.user.username} (id ${created.user.id})`);
         });
       },
     );
@@ -99,8 +83,8 @@ export function registerUsers(program: Command, ctx: CliContext): void {
     .description('list users')
     .option('--json', 'print a JSON array')
     .action(async (options: { json?: boolean }, command: Command) => {
-      await ctx.withServices(ctx.config(command), async ({ storage }) => {
-        const all = await storage.users.list();
+      await ctx.withAdmin(ctx.config(command), async (admin) => {
+        const all = await listUsers(admin);
         if (options.json) {
           ctx.json(all.map(userView));
           return;
@@ -134,14 +118,9 @@ export function registerUsers(program: Command, ctx: CliContext): void {
       .description(disabled ? 'stop a user from signing in' : 'allow a disabled user to sign in again')
       .argument('<username>')
       .action(async (username: string, _options: unknown, command: Command) => {
-        await ctx.withServices(ctx.config(command), async ({ storage, clock }) => {
-          const user = await findUser(storage, username);
-          if (user.disabled === disabled) {
-            ctx.out(`user ${user.username} is already ${name}d`);
-            return;
-          }
-          await storage.users.update(user.id, { disabled, updatedAt: new Date(clock.now()) });
-          ctx.out(`user ${user.username} ${name}d`);
+        await ctx.withAdmin(ctx.config(command), async (admin) => {
+          const { user, changed } = await setUserDisabled(admin, username, disabled);
+          ctx.out(changed ? `user ${user.username} ${name}d` : `user ${user.username} is already ${name}d`);
         });
       });
   }
@@ -155,17 +134,13 @@ export function registerUsers(program: Command, ctx: CliContext): void {
     .argument('<username>')
     .option(
       '--limit <n>',
-      `how many attempts to show (default ${DEFAULT_LOGINS_LIMIT}, at most ${MAX_LOGINS_LIMIT})`,
+      `how many attempts to show (default ${LOGIN_ATTEMPTS_LIMIT.default}, at most ${LOGIN_ATTEMPTS_LIMIT.max})`,
     )
     .option('--json', 'print a JSON array')
     .action(async (username: string, options: { limit?: string; json?: boolean }, command: Command) => {
       const limit = parseLimit(options.limit);
-      await ctx.withServices(ctx.config(command), async ({ storage }) => {
-        const attempts = await storage.loginAttempts.listByUsername(username.toLowerCase(), limit);
-        // Only when there is nothing to show does a missing account matter.
-        if (attempts.length === 0 && (await storage.users.findByUsername(username)) === undefined) {
-          throw new CliError(`no user ${username}`);
-        }
+      await ctx.withAdmin(ctx.config(command), async (admin) => {
+        const attempts = await listLoginAttempts(admin, username, limit);
         if (options.json) {
           ctx.json(attempts.map(loginAttemptView));
           return;
@@ -196,33 +171,23 @@ export function registerUsers(program: Command, ctx: CliContext): void {
     .option('--password-stdin', 'read the password from stdin instead of generating one')
     .option('--json', 'print the user as JSON')
     .action(async (username: string, options: PasswordOptions, command: Command) => {
-      const { password, generated } = await newPassword(options);
-      await ctx.withServices(ctx.config(command), async ({ storage, hasher, clock }) => {
-        const user = await findUser(storage, username);
-        const passwordHash = await hasher.hash(password);
-        const updated = await storage.users.update(user.id, {
-          passwordHash,
-          updatedAt: new Date(clock.now()),
-        });
-        if (updated === undefined) throw new CliError(`no user ${username}`);
-        if (options.json) {
-          ctx.json(generated ? { ...userView(updated), password } : userView(updated));
-          return;
-        }
-        ctx.out(`password of ${updated.username} changed`);
-        if (generated) ctx.out(`password: ${password}  (shown only once)`);
+      const password = await givenPassword(options);
+      await ctx.withAdmin(ctx.config(command), async (admin) => {
+        const changed = await setUserPassword(admin, username, password);
+        printUser(options, changed, `password of ${changed.user.username} changed`);
       });
     });
 
   registerUserIdentities(users, ctx);
 }
 
-function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_LOGINS_LIMIT;
+/** `--limit` as a number; the text must be digits, the number within the use case's range. */
+function parseLimit(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
   const limit = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(limit) || limit <= 0 || limit > MAX_LOGINS_LIMIT) {
+  if (!Number.isSafeInteger(limit) || limit <= 0 || limit > LOGIN_ATTEMPTS_LIMIT.max) {
     throw new CliError(
-      `--limit ${JSON.stringify(raw)}: must be a whole number from 1 to ${MAX_LOGINS_LIMIT}`,
+      `--limit ${JSON.stringify(raw)}: must be a whole number from 1 to ${LOGIN_ATTEMPTS_LIMIT.max}`,
     );
   }
   return limit;

@@ -5,10 +5,10 @@ import {
   createGitLabConnector,
   createOidcConnector,
   type IdentityProviderRecord,
+  openProviderConfig,
 } from '@idgate/core';
 import type { IdentityProviderConfig } from '@idgate/schema';
 import { createLdapConnector } from '../connectors/ldap.js';
-import { fromStoredConfig } from './provider-store.js';
 
 /** An identity provider ready to use. */
 export interface ResolvedProvider {
@@ -70,7 +70,7 @@ export class ProviderRegistry {
     const stamp = record.updatedAt.getTime();
     const cached = this.#cache.get(record.name);
     if (cached?.stamp === stamp) return cached.provider;
-    const config = await fromStoredConfig(record, this.#secret);
+    const config = await openProviderConfig(record, this.#secret);
     const provider = this.#resolve({ ...config, disabled: record.disabled }, 'database');
     this.#cache.set(record.name, { stamp, provider });
     return provider;

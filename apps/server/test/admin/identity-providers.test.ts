@@ -103,8 +103,11 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ ...PROVIDERS.oidc, name: 'other', issuer: 'not a url' }, 'issuer'],
       [{ type: 'github', name: 'gh2', clientId: 'x' }, 'clientSecret is required'],
-      [{ ...PROVIDERS.gitlab, name: 'gl2', bogus: 1 }, 'bogus: unknown field'],
-      [{ ...PROVIDERS.gitlab, name: 'gl2', type: 'saml' }, 'type must be one of'],
+      [{ ...PROVIDERS.gitlab, name: 'gl2', bogus: 1 }, 'body: unknown field bogus'],
+      [
+        { ...PROVIDERS.gitlab, name: 'gl2', type: 'saml' },
+        'type "saml": must be one of oidc, github, gitlab, ldap',
+      ],
       [{ ...PROVIDERS.gitlab, name: '9lives' }, 'name'],
       [{ ...PROVIDERS.ldap, name: 'ldap2', userSearch: {} }, 'userSearch.baseDn is required'],
     ];

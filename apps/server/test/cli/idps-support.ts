@@ -1,4 +1,4 @@
-import { fromStoredConfig } from '../../src/federation/provider-store.js';
+import { openProviderConfig } from '@idgate/core';
 import { openTestServices, SECRET } from './support.js';
 
 // Shared by the `idgate idps` tests.
@@ -13,7 +13,7 @@ export async function stored(url: string) {
   try {
     const rows = await services.database.db.selectFrom('identity_providers').selectAll().execute();
     const records = await services.storage.identityProviders.list();
-    const configs = await Promise.all(records.map((record) => fromStoredConfig(record, SECRET)));
+    const configs = await Promise.all(records.map((record) => openProviderConfig(record, SECRET)));
     return { rows, records, configs };
   } finally {
     await services.close();

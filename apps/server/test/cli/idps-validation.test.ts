@@ -49,7 +49,7 @@ describe('idgate idps add validation', () => {
     [[...OIDC, '--issuer', 'sso.example.com'], '--issuer "sso.example.com": Invalid URL'],
     [
       [...OIDC, '--issuer', 'https://sso.example.com', '--scope', 'openid', ''],
-      '--scope "": Too small: expected string to have >=1 characters',
+      '--scope: Too small: expected string to have >=1 characters',
     ],
     [
       [...OIDC, '--issuer', 'https://s.example.com', '--api-url', 'https://x'],
@@ -133,7 +133,7 @@ describe('idgate idps add validation', () => {
       [await file('missing.yml', 'type: gitlab\nname: gl\nclientId: x\n'), 'clientSecret is required'],
       [
         await file('type.yaml', `type: saml\nname: gl\nclientSecret: ${SECRET_INPUT}\n`),
-        'type: must be one of oidc, github, gitlab, ldap',
+        'type "saml": must be one of oidc, github, gitlab, ldap',
       ],
       [
         await file(

@@ -56,7 +56,7 @@ describe('idgate users link, identities, unlink', () => {
     const link = (user: string, idp: string, subject: string) =>
       runInProcess(['users', 'link', user, '--idp', idp, '--subject', subject], { env });
     expect((await link('nobody', 'github', '1')).stderr).toBe('idgate: no user nobody\n');
-    expect((await link('alice', 'github', '')).stderr).toBe('idgate: --subject "": must not be empty\n');
+    expect((await link('alice', 'github', '')).stderr).toBe('idgate: --subject: must not be empty\n');
     const unknown = await link('alice', 'corp', '1');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe(

@@ -1,5 +1,5 @@
+import { sealProviderConfig } from '@idgate/core';
 import { IdentityProviderConfig, type IdentityProviderConfigInput } from '@idgate/schema';
-import { toStoredConfig } from '../../src/federation/provider-store.js';
 import type { TestServer } from './server.js';
 
 /** Stores an identity provider in the test server's database, as `idgate idps add` would. */
@@ -10,7 +10,7 @@ export async function addIdentityProvider(t: TestServer, input: IdentityProvider
   await storage.identityProviders.create({
     name: config.name,
     type: config.type,
-    config: await toStoredConfig(config, keyPolicy.secret),
+    config: await sealProviderConfig(config, keyPolicy.secret),
     disabled: config.disabled,
     createdAt: now,
     updatedAt: now,

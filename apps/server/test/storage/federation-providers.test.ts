@@ -183,6 +183,9 @@ describe.each(testDatabaseUrls())('linked identities on $name', (kind) => {
       newLinkedIdentity({ subject: 'bob', userId: 'u-bob' }),
     ]);
     expect(await storage.identities.listByUser('u-carol')).toEqual([]);
+    expect(await storage.identities.countByProvider('github')).toBe(4);
+    expect(await storage.identities.countByProvider('corp')).toBe(1);
+    expect(await storage.identities.countByProvider('nope')).toBe(0);
   });
 
   it('records a sign-in: username, email and groups as given this time', async () => {

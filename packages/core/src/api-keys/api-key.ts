@@ -1,9 +1,8 @@
 import type { ApiKeyScope } from '@idgate/schema';
-import { base64url, constantTimeEqual, randomBytes, sha256 } from '../internal/encoding.js';
+import { base64url, constantTimeEqual, randomBase32, randomBytes, sha256 } from '../internal/encoding.js';
 import type { ApiKeyRecord } from '../model.js';
 
 const KEY_PATTERN = /^(idg_[a-z2-7]{8})_[A-Za-z0-9_-]{43}$/;
-const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /** A freshly generated API key: `key` is shown once, only `prefix` and `hash` are stored. */
 export interface GeneratedApiKey {
@@ -18,7 +17,7 @@ export interface GeneratedApiKey {
  * @example const { key, prefix, hash } = await generateApiKey();
  */
 export async function generateApiKey(): Promise<GeneratedApiKey> {
-  const prefix = `idg_${Array.from(randomBytes(8), (byte) => BASE32[byte & 31]).join('')}`;
+  const prefix = `idg_${randomBase32(8)}`;
   const key = `${prefix}_${base64url(randomBytes(32))}`;
   return { key, prefix, hash: await sha256(key) };
 }

@@ -1,4 +1,4 @@
-import { TokenRequest } from '@idgate/schema';
+import { describeFirstIssue, TokenRequest } from '@idgate/schema';
 import { IdgateError } from '../errors.js';
 
 /** A decoded form body: a field sent more than once arrives as an array. */
@@ -30,13 +30,14 @@ export function parseTokenRequest(form: FormFields, supported: readonly string[]
       `grant_type ${String(grantType).slice(0, 64)} is not supported`,
     );
   }
-  const parsed = TokenRequest.safeParse(fields, { reportInput: true });
+  const parsed = TokenRequest.safeParse(fields);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join('.') || 'request';
-    const problem =
-      issue?.code === 'invalid_type' && issue.input === undefined ? 'is required' : 'is not valid';
-    throw new IdgateError('invalid_request', `${field} ${problem}`);
+    const description = describeFirstIssue(parsed.error, {
+      input: fields,
+      label: (path) => path || 'request',
+      terse: true,
+    });
+    throw new IdgateError('invalid_request', description);
   }
   return parsed.data;
 }

@@ -25,6 +25,14 @@ export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
   return crypto.getRandomValues(new Uint8Array(length));
 }
 
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** `length` random lower-case base32 characters, 5 random bits each: URL-safe and easy to read. */
+export function randomBase32(length: number): string {
+  // 256 is a multiple of 32, so masking each byte keeps every character equally likely.
+  return Array.from(randomBytes(length), (byte) => BASE32[byte & 31]).join('');
+}
+
 /**
  * base64url of SHA-256 over the UTF-8 text. Computed in JavaScript (audited @noble/hashes) rather
  * than by `crypto.subtle.digest`: for the short secrets hashed here, Web Crypto's asynchronous job

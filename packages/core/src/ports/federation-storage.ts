@@ -21,6 +21,8 @@ export interface LinkedIdentityRepository {
   find(provider: string, subject: string): Promise<LinkedIdentityRecord | undefined>;
   /** The user's identities, ordered by provider then subject. */
   listByUser(userId: string): Promise<LinkedIdentityRecord[]>;
+  /** How many identities are linked through the provider (its lower-case name). */
+  countByProvider(provider: string): Promise<number>;
   /** Records a sign-in: the username, email and groups the provider gave this time. */
   recordSignIn(
     provider: string,

@@ -76,6 +76,9 @@ export function createMemoryFederationRepositories(tables: () => FederationTable
         const mine = [...tables().linkedIdentities.values()].filter((i) => i.userId === userId);
         return copy(mine.sort((a, b) => compare(a.provider, b.provider) || compare(a.subject, b.subject)));
       },
+      async countByProvider(provider) {
+        return [...tables().linkedIdentities.values()].filter((i) => i.provider === provider).length;
+      },
       async recordSignIn(provider, subject, fields) {
         const identity = tables().linkedIdentities.get(identityKey(provider, subject));
         if (identity === undefined) return;

@@ -6,6 +6,7 @@ import {
   fromJsonArray,
   insertUnique,
   type RepositoryContext,
+  toCount,
   toDate,
   toDateOrNull,
   toMs,
@@ -63,6 +64,15 @@ export function createLinkedIdentityRepository(ctx: RepositoryContext): LinkedId
         .orderBy(inBytes('subject'))
         .execute();
       return rows.map(toIdentity);
+    },
+
+    async countByProvider(provider) {
+      const row = await db
+        .selectFrom('linked_identities')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('provider', '=', provider)
+        .executeTakeFirstOrThrow();
+      return toCount(row);
     },
 
     async recordSignIn(provider, subject, fields) {

@@ -1,16 +1,18 @@
-import {
-  type ApiKeyRecord,
-  type ClientRecord,
-  type LinkedIdentityRecord,
-  type LoginAttemptRecord,
-  type SigningKeyRecord,
-  signingKeyState,
-  type UserRecord,
-} from '@idgate/core';
-import { ApiKey, LinkedIdentity, OAuthClient, SigningKeyInfo, User } from '@idgate/schema';
+import { ApiKey, LinkedIdentity, LoginAttempt, OAuthClient, SigningKeyInfo, User } from '@idgate/schema';
+import { signingKeyState } from '../keys/signing-key.js';
+import type {
+  ApiKeyRecord,
+  ClientRecord,
+  LinkedIdentityRecord,
+  LoginAttemptRecord,
+  SigningKeyRecord,
+  UserRecord,
+} from '../model.js';
 
-// What --json prints: the admin schemas' shapes, checked, so no hash or private field can slip out.
+// Records as the admin API and `--json` show them: the admin schemas' shapes, checked, so that no
+// hash, sealed key or other private field can slip out.
 
+/** @example userView(user) // { id, username, email, displayName, groups, disabled, createdAt, updatedAt } */
 export function userView(user: UserRecord): User {
   return User.parse({
     id: user.id,
@@ -24,6 +26,7 @@ export function userView(user: UserRecord): User {
   });
 }
 
+/** A client without its secret hash. @example clientView(client).grantTypes */
 export function clientView(client: ClientRecord): OAuthClient {
   return OAuthClient.parse({
     clientId: client.clientId,
@@ -41,6 +44,7 @@ export function clientView(client: ClientRecord): OAuthClient {
   });
 }
 
+/** @example linkedIdentityView(identity).lastLoginAt // null until the first sign-in */
 export function linkedIdentityView(identity: LinkedIdentityRecord): LinkedIdentity {
   return LinkedIdentity.parse({
     provider: identity.provider,
@@ -54,6 +58,7 @@ export function linkedIdentityView(identity: LinkedIdentityRecord): LinkedIdenti
   });
 }
 
+/** An API key by its prefix, without its hash. @example apiKeyView(record).prefix */
 export function apiKeyView(key: ApiKeyRecord): ApiKey {
   return ApiKey.parse({
     id: key.id,
@@ -66,6 +71,7 @@ export function apiKeyView(key: ApiKeyRecord): ApiKey {
   });
 }
 
+/** A signing key and its state at `now`, without private material. @example signingKeyView(record, new Date()).state */
 export function signingKeyView(key: SigningKeyRecord, now: Date): SigningKeyInfo {
   return SigningKeyInfo.parse({
     kid: key.kid,
@@ -77,20 +83,9 @@ export function signingKeyView(key: SigningKeyRecord, now: Date): SigningKeyInfo
   });
 }
 
-/** A login attempt as `idgate users logins --json` prints it (no admin schema covers it yet). */
-export interface LoginAttemptView {
-  id: string;
-  username: string;
-  userId: string | null;
-  sourceAddress: string;
-  provider: string;
-  success: boolean;
-  reason: string | null;
-  createdAt: string;
-}
-
-export function loginAttemptView(attempt: LoginAttemptRecord): LoginAttemptView {
-  return {
+/** @example loginAttemptView(attempt).success */
+export function loginAttemptView(attempt: LoginAttemptRecord): LoginAttempt {
+  return LoginAttempt.parse({
     id: attempt.id,
     username: attempt.username,
     userId: attempt.userId,
@@ -99,5 +94,5 @@ export function loginAttemptView(attempt: LoginAttemptRecord): LoginAttemptView 
     success: attempt.success,
     reason: attempt.reason,
     createdAt: attempt.createdAt.toISOString(),
-  };
+  });
 }

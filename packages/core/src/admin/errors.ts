@@ -1,0 +1,100 @@
+import { type DescribeIssueOptions, describeFirstIssue } from '@idgate/schema';
+import { StorageConflictError } from '../ports/storage.js';
+
+/** Why an administrative action was refused. */
+export type AdminErrorCode =
+  /** The input is not valid; the message names the first field at fault. */
+  | 'invalid_input'
+  /** There is no such object. */
+  | 'not_found'
+  /** The object exists already (a name is taken, in any case). */
+  | 'conflict'
+  /** The object is declared outside storage (the configuration file) and cannot be changed here. */
+  | 'read_only';
+
+/** What an administrative action is about (`storage`: all of it, as initialization sees it). */
+export type AdminObject =
+  | 'user'
+  | 'identity'
+  | 'client'
+  | 'api_key'
+  | 'signing_key'
+  | 'identity_provider'
+  | 'storage';
+
+/**
+ * An administrative action that was refused for a reason the caller can tell the user: the CLI
+ * prints the message as it is, the admin API answers a problem (`not_found` 404, `conflict` and
+ * `read_only` 409, `invalid_input` 400).
+ * @example
+ * throw new AdminError('not_found', 'user', `no user ${username}`, { key: username });
+ */
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+  /** The name or id the caller gave for the object, when the error is about one. */
+  readonly key: string | undefined;
+
+  constructor(
+    readonly code: AdminErrorCode,
+    readonly object: AdminObject,
+    message: string,
+    options: { key?: string; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.key = options.key;
+  }
+}
+
+/**
+ * True for an {@link AdminError}, also one thrown by another copy of this package.
+ * @example if (isAdminError(error) && error.code === 'not_found') reply.status(404);
+ */
+export function isAdminError(value: unknown): value is AdminError {
+  return (
+    value instanceof AdminError ||
+    (value instanceof Error && value.name === 'AdminError' && 'object' in value)
+  );
+}
+
+/** A schema of `@idgate/schema`, as far as parsing goes. */
+export interface InputSchema<T> {
+  safeParse(
+    input: unknown,
+  ): { success: true; data: T } | { success: false; error: Parameters<typeof describeFirstIssue>[0] };
+}
+
+/**
+ * `input` checked against `schema`.
+ * @throws AdminError `invalid_input`, the first issue worded by `describeFirstIssue` (`options`
+ * name the fields as the caller's user knows them).
+ * @example const input = parseAdminInput(CreateUserInput, body, 'user');
+ */
+export function parseAdminInput<T>(
+  schema: InputSchema<T>,
+  input: unknown,
+  object: AdminObject,
+  options: Omit<DescribeIssueOptions, 'input'> = {},
+): T {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw new AdminError('invalid_input', object, describeFirstIssue(result.error, { ...options, input }));
+}
+
+/**
+ * What `write` returns; a unique-key collision in storage (on `field`, when given) is thrown as
+ * the `refusal` instead.
+ * @example const user = await refusingConflicts(() => storage.users.create(record), () => taken, 'username');
+ */
+export async function refusingConflicts<T>(
+  write: () => Promise<T>,
+  refusal: () => AdminError | Promise<AdminError>,
+  field?: string,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof StorageConflictError && (field === undefined || error.field === field))
+      throw await refusal();
+    throw error;
+  }
+}

@@ -1,0 +1,40 @@
+import type { IdentityProviderConfig } from '@idgate/schema';
+import type { SigningKeyPolicy } from '../keys/rotation.js';
+import type { Clock, PasswordHasher } from '../ports/runtime.js';
+import type { Storage } from '../ports/storage.js';
+
+/** The token lifetimes a new client gets, in seconds, and the longest an access token may live. */
+export interface ClientLifetimes {
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  maxAccessTokenTtl: number;
+}
+
+/**
+ * What the administrative use cases run over; each takes the part it needs (`Pick<AdminPorts, …>`).
+ * The server builds one from its services, the tests from the in-memory storage and a fixed clock.
+ */
+export interface AdminPorts {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  /** Hashes user passwords (argon2id on the server). */
+  readonly hasher: PasswordHasher;
+  /** How signing keys are made; its secret also seals the secrets of stored identity providers. */
+  readonly keyPolicy: SigningKeyPolicy;
+  readonly lifetimes: ClientLifetimes;
+  /**
+   * Identity providers declared outside storage (the configuration file): they are listed, cannot
+   * be changed here, and win a name clash with a stored one.
+   */
+  readonly declaredProviders?: readonly IdentityProviderConfig[];
+  /**
+   * Runs a change of signing keys alone: one transaction that no other key change runs beside
+   * (the server adds an advisory lock). By default `storage.transaction`.
+   */
+  readonly lockSigningKeys?: <T>(work: (storage: Storage) => Promise<T>) => Promise<T>;
+}
+
+/** The ports' clock reading, as a Date. */
+export function nowOf(ports: Pick<AdminPorts, 'clock'>): Date {
+  return new Date(ports.clock.now());
+}

@@ -1,0 +1,32 @@
+import type { SigningKeyInfo } from '@idgate/schema';
+import { rotateSigningKey } from '../keys/rotation.js';
+import { type AdminPorts, nowOf } from './ports.js';
+import { signingKeyView } from './views.js';
+
+/**
+ * Every signing key, newest first, with its state now (never private material).
+ * @example const keys = await listSigningKeys(ports); // [{ kid, alg, state: 'active', ... }]
+ */
+export async function listSigningKeys(
+  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+): Promise<SigningKeyInfo[]> {
+  const now = nowOf(ports);
+  return (await ports.storage.signingKeys.list()).map((key) => signingKeyView(key, now));
+}
+
+/**
+ * Rotates the signing keys now ({@link rotateSigningKey}): a new key is published at once and
+ * signs after the policy's activation delay; the keys active until then are retired and stay
+ * published until their last token has expired. Runs alone (`lockSigningKeys`): a failure halfway
+ * cannot leave the new key stored beside an unretired old one, and two rotations run one after
+ * the other.
+ * @example const { created, retired } = await rotateSigningKeys(ports);
+ */
+export async function rotateSigningKeys(
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'lockSigningKeys'>,
+): Promise<{ created: SigningKeyInfo; retired: string[] }> {
+  const now = nowOf(ports);
+  const lock = ports.lockSigningKeys ?? ((work) => ports.storage.transaction(work));
+  const { created, retired } = await lock((tx) => rotateSigningKey(tx.signingKeys, ports.keyPolicy, now));
+  return { created: signingKeyView(created, now), retired };
+}
