@@ -168,7 +168,6 @@ export type {
   LoginTransactionRepository,
   LoginTransactionUse,
 } from './ports/federation-storage.js';
-export { createMemoryStorage, insecureTestPasswordHasher } from './ports/memory.js';
 export type {
   AuthorizationCodeRepository,
   BrowserSessionRepository,

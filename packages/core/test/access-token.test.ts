@@ -1,6 +1,5 @@
 import type { JSONWebKeySet } from 'jose';
 import {
-  CompactSign,
   createLocalJWKSet,
   decodeProtectedHeader,
   generateKeyPair,
@@ -10,7 +9,7 @@ import {
 } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { issueAccessToken, type KeyRing, verifyAccessToken } from '../src/index.js';
-import { ISSUER, keyRing, manualClock } from './helpers.js';
+import { ISSUER, keyRing, manualClock, signRaw } from './helpers.js';
 
 const input = {
   subject: 'u1',
@@ -153,14 +152,12 @@ describe('access token verification', () => {
 
   it('rejects an ID token (typ JWT) presented as an access token', async () => {
     const { ring, clock } = await setup();
-    const idToken = await new SignJWT({ client_id: 'cli' })
-      .setProtectedHeader({ alg: 'ES256', kid: ring.signer.kid, typ: 'JWT' })
-      .setIssuer(ISSUER)
-      .setSubject('u1')
-      .setJti('j')
-      .setIssuedAt(Math.floor(clock.now() / 1000))
-      .setExpirationTime(Math.floor(clock.now() / 1000) + 60)
-      .sign(ring.signer.key);
+    const now = Math.floor(clock.now() / 1000);
+    const idToken = await signRaw(
+      ring,
+      { alg: 'ES256', kid: ring.signer.kid, typ: 'JWT' },
+      { client_id: 'cli', iss: ISSUER, sub: 'u1', jti: 'j', iat: now, exp: now + 60 },
+    );
     expect(await verifyAccessToken(ring, ISSUER, idToken, clock)).toEqual({
       ok: false,
       reason: 'wrong_type',
@@ -182,9 +179,7 @@ describe('access token verification', () => {
       expect(result.ok).toBe(false);
     }
     // A JWS with a non-JSON payload
-    const jws = await new CompactSign(new TextEncoder().encode('not json'))
-      .setProtectedHeader({ alg: 'ES256', kid: ring.signer.kid, typ: 'at+jwt' })
-      .sign(ring.signer.key);
+    const jws = await signRaw(ring, { alg: 'ES256', kid: ring.signer.kid, typ: 'at+jwt' }, 'not json');
     expect(await verifyAccessToken(ring, ISSUER, jws, clock)).toEqual({ ok: false, reason: 'malformed' });
   });
 });

@@ -1,13 +1,6 @@
 import type { SigningAlgorithm } from '@idgate/schema';
-import {
-  type ClientRecord,
-  type Clock,
-  createMemoryStorage,
-  generateSigningKey,
-  insecureTestPasswordHasher,
-  KeyRing,
-  type Storage,
-} from '../src/index.js';
+import { type ClientRecord, type Clock, generateSigningKey, KeyRing, type Storage } from '../src/index.js';
+import { createMemoryStorage, insecureTestPasswordHasher } from '../src/testing.js';
 
 export const ISSUER = 'https://id.example.test/oauth';
 export const SECRET = 'test-secret-that-is-at-least-32-characters-long';
@@ -68,4 +61,14 @@ export async function seededStorage(): Promise<{
     createdAt: new Date('2026-01-01T00:00:00Z'),
   });
   return { storage, hasher };
+}
+
+const b64 = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+
+/** A compact JWS over any header and payload (text as is, anything else as JSON), signed by the ring's active key. */
+export async function signRaw(ring: KeyRing, header: unknown, payload: unknown): Promise<string> {
+  const input = `${b64(header)}.${b64(payload)}`;
+  const signature = await ring.signer.sign(new TextEncoder().encode(input));
+  return `${input}.${Buffer.from(signature).toString('base64url')}`;
 }

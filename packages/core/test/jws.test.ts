@@ -6,23 +6,12 @@ import {
   issueIdToken,
   type JwsCrypto,
   KeyRing,
-  type KeyRing as Ring,
   signCompactJws,
   verifyAccessToken,
   verifyCompactJws,
   webCryptoJws,
 } from '../src/index.js';
-import { ISSUER, keyRing, manualClock, SECRET } from './helpers.js';
-
-const b64 = (value: unknown) =>
-  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
-
-/** A compact JWS over any header and payload text, signed by the ring's active key. */
-async function signRaw(ring: Ring, header: unknown, payload: unknown): Promise<string> {
-  const input = `${b64(header)}.${b64(payload)}`;
-  const signature = await ring.signer.sign(new TextEncoder().encode(input));
-  return `${input}.${Buffer.from(signature).toString('base64url')}`;
-}
+import { ISSUER, keyRing, manualClock, SECRET, signRaw } from './helpers.js';
 
 describe('compact JWS (RFC 7515)', () => {
   for (const alg of ['RS256', 'ES256', 'EdDSA'] as const) {

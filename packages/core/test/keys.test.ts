@@ -2,7 +2,6 @@ import { ProviderMetadata } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
 import {
   buildProviderMetadata,
-  createMemoryStorage,
   ensureSigningKey,
   generateSigningKey,
   KeyRing,
@@ -11,6 +10,7 @@ import {
   type SigningKeyRecord,
   signingKeyState,
 } from '../src/index.js';
+import { createMemoryStorage } from '../src/testing.js';
 import { SECRET } from './helpers.js';
 
 describe('signing keys at rest', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
-  createMemoryStorage,
   type IdentityProviderRecord,
   type LinkedIdentityRecord,
   type LoginTransactionRecord,
   StorageConflictError,
 } from '../src/index.js';
+import { createMemoryStorage } from '../src/testing.js';
 
 const at = (iso: string) => new Date(iso);
 const T0 = at('2026-01-01T10:00:00.000Z');

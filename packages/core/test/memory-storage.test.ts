@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   type AuthorizationCodeRecord,
-  createMemoryStorage,
   type GrantRecord,
   type LoginAttemptRecord,
   type RefreshTokenRecord,
   StorageConflictError,
 } from '../src/index.js';
+import { createMemoryStorage } from '../src/testing.js';
 
 const at = (iso: string) => new Date(iso);
 const T0 = at('2026-01-01T10:00:00.000Z');

@@ -1,4 +1,3 @@
-import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import {
   type AuthorizationError,
@@ -14,7 +13,7 @@ import {
   validateAuthorizationRequest,
   validateLogoutRequest,
 } from '../src/index.js';
-import { client, ISSUER, keyRing, manualClock, seededStorage } from './helpers.js';
+import { client, ISSUER, keyRing, manualClock, seededStorage, signRaw } from './helpers.js';
 
 const REDIRECT = 'https://app.example/cb';
 const SECRET = 'flow-client-secret-0123456789';
@@ -306,14 +305,11 @@ describe('OIDC RP-Initiated Logout 1.0 §2', () => {
       postLogoutRedirectUris: ['https://app.example/bye'],
     });
     const hint = (issuer: string) =>
-      new SignJWT({ azp: registered.clientId })
-        .setProtectedHeader({ alg: context.keys.signer.alg, kid: context.keys.signer.kid })
-        .setIssuer(issuer)
-        .setSubject('u-alice')
-        .setAudience(registered.clientId)
-        .setIssuedAt(0)
-        .setExpirationTime(1)
-        .sign(context.keys.signer.key);
+      signRaw(
+        context.keys,
+        { alg: context.keys.signer.alg, kid: context.keys.signer.kid },
+        { azp: registered.clientId, iss: issuer, sub: 'u-alice', aud: registered.clientId, iat: 0, exp: 1 },
+      );
     const options = {
       issuer: ISSUER,
       keys: context.keys,

@@ -1,5 +1,4 @@
 import type { Jwks, PublicJwk, SigningAlgorithm } from '@idgate/schema';
-import { importJWK, type JWK } from 'jose';
 import type { SigningKeyRecord } from '../model.js';
 import { type JwsCrypto, type JwsSignFunction, type JwsVerifyFunction, webCryptoJws } from './jws-crypto.js';
 import { openPrivateKey } from './seal.js';
@@ -9,8 +8,6 @@ import { signingKeyState } from './signing-key.js';
 export interface ActiveSigningKey {
   kid: string;
   alg: SigningAlgorithm;
-  /** The private key as Web Crypto holds it (for jose and tests). */
-  key: CryptoKey;
   /** Signs with this key through the ring's {@link JwsCrypto}. */
   sign: JwsSignFunction;
 }
@@ -19,8 +16,6 @@ export interface ActiveSigningKey {
 export interface VerificationKey {
   kid: string;
   alg: SigningAlgorithm;
-  /** The public key as Web Crypto holds it (for jose and tests). */
-  key: CryptoKey;
   /** Checks a signature with this key through the ring's {@link JwsCrypto}. */
   verify: JwsVerifyFunction;
 }
@@ -81,7 +76,6 @@ export class KeyRing {
     const signer: ActiveSigningKey = {
       kid: active.kid,
       alg: active.alg,
-      key: (await importJWK(privateJwk, active.alg)) as CryptoKey,
       sign: await jws.signer(privateJwk as Record<string, unknown>, active.alg),
     };
     const verification = await Promise.all(
@@ -89,7 +83,6 @@ export class KeyRing {
         async (record): Promise<VerificationKey> => ({
           kid: record.kid,
           alg: record.alg,
-          key: (await importJWK(record.publicJwk as JWK, record.alg)) as CryptoKey,
           verify: await jws.verifier(record.publicJwk, record.alg),
         }),
       ),

@@ -1,4 +1,5 @@
-import { type AdminPorts, createMemoryStorage, insecureTestPasswordHasher } from '../../src/index.js';
+import type { AdminPorts } from '../../src/index.js';
+import { createMemoryStorage, insecureTestPasswordHasher } from '../../src/testing.js';
 import { manualClock, SECRET } from '../helpers.js';
 
 /** Admin ports over fresh in-memory storage, a clock the test moves, and a fast test hasher. */

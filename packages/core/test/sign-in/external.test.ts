@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  createMemoryStorage,
   type ExternalIdentity,
   endBrowserSession,
   giveConsent,
@@ -9,6 +8,7 @@ import {
   normalizeUsername,
   providerGroups,
 } from '../../src/index.js';
+import { createMemoryStorage } from '../../src/testing.js';
 import { manualClock } from '../helpers.js';
 
 const identity = (overrides: Partial<ExternalIdentity> = {}): ExternalIdentity => ({

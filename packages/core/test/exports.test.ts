@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import * as core from '../src/index.js';
+import * as testing from '../src/testing.js';
+
+describe('public surface of @idgate/core', () => {
+  it('keeps in-memory ports and the weak test hasher out of the main entry point', () => {
+    expect(Object.keys(core)).not.toContain('createMemoryStorage');
+    expect(Object.keys(core)).not.toContain('insecureTestPasswordHasher');
+  });
+
+  it('offers them under @idgate/core/testing', () => {
+    expect(Object.keys(testing).sort()).toEqual(['createMemoryStorage', 'insecureTestPasswordHasher']);
+  });
+
+  it('gives key objects no key material: only the kid, the algorithm and the operation', async () => {
+    const { keyRing } = await import('./helpers.js');
+    const ring = await keyRing('ES256');
+    expect(Object.keys(ring.signer).sort()).toEqual(['alg', 'kid', 'sign']);
+    expect(Object.keys(ring.verificationKey(ring.signer.kid) ?? {}).sort()).toEqual(['alg', 'kid', 'verify']);
+  });
+});
