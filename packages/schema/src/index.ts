@@ -28,7 +28,7 @@ export {
   OidcProviderConfig,
 } from './identity-provider.js';
 export { Jwks, PublicJwk } from './jwks.js';
-export { OAuthError, OAuthErrorCode, Problem } from './oauth-error.js';
+export { OAuthError, OAuthErrorCode, Problem, ProblemCode } from './oauth-error.js';
 export {
   AuthorizationCodeGrantRequest,
   ClientCredentialsGrantRequest,

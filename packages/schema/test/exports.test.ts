@@ -35,6 +35,7 @@ describe('@idgate/schema exports', () => {
       'OidcProviderConfig',
       'PasswordGrantRequest',
       'Problem',
+      'ProblemCode',
       'ProviderMetadata',
       'PublicJwk',
       'RefreshTokenGrantRequest',
