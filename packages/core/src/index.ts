@@ -46,7 +46,14 @@ export {
   SUPPORTED_CLAIMS,
   SUPPORTED_SCOPES,
 } from './discovery.js';
-export { IdgateError, type IdgateErrorOptions, isIdgateError } from './errors.js';
+export {
+  type AnyIdgateError,
+  IdgateError,
+  type IdgateErrorKind,
+  type IdgateErrorOptions,
+  isIdgateError,
+  OAuthProtocolError,
+} from './errors.js';
 export { authorizationCodeGrant } from './grants/authorization-code.js';
 export { clientCredentialsGrant } from './grants/client-credentials.js';
 export type {
@@ -134,6 +141,8 @@ export {
   type SigningKeyRepository,
   type Storage,
   StorageConflictError,
+  type StorageUnavailability,
+  StorageUnavailableError,
   type UserRepository,
 } from './ports/storage.js';
 export { grantedScope, parseScope, tokenAudience } from './scopes.js';

@@ -1,4 +1,4 @@
-import { ConnectorError, type ExternalPasswordCheck, IdgateError } from '@idgate/core';
+import { ConnectorError, type ExternalPasswordCheck, OAuthProtocolError } from '@idgate/core';
 import type { Services } from '../services.js';
 import { mapIdentity } from './mapping.js';
 import { providerRegistry } from './registry.js';
@@ -22,7 +22,7 @@ export async function externalPasswordCheck(
       identity = await connector.authenticate(username, password);
     } catch (error) {
       if (error instanceof ConnectorError)
-        throw new IdgateError('temporarily_unavailable', error.message, { cause: error });
+        throw new OAuthProtocolError('temporarily_unavailable', error.message, { cause: error });
       throw error;
     }
     if (identity === null) return { ok: false, failure: 'invalid_credentials' };

@@ -1,4 +1,5 @@
-import { ApiKeyError, isIdgateError } from '@idgate/core';
+import { isIdgateError } from '@idgate/core';
+import type { ProblemCode } from '@idgate/schema';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** How a route answers errors: RFC 6749 JSON for OAuth endpoints, RFC 9457 for everything else. */
@@ -25,7 +26,12 @@ const TITLES: Record<number, string> = {
 };
 
 /** Sends an RFC 9457 problem. */
-export function sendProblem(reply: FastifyReply, status: number, code: string, detail: string): FastifyReply {
+export function sendProblem(
+  reply: FastifyReply,
+  status: number,
+  code: ProblemCode,
+  detail: string,
+): FastifyReply {
   return reply
     .status(status)
     .type('application/problem+json')
@@ -33,7 +39,7 @@ export function sendProblem(reply: FastifyReply, status: number, code: string, d
 }
 
 // What fastify's own request-parsing errors mean to a client, by fastify error code.
-const PARSE_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
+const PARSE_ERRORS: Record<string, { status: number; code: ProblemCode; detail: string }> = {
   FST_ERR_CTP_BODY_TOO_LARGE: {
     status: 413,
     code: 'body_too_large',
@@ -63,7 +69,7 @@ const PARSE_ERRORS: Record<string, { status: number; code: string; detail: strin
   },
 };
 
-function parseError(error: FastifyError): { status: number; code: string; detail: string } | undefined {
+function parseError(error: FastifyError): { status: number; code: ProblemCode; detail: string } | undefined {
   if (error.code !== undefined && error.code in PARSE_ERRORS) return PARSE_ERRORS[error.code];
   // JSON.parse failures reach here as SyntaxError with status 400.
   if (error instanceof SyntaxError && error.statusCode === 400)
@@ -82,15 +88,7 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (isIdgateError(error)) {
       reply.headers(error.headers);
       if (format === 'oauth') return reply.status(error.status).send(error.toJSON());
-      return sendProblem(reply, error.status, error.error, error.description);
-    }
-    if (error instanceof ApiKeyError) {
-      const challenge =
-        error.failure === 'invalid'
-          ? 'Bearer realm="idgate", error="invalid_token"'
-          : 'Bearer realm="idgate"';
-      if (error.status === 401) reply.header('WWW-Authenticate', challenge);
-      return sendProblem(reply, error.status, error.code, error.message);
+      return sendProblem(reply, error.status, error.problemCode, error.description);
     }
     const parse = parseError(error);
     if (parse !== undefined) {

@@ -1,5 +1,5 @@
 import type { PasswordGrantRequest, TokenResponse } from '@idgate/schema';
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
 import { verifyUserPassword } from '../users/authenticate.js';
@@ -18,7 +18,10 @@ export async function passwordGrant(
   context: TokenEndpointContext,
 ): Promise<TokenResponse> {
   if (!client.trusted)
-    throw new IdgateError('unauthorized_client', 'the password grant is allowed only for trusted clients');
+    throw new OAuthProtocolError(
+      'unauthorized_client',
+      'the password grant is allowed only for trusted clients',
+    );
   const scope = grantedScope(parseScope(request.scope), client.scopes);
   tokenAudience(request.resource, client);
 
@@ -27,7 +30,7 @@ export async function passwordGrant(
   if (request.provider !== undefined) {
     const external = await context.externalPasswords?.(request.provider.toLowerCase());
     if (external === undefined)
-      throw new IdgateError('invalid_request', `there is no password provider ${request.provider}`);
+      throw new OAuthProtocolError('invalid_request', `there is no password provider ${request.provider}`);
     check = external;
   }
   const attempt = {
@@ -39,7 +42,7 @@ export async function passwordGrant(
   const decision = await context.throttle?.check(request.username);
   if (decision?.locked) {
     await context.throttle?.record({ ...attempt, userId: null, success: false, reason: 'locked' });
-    throw new IdgateError('invalid_grant', 'too many failed sign-ins: the account is locked for now', {
+    throw new OAuthProtocolError('invalid_grant', 'too many failed sign-ins: the account is locked for now', {
       status: 429,
       headers: { 'Retry-After': String(decision.retryAfterSeconds) },
     });
@@ -52,7 +55,7 @@ export async function passwordGrant(
       not_linked: 'no account is linked to this identity',
       invalid_credentials: 'invalid username or password',
     };
-    throw new IdgateError('invalid_grant', messages[login.failure]);
+    throw new OAuthProtocolError('invalid_grant', messages[login.failure]);
   }
   const { user } = login;
   await context.throttle?.record({ ...attempt, userId: user.id, success: true, reason: null });

@@ -53,7 +53,7 @@ async function failure(promise: Promise<unknown>, expected: ConnectorFailure): P
   );
   expect(error).toBeInstanceOf(ConnectorError);
   const connectorError = error as ConnectorError;
-  expect(connectorError.failure).toBe(expected);
+  expect(connectorError.code).toBe(expected);
   for (const secret of SECRETS) expect(connectorError.message).not.toContain(secret);
   return connectorError;
 }

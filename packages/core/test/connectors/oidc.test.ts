@@ -152,7 +152,7 @@ describe('upstream OpenID Connect connector', () => {
   ])('refuses an ID token with %s', async (_name, make, message) => {
     idToken = await make();
     const error = await failure(exchange());
-    expect(error.failure).toBe('invalid_upstream_response');
+    expect(error.code).toBe('invalid_upstream_response');
     expect(error.message).toMatch(message);
   });
 
@@ -171,7 +171,7 @@ describe('upstream OpenID Connect connector', () => {
         await failure(
           down.exchangeCode({ code: 'c', redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE }),
         )
-      ).failure,
+      ).code,
     ).toBe('upstream_unavailable');
     const mixedUp = connector({ issuer: `${upstream.url}/other` });
     expect(
@@ -184,7 +184,7 @@ describe('upstream OpenID Connect connector', () => {
             codeChallenge: 'c'.repeat(43),
           }),
         )
-      ).failure,
+      ).code,
     ).toBe('invalid_upstream_response');
   });
 
@@ -194,7 +194,7 @@ describe('upstream OpenID Connect connector', () => {
         .subject,
     ).toBe('u-100');
     expect(
-      (await failure(connector().identityFromAccessToken({ accessToken: 'x', tokenType: 'mac' }))).failure,
+      (await failure(connector().identityFromAccessToken({ accessToken: 'x', tokenType: 'mac' }))).code,
     ).toBe('invalid_upstream_token');
   });
 });

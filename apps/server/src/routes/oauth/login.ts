@@ -3,7 +3,7 @@ import {
   type AuthorizationRequest,
   constantTimeEqual,
   type ExternalPasswordCheck,
-  IdgateError,
+  OAuthProtocolError,
   verifyUserPassword,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -154,7 +154,7 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     try {
       login = await check(username, password);
     } catch (error) {
-      if (!(error instanceof IdgateError)) throw error;
+      if (!(error instanceof OAuthProtocolError)) throw error;
       request.log.warn({ err: error }, 'password provider unavailable');
       const error503 = 'The directory cannot be reached right now. Try again later.';
       return showLogin(reply, 503, interaction, { error: error503, ...shown });

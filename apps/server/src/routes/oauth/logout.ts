@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { constantTimeEqual, IdgateError, publishGrantRevocations, validateLogoutRequest } from '@idgate/core';
+import {
+  constantTimeEqual,
+  OAuthProtocolError,
+  publishGrantRevocations,
+  validateLogoutRequest,
+} from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { sendPage } from '../../browser/pages.js';
@@ -36,7 +41,7 @@ export async function logoutRoutes(
         findClient: (id) => services.storage.clients.findById(id),
       });
     } catch (error) {
-      if (error instanceof IdgateError)
+      if (error instanceof OAuthProtocolError)
         return flow.errorPage(reply, 400, `This sign-out request is not valid: ${error.description}.`);
       throw error;
     }

@@ -1,4 +1,4 @@
-import { handleTokenRequest, IdgateError } from '@idgate/core';
+import { handleTokenRequest, OAuthProtocolError } from '@idgate/core';
 import { TokenResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -23,7 +23,7 @@ export async function tokenRoutes(app: FastifyInstance, { services }: { services
     },
     async (request) => {
       if (!isFormRequest(request)) {
-        throw new IdgateError(
+        throw new OAuthProtocolError(
           'invalid_request',
           'the token endpoint takes application/x-www-form-urlencoded',
         );
