@@ -157,8 +157,10 @@ export {
 export {
   reviewToken,
   SERVICE_IDENTITY,
+  TOKEN_REVIEW_DENIAL_MESSAGES,
   TOKEN_REVIEW_EXTRA,
   type TokenReviewContext,
+  type TokenReviewDenial,
 } from './token-review/review.js';
 export {
   ACCESS_TOKEN_REJECTION_MESSAGES,
@@ -167,6 +169,7 @@ export {
   type AccessTokenVerification,
   type IssuedAccessToken,
   issueAccessToken,
+  type LiveTokenRejection,
   MAX_ACCESS_TOKEN_LENGTH,
   verifyAccessToken,
 } from './tokens/access-token.js';

@@ -1,5 +1,6 @@
 import type { UserInfo } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
+import { ACCESS_TOKEN_REJECTION_MESSAGES } from '../tokens/access-token.js';
 import { userClaims } from '../tokens/user-claims.js';
 import { checkAccessToken, type LiveTokenContext } from './access-token-check.js';
 
@@ -26,7 +27,7 @@ export async function userinfo(
     });
   }
   const checked = await checkAccessToken(accessToken, context);
-  if (!checked.ok) throw bearerError('invalid_token', checked.error);
+  if (!checked.ok) throw bearerError('invalid_token', ACCESS_TOKEN_REJECTION_MESSAGES[checked.reason]);
   const { user, scope } = checked.token;
   if (user === undefined) throw bearerError('invalid_token', 'the token does not belong to a user');
   if (!scope.includes('openid'))
