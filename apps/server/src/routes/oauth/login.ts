@@ -8,7 +8,7 @@ import {
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { sendPage } from '../../browser/pages.js';
+import { PAGE_ROUTE, sendPage } from '../../browser/pages.js';
 import { BrowserState, isStandalone, type StoredRequest } from '../../browser/state.js';
 import { externalPasswordCheck } from '../../federation/password-providers.js';
 import { providerRegistry } from '../../federation/registry.js';
@@ -74,7 +74,7 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     );
   };
 
-  app.get<{ Querystring: { interaction?: string } }>('/oauth/login', async (request, reply) => {
+  app.get<{ Querystring: { interaction?: string } }>('/oauth/login', PAGE_ROUTE, async (request, reply) => {
     if (request.query.interaction === undefined) {
       const current = await state.currentSession(request);
       if (current !== undefined) {
@@ -107,7 +107,7 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     );
   });
 
-  app.post<{ Body: FormBody | undefined }>('/oauth/login', async (request, reply) => {
+  app.post<{ Body: FormBody | undefined }>('/oauth/login', PAGE_ROUTE, async (request, reply) => {
     const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
     if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
     if (!constantTimeEqual(field(request.body, 'csrf') ?? '', interaction.csrfToken)) {
@@ -192,7 +192,7 @@ export async function loginRoutes(app: FastifyInstance, { services }: { services
     );
   });
 
-  app.post<{ Body: FormBody | undefined }>('/oauth/consent', async (request, reply) => {
+  app.post<{ Body: FormBody | undefined }>('/oauth/consent', PAGE_ROUTE, async (request, reply) => {
     const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
     if (interaction === undefined || interaction.userId === null || interaction.authTime === null) {
       return flow.errorPage(reply, 400, EXPIRED);

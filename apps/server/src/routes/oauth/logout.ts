@@ -7,7 +7,7 @@ import {
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { sendPage } from '../../browser/pages.js';
+import { PAGE_ROUTE, sendPage } from '../../browser/pages.js';
 import { BrowserState } from '../../browser/state.js';
 import { parseCookies, serializeCookie } from '../../http/cookies.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
@@ -97,10 +97,10 @@ export async function logoutRoutes(
     );
   };
 
-  app.get<{ Querystring: FormBody }>('/oauth/logout', (request, reply) =>
+  app.get<{ Querystring: FormBody }>('/oauth/logout', PAGE_ROUTE, (request, reply) =>
     logout(request, reply, request.query),
   );
-  app.post<{ Body: FormBody | undefined }>('/oauth/logout', (request, reply) => {
+  app.post<{ Body: FormBody | undefined }>('/oauth/logout', PAGE_ROUTE, (request, reply) => {
     if (!isFormRequest(request)) {
       return flow.errorPage(reply, 400, 'The sign-out request must be sent as a form.');
     }
