@@ -1,7 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { ConnectorError, StorageUnavailableError } from '@idgate/core';
 import { OAuthError, Problem } from '@idgate/schema';
+import SqliteDatabase from 'better-sqlite3';
 import Fastify from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorHandling } from '../../src/http/errors.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
@@ -273,6 +275,28 @@ describe.each(testDatabaseUrls().filter((kind) => kind.name === 'sqlite'))(
         const response = await send(admin, { headers: asAdmin() });
         expectProblem(response, 503, 'storage_unavailable');
         expect(response.headers.get('retry-after')).toBe('5');
+      });
+
+      it('is what a locked database answers, end to end', async () => {
+        const locker = new SqliteDatabase(t.database.url.slice('sqlite:'.length));
+        const { db } = t.server.services.database;
+        await sql`pragma busy_timeout = 50`.execute(db);
+        locker.exec('BEGIN EXCLUSIVE');
+        try {
+          const response = await send(admin, {
+            method: 'POST',
+            headers: asAdmin({ 'content-type': 'application/json' }),
+            body: JSON.stringify({ type: 'github', name: 'gh', clientId: 'Iv1.x', clientSecret: 'plain' }),
+          });
+          const problem = expectProblem(response, 503, 'storage_unavailable');
+          expect(problem.detail).toBe('the service is unavailable; try again shortly');
+          expect(response.headers.get('retry-after')).toBe('5');
+          expect(response.body).not.toMatch(/SQLITE|locked/);
+        } finally {
+          locker.exec('ROLLBACK');
+          locker.close();
+          await sql`pragma busy_timeout = 5000`.execute(db);
+        }
       });
 
       it('is a 503 page with Retry-After on the authorization endpoint', async () => {
