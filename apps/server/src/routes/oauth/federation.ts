@@ -1,6 +1,5 @@
 import {
   ConnectorError,
-  type ConnectorFailure,
   type ExternalIdentity,
   grantsRefreshToken,
   issueUserTokens,
@@ -22,14 +21,6 @@ import type { Services } from '../../services.js';
 import { loginThrottle, tokenEndpointContext } from './token-context.js';
 
 type Query = Record<string, string | string[] | undefined>;
-
-const CONNECTOR_ERRORS: Record<ConnectorFailure, OAuthErrorCode> = {
-  upstream_error: 'access_denied',
-  upstream_unavailable: 'temporarily_unavailable',
-  invalid_upstream_response: 'access_denied',
-  not_allowed: 'access_denied',
-  invalid_upstream_token: 'access_denied',
-};
 
 const USER_SCOPES = ['openid', 'profile', 'email', 'groups', 'offline_access'];
 
@@ -253,7 +244,7 @@ export async function federationRoutes(
     if (error instanceof CallbackError) return refuse(request, reply, error);
     if (error instanceof ConnectorError) {
       request.log.warn({ err: error, failure: error.failure }, 'external sign-in failed');
-      return refuse(request, reply, new CallbackError(CONNECTOR_ERRORS[error.failure], error.message));
+      return refuse(request, reply, new CallbackError(error.oauthError, error.message));
     }
     request.log.error({ err: error }, 'external sign-in failed unexpectedly');
     return refuse(
