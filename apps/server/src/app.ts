@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
+import { assetsPathOf } from './browser/pages.js';
 import type { AppContext } from './context.js';
-import { installErrorHandler } from './http/errors.js';
+import { errorHandling } from './http/errors.js';
 import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
@@ -36,6 +42,12 @@ export interface BuildAppOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** Headers every response carries, error or not. */
+function baseHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-Id', request.id);
+  reply.header('X-Content-Type-Options', 'nosniff');
+}
+
 /**
  * The idgate HTTP application, ready to `listen()` or `inject()`. Logs are JSON with request ids;
  * credentials never reach them: Authorization and Cookie headers are not logged, and secret query
@@ -61,8 +73,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         }),
       },
     } as NonNullable<FastifyServerOptions['logger']>);
+  const errors = errorHandling({ assetsPath: assetsPathOf(context.config.issuer), baseHeaders });
   const app = Fastify({
     logger,
+    frameworkErrors: errors.frameworkErrors,
     bodyLimit: context.config.bodyLimit,
     trustProxy: context.config.trustProxy,
     requestIdHeader: false,
@@ -75,12 +89,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   // A callback hook, not an async one: no promise per response.
   app.addHook('onSend', (request, reply, _payload, done) => {
-    reply.header('X-Request-Id', request.id);
-    reply.header('X-Content-Type-Options', 'nosniff');
+    baseHeaders(request, reply);
     done();
   });
   app.decorate('idgate', context);
-  installErrorHandler(app);
+  errors.install(app);
   installFormParser(app);
   await app.register(metricsRoutes);
   await app.register(healthRoutes);

@@ -1,4 +1,4 @@
-import { ACCESS_TOKEN_REJECTION_MESSAGES, type LoginAttemptRepository } from '@idgate/core';
+import { type LoginAttemptRepository, TOKEN_REVIEW_DENIAL_MESSAGES } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { counterSeries, histogramSeries } from './metric-series.js';
@@ -86,16 +86,10 @@ export function createMetrics(database?: Database): Metrics {
   };
 }
 
-// `status.error` of a denied review → a short, bounded reason.
-const DENIAL_REASONS = new Map<string, string>([
-  ...Object.entries(ACCESS_TOKEN_REJECTION_MESSAGES).map(([reason, message]) => [message, reason] as const),
-  ['token is missing', 'missing'],
-  ['token has been revoked', 'revoked'],
-  ['client no longer exists', 'client_gone'],
-  ['user no longer exists', 'user_gone'],
-  ['user is disabled', 'user_disabled'],
-  ['token audience does not match', 'audience_mismatch'],
-]);
+// `status.error` of a denied review → the denial's code, a short and bounded label.
+const DENIAL_REASONS = new Map<string, string>(
+  Object.entries(TOKEN_REVIEW_DENIAL_MESSAGES).map(([reason, message]) => [message, reason] as const),
+);
 
 /** The `reason` label of a denial: a short slug, `other` for an error this list does not know. */
 export function denialReason(error: string | undefined): string {

@@ -1,18 +1,76 @@
-import type { OAuthErrorCode } from '@idgate/schema';
+import type { OAuthErrorCode, ProblemCode } from '@idgate/schema';
+import type { AdminError } from './admin/errors.js';
+import type { ApiKeyError } from './api-keys/api-key.js';
+import type { ConnectorError } from './connectors/types.js';
+import type { StorageConflictError, StorageUnavailableError } from './ports/storage.js';
 
-/** What an {@link IdgateError} carries besides its code. */
+/** What an {@link IdgateError} carries besides its code and description. */
 export interface IdgateErrorOptions {
-  /** HTTP status to answer with; defaults by code (RFC 6749 §5.2, RFC 6750 §3.1). */
+  /** HTTP status to answer with; each subclass defaults it by code. */
   status?: number;
   /** Whether the error may be sent to a validated redirect_uri (RFC 6749 §4.1.2.1). */
   redirectable?: boolean;
-  /** Extra response headers, e.g. `WWW-Authenticate`. */
+  /** Extra response headers, e.g. `WWW-Authenticate` or `Retry-After`. */
   headers?: Record<string, string>;
   /** The internal cause; logged, never sent. */
   cause?: unknown;
 }
 
-const DEFAULT_STATUS: Partial<Record<OAuthErrorCode, number>> = {
+/** Which member of the family an {@link IdgateError} is; narrows {@link AnyIdgateError}. */
+export type IdgateErrorKind =
+  | 'oauth'
+  | 'api_key'
+  | 'connector'
+  | 'storage_conflict'
+  | 'storage_unavailable'
+  | 'admin';
+
+/**
+ * The base of every error idgate means to answer: a code from the subclass's closed union, a
+ * description that is safe to show a client, the HTTP status, extra headers, whether it may travel
+ * to a redirect_uri, and an internal `cause` that is logged, never sent. It also says how it reads
+ * on an OAuth endpoint ({@link oauthError}) and in an RFC 9457 problem ({@link problemCode}), so a
+ * server writes any of them in any format without knowing the subclass. Anything thrown that is
+ * not an IdgateError is a bug or an outage: a server answers it with a generic 500.
+ * @example
+ * if (isIdgateError(error)) reply.status(error.status).headers(error.headers).send(error.toJSON());
+ */
+export abstract class IdgateError<Code extends string = string> extends Error {
+  abstract readonly kind: IdgateErrorKind;
+  /**
+   * Marks every member of the family, so {@link isIdgateError} recognises one thrown by another
+   * copy of this package (two versions in one tree), where `instanceof` cannot.
+   */
+  readonly family = 'idgate' as const;
+  readonly status: number;
+  readonly redirectable: boolean;
+  readonly headers: Readonly<Record<string, string>>;
+
+  protected constructor(
+    readonly code: Code,
+    readonly description: string,
+    defaultStatus: number,
+    options: IdgateErrorOptions = {},
+  ) {
+    super(description, options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = options.status ?? defaultStatus;
+    this.redirectable = options.redirectable ?? false;
+    this.headers = options.headers ?? {};
+  }
+
+  /** The RFC 6749 error code this error answers with on an OAuth endpoint. */
+  abstract get oauthError(): OAuthErrorCode;
+
+  /** The RFC 9457 problem code this error answers with everywhere else. */
+  abstract get problemCode(): ProblemCode;
+
+  /** The RFC 6749 §5.2 wire form. */
+  toJSON(): { error: OAuthErrorCode; error_description: string } {
+    return { error: this.oauthError, error_description: this.description };
+  }
+}
+
+const OAUTH_STATUS: Partial<Record<OAuthErrorCode, number>> = {
   invalid_client: 401,
   invalid_token: 401,
   insufficient_scope: 403,
@@ -23,43 +81,54 @@ const DEFAULT_STATUS: Partial<Record<OAuthErrorCode, number>> = {
 };
 
 /**
- * The one error model of idgate: a protocol error code, a description that is safe to show a
- * client, the HTTP status, and whether it may travel to a redirect_uri. The server's error
- * handler turns it into `{ error, error_description }`; anything that is not an IdgateError
- * becomes a generic `server_error`.
+ * An OAuth 2.0 / OpenID Connect protocol error (RFC 6749 §4.1.2.1, §5.2; RFC 6750 §3.1; OIDC Core
+ * §3.1.2.6): the error of the token, authorization, userinfo, revocation and introspection
+ * endpoints. The status defaults by code (400, or 401 for `invalid_client`, 403 for
+ * `access_denied`, …).
  * @example
- * throw new IdgateError('invalid_grant', 'the refresh token has expired');
+ * throw new OAuthProtocolError('invalid_grant', 'the refresh token has expired');
  */
-export class IdgateError extends Error {
-  override readonly name = 'IdgateError';
-  readonly status: number;
-  readonly redirectable: boolean;
-  readonly headers: Record<string, string>;
+export class OAuthProtocolError extends IdgateError<OAuthErrorCode> {
+  override readonly name: string = 'OAuthProtocolError';
+  readonly kind = 'oauth' as const;
 
-  constructor(
-    readonly error: OAuthErrorCode,
-    readonly description: string,
-    options: IdgateErrorOptions = {},
-  ) {
-    super(`${error}: ${description}`, options.cause === undefined ? undefined : { cause: options.cause });
-    this.status = options.status ?? DEFAULT_STATUS[error] ?? 400;
-    this.redirectable = options.redirectable ?? false;
-    this.headers = options.headers ?? {};
+  constructor(code: OAuthErrorCode, description: string, options: IdgateErrorOptions = {}) {
+    super(code, description, OAUTH_STATUS[code] ?? 400, options);
   }
 
-  /** The RFC 6749 §5.2 wire form. */
-  toJSON(): { error: OAuthErrorCode; error_description: string } {
-    return { error: this.error, error_description: this.description };
+  get oauthError(): OAuthErrorCode {
+    return this.code;
+  }
+
+  // No problem route throws a protocol error today; should one, the problem still tells the
+  // client's fault from the server's, and the description says the rest.
+  get problemCode(): ProblemCode {
+    if (this.status < 500) return 'invalid_request';
+    return this.status === 503 ? 'service_unavailable' : 'internal_error';
   }
 }
 
 /**
- * True for an {@link IdgateError}, also one thrown by another copy of this package.
- * @example if (isIdgateError(err)) reply.status(err.status).send(err.toJSON());
+ * Every member of the family, for narrowing by `kind` and then switching on `code`.
+ * @example
+ * if (isIdgateError(error) && error.kind === 'api_key' && error.code === 'forbidden') askForAnotherKey();
  */
-export function isIdgateError(value: unknown): value is IdgateError {
+export type AnyIdgateError =
+  | OAuthProtocolError
+  | ApiKeyError
+  | ConnectorError
+  | StorageConflictError
+  | StorageUnavailableError
+  | AdminError;
+
+/**
+ * True for any {@link IdgateError}, also one thrown by another copy of this package.
+ * @example
+ * if (isIdgateError(error)) reply.status(error.status).send(error.toJSON());
+ */
+export function isIdgateError(value: unknown): value is AnyIdgateError {
   return (
     value instanceof IdgateError ||
-    (value instanceof Error && value.name === 'IdgateError' && 'error' in value)
+    (value instanceof Error && 'family' in value && value.family === 'idgate' && 'kind' in value)
   );
 }

@@ -99,7 +99,14 @@ export {
   SUPPORTED_CLAIMS,
   SUPPORTED_SCOPES,
 } from './discovery.js';
-export { IdgateError, type IdgateErrorOptions, isIdgateError } from './errors.js';
+export {
+  type AnyIdgateError,
+  IdgateError,
+  type IdgateErrorKind,
+  type IdgateErrorOptions,
+  isIdgateError,
+  OAuthProtocolError,
+} from './errors.js';
 export { authorizationCodeGrant } from './grants/authorization-code.js';
 export { clientCredentialsGrant } from './grants/client-credentials.js';
 export type {
@@ -187,6 +194,8 @@ export {
   type SigningKeyRepository,
   type Storage,
   StorageConflictError,
+  type StorageUnavailability,
+  StorageUnavailableError,
   type UserRepository,
 } from './ports/storage.js';
 export { grantedScope, parseScope, tokenAudience, USER_SCOPES } from './scopes.js';
@@ -218,8 +227,10 @@ export {
 export {
   reviewToken,
   SERVICE_IDENTITY,
+  TOKEN_REVIEW_DENIAL_MESSAGES,
   TOKEN_REVIEW_EXTRA,
   type TokenReviewContext,
+  type TokenReviewDenial,
 } from './token-review/review.js';
 export {
   ACCESS_TOKEN_REJECTION_MESSAGES,
@@ -228,6 +239,7 @@ export {
   type AccessTokenVerification,
   type IssuedAccessToken,
   issueAccessToken,
+  type LiveTokenRejection,
   MAX_ACCESS_TOKEN_LENGTH,
   verifyAccessToken,
 } from './tokens/access-token.js';

@@ -1,4 +1,4 @@
-import { IdgateError } from './errors.js';
+import { OAuthProtocolError } from './errors.js';
 import type { ClientRecord } from './model.js';
 
 /**
@@ -13,7 +13,7 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 /**
  * Splits a `scope` parameter into its distinct tokens, in order.
- * @throws IdgateError invalid_scope when a token breaks RFC 6749 §3.3 syntax.
+ * @throws OAuthProtocolError invalid_scope when a token breaks RFC 6749 §3.3 syntax.
  * @example parseScope('openid  profile openid') // ['openid', 'profile']
  */
 export function parseScope(scope: string | undefined): string[] | undefined {
@@ -21,7 +21,7 @@ export function parseScope(scope: string | undefined): string[] | undefined {
   const tokens = scope.split(' ').filter((token) => token !== '');
   for (const token of tokens) {
     if (!SCOPE_TOKEN.test(token))
-      throw new IdgateError('invalid_scope', 'scope contains characters RFC 6749 §3.3 does not allow');
+      throw new OAuthProtocolError('invalid_scope', 'scope contains characters RFC 6749 §3.3 does not allow');
   }
   return [...new Set(tokens)];
 }
@@ -29,14 +29,14 @@ export function parseScope(scope: string | undefined): string[] | undefined {
 /**
  * The scope a request gets: what it asked for, if all of it is allowed, or everything allowed when
  * it asked for nothing (RFC 6749 §3.3 lets the server pick a default).
- * @throws IdgateError invalid_scope naming the scopes that are not allowed.
+ * @throws OAuthProtocolError invalid_scope naming the scopes that are not allowed.
  * @example grantedScope(['openid'], ['openid', 'email']) // ['openid']
  */
 export function grantedScope(requested: string[] | undefined, allowed: readonly string[]): string[] {
   if (requested === undefined) return [...allowed];
   const refused = requested.filter((scope) => !allowed.includes(scope));
   if (refused.length > 0) {
-    throw new IdgateError('invalid_scope', `scope not allowed for this client: ${refused.join(' ')}`);
+    throw new OAuthProtocolError('invalid_scope', `scope not allowed for this client: ${refused.join(' ')}`);
   }
   return requested;
 }
@@ -44,7 +44,7 @@ export function grantedScope(requested: string[] | undefined, allowed: readonly 
 /**
  * The `aud` of a client's access token: the requested resources (RFC 8707), each of which must be
  * among the client's audiences; else the client's audiences; else the client itself.
- * @throws IdgateError invalid_target for a resource the client may not ask for.
+ * @throws OAuthProtocolError invalid_target for a resource the client may not ask for.
  * @example tokenAudience(undefined, client) // [client.clientId] when it has no audiences
  */
 export function tokenAudience(resource: string | string[] | undefined, client: ClientRecord): string[] {
@@ -52,7 +52,10 @@ export function tokenAudience(resource: string | string[] | undefined, client: C
     const resources = [...new Set(Array.isArray(resource) ? resource : [resource])];
     const refused = resources.filter((value) => !client.audiences.includes(value));
     if (resources.length === 0 || refused.length > 0) {
-      throw new IdgateError('invalid_target', `resource not allowed for this client: ${refused.join(' ')}`);
+      throw new OAuthProtocolError(
+        'invalid_target',
+        `resource not allowed for this client: ${refused.join(' ')}`,
+      );
     }
     return resources;
   }

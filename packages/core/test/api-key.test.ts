@@ -47,17 +47,32 @@ describe('API keys', () => {
 
   it('refuse a missing, malformed, unknown, altered or revoked key with 401 and a wrong scope with 403', async () => {
     const { key, find, record } = await stored(['admin']);
-    expect((await failure(authenticateApiKey(undefined, 'admin', find))).code).toBe('api_key_missing');
+    expect((await failure(authenticateApiKey(undefined, 'admin', find))).problemCode).toBe('api_key_missing');
     expect((await failure(authenticateApiKey('nope', 'admin', find))).status).toBe(401);
     const altered = `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
-    expect((await failure(authenticateApiKey(altered, 'admin', find))).code).toBe('api_key_invalid');
+    expect((await failure(authenticateApiKey(altered, 'admin', find))).problemCode).toBe('api_key_invalid');
     expect((await failure(authenticateApiKey(`idg_aaaaaaaa_${'a'.repeat(43)}`, 'admin', find))).status).toBe(
       401,
     );
     const scope = await failure(authenticateApiKey(key, 'tokenreview', find));
-    expect([scope.status, scope.code]).toEqual([403, 'api_key_scope']);
+    expect([scope.status, scope.problemCode]).toEqual([403, 'api_key_scope']);
     record.revokedAt = new Date();
-    expect((await failure(authenticateApiKey(key, 'admin', find))).code).toBe('api_key_invalid');
+    expect((await failure(authenticateApiKey(key, 'admin', find))).problemCode).toBe('api_key_invalid');
+  });
+
+  it('challenge a missing key bare and a bad one with invalid_token (RFC 6750 §3.1), a wrong scope not at all', async () => {
+    const { key, find } = await stored(['admin']);
+    const missing = await failure(authenticateApiKey(undefined, 'admin', find));
+    expect(missing.headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="idgate"' });
+    const bad = await failure(authenticateApiKey('nope', 'admin', find));
+    expect(bad.headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="idgate", error="invalid_token"' });
+    expect(bad.toJSON()).toEqual({ error: 'invalid_token', error_description: 'the API key is not valid' });
+    const scope = await failure(authenticateApiKey(key, 'tokenreview', find));
+    expect(scope.headers).toEqual({});
+    expect(scope.toJSON()).toEqual({
+      error: 'insufficient_scope',
+      error_description: 'the API key lacks the "tokenreview" scope',
+    });
   });
 
   it('are read from "Bearer <key>" in any case, or bare', () => {

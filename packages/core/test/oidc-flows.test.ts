@@ -5,10 +5,10 @@ import {
   computeCodeChallenge,
   handleTokenRequest,
   hashSecret,
-  IdgateError,
   issueAuthorizationCode,
   LoginThrottle,
   nextAuthorizationStep,
+  OAuthProtocolError,
   type TokenEndpointContext,
   validateAuthorizationRequest,
   validateLogoutRequest,
@@ -77,13 +77,13 @@ async function setup(overrides: Parameters<typeof client>[0] = {}) {
   return { clock, storage, context, registered, request, authentication, code, exchange, refresh };
 }
 
-async function refusal(promise: Promise<unknown>): Promise<IdgateError> {
+async function refusal(promise: Promise<unknown>): Promise<OAuthProtocolError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(IdgateError);
-  return error as IdgateError;
+  expect(error).toBeInstanceOf(OAuthProtocolError);
+  return error as OAuthProtocolError;
 }
 
 describe('RFC 6749 §4.1.2 authorization codes', () => {
@@ -186,14 +186,14 @@ describe('OIDC Core §3.1.2 authorization decisions', () => {
     const login = (await nextAuthorizationStep(none, registered, undefined, context).catch(
       (e) => e,
     )) as AuthorizationError;
-    expect([login.error, login.redirectUri, login.state]).toEqual(['login_required', REDIRECT, 'st']);
+    expect([login.code, login.redirectUri, login.state]).toEqual(['login_required', REDIRECT, 'st']);
     const consent = (await nextAuthorizationStep(
       none,
       registered,
       { ...authentication, fresh: false },
       context,
     ).catch((e) => e)) as AuthorizationError;
-    expect(consent.error).toBe('consent_required');
+    expect(consent.code).toBe('consent_required');
   });
 
   it('skips consent for trusted clients', async () => {
@@ -222,7 +222,7 @@ describe('OIDC Core §3.1.2 authorization decisions', () => {
       { ...params, scope: ['openid', 'groups'] },
       { findClient },
     ).catch((e) => e)) as AuthorizationError;
-    expect([repeated.error, repeated.redirectable]).toEqual(['invalid_request', true]);
+    expect([repeated.code, repeated.redirectable]).toEqual(['invalid_request', true]);
     const prompt = (await validateAuthorizationRequest(
       { ...params, prompt: 'select_account bogus' },
       { findClient },

@@ -6,7 +6,7 @@ import {
   type ClientRecord,
   handleTokenRequest,
   hashSecret,
-  IdgateError,
+  OAuthProtocolError,
   type TokenEndpointContext,
 } from '../src/index.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage } from './helpers.js';
@@ -37,13 +37,13 @@ async function setup(overrides: Partial<ClientRecord> = {}) {
 
 const basic = (id: string, secret: string) => `Basic ${btoa(`${id}:${secret}`)}`;
 
-async function refusal(promise: Promise<unknown>): Promise<IdgateError> {
+async function refusal(promise: Promise<unknown>): Promise<OAuthProtocolError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(IdgateError);
-  return error as IdgateError;
+  expect(error).toBeInstanceOf(OAuthProtocolError);
+  return error as OAuthProtocolError;
 }
 
 describe('RFC 6749 §4.3 password grant', () => {
@@ -147,7 +147,7 @@ describe('RFC 6749 §4.3 password grant', () => {
         context,
       ),
     );
-    expect(error.error).toBe('unauthorized_client');
+    expect(error.code).toBe('unauthorized_client');
   });
 
   it('refuses scopes the client is not allowed', async () => {
@@ -188,7 +188,7 @@ describe('RFC 6749 §4.4 client credentials grant', () => {
         context,
       ),
     );
-    expect(error.error).toBe('invalid_scope');
+    expect(error.code).toBe('invalid_scope');
   });
 
   it('puts RFC 8707 resources into aud only when the client may ask for them', async () => {
@@ -206,7 +206,7 @@ describe('RFC 6749 §4.4 client credentials grant', () => {
         context,
       ),
     );
-    expect(error.error).toBe('invalid_target');
+    expect(error.code).toBe('invalid_target');
   });
 });
 
@@ -235,7 +235,7 @@ describe('RFC 6749 §2.3 client authentication', () => {
   ])('answers 401 invalid_client with a Basic challenge for %s', async (_name, form, authorization) => {
     const { context } = await setup();
     const error = await refusal(handleTokenRequest(form, authorization, context));
-    expect(error.error).toBe('invalid_client');
+    expect(error.code).toBe('invalid_client');
     expect(error.status).toBe(401);
     expect(error.headers['WWW-Authenticate']).toMatch(/^Basic /);
   });
@@ -264,7 +264,7 @@ describe('RFC 6749 §2.3 client authentication', () => {
         context,
       ),
     );
-    expect(error.error).toBe('unauthorized_client');
+    expect(error.code).toBe('unauthorized_client');
   });
 });
 
@@ -283,7 +283,7 @@ describe('RFC 6749 §5.2 request errors', () => {
   ])('%j → %s', async (form, code, description) => {
     const { context } = await setup();
     const error = await refusal(handleTokenRequest(form, basic('cli', SECRET), context));
-    expect(error.error).toBe(code);
+    expect(error.code).toBe(code);
     expect(error.status).toBe(400);
     if (description !== undefined) expect(error.description).toBe(description);
   });

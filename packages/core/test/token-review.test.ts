@@ -1,11 +1,16 @@
 import type { TokenReviewRequest } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
 import {
+  ACCESS_TOKEN_REJECTION_MESSAGES,
   type ClientRecord,
+  checkAccessToken,
   issueAccessToken,
+  OAuthProtocolError,
   reviewToken,
   SERVICE_IDENTITY,
+  TOKEN_REVIEW_DENIAL_MESSAGES,
   type TokenReviewContext,
+  userinfo,
 } from '../src/index.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage } from './helpers.js';
 
@@ -153,6 +158,36 @@ describe('TokenReview decision', () => {
       createdAt: new Date(clock.now()),
     });
     expect((await reviewToken(review(other), context)).status.error).toBe('token has been revoked');
+  });
+
+  it('decides on rejection codes, and words them from one table', async () => {
+    const { context, tokenFor, storage, clock } = await setup();
+    const reasonOf = async (token: string) => {
+      const checked = await checkAccessToken(token, context);
+      return checked.ok ? 'live' : checked.reason;
+    };
+    const alice = await tokenFor('u-alice');
+    expect(await reasonOf(alice)).toBe('live');
+    expect(await reasonOf('not-a-jwt')).toBe('malformed');
+    expect(await reasonOf(await tokenFor('u-ghost'))).toBe('user_gone');
+    await storage.users.update('u-alice', { disabled: true, updatedAt: new Date() });
+    expect(await reasonOf(alice)).toBe('user_disabled');
+
+    // Userinfo and TokenReview say the same thing about the same token.
+    const refused = await userinfo(alice, context).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OAuthProtocolError);
+    expect((refused as OAuthProtocolError).description).toBe(ACCESS_TOKEN_REJECTION_MESSAGES.user_disabled);
+    expect((await reviewToken(review(alice), context)).status.error).toBe(
+      TOKEN_REVIEW_DENIAL_MESSAGES.user_disabled,
+    );
+
+    clock.advance(601);
+    expect(await reasonOf(alice)).toBe('expired');
+  });
+
+  it('words every denial differently, so a denial can be read back from status.error', () => {
+    const messages = Object.values(TOKEN_REVIEW_DENIAL_MESSAGES);
+    expect(new Set(messages).size).toBe(messages.length);
   });
 
   describe('spec.audiences', () => {

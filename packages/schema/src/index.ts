@@ -37,7 +37,7 @@ export {
 } from './identity-provider.js';
 export { type DescribeIssueOptions, describeFirstIssue } from './issues.js';
 export { Jwks, PublicJwk } from './jwks.js';
-export { OAuthError, OAuthErrorCode, Problem } from './oauth-error.js';
+export { OAuthError, OAuthErrorCode, Problem, ProblemCode } from './oauth-error.js';
 export {
   AuthorizationCodeGrantRequest,
   ClientCredentialsGrantRequest,

@@ -45,8 +45,66 @@ export const OAuthError = z.looseObject({
 export type OAuthError = z.infer<typeof OAuthError>;
 
 /**
+ * The `code` of every RFC 9457 problem idgate answers with (the admin API, TokenReview, discovery,
+ * and any route's request errors). A closed union a caller can `switch` on: a new code is a
+ * change of this list, never a string made up where the error happens.
+ * @example
+ * switch (problem.code) {
+ *   case 'api_key_invalid': return 'check the API key';
+ *   case 'storage_unavailable': return 'try again shortly';
+ * }
+ */
+export const ProblemCode = z.enum([
+  // The request itself.
+  'invalid_request',
+  'invalid_url',
+  'invalid_body',
+  'unsupported_media_type',
+  'body_too_large',
+  'not_found',
+  'method_not_allowed',
+  // Credentials.
+  'api_key_missing',
+  'api_key_invalid',
+  'api_key_scope',
+  'authorization_invalid',
+  // TokenReview.
+  'invalid_token_review',
+  // The admin API: what is wrong with which object.
+  'invalid_user',
+  'invalid_identity',
+  'invalid_client',
+  'invalid_api_key',
+  'invalid_identity_provider',
+  'user_not_found',
+  'identity_not_found',
+  'client_not_found',
+  'api_key_not_found',
+  'signing_key_not_found',
+  'identity_provider_not_found',
+  'user_exists',
+  'identity_exists',
+  'client_exists',
+  'api_key_exists',
+  'identity_provider_exists',
+  'identity_provider_read_only',
+  'conflict',
+  // An upstream identity provider (the codes of a connector's refusal).
+  'upstream_error',
+  'upstream_unavailable',
+  'invalid_upstream_response',
+  'not_allowed',
+  'invalid_upstream_token',
+  // The server: always with a generic detail.
+  'storage_unavailable',
+  'service_unavailable',
+  'internal_error',
+]);
+export type ProblemCode = z.infer<typeof ProblemCode>;
+
+/**
  * RFC 9457 problem details, as the admin API and the non-OAuth endpoints answer errors.
- * `code` is a stable machine-readable identifier.
+ * `code` is one of {@link ProblemCode}: a body with any other code is not an idgate problem.
  * @example Problem.parse({ type: 'about:blank', title: 'Unauthorized', status: 401, code: 'api_key_invalid' })
  */
 export const Problem = z.looseObject({
@@ -55,6 +113,6 @@ export const Problem = z.looseObject({
   status: z.int().min(400).max(599),
   detail: z.string().optional(),
   instance: z.string().optional(),
-  code: z.string(),
+  code: ProblemCode,
 });
 export type Problem = z.infer<typeof Problem>;

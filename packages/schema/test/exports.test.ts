@@ -46,6 +46,7 @@ describe('@idgate/schema exports', () => {
       'OidcProviderConfig',
       'PasswordGrantRequest',
       'Problem',
+      'ProblemCode',
       'ProviderMetadata',
       'PublicJwk',
       'RedirectUri',

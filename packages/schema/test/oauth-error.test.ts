@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OAuthError, OAuthErrorCode, Problem } from '../src/index.js';
+import { OAuthError, OAuthErrorCode, Problem, ProblemCode } from '../src/index.js';
 import { rejectedAt } from './rejected-at.js';
 
 describe('RFC 6749 §5.2 error response', () => {
@@ -86,23 +86,59 @@ describe('RFC 9457 problem details', () => {
       status: 401,
       detail: 'the API key was revoked',
       instance: '/oauth/authenticate',
-      code: 'api_key_revoked',
+      code: 'api_key_invalid',
       revokedAt: '2026-01-01T00:00:00.000Z',
     };
     expect(Problem.parse(body)).toEqual(body);
   });
 
   it('requires title and the stable code', () => {
-    expect(rejectedAt(Problem, { status: 401, code: 'c' })).toEqual(['title']);
+    expect(rejectedAt(Problem, { status: 401, code: 'api_key_invalid' })).toEqual(['title']);
     expect(rejectedAt(Problem, { title: 'Unauthorized', status: 401 })).toEqual(['code']);
   });
 
   it.each([399, 600, 200, 401.5, '401'])('rejects status %j (not an int error status)', (status) => {
-    expect(rejectedAt(Problem, { title: 't', status, code: 'c' })).toEqual(['status']);
+    expect(rejectedAt(Problem, { title: 't', status, code: 'invalid_request' })).toEqual(['status']);
   });
 
   it('accepts the boundary statuses 400 and 599', () => {
-    expect(Problem.parse({ title: 't', status: 400, code: 'c' }).status).toBe(400);
-    expect(Problem.parse({ title: 't', status: 599, code: 'c' }).status).toBe(599);
+    expect(Problem.parse({ title: 't', status: 400, code: 'invalid_request' }).status).toBe(400);
+    expect(Problem.parse({ title: 't', status: 599, code: 'internal_error' }).status).toBe(599);
+  });
+
+  it.each(['api_key_revoked', 'API_KEY_INVALID', 'invalid_grant', ''])(
+    'rejects the code %j, which idgate never sends',
+    (code) => {
+      expect(rejectedAt(Problem, { title: 'Unauthorized', status: 401, code })).toEqual(['code']);
+    },
+  );
+});
+
+describe('problem codes', () => {
+  it.each([
+    'api_key_missing',
+    'api_key_invalid',
+    'api_key_scope',
+    'authorization_invalid',
+    'invalid_token_review',
+    'unsupported_media_type',
+    'body_too_large',
+    'invalid_body',
+    'invalid_url',
+    'not_found',
+    'method_not_allowed',
+    'identity_provider_not_found',
+    'identity_provider_read_only',
+    'identity_provider_exists',
+    'invalid_identity_provider',
+    'user_not_found',
+    'storage_unavailable',
+    'internal_error',
+  ])('accepts %s', (code) => {
+    expect(ProblemCode.parse(code)).toBe(code);
+  });
+
+  it('lists each code once', () => {
+    expect(new Set(ProblemCode.options).size).toBe(ProblemCode.options.length);
   });
 });

@@ -1,5 +1,5 @@
 import { base64UrlEncode } from './encoding.js';
-import { IdgateAuthorizationError, IdgateError } from './errors.js';
+import { IdgateAuthorizationError, IdgateSdkError } from './errors.js';
 import type {
   AuthorizationRequest,
   AuthorizationRequestOptions,
@@ -18,7 +18,7 @@ const RANDOM_BYTES = 32;
 function webCrypto(): Crypto {
   const crypto = globalThis.crypto as Crypto | undefined;
   if (crypto?.subtle === undefined || typeof crypto.getRandomValues !== 'function') {
-    throw new IdgateError(
+    throw new IdgateSdkError(
       'the Web Crypto API (crypto.subtle) is not available; browsers offer it only in secure contexts (https or localhost)',
     );
   }
@@ -34,7 +34,7 @@ function randomString(byteLength: number): string {
  * A fresh PKCE `code_verifier` (RFC 7636 §4.1): 32 random bytes from `crypto.getRandomValues`,
  * base64url-encoded, i.e. 43 characters of `[A-Za-z0-9_-]`. {@link createAuthorizationRequest}
  * makes one for you.
- * @throws {IdgateError} when the runtime has no Web Crypto API.
+ * @throws {IdgateSdkError} when the runtime has no Web Crypto API.
  * @example
  * const verifier = generateCodeVerifier(); // e.g. 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
  */
@@ -45,7 +45,7 @@ export function generateCodeVerifier(): string {
 /**
  * The S256 `code_challenge` of a PKCE `code_verifier` (RFC 7636 §4.2):
  * `BASE64URL(SHA-256(ASCII(code_verifier)))`, with Web Crypto.
- * @throws {IdgateError} when `verifier` is not 43 to 128 characters of `[A-Za-z0-9-._~]` (RFC 7636 §4.1),
+ * @throws {IdgateSdkError} when `verifier` is not 43 to 128 characters of `[A-Za-z0-9-._~]` (RFC 7636 §4.1),
  * or the runtime has no Web Crypto API.
  * @example
  * await computeCodeChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk');
@@ -53,7 +53,7 @@ export function generateCodeVerifier(): string {
  */
 export async function computeCodeChallenge(verifier: string): Promise<string> {
   if (typeof verifier !== 'string' || !PKCE_VERIFIER.test(verifier)) {
-    throw new IdgateError(
+    throw new IdgateSdkError(
       'a PKCE code_verifier must be 43 to 128 characters of [A-Za-z0-9-._~] (RFC 7636 §4.1)',
     );
   }
@@ -66,7 +66,7 @@ export async function computeCodeChallenge(verifier: string): Promise<string> {
  * OIDC Core §3.1.2.1): generates the `code_verifier` and its S256 challenge, a random `state`
  * and, when the scope includes `openid`, a random `nonce`, and builds the URL of
  * `{issuer}/authorize`. Needs no client and no network: usable in a browser or a server.
- * @throws {IdgateError} for an invalid argument (no or both of `baseUrl`/`issuer`, a relative
+ * @throws {IdgateSdkError} for an invalid argument (no or both of `baseUrl`/`issuer`, a relative
  * `redirectUri`, a negative `maxAge`, `prompt` `none` with other values...), or when the runtime
  * has no Web Crypto API.
  * @example
@@ -86,7 +86,7 @@ export async function createAuthorizationRequest(
 ): Promise<AuthorizationRequest> {
   const { baseUrl, issuer } = options;
   if ((baseUrl === undefined) === (issuer === undefined)) {
-    throw new IdgateError('pass either baseUrl (the server root) or issuer, not both and not neither');
+    throw new IdgateSdkError('pass either baseUrl (the server root) or issuer, not both and not neither');
   }
   const issuerId = issuer === undefined ? issuerOfRoot(serverRoot(baseUrl as string | URL)) : issuer;
   return buildAuthorizationRequest(issuerId, options);
@@ -99,20 +99,22 @@ export async function buildAuthorizationRequest(
 ): Promise<AuthorizationRequest> {
   const url = new URL(`${checkedIssuer(issuer)}/authorize`);
   const { clientId, redirectUri, maxAge, loginHint } = parameters;
-  if (typeof clientId !== 'string' || clientId === '') throw new IdgateError('clientId must not be empty');
+  if (typeof clientId !== 'string' || clientId === '') throw new IdgateSdkError('clientId must not be empty');
   checkRedirectUri(redirectUri);
   const scopes = (parameters.scope ?? 'openid').split(/[ \t\r\n]+/).filter((scope) => scope !== '');
-  if (scopes.length === 0) throw new IdgateError('scope must name at least one scope (default: openid)');
+  if (scopes.length === 0) throw new IdgateSdkError('scope must name at least one scope (default: openid)');
   const state = parameters.state ?? randomString(RANDOM_BYTES);
-  if (state === '') throw new IdgateError('state must not be empty');
+  if (state === '') throw new IdgateSdkError('state must not be empty');
   const nonce = parameters.nonce ?? (scopes.includes('openid') ? randomString(RANDOM_BYTES) : undefined);
-  if (nonce === '') throw new IdgateError('nonce must not be empty');
+  if (nonce === '') throw new IdgateSdkError('nonce must not be empty');
   const prompts = parameters.prompt === undefined ? [] : [parameters.prompt].flat();
   if (prompts.includes('none') && prompts.length > 1) {
-    throw new IdgateError('prompt "none" cannot be combined with other prompt values (OIDC Core §3.1.2.1)');
+    throw new IdgateSdkError(
+      'prompt "none" cannot be combined with other prompt values (OIDC Core §3.1.2.1)',
+    );
   }
   if (maxAge !== undefined && !(Number.isSafeInteger(maxAge) && maxAge >= 0)) {
-    throw new IdgateError('maxAge must be a non-negative integer number of seconds');
+    throw new IdgateSdkError('maxAge must be a non-negative integer number of seconds');
   }
   const codeVerifier = generateCodeVerifier();
   const codeChallenge = await computeCodeChallenge(codeVerifier);
@@ -138,10 +140,10 @@ function checkRedirectUri(redirectUri: string): void {
   try {
     url = new URL(redirectUri);
   } catch (error) {
-    throw new IdgateError('redirectUri must be an absolute URI', { cause: error });
+    throw new IdgateSdkError('redirectUri must be an absolute URI', { cause: error });
   }
   if (url.hash !== '' || redirectUri.includes('#')) {
-    throw new IdgateError('redirectUri must not have a fragment (RFC 6749 §3.1.2)');
+    throw new IdgateSdkError('redirectUri must not have a fragment (RFC 6749 §3.1.2)');
   }
 }
 
@@ -156,7 +158,7 @@ function checkRedirectUri(redirectUri: string): void {
  * A parameter given twice is rejected (RFC 6749 §3.1). Only the query is read (`response_mode=query`).
  * @param callbackUrl the full callback URL, or just its path and query (e.g. Node's `request.url`).
  * @throws {IdgateAuthorizationError} for an error response whose state (and issuer) matched.
- * @throws {IdgateError} for an issuer or state mismatch, a missing code, a repeated parameter.
+ * @throws {IdgateSdkError} for an issuer or state mismatch, a missing code, a repeated parameter.
  * @example
  * import { parseAuthorizationResponse } from '@idgate/sdk';
  *
@@ -171,18 +173,18 @@ export function parseAuthorizationResponse(
   expected: ExpectedAuthorizationResponse,
 ): AuthorizationResponse {
   if (typeof expected?.state !== 'string' || expected.state === '') {
-    throw new IdgateError('expected.state must be the (non-empty) state of the authorization request');
+    throw new IdgateSdkError('expected.state must be the (non-empty) state of the authorization request');
   }
   let query: URLSearchParams;
   try {
     query = new URL(callbackUrl, 'http://callback.invalid/').searchParams;
   } catch (error) {
-    throw new IdgateError('callbackUrl is not a URL', { cause: error });
+    throw new IdgateSdkError('callbackUrl is not a URL', { cause: error });
   }
   const single = (name: string): string | undefined => {
     const values = query.getAll(name);
     if (values.length > 1) {
-      throw new IdgateError(`the authorization response repeats the ${name} parameter (RFC 6749 §3.1)`);
+      throw new IdgateSdkError(`the authorization response repeats the ${name} parameter (RFC 6749 §3.1)`);
     }
     return values[0];
   };
@@ -191,12 +193,12 @@ export function parseAuthorizationResponse(
   if (expected.issuer !== undefined) {
     if (iss === undefined) {
       // idgate advertises authorization_response_iss_parameter_supported: RFC 9207 §2.4 says reject
-      throw new IdgateError(
+      throw new IdgateSdkError(
         'the authorization response carries no iss, though an issuer is expected (RFC 9207)',
       );
     }
     if (iss !== expected.issuer) {
-      throw new IdgateError(
+      throw new IdgateSdkError(
         `the authorization response comes from issuer ${quote(iss)}, not ${quote(expected.issuer)} (RFC 9207): ` +
           'it may be a mix-up attack',
       );
@@ -204,10 +206,10 @@ export function parseAuthorizationResponse(
   }
   const state = single('state');
   if (state === undefined) {
-    throw new IdgateError('the authorization response carries no state: it may be forged (CSRF)');
+    throw new IdgateSdkError('the authorization response carries no state: it may be forged (CSRF)');
   }
   if (state !== expected.state) {
-    throw new IdgateError(
+    throw new IdgateSdkError(
       'the state of the authorization response differs from the state of the request: it may be forged (CSRF)',
     );
   }
@@ -221,7 +223,7 @@ export function parseAuthorizationResponse(
   }
   const code = single('code');
   if (code === undefined || code === '') {
-    throw new IdgateError('the authorization response carries neither a code nor an error');
+    throw new IdgateSdkError('the authorization response carries neither a code nor an error');
   }
   return { code };
 }

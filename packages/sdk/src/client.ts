@@ -9,7 +9,7 @@ import {
 } from '@idgate/schema';
 import { buildAuthorizationRequest } from './authorization.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
-import { IdgateError } from './errors.js';
+import { IdgateSdkError } from './errors.js';
 import { FederationMethods } from './federation.js';
 import { type Parser, send, type TransportOptions } from './http.js';
 import type {
@@ -39,7 +39,7 @@ const ANY_BODY: Parser<void> = { safeParse: () => ({ success: true, data: undefi
 /**
  * Creates a client of the idgate server at `baseUrl`. Runs in any runtime with `fetch`
  * (browsers, Node 20+, Deno, Bun, workers).
- * @throws {IdgateError} when `baseUrl` is not an absolute http(s) URL, or `timeoutMs`/`retry` is invalid.
+ * @throws {IdgateSdkError} when `baseUrl` is not an absolute http(s) URL, or `timeoutMs`/`retry` is invalid.
  * @example
  * import { createIdgateClient } from '@idgate/sdk';
  *
@@ -52,9 +52,9 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const retry = options.retry ?? 0;
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2_147_483_647) {
-    throw new IdgateError('timeoutMs must be a positive integer number of milliseconds');
+    throw new IdgateSdkError('timeoutMs must be a positive integer number of milliseconds');
   }
-  if (!Number.isInteger(retry) || retry < 0) throw new IdgateError('retry must be a non-negative integer');
+  if (!Number.isInteger(retry) || retry < 0) throw new IdgateSdkError('retry must be a non-negative integer');
   const transport: TransportOptions = {
     root: serverRoot(options.baseUrl),
     fetch: options.fetch,
@@ -98,7 +98,7 @@ class Client extends FederationMethods implements IdgateClient {
   async reviewToken(token: string, options: ReviewTokenOptions = {}): Promise<TokenReviewResponse> {
     const apiKey = this.#apiKey;
     if (!apiKey) {
-      throw new IdgateError('reviewToken needs an API key: pass { apiKey } to createIdgateClient', {
+      throw new IdgateSdkError('reviewToken needs an API key: pass { apiKey } to createIdgateClient', {
         endpoint: 'POST /oauth/authenticate',
       });
     }
@@ -120,7 +120,7 @@ class Client extends FederationMethods implements IdgateClient {
 
   async requestToken(request: TokenRequest, clientAuth?: ClientAuthentication): Promise<TokenResponse> {
     if (clientAuth && (request.client_id !== undefined || request.client_secret !== undefined)) {
-      throw new IdgateError(
+      throw new IdgateSdkError(
         'pass client credentials either in the request (client_id, client_secret) or as clientAuth, not both',
         { endpoint: 'POST /oauth/token' },
       );
@@ -212,7 +212,7 @@ class Client extends FederationMethods implements IdgateClient {
 
   async userinfo(accessToken: string): Promise<UserInfo> {
     if (typeof accessToken !== 'string' || accessToken === '') {
-      throw new IdgateError('userinfo needs an access token', { endpoint: 'GET /oauth/userinfo' });
+      throw new IdgateSdkError('userinfo needs an access token', { endpoint: 'GET /oauth/userinfo' });
     }
     return send(this.#transport, {
       method: 'GET',
@@ -262,7 +262,7 @@ class Client extends FederationMethods implements IdgateClient {
 /** `token`, checked to be a non-empty string before it is sent. */
 function requiredToken(token: string, endpoint: string): string {
   if (typeof token !== 'string' || token === '') {
-    throw new IdgateError('token must not be empty', { endpoint });
+    throw new IdgateSdkError('token must not be empty', { endpoint });
   }
   return token;
 }
@@ -277,7 +277,7 @@ function clientAuthentication(
   const chosen = method ?? (clientSecret === undefined ? 'none' : 'client_secret_basic');
   if (chosen === 'none') {
     if (clientSecret !== undefined) {
-      throw new IdgateError(
+      throw new IdgateSdkError(
         'authMethod "none" sends no client secret: drop clientSecret or pick another method',
         { endpoint },
       );
@@ -285,7 +285,7 @@ function clientAuthentication(
     return { method: 'none', clientId };
   }
   if (!clientSecret) {
-    throw new IdgateError(`authMethod "${chosen}" needs a clientSecret`, { endpoint });
+    throw new IdgateSdkError(`authMethod "${chosen}" needs a clientSecret`, { endpoint });
   }
   return { method: chosen, clientId, clientSecret };
 }

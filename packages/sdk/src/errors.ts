@@ -8,25 +8,28 @@ import type { OAuthError, Problem, TokenResponse } from '@idgate/schema';
 export type SchemaIssue = NonNullable<ReturnType<typeof TokenResponse.safeParse>['error']>['issues'][number];
 
 /**
- * Base class of every error the SDK throws. Network failures and timeouts are thrown as a plain
- * `IdgateError` whose `cause` is the original error (ky's `TimeoutError`, or the `TypeError` of
- * `fetch`); HTTP errors are {@link IdgateHttpError}, malformed responses {@link IdgateSchemaError},
- * a redirect that must not be followed {@link IdgateRedirectError}.
+ * Base class of every error the SDK throws; named apart from `@idgate/core`'s `IdgateError`
+ * (the server's error model), so that code using both never confuses the two. Network failures
+ * and timeouts are thrown as a plain `IdgateSdkError` whose `cause` is the original error (ky's
+ * `TimeoutError`, or the `TypeError` of `fetch`); HTTP errors are {@link IdgateHttpError},
+ * malformed responses {@link IdgateSchemaError}, a redirect that must not be followed
+ * {@link IdgateRedirectError}, an error redirect of the authorization server
+ * {@link IdgateAuthorizationError}.
  * Messages never contain the API key, a client secret, a bind password or a password.
  * @example
  * try {
  *   await client.getJwks();
  * } catch (error) {
- *   if (error instanceof IdgateError) console.error(error.endpoint, error.message, error.cause);
+ *   if (error instanceof IdgateSdkError) console.error(error.endpoint, error.message, error.cause);
  * }
  */
-export class IdgateError extends Error {
+export class IdgateSdkError extends Error {
   /** The request that failed, as `METHOD /path` (e.g. `POST /oauth/token`), when there was one. */
   readonly endpoint: string | undefined;
 
   constructor(message: string, options: { endpoint?: string; cause?: unknown } = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined);
-    this.name = 'IdgateError';
+    this.name = 'IdgateSdkError';
     this.endpoint = options.endpoint;
   }
 }
@@ -41,8 +44,15 @@ export class IdgateError extends Error {
  *     console.error('bad credentials');
  *   }
  * }
+ * try {
+ *   await admin.listIdentityProviders();
+ * } catch (error) {
+ *   if (error instanceof IdgateHttpError && error.problem?.code === 'storage_unavailable') {
+ *     console.error(`try again in ${error.headers.get('Retry-After')} s`);
+ *   }
+ * }
  */
-export class IdgateHttpError extends IdgateError {
+export class IdgateHttpError extends IdgateSdkError {
   /** HTTP status code. */
   readonly status: number;
   /** The response body: parsed JSON when the response is JSON, else its text. */
@@ -53,7 +63,11 @@ export class IdgateHttpError extends IdgateError {
    * challenge (RFC 6750 §3), e.g. `invalid_token`.
    */
   readonly oauthError: OAuthError | undefined;
-  /** The body as RFC 9457 problem details, when it parses as such. */
+  /**
+   * The body as one of idgate's RFC 9457 problems: its `code` is a `ProblemCode`, a closed list to
+   * `switch` on. Undefined for any other body (an OAuth error, a proxy's page, a problem
+   * with a code idgate does not send), which is still in {@link body}.
+   */
   readonly problem: Problem | undefined;
   /** The response headers (e.g. `WWW-Authenticate`, `Retry-After`). */
   readonly headers: Headers;
@@ -89,7 +103,7 @@ export class IdgateHttpError extends IdgateError {
  *   if (error instanceof IdgateSchemaError) console.error(error.endpoint, error.issues);
  * }
  */
-export class IdgateSchemaError extends IdgateError {
+export class IdgateSchemaError extends IdgateSdkError {
   /** The zod issues found in the response body. */
   readonly issues: SchemaIssue[];
   /** HTTP status of the response. */
@@ -116,7 +130,7 @@ export class IdgateSchemaError extends IdgateError {
  *   if (error instanceof IdgateRedirectError) response.redirect(error.location ?? '/');
  * }
  */
-export class IdgateRedirectError extends IdgateError {
+export class IdgateRedirectError extends IdgateSdkError {
   /** HTTP status of the redirect (`0` when the runtime hides it, as browsers do). */
   readonly status: number;
   /** The `Location` header, resolved against the request URL, when the runtime shows it. */
@@ -145,7 +159,7 @@ export class IdgateRedirectError extends IdgateError {
  *   }
  * }
  */
-export class IdgateAuthorizationError extends IdgateError {
+export class IdgateAuthorizationError extends IdgateSdkError {
   /** The `error` code of the response (e.g. `access_denied`, `login_required`, `invalid_scope`). */
   readonly error: string;
   /** The `error_description` of the response, when there is one. */

@@ -7,7 +7,7 @@ import {
   TokenResponse,
   Username,
 } from '@idgate/schema';
-import { IdgateError, type SchemaIssue } from './errors.js';
+import { IdgateSdkError, type SchemaIssue } from './errors.js';
 import type { IdgateFederationMethods } from './federation-types.js';
 import { type Call, type Parser, send, type TransportOptions } from './http.js';
 
@@ -62,7 +62,7 @@ export class FederationMethods implements IdgateFederationMethods {
   async callback(provider: string, query: Record<string, string> | URLSearchParams): Promise<TokenResponse> {
     const endpoint = 'GET /oauth/callback/{provider}';
     if (typeof provider !== 'string' || !IdentityProviderName.safeParse(provider).success) {
-      throw new IdgateError(
+      throw new IdgateSdkError(
         'provider must be an identity provider name: lower-case letters, digits and -, starting with a letter',
         { endpoint },
       );
@@ -71,7 +71,7 @@ export class FederationMethods implements IdgateFederationMethods {
     try {
       params = new URLSearchParams(query);
     } catch (error) {
-      throw new IdgateError('query must be a record of strings or URLSearchParams', {
+      throw new IdgateSdkError('query must be a record of strings or URLSearchParams', {
         endpoint,
         cause: error,
       });
@@ -117,7 +117,7 @@ export class FederationMethods implements IdgateFederationMethods {
     try {
       body = JSON.stringify(config);
     } catch (error) {
-      throw new IdgateError('config must be serializable as JSON', {
+      throw new IdgateSdkError('config must be serializable as JSON', {
         endpoint: 'POST /admin/v1/identity-providers',
         cause: error,
       });
@@ -160,7 +160,7 @@ export class FederationMethods implements IdgateFederationMethods {
   async listUserIdentities(username: string): Promise<{ items: LinkedIdentity[] }> {
     const endpoint = 'GET /admin/v1/users/{username}/identities';
     if (typeof username !== 'string' || !Username.safeParse(username).success) {
-      throw new IdgateError('username must be a valid idgate username', { endpoint });
+      throw new IdgateSdkError('username must be a valid idgate username', { endpoint });
     }
     return this.#admin('listUserIdentities', {
       method: 'GET',
@@ -175,7 +175,7 @@ export class FederationMethods implements IdgateFederationMethods {
     const apiKey = this.#apiKey;
     if (!apiKey) {
       const endpoint = `${call.method} /${call.path}`;
-      throw new IdgateError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
+      throw new IdgateSdkError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
         endpoint,
       });
     }
@@ -190,11 +190,11 @@ export class FederationMethods implements IdgateFederationMethods {
 /**
  * `name` as a path segment, checked first (any case: the server looks names up regardless of it),
  * so that nothing like `..` can change the path.
- * @throws IdgateError when it cannot be an identity provider name.
+ * @throws IdgateSdkError when it cannot be an identity provider name.
  */
 function providerSegment(name: string, endpoint: string): string {
   if (typeof name !== 'string' || !IdentityProviderName.safeParse(name.toLowerCase()).success) {
-    throw new IdgateError(
+    throw new IdgateSdkError(
       'name must be an identity provider name: letters, digits and -, starting with a letter',
       { endpoint },
     );

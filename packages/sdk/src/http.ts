@@ -2,10 +2,10 @@ import { OAuthError, Problem } from '@idgate/schema';
 import ky, { isHTTPError, isTimeoutError } from 'ky';
 import { formUrlEncode } from './encoding.js';
 import {
-  IdgateError,
   IdgateHttpError,
   IdgateRedirectError,
   IdgateSchemaError,
+  IdgateSdkError,
   redact,
   type SchemaIssue,
 } from './errors.js';
@@ -54,7 +54,7 @@ export interface Call<T> {
 
 const MAX_DETAIL = 200;
 
-/** Sends `call`, maps failures to {@link IdgateError}s and validates a 2xx body with `call.schema`. */
+/** Sends `call`, maps failures to {@link IdgateSdkError}s and validates a 2xx body with `call.schema`. */
 export async function send<T>(transport: TransportOptions, call: Call<T>): Promise<T> {
   const secrets = call.secrets.flatMap(secretForms);
   const url = new URL(call.path, transport.root);
@@ -65,10 +65,13 @@ export async function send<T>(transport: TransportOptions, call: Call<T>): Promi
       headers.set(name, value);
     } catch (error) {
       // the runtime's message quotes the value, which may be a token: name the header only
-      throw new IdgateError(`${endpoint} failed: the value of header "${name}" is not a valid header value`, {
-        endpoint,
-        cause: new TypeError(redact(error instanceof Error ? error.message : String(error), secrets)),
-      });
+      throw new IdgateSdkError(
+        `${endpoint} failed: the value of header "${name}" is not a valid header value`,
+        {
+          endpoint,
+          cause: new TypeError(redact(error instanceof Error ? error.message : String(error), secrets)),
+        },
+      );
     }
   }
 
@@ -191,8 +194,8 @@ function networkError(
   endpoint: string,
   timeoutMs: number,
   secrets: ReadonlyArray<string | undefined>,
-): IdgateError {
-  if (error instanceof IdgateError) return error;
+): IdgateSdkError {
+  if (error instanceof IdgateSdkError) return error;
   let reason: string;
   if (isTimeoutError(error)) {
     reason = `timed out after ${timeoutMs} ms`;
@@ -201,7 +204,7 @@ function networkError(
     const code = error instanceof Error ? (error.cause as { code?: unknown } | undefined)?.code : undefined;
     if (typeof code === 'string') reason += ` (${code})`;
   }
-  return new IdgateError(`${endpoint} failed: ${redact(reason, secrets)}`, { endpoint, cause: error });
+  return new IdgateSdkError(`${endpoint} failed: ${redact(reason, secrets)}`, { endpoint, cause: error });
 }
 
 /** The RFC 6750 §3 error of a `WWW-Authenticate` header's Bearer challenge, when it has one. */

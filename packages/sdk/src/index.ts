@@ -22,7 +22,9 @@ export type {
   Jwks,
   LinkedIdentity,
   OAuthError,
+  OAuthErrorCode,
   Problem,
+  ProblemCode,
   ProviderMetadata,
   TokenRequest,
   TokenResponse,
@@ -40,10 +42,10 @@ export { createIdgateClient } from './client.js';
 export type { SchemaIssue } from './errors.js';
 export {
   IdgateAuthorizationError,
-  IdgateError,
   IdgateHttpError,
   IdgateRedirectError,
   IdgateSchemaError,
+  IdgateSdkError,
 } from './errors.js';
 export type { IdgateFederationMethods } from './federation-types.js';
 export type {

@@ -280,8 +280,8 @@ export interface AuthorizationResponse {
 
 /**
  * A typed client of one idgate server. Every response is validated with `@idgate/schema`.
- * Failures reject with an {@link IdgateError}: {@link IdgateHttpError} for a non-2xx status,
- * {@link IdgateSchemaError} for a 2xx body that does not match, a plain `IdgateError` (with
+ * Failures reject with an {@link IdgateSdkError}: {@link IdgateHttpError} for a non-2xx status,
+ * {@link IdgateSchemaError} for a 2xx body that does not match, a plain `IdgateSdkError` (with
  * `cause`) for network errors, timeouts and invalid arguments, {@link IdgateRedirectError} for a
  * redirect `callback` does not follow. The federation and admin methods are those of
  * {@link IdgateFederationMethods}.

@@ -1,4 +1,4 @@
-import { IdgateError } from './errors.js';
+import { IdgateSdkError } from './errors.js';
 
 /** `baseUrl` as a URL whose path ends with `/`, so that relative endpoint paths resolve below it. */
 export function serverRoot(baseUrl: string | URL): URL {
@@ -6,10 +6,10 @@ export function serverRoot(baseUrl: string | URL): URL {
   try {
     root = new URL(baseUrl);
   } catch (error) {
-    throw new IdgateError('baseUrl must be an absolute http(s) URL', { cause: error });
+    throw new IdgateSdkError('baseUrl must be an absolute http(s) URL', { cause: error });
   }
   if (root.protocol !== 'http:' && root.protocol !== 'https:') {
-    throw new IdgateError('baseUrl must be an absolute http(s) URL');
+    throw new IdgateSdkError('baseUrl must be an absolute http(s) URL');
   }
   root.search = '';
   root.hash = '';
@@ -31,13 +31,13 @@ export function checkedIssuer(issuer: string | URL): string {
   try {
     url = new URL(issuer);
   } catch (error) {
-    throw new IdgateError('issuer must be an absolute http(s) URL', { cause: error });
+    throw new IdgateSdkError('issuer must be an absolute http(s) URL', { cause: error });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new IdgateError('issuer must be an absolute http(s) URL');
+    throw new IdgateSdkError('issuer must be an absolute http(s) URL');
   }
   if (url.search !== '' || url.hash !== '' || url.href.endsWith('?') || url.href.endsWith('#')) {
-    throw new IdgateError('issuer must not have a query or a fragment');
+    throw new IdgateSdkError('issuer must not have a query or a fragment');
   }
   return url.href.replace(/\/+$/, '');
 }

@@ -7,7 +7,7 @@ import {
   createIdgateClient,
   generateCodeVerifier,
   IdgateAuthorizationError,
-  IdgateError,
+  IdgateSdkError,
   parseAuthorizationResponse,
 } from '../src/index.js';
 
@@ -41,7 +41,7 @@ describe('RFC 7636 PKCE', () => {
 
   it('refuses a verifier that RFC 7636 §4.1 does not allow', async () => {
     for (const bad of ['', 'a'.repeat(42), 'a'.repeat(129), `${'a'.repeat(42)}+`, `${'a'.repeat(42)}é`]) {
-      await expect(computeCodeChallenge(bad)).rejects.toThrow(IdgateError);
+      await expect(computeCodeChallenge(bad)).rejects.toThrow(IdgateSdkError);
     }
   });
 
@@ -172,7 +172,9 @@ describe('createAuthorizationRequest', () => {
     ['a negative maxAge', { ...options, maxAge: -1 }],
     ['a fractional maxAge', { ...options, maxAge: 1.5 }],
   ])('refuses %s', async (_label, bad) => {
-    await expect(createAuthorizationRequest(bad as AuthorizationRequestOptions)).rejects.toThrow(IdgateError);
+    await expect(createAuthorizationRequest(bad as AuthorizationRequestOptions)).rejects.toThrow(
+      IdgateSdkError,
+    );
   });
 });
 
@@ -211,7 +213,7 @@ describe('parseAuthorizationResponse', () => {
       ),
     );
     expect(error).toBeInstanceOf(IdgateAuthorizationError);
-    expect(error).toBeInstanceOf(IdgateError);
+    expect(error).toBeInstanceOf(IdgateSdkError);
     expect(error).toMatchObject({
       name: 'IdgateAuthorizationError',
       message: 'authorization failed: access_denied (The user said no)',
@@ -259,16 +261,18 @@ describe('parseAuthorizationResponse', () => {
     ['a repeated code', `code=a&code=b&state=${state}&${iss}`, /repeats the code parameter/],
     ['a repeated state', `code=a&state=${state}&state=${state}&${iss}`, /repeats the state parameter/],
     ['a repeated iss', `code=a&state=${state}&${iss}&${iss}`, /repeats the iss parameter/],
-  ])('throws IdgateError for %s', (_label, query, message) => {
+  ])('throws IdgateSdkError for %s', (_label, query, message) => {
     const error = thrown(() => parseAuthorizationResponse(callback(query), { state, issuer }));
-    expect(error).toBeInstanceOf(IdgateError);
+    expect(error).toBeInstanceOf(IdgateSdkError);
     expect(error).not.toBeInstanceOf(IdgateAuthorizationError);
     expect(error.message).toMatch(message);
     expect(error.message).not.toContain('other');
   });
 
   it('refuses an empty expected state (that would accept a response without state)', () => {
-    expect(() => parseAuthorizationResponse(callback('code=c&state='), { state: '' })).toThrow(IdgateError);
+    expect(() => parseAuthorizationResponse(callback('code=c&state='), { state: '' })).toThrow(
+      IdgateSdkError,
+    );
   });
 
   it('round-trips with createAuthorizationRequest', async () => {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIdgateClient, IdgateError, IdgateHttpError, IdgateSchemaError } from '../src/index.js';
+import { createIdgateClient, IdgateHttpError, IdgateSchemaError, IdgateSdkError } from '../src/index.js';
 
 // ---- a test server whose answer each test sets ----------------------------------------------------
 interface Reply {
@@ -52,7 +52,7 @@ async function failure<T extends Error>(
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(type);
-  expect(error).toBeInstanceOf(IdgateError);
+  expect(error).toBeInstanceOf(IdgateSdkError);
   return error as T;
 }
 
@@ -93,6 +93,37 @@ describe('HTTP errors → IdgateHttpError', () => {
     expect(error.problem).toEqual(problem);
     expect(error.oauthError).toBeUndefined();
     expect(error.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+  });
+
+  it('reads a 503 storage_unavailable problem, Retry-After included', async () => {
+    const problem = {
+      type: 'about:blank',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'the service is unavailable; try again shortly',
+      code: 'storage_unavailable',
+    };
+    answer = () => ({
+      ...json(503, problem, 'application/problem+json'),
+      headers: { 'content-type': 'application/problem+json', 'retry-after': '5' },
+    });
+    const client = createIdgateClient({ baseUrl, apiKey: 'idg_x', retry: 0 });
+    const error = await failure(client.listIdentityProviders(), IdgateHttpError);
+    expect(error.problem?.code).toBe('storage_unavailable');
+    expect(error.headers.get('retry-after')).toBe('5');
+    expect(error.message).toBe(
+      'GET /admin/v1/identity-providers failed with 503: storage_unavailable (the service is unavailable; try again shortly)',
+    );
+  });
+
+  it('does not take a problem with a code idgate never sends for one of its problems', async () => {
+    const foreign = { type: 'about:blank', title: 'Unauthorized', status: 401, code: 'token_revoked' };
+    answer = () => json(401, foreign, 'application/problem+json');
+    const client = createIdgateClient({ baseUrl, apiKey: 'idg_wrong' });
+    const error = await failure(client.reviewToken('eyJhbGciOiJFZERTQSJ9.e30.sig'), IdgateHttpError);
+    expect(error.problem).toBeUndefined();
+    expect(error.body).toEqual(foreign);
+    expect(error.message).toBe(`POST /oauth/authenticate failed with 401: ${JSON.stringify(foreign)}`);
   });
 
   it('keeps a 500 text body as text', async () => {
@@ -155,11 +186,12 @@ describe('2xx with a body that does not match → IdgateSchemaError', () => {
   });
 });
 
-describe('network failures → IdgateError with cause', () => {
+describe('network failures → IdgateSdkError with cause', () => {
   it('wraps a timeout', async () => {
     answer = () => ({ ...json(200, { keys: [] }), delayMs: 1_000 });
-    const error = await failure(createIdgateClient({ baseUrl, timeoutMs: 50 }).getJwks(), IdgateError);
+    const error = await failure(createIdgateClient({ baseUrl, timeoutMs: 50 }).getJwks(), IdgateSdkError);
     expect(error).not.toBeInstanceOf(IdgateHttpError);
+    expect(error.name).toBe('IdgateSdkError');
     expect(error.message).toBe('GET /oauth/keys failed: timed out after 50 ms');
     expect((error.cause as Error).name).toBe('TimeoutError');
   });
@@ -171,7 +203,7 @@ describe('network failures → IdgateError with cause', () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const error = await failure(
       createIdgateClient({ baseUrl: `http://127.0.0.1:${port}` }).getJwks(),
-      IdgateError,
+      IdgateSdkError,
     );
     expect(error.message).toMatch(/^GET \/oauth\/keys failed: .*ECONNREFUSED/);
     expect(error.cause).toBeInstanceOf(TypeError);
@@ -208,13 +240,13 @@ describe('no secret in any error message', () => {
     answer = (req, body) =>
       json(
         401,
-        { title: 'Unauthorized', status: 401, code: 'nope', detail: echo(req, body) },
+        { title: 'Unauthorized', status: 401, code: 'api_key_invalid', detail: echo(req, body) },
         'application/problem+json',
       );
     const problem = await failure(client.reviewToken('eyJhbGciOiJFZERTQSJ9.e30.sig'), IdgateHttpError);
     assertClean(problem);
     expect(problem.message).toBe(
-      'POST /oauth/authenticate failed with 401: nope (auth=Bearer [redacted] ' +
+      'POST /oauth/authenticate failed with 401: api_key_invalid (auth=Bearer [redacted] ' +
         'raw={"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"[redacted]"}} ' +
         'body={"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"[redacted]"}})',
     );
@@ -242,13 +274,13 @@ describe('no secret in any error message', () => {
       password,
       authMethod: 'client_secret_post',
     } as const;
-    const postError = await failure(leaky.passwordGrant(post), IdgateError);
+    const postError = await failure(leaky.passwordGrant(post), IdgateSdkError);
     assertClean(postError);
     expect(postError.message).toBe(
       'POST /oauth/token failed: proxy rejected null grant_type=password&username=alice' +
         '&password=[redacted]&client_id=c&client_secret=[redacted]',
     );
-    const reviewError = await failure(leaky.reviewToken('eyJhbGciOiJFZERTQSJ9.e30.sig'), IdgateError);
+    const reviewError = await failure(leaky.reviewToken('eyJhbGciOiJFZERTQSJ9.e30.sig'), IdgateSdkError);
     assertClean(reviewError);
     expect(reviewError.message).toMatch(
       /^POST \/oauth\/authenticate failed: proxy rejected Bearer \[redacted\] /,
@@ -256,7 +288,7 @@ describe('no secret in any error message', () => {
     const client = createIdgateClient({ baseUrl });
     const argumentError = await failure(
       client.passwordGrant({ clientId: 'c', clientSecret, username: 'a', password, authMethod: 'none' }),
-      IdgateError,
+      IdgateSdkError,
     );
     assertClean(argumentError);
     expect(requestCount).toBe(0);

@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createIdgateClient,
-  IdgateError,
   IdgateHttpError,
   IdgateRedirectError,
   IdgateSchemaError,
+  IdgateSdkError,
 } from '../src/index.js';
 
 // ---- a recording test server -------------------------------------------------------------------
@@ -60,7 +60,7 @@ async function failure<T extends Error>(promise: Promise<unknown>, type: new (..
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(type);
-  expect(error).toBeInstanceOf(IdgateError);
+  expect(error).toBeInstanceOf(IdgateSdkError);
   return error as T;
 }
 
@@ -109,7 +109,7 @@ describe('callback (GET /oauth/callback/{provider})', () => {
   it.each(['GitHub', '../admin', 'a/b', '', '1st', 'a'.repeat(64)])(
     'rejects the provider name %j before sending anything',
     async (name) => {
-      const error = await failure(createIdgateClient({ baseUrl }).callback(name, {}), IdgateError);
+      const error = await failure(createIdgateClient({ baseUrl }).callback(name, {}), IdgateSdkError);
       expect(error.message).toMatch(/^provider must be an identity provider name/);
       expect(requests).toHaveLength(0);
     },
@@ -169,7 +169,7 @@ describe('identity provider admin API', () => {
       ['listUserIdentities', () => client.listUserIdentities('alice')],
     ];
     for (const [method, call] of calls) {
-      const error = await failure(call(), IdgateError);
+      const error = await failure(call(), IdgateSdkError);
       expect(error.message).toBe(`${method} needs an API key: pass { apiKey } to createIdgateClient`);
     }
     expect(requests).toHaveLength(0);
@@ -223,9 +223,9 @@ describe('identity provider admin API', () => {
     'refuses the name %j before sending anything',
     async (name) => {
       const client = admin();
-      await failure(client.getIdentityProvider(name), IdgateError);
-      await failure(client.setIdentityProviderDisabled(name, true), IdgateError);
-      await failure(client.deleteIdentityProvider(name), IdgateError);
+      await failure(client.getIdentityProvider(name), IdgateSdkError);
+      await failure(client.setIdentityProviderDisabled(name, true), IdgateSdkError);
+      await failure(client.deleteIdentityProvider(name), IdgateSdkError);
       expect(requests).toHaveLength(0);
     },
   );
@@ -309,7 +309,7 @@ describe('identity provider admin API', () => {
     expect(await admin().listUserIdentities('alice@example.com')).toEqual({ items: [identity] });
     expect(only().path).toBe('/admin/v1/users/alice%40example.com/identities');
     requests = [];
-    for (const bad of ['..', 'a/b', '']) await failure(admin().listUserIdentities(bad), IdgateError);
+    for (const bad of ['..', 'a/b', '']) await failure(admin().listUserIdentities(bad), IdgateSdkError);
     expect(requests).toHaveLength(0);
   });
 });

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearerChallengeParams } from '../src/http.js';
-import { createIdgateClient, IdgateError, IdgateHttpError, IdgateSchemaError } from '../src/index.js';
+import { createIdgateClient, IdgateHttpError, IdgateSchemaError, IdgateSdkError } from '../src/index.js';
 
 // ---- a recording test server whose answers each test sets --------------------------------------
 interface Recorded {
@@ -72,7 +72,7 @@ async function failure<T extends Error>(
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(type);
-  expect(error).toBeInstanceOf(IdgateError);
+  expect(error).toBeInstanceOf(IdgateSdkError);
   return error as T;
 }
 
@@ -288,7 +288,7 @@ describe('OIDC Core §5.3 UserInfo (userinfo)', () => {
   it('refuses an empty token, and names (never quotes) a token that cannot be a header value', async () => {
     const client = createIdgateClient({ baseUrl });
     await expect(client.userinfo('')).rejects.toThrow('userinfo needs an access token');
-    const error = await failure(client.userinfo('SECRET-TOKEN\r\nx-injected: 1'), IdgateError);
+    const error = await failure(client.userinfo('SECRET-TOKEN\r\nx-injected: 1'), IdgateSdkError);
     expect(error.message).toBe(
       'GET /oauth/userinfo failed: the value of header "authorization" is not a valid header value',
     );

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIdgateClient, IdgateError } from '../src/index.js';
+import { createIdgateClient, IdgateSdkError } from '../src/index.js';
 
 // ---- a recording test server that always answers a token response ------------------------------
 interface Recorded {
@@ -203,7 +203,7 @@ describe('RFC 6749 §3.2 token request (generic)', () => {
         { grant_type: 'client_credentials', client_id: 'x' },
         { method: 'client_secret_basic', clientId: 'x', clientSecret: 's' },
       ),
-    ).rejects.toBeInstanceOf(IdgateError);
+    ).rejects.toBeInstanceOf(IdgateSdkError);
     expect(requests).toHaveLength(0);
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIdgateClient, IdgateError } from '../src/index.js';
+import { createIdgateClient, IdgateSdkError } from '../src/index.js';
 
 // ---- a recording test server -------------------------------------------------------------------
 interface Recorded {
@@ -158,7 +158,7 @@ describe('discovery and JWKS (GET)', () => {
 
   it('rejects a baseUrl that is not an absolute http(s) URL', () => {
     for (const bad of ['localhost:8080', '/oauth', 'ftp://id.example.com', 'not a url']) {
-      expect(() => createIdgateClient({ baseUrl: bad })).toThrow(IdgateError);
+      expect(() => createIdgateClient({ baseUrl: bad })).toThrow(IdgateSdkError);
     }
   });
 });
@@ -198,7 +198,7 @@ describe('TokenReview (POST /oauth/authenticate)', () => {
   it('refuses to send anything without an API key', async () => {
     const client = createIdgateClient({ baseUrl });
     const error = await client.reviewToken('t').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(IdgateError);
+    expect(error).toBeInstanceOf(IdgateSdkError);
     expect(error).toMatchObject({
       message: 'reviewToken needs an API key: pass { apiKey } to createIdgateClient',
       endpoint: 'POST /oauth/authenticate',

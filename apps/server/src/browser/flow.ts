@@ -10,8 +10,7 @@ import {
 } from '@idgate/core';
 import type { FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
-import { messagePage } from '../views/message.js';
-import { sendPage } from './pages.js';
+import { assetsPathOf, sendErrorPage } from './pages.js';
 import type { BrowserState } from './state.js';
 
 /**
@@ -26,9 +25,8 @@ export class AuthorizationFlow {
     private readonly idgate: AppContext,
     private readonly state: BrowserState,
   ) {
-    const path = new URL(idgate.config.issuer).pathname;
-    this.loginPath = `${path}/login`;
-    this.assetsPath = `${path}/assets`;
+    this.loginPath = `${new URL(idgate.config.issuer).pathname}/login`;
+    this.assetsPath = assetsPathOf(idgate.config.issuer);
   }
 
   /** Sends the browser back to the client with an error, when the error may go there, else shows it. */
@@ -39,11 +37,7 @@ export class AuthorizationFlow {
   }
 
   errorPage(reply: FastifyReply, status: number, message: string): FastifyReply {
-    return sendPage(
-      reply,
-      status,
-      messagePage({ assetsPath: this.assetsPath, title: 'Sign-in failed', message, alert: true }),
-    );
+    return sendErrorPage(reply, status, { assetsPath: this.assetsPath, title: 'Sign-in failed', message });
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { messagePage } from '../views/message.js';
 
 /**
  * Sends an HTML page with the headers every page gets: no caching (pages carry CSRF tokens), no
@@ -18,4 +19,21 @@ export function sendPage(reply: FastifyReply, status: number, body: string): Fas
     .header('X-Frame-Options', 'DENY')
     .header('Referrer-Policy', 'no-referrer')
     .send(body);
+}
+
+/** Route options of a page a browser navigates to: its errors are pages too. */
+export const PAGE_ROUTE = { config: { errorFormat: 'html' } } as const;
+
+/** Where the pages of the issuer find their stylesheet: `<issuer path>/assets`. */
+export function assetsPathOf(issuer: string): string {
+  return `${new URL(issuer).pathname}/assets`;
+}
+
+/** Sends a page that shows an error to the person in front of the browser. */
+export function sendErrorPage(
+  reply: FastifyReply,
+  status: number,
+  page: { assetsPath: string; title: string; message: string },
+): FastifyReply {
+  return sendPage(reply, status, messagePage({ ...page, alert: true }));
 }

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { isIdgateError } from '@idgate/core';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { registerApiKeys } from './api-keys.js';
@@ -86,6 +87,14 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
   }
 }
 
+// A client gets a generic word for an unavailable database; the operator at the CLI gets the driver's.
+function operatorMessage(error: Error): string {
+  if (isIdgateError(error) && error.kind === 'storage_unavailable' && error.cause instanceof Error) {
+    return `the database is unavailable: ${error.cause.message}`;
+  }
+  return error.message;
+}
+
 function report(error: unknown, io: CliIo): number {
   // Commander has printed its own message (or the help, or the version) already.
   if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
@@ -93,7 +102,7 @@ function report(error: unknown, io: CliIo): number {
   if (error instanceof ConfigError) {
     io.stderr.write(`idgate: ${error.message}\n`);
   } else {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = error instanceof Error ? operatorMessage(error) : String(error);
     io.stderr.write(`idgate: ${message.replace(/\s*\n\s*/g, ' ').trim() || 'failed'}\n`);
   }
   if (debug && error instanceof Error && error.stack !== undefined) io.stderr.write(`${error.stack}\n`);

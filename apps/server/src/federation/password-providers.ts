@@ -1,4 +1,9 @@
-import { ConnectorError, type ExternalPasswordCheck, IdgateError, mapExternalIdentity } from '@idgate/core';
+import {
+  ConnectorError,
+  type ExternalPasswordCheck,
+  mapExternalIdentity,
+  OAuthProtocolError,
+} from '@idgate/core';
 import type { AppContext } from '../context.js';
 import { mappingPolicy } from './registry.js';
 
@@ -21,7 +26,7 @@ export async function externalPasswordCheck(
       identity = await connector.authenticate(username, password);
     } catch (error) {
       if (error instanceof ConnectorError)
-        throw new IdgateError('temporarily_unavailable', error.message, { cause: error });
+        throw new OAuthProtocolError('temporarily_unavailable', error.message, { cause: error });
       throw error;
     }
     if (identity === null) return { ok: false, failure: 'invalid_credentials' };

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { StorageUnavailableError } from '@idgate/core';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Schema } from './schema.js';
+import { reportingUnavailability } from './unavailable.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -63,7 +65,9 @@ function openSqlite(location: string): Database {
     sqlite.close();
     throw error;
   }
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Schema>({
+    dialect: reportingUnavailability(new SqliteDialect({ database: sqlite })),
+  });
   return { db, dialect: 'sqlite', close: once(() => db.destroy()) };
 }
 
@@ -76,14 +80,20 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // An idle connection that breaks (server restart) is dropped by the pool and the next query reconnects;
   // without a listener the 'error' event would crash the process.
   pool.on('error', () => {});
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  // A connection that breaks while checked out (the server restarting mid-query) also emits
+  // 'error', which the pool does not listen to then: the query's rejection carries the failure
+  // (answered as unavailable storage), and the pool drops the connection when it comes back.
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const db = new Kysely<Schema>({ dialect: reportingUnavailability(new PostgresDialect({ pool })) });
   try {
     // Fail at startup, not at the first request, when the server is unreachable or refuses us.
     await sql`select 1`.execute(db);
   } catch (error) {
     await db.destroy();
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`Cannot connect to PostgreSQL at ${describeServer(url)}: ${reason}`, { cause: error });
+    // At startup the operator needs the driver's own words, not the answer a client would get.
+    const cause = error instanceof StorageUnavailableError ? error.cause : error;
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new Error(`Cannot connect to PostgreSQL at ${describeServer(url)}: ${reason}`, { cause });
   }
   return { db, dialect: 'postgres', pool, close: once(() => db.destroy()) };
 }

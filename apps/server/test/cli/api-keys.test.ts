@@ -27,7 +27,7 @@ describe.each(testDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
       await authenticateApiKey(key, scope, (prefix) => services.storage.apiKeys.findByPrefix(prefix));
       return 'ok';
     } catch (error) {
-      if (error instanceof ApiKeyError) return error.failure;
+      if (error instanceof ApiKeyError) return error.code;
       throw error;
     } finally {
       await services.close();

@@ -327,7 +327,10 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
         headers: { accept: 'text/html' },
       });
       expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(await page.text()).toContain('Sign-in failed: corp answered access_denied.');
+      const text = await page.text();
+      expect(text).toContain('Sign-in failed');
+      expect(text).toContain('Corp answered access_denied.');
+      expect(page.headers.get('cache-control')).toBe('no-store');
     });
 
     it('an unknown provider, and a disabled one', async () => {

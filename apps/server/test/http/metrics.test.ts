@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
-  ACCESS_TOKEN_REJECTION_MESSAGES,
   type LoginAttemptRecord,
   type LoginAttemptRepository,
+  TOKEN_REVIEW_DENIAL_MESSAGES,
 } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -284,10 +284,10 @@ describe('metric helpers', () => {
     ]);
   });
 
-  it('every access-token rejection of the core has its own reason', () => {
-    for (const message of Object.values(ACCESS_TOKEN_REJECTION_MESSAGES)) {
+  it('every denial of the core has its own reason: its code', () => {
+    for (const [code, message] of Object.entries(TOKEN_REVIEW_DENIAL_MESSAGES)) {
       expect(denialReason(message)).toMatch(/^[a-z_]{1,32}$/);
-      expect(denialReason(message)).not.toBe('other');
+      expect(denialReason(message)).toBe(code);
     }
     for (const message of [
       'token is missing',

@@ -190,9 +190,11 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
       expect(response.status).toBe(200);
     });
 
-    it('GET is not a token request', async () => {
+    it('GET is not a token request: 405, naming POST', async () => {
       const response = await fetch(`${t.issuer}/token?grant_type=client_credentials`);
-      expect(response.status).toBe(404);
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')?.split(', ')).toContain('POST');
+      expect(((await response.json()) as { error: string }).error).toBe('invalid_request');
     });
   });
 

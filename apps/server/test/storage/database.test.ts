@@ -176,6 +176,8 @@ describe('openDatabase', () => {
       (e: unknown) => e,
     );
     expect((error as Error).message).toContain('Cannot connect to PostgreSQL at 127.0.0.1:1/idgate');
+    // The operator reads the driver's own words, not what a client would be answered.
+    expect((error as Error).message).toContain('ECONNREFUSED');
     expect((error as Error).message).not.toContain('hunter2');
   });
 

@@ -1,4 +1,10 @@
-import { type DescribeIssueOptions, describeFirstIssue } from '@idgate/schema';
+import {
+  type DescribeIssueOptions,
+  describeFirstIssue,
+  type OAuthErrorCode,
+  ProblemCode,
+} from '@idgate/schema';
+import { IdgateError } from '../errors.js';
 import { StorageConflictError } from '../ports/storage.js';
 
 /** Why an administrative action was refused. */
@@ -22,26 +28,57 @@ export type AdminObject =
   | 'identity_provider'
   | 'storage';
 
+const STATUS: Record<AdminErrorCode, number> = {
+  invalid_input: 400,
+  not_found: 404,
+  conflict: 409,
+  read_only: 409,
+};
+
+const GENERIC_PROBLEM: Record<AdminErrorCode, ProblemCode> = {
+  invalid_input: 'invalid_request',
+  not_found: 'not_found',
+  conflict: 'conflict',
+  read_only: 'conflict',
+};
+
 /**
  * An administrative action that was refused for a reason the caller can tell the user: the CLI
- * prints the message as it is, the admin API answers a problem (`not_found` 404, `conflict` and
- * `read_only` 409, `invalid_input` 400).
+ * prints the message as it is, the admin API answers a problem whose code names the object
+ * (`user_not_found` 404, `client_exists` and `identity_provider_read_only` 409, `invalid_user` 400).
  * @example
  * throw new AdminError('not_found', 'user', `no user ${username}`, { key: username });
  */
-export class AdminError extends Error {
+export class AdminError extends IdgateError<AdminErrorCode> {
   override readonly name = 'AdminError';
+  readonly kind = 'admin' as const;
   /** The name or id the caller gave for the object, when the error is about one. */
   readonly key: string | undefined;
 
   constructor(
-    readonly code: AdminErrorCode,
+    code: AdminErrorCode,
     readonly object: AdminObject,
     message: string,
     options: { key?: string; cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(code, message, STATUS[code], options.cause === undefined ? {} : { cause: options.cause });
     this.key = options.key;
+  }
+
+  get oauthError(): OAuthErrorCode {
+    return 'invalid_request';
+  }
+
+  /** `<object>_not_found`, `<object>_exists`, `<object>_read_only` or `invalid_<object>`, where idgate names one. */
+  get problemCode(): ProblemCode {
+    const specific = {
+      invalid_input: `invalid_${this.object}`,
+      not_found: `${this.object}_not_found`,
+      conflict: `${this.object}_exists`,
+      read_only: `${this.object}_read_only`,
+    }[this.code];
+    const known = ProblemCode.safeParse(specific);
+    return known.success ? known.data : GENERIC_PROBLEM[this.code];
   }
 }
 

@@ -1,4 +1,5 @@
-import type { ApiKeyScope } from '@idgate/schema';
+import type { ApiKeyScope, OAuthErrorCode, ProblemCode } from '@idgate/schema';
+import { IdgateError } from '../errors.js';
 import { base64url, constantTimeEqual, randomBase32, randomBytes, sha256 } from '../internal/encoding.js';
 import type { ApiKeyRecord } from '../model.js';
 
@@ -22,29 +23,54 @@ export async function generateApiKey(): Promise<GeneratedApiKey> {
   return { key, prefix, hash: await sha256(key) };
 }
 
-/** Why an API key was not accepted; each maps to a status and a stable problem code. */
+/** Why an API key was not accepted: the codes of {@link ApiKeyError}. */
 export type ApiKeyFailure = 'missing' | 'invalid' | 'forbidden';
 
-/** An API key that is missing, unknown, revoked, or lacks the scope an endpoint needs. */
-export class ApiKeyError extends Error {
-  override readonly name = 'ApiKeyError';
-  constructor(
-    readonly failure: ApiKeyFailure,
-    message: string,
-  ) {
-    super(message);
+const API_KEY_ANSWERS: Record<
+  ApiKeyFailure,
+  { status: 401 | 403; oauthError: OAuthErrorCode; problemCode: ProblemCode; challenge?: string }
+> = {
+  // RFC 6750 §3.1: a request without credentials gets a bare challenge, a bad one `invalid_token`.
+  missing: {
+    status: 401,
+    oauthError: 'invalid_request',
+    problemCode: 'api_key_missing',
+    challenge: 'Bearer realm="idgate"',
+  },
+  invalid: {
+    status: 401,
+    oauthError: 'invalid_token',
+    problemCode: 'api_key_invalid',
+    challenge: 'Bearer realm="idgate", error="invalid_token"',
+  },
+  forbidden: { status: 403, oauthError: 'insufficient_scope', problemCode: 'api_key_scope' },
+};
+
+/**
+ * An API key that is missing, unknown, revoked, or lacks the scope an endpoint needs: 401 with a
+ * `WWW-Authenticate: Bearer` challenge for a missing or bad key, 403 for a good key without the
+ * scope.
+ * @example
+ * throw new ApiKeyError('forbidden', 'the API key lacks the "admin" scope');
+ */
+export class ApiKeyError extends IdgateError<ApiKeyFailure> {
+  override readonly name: string = 'ApiKeyError';
+  readonly kind = 'api_key' as const;
+
+  constructor(code: ApiKeyFailure, description: string, options: { cause?: unknown } = {}) {
+    const answer = API_KEY_ANSWERS[code];
+    super(code, description, answer.status, {
+      ...options,
+      ...(answer.challenge === undefined ? {} : { headers: { 'WWW-Authenticate': answer.challenge } }),
+    });
   }
 
-  /** 401 for a missing or bad key, 403 for a good key without the scope. */
-  get status(): 401 | 403 {
-    return this.failure === 'forbidden' ? 403 : 401;
+  get oauthError(): OAuthErrorCode {
+    return API_KEY_ANSWERS[this.code].oauthError;
   }
 
-  /** Stable code for RFC 9457 problem bodies. */
-  get code(): string {
-    return { missing: 'api_key_missing', invalid: 'api_key_invalid', forbidden: 'api_key_scope' }[
-      this.failure
-    ];
+  get problemCode(): ProblemCode {
+    return API_KEY_ANSWERS[this.code].problemCode;
   }
 }
 

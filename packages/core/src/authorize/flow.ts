@@ -116,7 +116,7 @@ export function authorizationResponseUrl(
 export function authorizationErrorUrl(error: AuthorizationError, issuer: string): string | undefined {
   if (error.redirectUri === undefined) return undefined;
   return authorizationResponseUrl(error.redirectUri, issuer, {
-    error: error.error,
+    error: error.code,
     error_description: error.description,
     state: error.state,
   });

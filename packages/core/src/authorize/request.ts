@@ -1,4 +1,5 @@
-import { IdgateError } from '../errors.js';
+import type { OAuthErrorCode } from '@idgate/schema';
+import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord, CodeChallengeMethod } from '../model.js';
 import { grantedScope, parseScope } from '../scopes.js';
 import { isPkceValue } from './pkce.js';
@@ -27,14 +28,16 @@ export interface AuthorizationRequest {
  * is shown to the user (`redirectUri` undefined): RFC 6749 §4.1.2.1 forbids redirecting to an
  * unvalidated URI. After, it travels back to the client with `state` and `iss`.
  */
-export class AuthorizationError extends IdgateError {
+export class AuthorizationError extends OAuthProtocolError {
+  override readonly name: string = 'AuthorizationError';
+
   constructor(
-    error: ConstructorParameters<typeof IdgateError>[0],
+    code: OAuthErrorCode,
     description: string,
     readonly redirectUri?: string,
     readonly state?: string,
   ) {
-    super(error, description, { redirectable: redirectUri !== undefined });
+    super(code, description, { redirectable: redirectUri !== undefined });
   }
 }
 
@@ -75,8 +78,8 @@ export async function validateAuthorizationRequest(
 
   const redirectUri = checkRedirectUri(single(params, 'redirect_uri', page), client);
   const state = single(params, 'state', page);
-  const back = (error: ConstructorParameters<typeof IdgateError>[0], description: string): never => {
-    throw new AuthorizationError(error, description, redirectUri, state);
+  const back = (code: OAuthErrorCode, description: string): never => {
+    throw new AuthorizationError(code, description, redirectUri, state);
   };
   const value = (name: string) => single(params, name, (d) => back('invalid_request', d));
 
@@ -98,7 +101,7 @@ export async function validateAuthorizationRequest(
   try {
     scope = grantedScope(parseScope(requestedScope), client.scopes);
   } catch (error) {
-    back('invalid_scope', (error as IdgateError).description);
+    back('invalid_scope', (error as OAuthProtocolError).description);
   }
 
   const request: AuthorizationRequest = {

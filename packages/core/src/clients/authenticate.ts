@@ -1,4 +1,4 @@
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { verifySecret } from '../secrets.js';
 
@@ -16,8 +16,8 @@ const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="idgate", charset="UTF-8"' 
 // Compared against when the client is unknown, so that an unknown id costs as much as a wrong secret.
 const UNKNOWN_CLIENT_HASH = 'x'.repeat(43);
 
-function invalidClient(description = 'client authentication failed'): IdgateError {
-  return new IdgateError('invalid_client', description, { status: 401, headers: CHALLENGE });
+function invalidClient(description = 'client authentication failed'): OAuthProtocolError {
+  return new OAuthProtocolError('invalid_client', description, { status: 401, headers: CHALLENGE });
 }
 
 // RFC 6749 §2.3.1: id and secret are form-urlencoded before they are joined and base64-encoded.
@@ -58,11 +58,11 @@ export async function authenticateClient(
   let method: ClientAuthMethod;
   if (presented.authorization !== undefined && presented.authorization !== '') {
     if (presented.clientSecret !== undefined) {
-      throw new IdgateError('invalid_request', 'use only one client authentication method');
+      throw new OAuthProtocolError('invalid_request', 'use only one client authentication method');
     }
     const basic = parseBasic(presented.authorization);
     if (presented.clientId !== undefined && presented.clientId !== basic.clientId) {
-      throw new IdgateError('invalid_request', 'client_id does not match the authenticated client');
+      throw new OAuthProtocolError('invalid_request', 'client_id does not match the authenticated client');
     }
     ({ clientId, clientSecret: secret } = basic);
     method = 'client_secret_basic';

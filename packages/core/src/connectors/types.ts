@@ -1,3 +1,6 @@
+import type { OAuthErrorCode, ProblemCode } from '@idgate/schema';
+import { IdgateError, type IdgateErrorOptions } from '../errors.js';
+
 /** What an identity provider says about who signed in. */
 export interface ExternalIdentity {
   /** The user's stable id at the provider: OIDC `sub`, GitHub/GitLab numeric id, LDAP entryUUID or DN. */
@@ -12,7 +15,7 @@ export interface ExternalIdentity {
   groups: string[];
 }
 
-/** Why a connector could not produce an identity. Each maps to a clear error for the user. */
+/** Why a connector could not produce an identity: the codes of {@link ConnectorError}. */
 export type ConnectorFailure =
   /** The upstream answered with an error (bad code, revoked token, refused request). */
   | 'upstream_error'
@@ -25,18 +28,42 @@ export type ConnectorFailure =
   /** The presented upstream access token was not confirmed by the upstream. */
   | 'invalid_upstream_token';
 
+// The sign-in failed, not idgate: never a 5xx, and on an OAuth endpoint only `access_denied` or,
+// when trying again may help, `temporarily_unavailable`.
+const CONNECTOR_OAUTH_ERRORS: Record<ConnectorFailure, OAuthErrorCode> = {
+  upstream_error: 'access_denied',
+  upstream_unavailable: 'temporarily_unavailable',
+  invalid_upstream_response: 'access_denied',
+  not_allowed: 'access_denied',
+  invalid_upstream_token: 'access_denied',
+};
+
 /**
- * A connector's refusal. `message` is safe to show a user; `cause` (logged, never shown) holds
- * the details.
+ * A connector's refusal. The description is safe to show a user; `cause` (logged, never shown)
+ * holds the details. A 400 whatever the code: an upstream's failure is the sign-in's, not idgate's,
+ * so it must never read as an outage of idgate (a 5xx).
+ * @example
+ * throw new ConnectorError('upstream_unavailable', 'GitHub did not answer', { cause: error });
  */
-export class ConnectorError extends Error {
-  override readonly name = 'ConnectorError';
-  constructor(
-    readonly failure: ConnectorFailure,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class ConnectorError extends IdgateError<ConnectorFailure> {
+  override readonly name: string = 'ConnectorError';
+  readonly kind = 'connector' as const;
+
+  constructor(code: ConnectorFailure, description: string, options: IdgateErrorOptions = {}) {
+    super(code, description, 400, options);
+  }
+
+  /** @deprecated The same as {@link code}: the name connector failures had before the one error model. */
+  get failure(): ConnectorFailure {
+    return this.code;
+  }
+
+  get oauthError(): OAuthErrorCode {
+    return CONNECTOR_OAUTH_ERRORS[this.code];
+  }
+
+  get problemCode(): ProblemCode {
+    return this.code;
   }
 }
 

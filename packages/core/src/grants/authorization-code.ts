@@ -1,13 +1,13 @@
 import type { AuthorizationCodeGrantRequest, TokenResponse } from '@idgate/schema';
 import { verifyCodeVerifier } from '../authorize/pkce.js';
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
 import { revokeGrant } from './revoke-grant.js';
 import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
 
-const invalid = (description: string) => new IdgateError('invalid_grant', description);
+const invalid = (description: string) => new OAuthProtocolError('invalid_grant', description);
 
 /**
  * Authorization code grant (RFC 6749 §4.1.3): the code is single use — a replay fails and revokes

@@ -1,5 +1,5 @@
 import type { ClientCredentialsGrantRequest, TokenResponse } from '@idgate/schema';
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience, USER_SCOPES } from '../scopes.js';
 import { issueAccessToken } from '../tokens/access-token.js';
@@ -19,12 +19,12 @@ export async function clientCredentialsGrant(
   context: TokenEndpointContext,
 ): Promise<TokenResponse> {
   if (client.public)
-    throw new IdgateError('unauthorized_client', 'public clients cannot use client_credentials');
+    throw new OAuthProtocolError('unauthorized_client', 'public clients cannot use client_credentials');
   const allowed = client.scopes.filter((scope) => !END_USER_SCOPES.has(scope));
   const requested = parseScope(request.scope);
   const userScopes = requested?.filter((scope) => END_USER_SCOPES.has(scope)) ?? [];
   if (userScopes.length > 0) {
-    throw new IdgateError(
+    throw new OAuthProtocolError(
       'invalid_scope',
       `scope needs an end-user, which client_credentials has not: ${userScopes.join(' ')}`,
     );

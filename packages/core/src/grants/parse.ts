@@ -1,5 +1,5 @@
 import { describeFirstIssue, TokenRequest } from '@idgate/schema';
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 
 /** A decoded form body: a field sent more than once arrives as an array. */
 export type FormFields = Record<string, string | string[] | undefined>;
@@ -18,14 +18,14 @@ export function parseTokenRequest(form: FormFields, supported: readonly string[]
   for (const [name, value] of Object.entries(form)) {
     if (value === undefined || value === '') continue;
     if (Array.isArray(value) && !REPEATABLE.has(name)) {
-      throw new IdgateError('invalid_request', `parameter ${name} must not be repeated`);
+      throw new OAuthProtocolError('invalid_request', `parameter ${name} must not be repeated`);
     }
     fields[name] = value;
   }
   const grantType = fields.grant_type;
-  if (grantType === undefined) throw new IdgateError('invalid_request', 'grant_type is required');
+  if (grantType === undefined) throw new OAuthProtocolError('invalid_request', 'grant_type is required');
   if (typeof grantType !== 'string' || !supported.includes(grantType)) {
-    throw new IdgateError(
+    throw new OAuthProtocolError(
       'unsupported_grant_type',
       `grant_type ${String(grantType).slice(0, 64)} is not supported`,
     );
@@ -37,7 +37,7 @@ export function parseTokenRequest(form: FormFields, supported: readonly string[]
       label: (path) => path || 'request',
       terse: true,
     });
-    throw new IdgateError('invalid_request', description);
+    throw new OAuthProtocolError('invalid_request', description);
   }
   return parsed.data;
 }

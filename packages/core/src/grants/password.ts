@@ -1,5 +1,5 @@
 import type { PasswordGrantRequest, TokenResponse } from '@idgate/schema';
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
 import { signInWithPassword } from '../sign-in/password.js';
@@ -18,7 +18,10 @@ export async function passwordGrant(
   context: TokenEndpointContext,
 ): Promise<TokenResponse> {
   if (!client.trusted)
-    throw new IdgateError('unauthorized_client', 'the password grant is allowed only for trusted clients');
+    throw new OAuthProtocolError(
+      'unauthorized_client',
+      'the password grant is allowed only for trusted clients',
+    );
   const scope = grantedScope(parseScope(request.scope), client.scopes);
   tokenAudience(request.resource, client);
 
@@ -35,10 +38,14 @@ export async function passwordGrant(
   );
   if (!login.ok) {
     if (login.failure === 'locked') {
-      throw new IdgateError('invalid_grant', 'too many failed sign-ins: the account is locked for now', {
-        status: 429,
-        headers: { 'Retry-After': String(login.retryAfterSeconds) },
-      });
+      throw new OAuthProtocolError(
+        'invalid_grant',
+        'too many failed sign-ins: the account is locked for now',
+        {
+          status: 429,
+          headers: { 'Retry-After': String(login.retryAfterSeconds) },
+        },
+      );
     }
     const messages = {
       disabled: 'the account is disabled',
@@ -46,7 +53,7 @@ export async function passwordGrant(
       invalid_credentials: 'invalid username or password',
       unknown_provider: `there is no password provider ${request.provider ?? ''}`,
     };
-    throw new IdgateError(
+    throw new OAuthProtocolError(
       login.failure === 'unknown_provider' ? 'invalid_request' : 'invalid_grant',
       messages[login.failure],
     );

@@ -1,5 +1,5 @@
 import type { RefreshTokenGrantRequest, TokenResponse } from '@idgate/schema';
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { parseScope } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
@@ -7,7 +7,7 @@ import type { TokenEndpointContext } from './context.js';
 import { revokeGrant } from './revoke-grant.js';
 import { issueUserTokens } from './user-tokens.js';
 
-const invalid = (description: string) => new IdgateError('invalid_grant', description);
+const invalid = (description: string) => new OAuthProtocolError('invalid_grant', description);
 
 /**
  * Refresh token grant (RFC 6749 §6) with rotation: every use returns a new refresh token and
@@ -31,7 +31,7 @@ export async function refreshTokenGrant(
   const requested = parseScope(request.scope);
   const widened = requested?.filter((scope) => !presented.scope.includes(scope)) ?? [];
   if (widened.length > 0) {
-    throw new IdgateError('invalid_scope', `scope was not granted: ${widened.join(' ')}`);
+    throw new OAuthProtocolError('invalid_scope', `scope was not granted: ${widened.join(' ')}`);
   }
 
   const use = await storage.refreshTokens.use(hash, new Date(clock.now()));

@@ -1,6 +1,6 @@
 import type { GrantType, TokenResponse } from '@idgate/schema';
 import { authenticateClient, type PresentedClientCredentials } from '../clients/authenticate.js';
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { clientCredentialsGrant } from './client-credentials.js';
 import type { TokenEndpointContext } from './context.js';
@@ -18,7 +18,7 @@ export const TOKEN_ENDPOINT_GRANT_TYPES: readonly GrantType[] = [
 
 /**
  * The token endpoint (RFC 6749 §3.2): parse the form, authenticate the client, check the client
- * may use the grant, run the grant. Every refusal is an {@link IdgateError} in RFC 6749 §5.2 form.
+ * may use the grant, run the grant. Every refusal is an {@link OAuthProtocolError} in RFC 6749 §5.2 form.
  * @example const tokens = await handleTokenRequest(form, { authorization: header }, context);
  */
 export async function handleTokenRequest(
@@ -34,7 +34,10 @@ export async function handleTokenRequest(
   };
   const { client } = await authenticateClient(presented, (id) => context.findClient(id));
   if (!client.grantTypes.includes(request.grant_type)) {
-    throw new IdgateError('unauthorized_client', `this client may not use the ${request.grant_type} grant`);
+    throw new OAuthProtocolError(
+      'unauthorized_client',
+      `this client may not use the ${request.grant_type} grant`,
+    );
   }
   switch (request.grant_type) {
     case 'password':

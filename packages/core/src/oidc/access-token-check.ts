@@ -3,8 +3,8 @@ import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, RevocationKind, UserRecord } from '../model.js';
 import type { Clock } from '../ports/runtime.js';
 import {
-  ACCESS_TOKEN_REJECTION_MESSAGES,
   type AccessTokenVerification,
+  type LiveTokenRejection,
   verifyAccessToken,
 } from '../tokens/access-token.js';
 
@@ -37,27 +37,31 @@ export interface LiveAccessToken {
 /**
  * The one definition of a live access token, shared by token review, userinfo and introspection:
  * it verifies, is not revoked (by jti or grant), its client still exists, and its user (unless the
- * client acts for itself) exists and is active.
+ * client acts for itself) exists and is active. A refusal is a code; each caller words it (or
+ * not: introspection never says why) with {@link ACCESS_TOKEN_REJECTION_MESSAGES}.
+ * @example
+ * const checked = await checkAccessToken(token, context);
+ * if (!checked.ok) return { active: false, reason: checked.reason }; // e.g. 'expired', 'revoked'
  */
 export async function checkAccessToken(
   token: string,
   context: LiveTokenContext,
-): Promise<{ ok: true; token: LiveAccessToken } | { ok: false; error: string }> {
+): Promise<{ ok: true; token: LiveAccessToken } | { ok: false; reason: LiveTokenRejection }> {
   const verified = await (context.verify?.(token) ??
     verifyAccessToken(context.keys, context.issuer, token, context.clock));
-  if (!verified.ok) return { ok: false, error: ACCESS_TOKEN_REJECTION_MESSAGES[verified.reason] };
+  if (!verified.ok) return verified;
   const { claims } = verified;
-  if (await context.isRevoked('jti', claims.jti)) return { ok: false, error: 'token has been revoked' };
+  if (await context.isRevoked('jti', claims.jti)) return { ok: false, reason: 'revoked' };
   if (claims.sid !== undefined && (await context.isRevoked('sid', claims.sid))) {
-    return { ok: false, error: 'token has been revoked' };
+    return { ok: false, reason: 'revoked' };
   }
   const client = await context.findClient(claims.client_id);
-  if (client === undefined) return { ok: false, error: 'client no longer exists' };
+  if (client === undefined) return { ok: false, reason: 'client_gone' };
   const live: LiveAccessToken = { claims, audience: verified.audience, scope: verified.scope, client };
   if (claims.sub !== claims.client_id) {
     const user = await context.findUser(claims.sub);
-    if (user === undefined) return { ok: false, error: 'user no longer exists' };
-    if (user.disabled) return { ok: false, error: 'user is disabled' };
+    if (user === undefined) return { ok: false, reason: 'user_gone' };
+    if (user.disabled) return { ok: false, reason: 'user_disabled' };
     live.user = user;
   }
   return { ok: true, token: live };

@@ -1,4 +1,4 @@
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord } from '../model.js';
 import { verifyCompactJws } from '../tokens/jws.js';
@@ -17,7 +17,7 @@ export interface LogoutRequest {
 
 type Params = Record<string, string | string[] | undefined>;
 
-const fail = (description: string) => new IdgateError('invalid_request', description);
+const fail = (description: string) => new OAuthProtocolError('invalid_request', description);
 
 async function readHint(
   hint: string,

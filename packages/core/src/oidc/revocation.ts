@@ -1,4 +1,4 @@
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
 import { revokeGrant } from '../grants/revoke-grant.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord } from '../model.js';
@@ -36,7 +36,7 @@ export async function revokeToken(
   client: ClientRecord,
   context: RevocationContext,
 ): Promise<void> {
-  const notYours = () => new IdgateError('invalid_request', 'the token was not issued to this client');
+  const notYours = () => new OAuthProtocolError('invalid_request', 'the token was not issued to this client');
   const tryRefresh = async () => {
     const record = await context.storage.refreshTokens.findByHash(await hashSecret(token));
     if (record === undefined) return false;

@@ -1,11 +1,12 @@
 import type { UserInfo } from '@idgate/schema';
-import { IdgateError } from '../errors.js';
+import { OAuthProtocolError } from '../errors.js';
+import { ACCESS_TOKEN_REJECTION_MESSAGES } from '../tokens/access-token.js';
 import { userClaims } from '../tokens/user-claims.js';
 import { checkAccessToken, type LiveTokenContext } from './access-token-check.js';
 
-function bearerError(error: 'invalid_token' | 'insufficient_scope', description: string): IdgateError {
+function bearerError(error: 'invalid_token' | 'insufficient_scope', description: string): OAuthProtocolError {
   const challenge = `Bearer realm="idgate", error="${error}", error_description="${description}"`;
-  return new IdgateError(error, description, { headers: { 'WWW-Authenticate': challenge } });
+  return new OAuthProtocolError(error, description, { headers: { 'WWW-Authenticate': challenge } });
 }
 
 /**
@@ -20,13 +21,13 @@ export async function userinfo(
   context: LiveTokenContext,
 ): Promise<UserInfo> {
   if (accessToken === undefined || accessToken === '') {
-    throw new IdgateError('invalid_request', 'an access token is required', {
+    throw new OAuthProtocolError('invalid_request', 'an access token is required', {
       status: 401,
       headers: { 'WWW-Authenticate': 'Bearer realm="idgate"' },
     });
   }
   const checked = await checkAccessToken(accessToken, context);
-  if (!checked.ok) throw bearerError('invalid_token', checked.error);
+  if (!checked.ok) throw bearerError('invalid_token', ACCESS_TOKEN_REJECTION_MESSAGES[checked.reason]);
   const { user, scope } = checked.token;
   if (user === undefined) throw bearerError('invalid_token', 'the token does not belong to a user');
   if (!scope.includes('openid'))

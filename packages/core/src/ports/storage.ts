@@ -1,3 +1,5 @@
+import type { OAuthErrorCode, ProblemCode } from '@idgate/schema';
+import { IdgateError } from '../errors.js';
 import type {
   ApiKeyRecord,
   ClientRecord,
@@ -25,15 +27,66 @@ import type {
 
 /**
  * Thrown by a repository when a write collides with a unique constraint (a username that exists
- * regardless of case, a client id, a key id). `field` names the colliding field.
+ * regardless of case, a client id, a key id). `field` names the colliding field. Callers usually
+ * catch it and answer in their own words; one that escapes is a 409.
+ * @example
+ * throw new StorageConflictError('username');
  */
-export class StorageConflictError extends Error {
-  override readonly name = 'StorageConflictError';
+export class StorageConflictError extends IdgateError<'conflict'> {
+  override readonly name: string = 'StorageConflictError';
+  readonly kind = 'storage_conflict' as const;
+
   constructor(
     readonly field: string,
-    message = `${field} already exists`,
+    description = `${field} already exists`,
   ) {
-    super(message);
+    super('conflict', description, 409);
+  }
+
+  get oauthError(): OAuthErrorCode {
+    return 'invalid_request';
+  }
+
+  get problemCode(): ProblemCode {
+    return 'conflict';
+  }
+}
+
+/**
+ * Why storage could not answer: the codes of {@link StorageUnavailableError}. `unreachable`: no
+ * connection (refused, reset, the server shutting down); `busy`: the database is locked or out of
+ * connections; `timeout`: an answer took too long.
+ */
+export type StorageUnavailability = 'unreachable' | 'busy' | 'timeout';
+
+/** Seconds a client is asked to wait before trying again, unless the thrower knows better. */
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Storage that cannot answer right now (the database is down, locked or too slow): a 503 with
+ * `Retry-After`, and a description that says nothing about the database beyond that. The driver's
+ * error is the `cause`, logged with the request id, never sent.
+ * @example
+ * throw new StorageUnavailableError('unreachable', { cause: error });
+ */
+export class StorageUnavailableError extends IdgateError<StorageUnavailability> {
+  override readonly name: string = 'StorageUnavailableError';
+  readonly kind = 'storage_unavailable' as const;
+
+  constructor(code: StorageUnavailability, options: { retryAfterSeconds?: number; cause?: unknown } = {}) {
+    const retryAfter = String(options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS);
+    super(code, 'the service is unavailable; try again shortly', 503, {
+      headers: { 'Retry-After': retryAfter },
+      ...(options.cause === undefined ? {} : { cause: options.cause }),
+    });
+  }
+
+  get oauthError(): OAuthErrorCode {
+    return 'temporarily_unavailable';
+  }
+
+  get problemCode(): ProblemCode {
+    return 'storage_unavailable';
   }
 }
 

@@ -5,6 +5,7 @@ import type {
   TokenReviewUser,
 } from '@idgate/schema';
 import { checkAccessToken, type LiveTokenContext } from '../oidc/access-token-check.js';
+import { ACCESS_TOKEN_REJECTION_MESSAGES, type LiveTokenRejection } from '../tokens/access-token.js';
 
 /** Keys of `status.user.extra`, prefixed with a domain as Kubernetes asks of extra keys. */
 export const TOKEN_REVIEW_EXTRA = {
@@ -26,8 +27,22 @@ export const SERVICE_IDENTITY = {
 /** What a token review reads: the keys, and lookups that may be served from memory. */
 export type TokenReviewContext = LiveTokenContext;
 
-function denied(error: string): TokenReviewStatus {
-  return { authenticated: false, error };
+/** Why a TokenReview did not authenticate: no token, a token that is not live, or one for other audiences. */
+export type TokenReviewDenial = 'missing' | LiveTokenRejection | 'audience_mismatch';
+
+/**
+ * The `status.error` of each {@link TokenReviewDenial}: what Kubernetes logs, and what a metric
+ * can read the denial back from.
+ * @example TOKEN_REVIEW_DENIAL_MESSAGES.expired // 'token has expired'
+ */
+export const TOKEN_REVIEW_DENIAL_MESSAGES: Readonly<Record<TokenReviewDenial, string>> = {
+  missing: 'token is missing',
+  ...ACCESS_TOKEN_REJECTION_MESSAGES,
+  audience_mismatch: 'token audience does not match',
+};
+
+function denied(denial: TokenReviewDenial): TokenReviewStatus {
+  return { authenticated: false, error: TOKEN_REVIEW_DENIAL_MESSAGES[denial] };
 }
 
 /**
@@ -59,9 +74,9 @@ async function decide(
   requestedAudiences: readonly string[] | undefined,
   context: TokenReviewContext,
 ): Promise<TokenReviewStatus> {
-  if (token === undefined || token.trim() === '') return denied('token is missing');
+  if (token === undefined || token.trim() === '') return denied('missing');
   const checked = await checkAccessToken(token.trim(), context);
-  if (!checked.ok) return denied(checked.error);
+  if (!checked.ok) return denied(checked.reason);
   const { claims, scope, audience, client, user } = checked.token;
 
   let audiences: string[] | undefined;
@@ -69,7 +84,7 @@ async function decide(
     const audienceAware = audience.some((aud) => aud !== claims.client_id);
     const shared = requestedAudiences.filter((aud) => audience.includes(aud));
     if (shared.length > 0) audiences = [...new Set(shared)];
-    else if (audienceAware) return denied('token audience does not match');
+    else if (audienceAware) return denied('audience_mismatch');
   }
 
   const extra: Record<string, string[]> = { [TOKEN_REVIEW_EXTRA.clientId]: [claims.client_id] };

@@ -58,7 +58,7 @@ export async function issueAccessToken(
   return { token, jti, expiresAt, expiresIn: input.lifetimeSeconds };
 }
 
-/** Why a token did not verify; each maps to a short message a caller may show. */
+/** Why a token did not verify; {@link ACCESS_TOKEN_REJECTION_MESSAGES} words each. */
 export type AccessTokenRejection =
   | 'malformed'
   | 'expired'
@@ -69,8 +69,25 @@ export type AccessTokenRejection =
   | 'wrong_issuer'
   | 'wrong_type';
 
-/** Messages for {@link AccessTokenRejection}, short enough for TokenReview's `status.error`. */
-export const ACCESS_TOKEN_REJECTION_MESSAGES: Record<AccessTokenRejection, string> = {
+/**
+ * Why an access token is not live: it did not verify, or it verified but no longer speaks for
+ * anyone (revoked by jti or grant, its client or user deleted, its user disabled).
+ */
+export type LiveTokenRejection =
+  | AccessTokenRejection
+  | 'revoked'
+  | 'client_gone'
+  | 'user_gone'
+  | 'user_disabled';
+
+/**
+ * The one wording of every {@link LiveTokenRejection}, short enough for TokenReview's
+ * `status.error` and the `error_description` of a Bearer challenge. Code decides on the rejection
+ * code; only what is shown reads this.
+ * @example
+ * if (!checked.ok) console.log(ACCESS_TOKEN_REJECTION_MESSAGES[checked.reason]);
+ */
+export const ACCESS_TOKEN_REJECTION_MESSAGES: Record<LiveTokenRejection, string> = {
   malformed: 'token is malformed',
   expired: 'token has expired',
   not_yet_valid: 'token is not valid yet',
@@ -79,6 +96,10 @@ export const ACCESS_TOKEN_REJECTION_MESSAGES: Record<AccessTokenRejection, strin
   algorithm_not_allowed: 'token signing algorithm is not allowed',
   wrong_issuer: 'token was not issued by this server',
   wrong_type: 'token is not an access token',
+  revoked: 'token has been revoked',
+  client_gone: 'client no longer exists',
+  user_gone: 'user no longer exists',
+  user_disabled: 'user is disabled',
 };
 
 /** The outcome of {@link verifyAccessToken}. */

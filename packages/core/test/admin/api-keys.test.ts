@@ -35,7 +35,8 @@ describe('API key administration', () => {
     expect(listed.map((k) => k.revokedAt)).toEqual(['2026-11-21T10:00:30.000Z', '2026-11-21T10:00:30.000Z']);
     const find = (prefix: string) => ports.storage.apiKeys.findByPrefix(prefix);
     await expect(authenticateApiKey(first.key, 'admin', find)).rejects.toMatchObject({
-      code: 'api_key_invalid',
+      code: 'invalid',
+      problemCode: 'api_key_invalid',
     });
     expect(await rejection(revokeApiKey(ports, first.record.id))).toMatchObject({
       code: 'not_found',

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_LOGIN_THROTTLE,
   type ExternalPasswordCheck,
-  IdgateError,
   LoginThrottle,
+  OAuthProtocolError,
   type PasswordSignInContext,
   signInWithPassword,
 } from '../../src/index.js';
@@ -115,10 +115,10 @@ describe('password sign-in', () => {
 
   it('lets an unreachable provider fail loudly, not as a wrong password', async () => {
     const { context, attempts } = await setup(async () => {
-      throw new IdgateError('temporarily_unavailable', 'the directory did not answer');
+      throw new OAuthProtocolError('temporarily_unavailable', 'the directory did not answer');
     });
     await expect(signInWithPassword(request('x', { provider: 'corp' }), context)).rejects.toMatchObject({
-      error: 'temporarily_unavailable',
+      code: 'temporarily_unavailable',
     });
     expect(await attempts()).toEqual([]);
   });

@@ -1,5 +1,4 @@
 import {
-  type AdminError,
   addIdentityProvider,
   getIdentityProvider,
   isAdminError,
@@ -18,30 +17,6 @@ const BASE = '/admin/v1/identity-providers';
 type Named = { Params: { name: string } };
 
 /**
- * A refused administrative action as an RFC 9457 problem: `<object>_not_found` 404,
- * `<object>_exists` and `<object>_read_only` 409, `invalid_<object>` 400.
- */
-function sendAdminProblem(reply: FastifyReply, error: AdminError): FastifyReply {
-  const { object } = error;
-  switch (error.code) {
-    case 'not_found':
-      // Only the start of what was asked for is repeated.
-      return sendProblem(
-        reply,
-        404,
-        `${object}_not_found`,
-        `there is no ${object.replaceAll('_', ' ')} ${(error.key ?? '').slice(0, 64)}`,
-      );
-    case 'conflict':
-      return sendProblem(reply, 409, `${object}_exists`, error.message);
-    case 'read_only':
-      return sendProblem(reply, 409, `${object}_read_only`, error.message);
-    case 'invalid_input':
-      return sendProblem(reply, 400, `invalid_${object}`, error.message);
-  }
-}
-
-/**
  * The admin REST API of identity providers, under `/admin/v1`: list, read, create, disable,
  * enable and delete providers, and list a user's linked identities. Every route needs an API key
  * with the `admin` scope; errors are RFC 9457 problems; nothing answered is ever cached, and no
@@ -58,9 +33,13 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     reply.header('Cache-Control', 'no-store');
     await authenticate(request);
   });
-  // What the use cases refuse is answered here; anything else goes on to the server's handler.
+  // The server's handler answers every refusal as a problem; a missing object is worded for the
+  // API (the use case's message is the CLI's), repeating only the start of what was asked for.
   app.setErrorHandler((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-    if (isAdminError(error)) return sendAdminProblem(reply, error);
+    if (isAdminError(error) && error.code === 'not_found') {
+      const what = `there is no ${error.object.replaceAll('_', ' ')} ${(error.key ?? '').slice(0, 64)}`;
+      return sendProblem(reply, error.status, error.problemCode, what);
+    }
     throw error;
   });
 

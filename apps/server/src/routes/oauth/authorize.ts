@@ -1,6 +1,7 @@
 import { AuthorizationError, validateAuthorizationRequest } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
+import { PAGE_ROUTE } from '../../browser/pages.js';
 import { BrowserState } from '../../browser/state.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
 import { STYLESHEET } from '../../views/html.js';
@@ -36,10 +37,10 @@ export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
     return flow.proceed(reply, validated.request, validated.client, authentication);
   };
 
-  app.get<{ Querystring: FormBody }>('/oauth/authorize', (request, reply) =>
+  app.get<{ Querystring: FormBody }>('/oauth/authorize', PAGE_ROUTE, (request, reply) =>
     authorize(request, reply, request.query),
   );
-  app.post<{ Body: FormBody | undefined }>('/oauth/authorize', async (request, reply) => {
+  app.post<{ Body: FormBody | undefined }>('/oauth/authorize', PAGE_ROUTE, async (request, reply) => {
     if (!isFormRequest(request)) {
       return flow.errorPage(reply, 400, 'The authorization request must be sent as a form.');
     }

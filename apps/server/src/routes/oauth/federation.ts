@@ -1,16 +1,10 @@
 import {
-  ConnectorError,
-  type ConnectorFailure,
   type ExternalIdentity,
   issueFederatedTokens,
+  OAuthProtocolError,
   signInWithExternalIdentity,
 } from '@idgate/core';
-import {
-  CallbackCodeQuery,
-  CallbackErrorQuery,
-  CallbackTokenQuery,
-  type OAuthErrorCode,
-} from '@idgate/schema';
+import { CallbackCodeQuery, CallbackErrorQuery, CallbackTokenQuery } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { BrowserState, isStandalone, type StoredRequest } from '../../browser/state.js';
@@ -20,30 +14,14 @@ import { tokenEndpointContext } from './token-context.js';
 
 type Query = Record<string, string | string[] | undefined>;
 
-const CONNECTOR_ERRORS: Record<ConnectorFailure, OAuthErrorCode> = {
-  upstream_error: 'access_denied',
-  upstream_unavailable: 'temporarily_unavailable',
-  invalid_upstream_response: 'access_denied',
-  not_allowed: 'access_denied',
-  invalid_upstream_token: 'access_denied',
-};
-
-/** A refusal of the callback: never a 5xx, JSON for programs and a page for browsers. */
-class CallbackError extends Error {
-  constructor(
-    readonly error: OAuthErrorCode,
-    readonly description: string,
-    readonly status = 400,
-  ) {
-    super(description);
-  }
-}
+// A refused sign-in answers 400, as the token endpoint's errors do (RFC 6749 §5.2), not 403.
+const denied = (description: string) => new OAuthProtocolError('access_denied', description, { status: 400 });
 
 function single(query: Query): Record<string, string> {
   const fields: Record<string, string> = {};
   for (const [name, value] of Object.entries(query)) {
     if (Array.isArray(value))
-      throw new CallbackError('invalid_request', `parameter ${name} must not be repeated`);
+      throw new OAuthProtocolError('invalid_request', `parameter ${name} must not be repeated`);
     if (value !== undefined && value !== '') fields[name] = value;
   }
   return fields;
@@ -61,20 +39,15 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
   const state = new BrowserState(idgate);
   const flow = new AuthorizationFlow(idgate, state);
 
-  const refuse = (request: FastifyRequest, reply: FastifyReply, error: CallbackError) => {
-    reply.header('Cache-Control', 'no-store');
-    if (request.headers.accept?.includes('text/html'))
-      return flow.errorPage(reply, error.status, `Sign-in failed: ${error.description}.`);
-    return reply.status(error.status).send({ error: error.error, error_description: error.description });
-  };
   const redirectProvider = async (name: string): Promise<ResolvedProvider> => {
     const provider = await idgate.providers.get(name);
     if (provider === undefined)
-      throw new CallbackError('invalid_request', `there is no identity provider ${name.slice(0, 64)}`, 404);
-    if (provider.config.disabled)
-      throw new CallbackError('access_denied', `the identity provider ${provider.config.name} is disabled`);
+      throw new OAuthProtocolError('invalid_request', `there is no identity provider ${name.slice(0, 64)}`, {
+        status: 404,
+      });
+    if (provider.config.disabled) throw denied(`the identity provider ${provider.config.name} is disabled`);
     if (provider.connector.kind !== 'redirect') {
-      throw new CallbackError(
+      throw new OAuthProtocolError(
         'invalid_request',
         `${provider.config.name} takes a username and password on the login page`,
       );
@@ -82,15 +55,26 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     return provider;
   };
 
-  app.get<{ Params: { idp: string }; Querystring: Query }>('/oauth/login/:idp', async (request, reply) => {
-    try {
+  // Refusals answer JSON to programs and a page to a person's browser (chosen by Accept).
+  const options = {
+    config: { errorFormat: ['oauth', 'html'] as const, errorPageTitle: 'Sign-in failed' },
+    onRequest: (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      reply.header('Cache-Control', 'no-store');
+      done();
+    },
+  };
+
+  app.get<{ Params: { idp: string }; Querystring: Query }>(
+    '/oauth/login/:idp',
+    options,
+    async (request, reply) => {
       const provider = await redirectProvider(request.params.idp);
       const { interaction: interactionId } = single(request.query);
       let pending: string | null = null;
       if (interactionId !== undefined) {
         const interaction = await state.loadInteraction(request, interactionId);
         if (interaction === undefined)
-          throw new CallbackError(
+          throw new OAuthProtocolError(
             'invalid_request',
             'the sign-in request has expired or was started in another browser',
           );
@@ -104,58 +88,50 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
         ...begun,
       });
       return reply.header('Cache-Control', 'no-store').redirect(url.toString(), 303);
-    } catch (error) {
-      return handleFailure(request, reply, error);
-    }
-  });
+    },
+  );
 
   app.get<{ Params: { callback: string }; Querystring: Query }>(
     '/oauth/callback/:callback',
+    options,
     async (request, reply) => {
-      try {
-        const provider = await redirectProvider(request.params.callback);
-        const name = provider.config.name;
-        const query = single(request.query);
-        if (query.error !== undefined) {
-          const upstream = CallbackErrorQuery.safeParse(query);
-          const said = upstream.success ? upstream.data.error : 'error';
-          await transactions.complete(request, reply, name, query.state);
-          throw new CallbackError(
-            'access_denied',
-            `${name} answered ${said.replace(/[^\x20-\x7e]/g, '').slice(0, 64)}`,
-          );
-        }
-        const completed = await transactions.complete(request, reply, name, query.state);
-        if (!completed.ok)
-          throw new CallbackError('invalid_request', TRANSACTION_MESSAGES[completed.failure]);
-        const { transaction } = completed;
-        if (provider.connector.kind !== 'redirect') throw new Error('unreachable');
-
-        let identity: ExternalIdentity;
-        const code = CallbackCodeQuery.safeParse(query);
-        const token = CallbackTokenQuery.safeParse(query);
-        if (code.success) {
-          identity = await provider.connector.exchangeCode({
-            code: code.data.code,
-            redirectUri: transactions.redirectUri(name),
-            codeVerifier: transaction.codeVerifier,
-            nonce: transaction.nonce,
-          });
-        } else if (token.success) {
-          identity = await provider.connector.identityFromAccessToken({
-            accessToken: token.data.access_token,
-            tokenType: token.data.token_type,
-          });
-        } else {
-          throw new CallbackError(
-            'invalid_request',
-            'the callback carries neither a code nor an access token',
-          );
-        }
-        return await signedIn(request, reply, provider, identity, transaction.interactionId);
-      } catch (error) {
-        return handleFailure(request, reply, error);
+      const provider = await redirectProvider(request.params.callback);
+      const name = provider.config.name;
+      const query = single(request.query);
+      if (query.error !== undefined) {
+        const upstream = CallbackErrorQuery.safeParse(query);
+        const said = upstream.success ? upstream.data.error : 'error';
+        await transactions.complete(request, reply, name, query.state);
+        throw denied(`${name} answered ${said.replace(/[^\x20-\x7e]/g, '').slice(0, 64)}`);
       }
+      const completed = await transactions.complete(request, reply, name, query.state);
+      if (!completed.ok)
+        throw new OAuthProtocolError('invalid_request', TRANSACTION_MESSAGES[completed.failure]);
+      const { transaction } = completed;
+      if (provider.connector.kind !== 'redirect') throw new Error('unreachable');
+
+      let identity: ExternalIdentity;
+      const code = CallbackCodeQuery.safeParse(query);
+      const token = CallbackTokenQuery.safeParse(query);
+      if (code.success) {
+        identity = await provider.connector.exchangeCode({
+          code: code.data.code,
+          redirectUri: transactions.redirectUri(name),
+          codeVerifier: transaction.codeVerifier,
+          nonce: transaction.nonce,
+        });
+      } else if (token.success) {
+        identity = await provider.connector.identityFromAccessToken({
+          accessToken: token.data.access_token,
+          tokenType: token.data.token_type,
+        });
+      } else {
+        throw new OAuthProtocolError(
+          'invalid_request',
+          'the callback carries neither a code nor an access token',
+        );
+      }
+      return await signedIn(request, reply, provider, identity, transaction.interactionId);
     },
   );
 
@@ -168,8 +144,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
   ) {
     const mapped = await signInWithExternalIdentity(identity, mappingPolicy(provider), request.ip, idgate);
     if (!mapped.ok) {
-      throw new CallbackError(
-        'access_denied',
+      throw denied(
         mapped.reason === 'disabled'
           ? 'the account is disabled'
           : `no account is linked to this ${provider.config.name} identity`,
@@ -180,7 +155,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     if (interactionId !== null) {
       const interaction = await state.loadInteraction(request, interactionId);
       if (interaction === undefined)
-        throw new CallbackError(
+        throw new OAuthProtocolError(
           'invalid_request',
           'the sign-in request has expired or was started in another browser',
         );
@@ -193,7 +168,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
       await idgate.storage.interactions.setUser(interaction.id, user.id, session.authTime);
       const client = await idgate.storage.clients.findById(stored.clientId);
       if (client === undefined)
-        throw new CallbackError('invalid_request', 'the application of this sign-in no longer exists');
+        throw new OAuthProtocolError('invalid_request', 'the application of this sign-in no longer exists');
       return flow.proceed(
         reply,
         stored,
@@ -205,29 +180,18 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
 
     const clientId = provider.config.tokenClientId ?? idgate.config.federation.tokenClientId;
     if (clientId === undefined) {
-      throw new CallbackError(
+      throw new OAuthProtocolError(
         'invalid_request',
         `${provider.config.name} is set up for browser sign-in only: configure tokenClientId to answer tokens`,
       );
     }
     const client = await idgate.storage.clients.findById(clientId);
     if (client === undefined)
-      throw new CallbackError('invalid_request', `the token client ${clientId.slice(0, 64)} does not exist`);
+      throw new OAuthProtocolError(
+        'invalid_request',
+        `the token client ${clientId.slice(0, 64)} does not exist`,
+      );
     const tokens = await issueFederatedTokens(user, client, tokenEndpointContext(idgate, request));
     return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(tokens);
-  }
-
-  function handleFailure(request: FastifyRequest, reply: FastifyReply, error: unknown) {
-    if (error instanceof CallbackError) return refuse(request, reply, error);
-    if (error instanceof ConnectorError) {
-      request.log.warn({ err: error, failure: error.failure }, 'external sign-in failed');
-      return refuse(request, reply, new CallbackError(CONNECTOR_ERRORS[error.failure], error.message));
-    }
-    request.log.error({ err: error }, 'external sign-in failed unexpectedly');
-    return refuse(
-      request,
-      reply,
-      new CallbackError('temporarily_unavailable', 'the sign-in could not be completed; try again'),
-    );
   }
 }

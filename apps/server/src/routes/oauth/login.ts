@@ -3,13 +3,13 @@ import {
   type AuthorizationRequest,
   constantTimeEqual,
   giveConsent,
-  IdgateError,
+  OAuthProtocolError,
   type PasswordSignIn,
   signInWithPassword,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { sendPage } from '../../browser/pages.js';
+import { PAGE_ROUTE, sendPage } from '../../browser/pages.js';
 import { BrowserState, isStandalone, type StoredRequest } from '../../browser/state.js';
 import { externalPasswordCheck } from '../../federation/password-providers.js';
 import type { FormBody } from '../../http/form.js';
@@ -71,7 +71,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     );
   };
 
-  app.get<{ Querystring: { interaction?: string } }>('/oauth/login', async (request, reply) => {
+  app.get<{ Querystring: { interaction?: string } }>('/oauth/login', PAGE_ROUTE, async (request, reply) => {
     if (request.query.interaction === undefined) {
       const current = await state.currentSession(request);
       if (current !== undefined) {
@@ -104,7 +104,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     );
   });
 
-  app.post<{ Body: FormBody | undefined }>('/oauth/login', async (request, reply) => {
+  app.post<{ Body: FormBody | undefined }>('/oauth/login', PAGE_ROUTE, async (request, reply) => {
     const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
     if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
     if (!constantTimeEqual(field(request.body, 'csrf') ?? '', interaction.csrfToken)) {
@@ -138,7 +138,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         },
       );
     } catch (error) {
-      if (!(error instanceof IdgateError)) throw error;
+      if (!(error instanceof OAuthProtocolError)) throw error;
       request.log.warn({ err: error }, 'password provider unavailable');
       const error503 = 'The directory cannot be reached right now. Try again later.';
       return showLogin(reply, 503, interaction, { error: error503, ...shown });
@@ -191,7 +191,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     );
   });
 
-  app.post<{ Body: FormBody | undefined }>('/oauth/consent', async (request, reply) => {
+  app.post<{ Body: FormBody | undefined }>('/oauth/consent', PAGE_ROUTE, async (request, reply) => {
     const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
     if (interaction === undefined || interaction.userId === null || interaction.authTime === null) {
       return flow.errorPage(reply, 400, EXPIRED);

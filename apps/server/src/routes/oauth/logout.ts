@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { constantTimeEqual, endBrowserSession, IdgateError, validateLogoutRequest } from '@idgate/core';
+import {
+  constantTimeEqual,
+  endBrowserSession,
+  OAuthProtocolError,
+  validateLogoutRequest,
+} from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { sendPage } from '../../browser/pages.js';
+import { PAGE_ROUTE, sendPage } from '../../browser/pages.js';
 import { BrowserState } from '../../browser/state.js';
 import { cookieOptions } from '../../http/cookies.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
@@ -33,7 +38,7 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
         findClient: (id) => idgate.storage.clients.findById(id),
       });
     } catch (error) {
-      if (error instanceof IdgateError)
+      if (error instanceof OAuthProtocolError)
         return flow.errorPage(reply, 400, `This sign-out request is not valid: ${error.description}.`);
       throw error;
     }
@@ -81,10 +86,10 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
     );
   };
 
-  app.get<{ Querystring: FormBody }>('/oauth/logout', (request, reply) =>
+  app.get<{ Querystring: FormBody }>('/oauth/logout', PAGE_ROUTE, (request, reply) =>
     logout(request, reply, request.query),
   );
-  app.post<{ Body: FormBody | undefined }>('/oauth/logout', (request, reply) => {
+  app.post<{ Body: FormBody | undefined }>('/oauth/logout', PAGE_ROUTE, (request, reply) => {
     if (!isFormRequest(request)) {
       return flow.errorPage(reply, 400, 'The sign-out request must be sent as a form.');
     }

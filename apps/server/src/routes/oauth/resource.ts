@@ -1,8 +1,8 @@
 import {
   authenticateClient,
-  IdgateError,
   introspectToken,
   type LiveTokenContext,
+  OAuthProtocolError,
   revokeToken,
   userinfo,
 } from '@idgate/core';
@@ -13,13 +13,13 @@ import { type FormBody, isFormRequest } from '../../http/form.js';
 function formField(body: FormBody | undefined, name: string): string | undefined {
   const value = body?.[name];
   if (Array.isArray(value))
-    throw new IdgateError('invalid_request', `parameter ${name} must not be repeated`);
+    throw new OAuthProtocolError('invalid_request', `parameter ${name} must not be repeated`);
   return value === '' ? undefined : value;
 }
 
 function requireForm(request: FastifyRequest): void {
   if (!isFormRequest(request)) {
-    throw new IdgateError('invalid_request', 'this endpoint takes application/x-www-form-urlencoded');
+    throw new OAuthProtocolError('invalid_request', 'this endpoint takes application/x-www-form-urlencoded');
   }
 }
 
@@ -28,7 +28,7 @@ function bearerToken(request: FastifyRequest<{ Body: FormBody | undefined }>): s
   const header = request.headers.authorization;
   const match = header === undefined ? null : /^Bearer[ ]+([\x21-\x7e]+)$/i.exec(header.trim());
   if (header !== undefined && match === null) {
-    throw new IdgateError('invalid_request', 'the Authorization header is not a Bearer token', {
+    throw new OAuthProtocolError('invalid_request', 'the Authorization header is not a Bearer token', {
       status: 401,
       headers: { 'WWW-Authenticate': 'Bearer realm="idgate", error="invalid_request"' },
     });
@@ -36,7 +36,7 @@ function bearerToken(request: FastifyRequest<{ Body: FormBody | undefined }>): s
   const fromBody =
     request.method === 'POST' && isFormRequest(request) ? formField(request.body, 'access_token') : undefined;
   if (match !== null && fromBody !== undefined)
-    throw new IdgateError('invalid_request', 'send the access token in one place only');
+    throw new OAuthProtocolError('invalid_request', 'send the access token in one place only');
   return match?.[1] ?? fromBody;
 }
 
@@ -70,7 +70,7 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
     requireForm(request);
     const { client: caller } = await client(request);
     const token = formField(request.body, 'token');
-    if (token === undefined) throw new IdgateError('invalid_request', 'token is required');
+    if (token === undefined) throw new OAuthProtocolError('invalid_request', 'token is required');
     await revokeToken(token.slice(0, 8192), formField(request.body, 'token_type_hint'), caller, {
       issuer: idgate.config.issuer,
       keys: idgate.keys(),
@@ -86,13 +86,13 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
     const { method } = await client(request);
     // RFC 7662 §2.1: the caller must be authorized; a public client proves nothing.
     if (method === 'none') {
-      throw new IdgateError('invalid_client', 'introspection needs client authentication', {
+      throw new OAuthProtocolError('invalid_client', 'introspection needs client authentication', {
         status: 401,
         headers: { 'WWW-Authenticate': 'Basic realm="idgate", charset="UTF-8"' },
       });
     }
     const token = formField(request.body, 'token');
-    if (token === undefined) throw new IdgateError('invalid_request', 'token is required');
+    if (token === undefined) throw new OAuthProtocolError('invalid_request', 'token is required');
     return introspectToken(token.slice(0, 8192), formField(request.body, 'token_type_hint'), {
       ...live(),
       storage: idgate.storage,

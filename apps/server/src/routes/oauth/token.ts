@@ -1,4 +1,4 @@
-import { handleTokenRequest, IdgateError } from '@idgate/core';
+import { handleTokenRequest, OAuthProtocolError } from '@idgate/core';
 import { TokenResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -22,7 +22,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       if (!isFormRequest(request)) {
-        throw new IdgateError(
+        throw new OAuthProtocolError(
           'invalid_request',
           'the token endpoint takes application/x-www-form-urlencoded',
         );
