@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
 
 const REDIRECT = 'https://app.example.test/cb';
 
 describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
-  let t: TestServer;
+  let t: TestApp;
   let client: { clientId: string; clientSecret: string };
 
   beforeAll(async () => {
-    t = await startTestServer(kind, {
+    t = await startTestApp(kind, {
       bruteForce: { maxFailures: 3, windowSeconds: 900, maxFailuresPerAddress: 1000 },
     });
     await t.addUser('gwen', 'gwen-password-1');
@@ -26,7 +26,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
   });
   afterAll(async () => t?.close());
 
-  async function openLogin(agent = new UserAgent()) {
+  async function openLogin(agent = new UserAgent(t.fetch)) {
     const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
     const params = {
       client_id: client.clientId,
@@ -58,7 +58,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(html).toContain('autocomplete="current-password"');
     expect(html).toContain('Grafana &lt;script&gt;');
     expect(html).not.toContain('<script');
-    const css = await fetch(`${t.issuer}/assets/idgate.css`);
+    const css = await t.fetch(`${t.issuer}/assets/idgate.css`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
   });
 
@@ -86,7 +86,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
       form: { ...fields, csrf: 'forged', username: 'gwen', password: 'gwen-password-1' },
     });
     expect(forged.status).toBe(403);
-    const stranger = await new UserAgent().request(new URL(action, t.issuer), {
+    const stranger = await new UserAgent(t.fetch).request(new URL(action, t.issuer), {
       form: { ...fields, username: 'gwen', password: 'gwen-password-1' },
     });
     expect(stranger.status).toBe(400);
@@ -95,11 +95,11 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
 
   it('refuses an unknown or foreign interaction id on GET', async () => {
     const { loginUrl } = await openLogin();
-    const foreign = await new UserAgent().request(loginUrl);
+    const foreign = await new UserAgent(t.fetch).request(loginUrl);
     expect(foreign.status).toBe(400);
-    expect((await new UserAgent().request(`${t.issuer}/login?interaction=${'x'.repeat(500)}`)).status).toBe(
-      400,
-    );
+    expect(
+      (await new UserAgent(t.fetch).request(`${t.issuer}/login?interaction=${'x'.repeat(500)}`)).status,
+    ).toBe(400);
   });
 
   it('locks an account after repeated failures, with Retry-After, also against the right password; and the password grant says 429', async () => {
@@ -118,7 +118,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(800);
     expect(await locked.text()).toContain('Too many failed sign-ins. Try again in 15 minutes.');
 
-    const grant = await fetch(`${t.issuer}/token`, {
+    const grant = await t.fetch(`${t.issuer}/token`, {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
@@ -130,7 +130,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(Number(grant.headers.get('retry-after'))).toBeGreaterThan(800);
     expect(await grant.json()).toMatchObject({ error: 'invalid_grant' });
 
-    const records = await t.server.services.storage.loginAttempts.listByUsername('ivy', 10);
+    const records = await t.services.storage.loginAttempts.listByUsername('ivy', 10);
     expect(records.map((r) => r.reason)).toEqual([
       'locked',
       'locked',
@@ -163,7 +163,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
   });
 
   it('signs in without an application and remembers the browser', async () => {
-    const agent = new UserAgent();
+    const agent = new UserAgent(t.fetch);
     const page = await agent.request(`${t.issuer}/login`);
     const { action, fields } = readForm(await page.text());
     const done = await agent.request(new URL(action, t.issuer), {
@@ -183,7 +183,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
   });
 
   it('sets HttpOnly, SameSite=Lax cookies scoped to the issuer path', async () => {
-    const agent = new UserAgent();
+    const agent = new UserAgent(t.fetch);
     const response = await agent.request(`${t.issuer}/login`);
     const cookie = response.headers.getSetCookie()[0] as string;
     expect(cookie).toMatch(/^idgate_ix_[A-Za-z0-9_-]+=/);
