@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { type Clock, generateApiKey, generateSecret, hashSecret } from '@idgate/core';
+import { type Clock, createApiKey, createUser, registerClient } from '@idgate/core';
 import type { ApiKeyScope, GrantType } from '@idgate/schema';
 import { type IdgateConfigInput, loadConfig } from '../../src/config.js';
 import type { ComposedServer } from '../../src/serve.js';
@@ -35,7 +35,7 @@ export interface TestHarness {
     postLogoutRedirectUris?: string[];
     public?: boolean;
     name?: string;
-  }): Promise<{ clientId: string; clientSecret: string }>;
+  }): Promise<{ clientId: string /** Empty for a public client. */; clientSecret: string }>;
   addApiKey(scopes: ApiKeyScope[]): Promise<string>;
 }
 
@@ -84,7 +84,8 @@ export async function startHarness<Server extends ComposedServer>(
     await database.drop();
     throw error;
   }
-  const { storage, hasher } = server.services;
+  // Seeded through core's administrative use cases, as the CLI and the admin API would.
+  const { admin } = server.context;
   let counter = 0;
   return {
     server,
@@ -99,25 +100,17 @@ export async function startHarness<Server extends ComposedServer>(
       }
     },
     async addUser(username, password, options = {}) {
-      const id = crypto.randomUUID();
-      await storage.users.create({
-        id,
+      const input = {
         username,
         email: options.email ?? null,
         displayName: options.displayName ?? null,
         groups: options.groups ?? [],
-        passwordHash: await hasher.hash(password),
-        createdAt: new Date(),
-      });
-      return id;
+      };
+      return (await createUser(admin, input, password)).user.id;
     },
     async addClient(options) {
-      const clientId = `client-${++counter}`;
-      const clientSecret = generateSecret();
-      await storage.clients.create({
-        clientId,
-        name: options.name ?? clientId,
-        secretHash: options.public ? null : await hashSecret(clientSecret),
+      const { client, clientSecret } = await registerClient(admin, {
+        name: options.name ?? `client-${++counter}`,
         public: options.public ?? false,
         trusted: options.trusted ?? false,
         redirectUris: options.redirectUris ?? [],
@@ -127,23 +120,11 @@ export async function startHarness<Server extends ComposedServer>(
         audiences: options.audiences ?? [],
         accessTokenTtl: options.accessTokenTtl ?? 600,
         refreshTokenTtl: options.refreshTokenTtl ?? 86_400,
-        createdAt: new Date(),
       });
-      return { clientId, clientSecret };
+      return { clientId: client.clientId, clientSecret: clientSecret ?? '' };
     },
     async addApiKey(scopes) {
-      const generated = await generateApiKey();
-      await storage.apiKeys.create({
-        id: crypto.randomUUID(),
-        name: `key-${++counter}`,
-        prefix: generated.prefix,
-        hash: generated.hash,
-        scopes,
-        createdAt: new Date(),
-        lastUsedAt: null,
-        revokedAt: null,
-      });
-      return generated.key;
+      return (await createApiKey(admin, { name: `key-${++counter}`, scopes })).key;
     },
   };
 }
