@@ -6,6 +6,8 @@ import { type ComposedServer, composeServer } from '../../src/serve.js';
 import type { TestDatabaseKind } from './databases.js';
 import { startHarness, type TestHarness } from './harness.js';
 
+export { testClock } from './harness.js';
+
 /** Where a {@link TestApp} claims to be: nothing listens there, requests go through `inject()`. */
 export const TEST_ORIGIN = 'http://idgate.test';
 

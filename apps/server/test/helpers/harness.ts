@@ -128,3 +128,14 @@ export async function startHarness<Server extends ComposedServer>(
     },
   };
 }
+
+/** A clock that follows real time plus however far a test has moved it on. */
+export function testClock(): Clock & { advance(ms: number): void } {
+  let offset = 0;
+  return {
+    now: () => Date.now() + offset,
+    advance(ms) {
+      offset += ms;
+    },
+  };
+}

@@ -5,7 +5,7 @@ import { type RunningServer, startServer } from '../../src/serve.js';
 import type { TestDatabaseKind } from './databases.js';
 import { startHarness, type TestHarness } from './harness.js';
 
-export { TEST_SECRET } from './harness.js';
+export { TEST_SECRET, testClock } from './harness.js';
 
 /** A free TCP port on 127.0.0.1 (the issuer must name the port before the server listens). */
 export async function freePort(): Promise<number> {
@@ -42,15 +42,4 @@ export async function startTestServer(
     (config, composeOptions) => startServer(config, composeOptions),
   );
   return { ...harness, baseUrl };
-}
-
-/** A clock that follows real time plus however far a test has moved it on. */
-export function testClock(): Clock & { advance(ms: number): void } {
-  let offset = 0;
-  return {
-    now: () => Date.now() + offset,
-    advance(ms) {
-      offset += ms;
-    },
-  };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp, testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
 
@@ -7,12 +7,17 @@ const REDIRECT = 'https://app.example.test/cb';
 
 describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
   let t: TestApp;
+  const clock = testClock();
   let client: { clientId: string; clientSecret: string };
 
   beforeAll(async () => {
-    t = await startTestApp(kind, {
-      bruteForce: { maxFailures: 3, windowSeconds: 900, maxFailuresPerAddress: 1000 },
-    });
+    t = await startTestApp(
+      kind,
+      {
+        bruteForce: { maxFailures: 3, windowSeconds: 900, maxFailuresPerAddress: 1000 },
+      },
+      { clock },
+    );
     await t.addUser('gwen', 'gwen-password-1');
     await t.addUser('hank', 'hank-password-1');
     await t.addUser('ivy', 'ivy-password-1');
@@ -102,7 +107,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     ).toBe(400);
   });
 
-  it('locks an account after repeated failures, with Retry-After, also against the right password; and the password grant says 429', async () => {
+  it('locks an account after repeated failures, with Retry-After, also against the right password; and the password grant says 429; until Retry-After has passed', async () => {
     const { agent, html } = await openLogin();
     const { action, fields } = readForm(html);
     for (let i = 0; i < 3; i++) {
@@ -127,7 +132,8 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
       body: new URLSearchParams({ grant_type: 'password', username: 'ivy', password: 'ivy-password-1' }),
     });
     expect(grant.status).toBe(429);
-    expect(Number(grant.headers.get('retry-after'))).toBeGreaterThan(800);
+    const retryAfter = Number(grant.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(800);
     expect(await grant.json()).toMatchObject({ error: 'invalid_grant' });
 
     const records = await t.services.storage.loginAttempts.listByUsername('ivy', 10);
@@ -139,6 +145,15 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
       'invalid_credentials',
     ]);
     expect(records.every((r) => r.sourceAddress === '127.0.0.1')).toBe(true);
+
+    // No waiting a quarter of an hour: the clock moves on, and the right password works again.
+    clock.advance(retryAfter * 1000);
+    const later = await openLogin();
+    const form = readForm(later.html);
+    const unlocked = await later.agent.request(new URL(form.action, t.issuer), {
+      form: { ...form.fields, username: 'ivy', password: 'ivy-password-1' },
+    });
+    expect(unlocked.status).toBe(303);
   });
 
   it('a successful sign-in resets the count', async () => {
