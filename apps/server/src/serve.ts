@@ -5,26 +5,36 @@ import type { IdgateConfig } from './config.js';
 import { type AppContext, createAppContext } from './context.js';
 import { openServices, type Services } from './services.js';
 
-/** A running server. */
-export interface RunningServer {
+/** A composed server: services open, context built, every route registered, not listening. */
+export interface ComposedServer {
   app: FastifyInstance;
   services: Services;
   /** What the routes work with. */
   context: AppContext;
-  /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
-  address: string;
-  /** Stops accepting connections, finishes in-flight requests, closes the database. */
+  /** Closes the app (finishing in-flight requests), stops the context, closes the database. */
   close(): Promise<void>;
 }
 
+/** A running server. */
+export interface RunningServer extends ComposedServer {
+  /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
+  address: string;
+}
+
+export interface ComposeOptions {
+  /** Where log lines go (for tests that read them); defaults to stdout. */
+  logStream?: NodeJS.WritableStream;
+  clock?: Clock;
+}
+
 /**
- * Opens services and listens on the configured host and port. With `handleSignals`, SIGTERM and
- * SIGINT shut it down gracefully.
+ * Opens services, builds the context over them and the app over that, ready to `listen()` or
+ * `inject()`. Messages the services log while starting reach the app's logger once it exists.
  */
-export async function startServer(
+export async function composeServer(
   config: IdgateConfig,
-  options: { handleSignals?: boolean; logStream?: NodeJS.WritableStream; clock?: Clock } = {},
-): Promise<RunningServer> {
+  options: ComposeOptions = {},
+): Promise<ComposedServer> {
   let app: FastifyInstance | undefined;
   // Services start before the app (and its logger) exists; their messages wait for it.
   const early: Array<{ level: 'warn' | 'info'; message: string }> = [];
@@ -46,21 +56,41 @@ export async function startServer(
     throw error;
   }
   const { context } = running;
-  app = await buildApp({
-    context,
-    ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
-  });
-  for (const { level, message } of early) app.log[level](message);
+  try {
+    app = await buildApp({
+      context,
+      ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
+    });
+  } catch (error) {
+    await running.stop();
+    await services.close();
+    throw error;
+  }
+  const built = app;
+  for (const { level, message } of early) built.log[level](message);
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       await running.stop();
-      await app.close();
+      await built.close();
       await services.close();
     })();
     return closing;
   };
+  return { app: built, services, context, close };
+}
+
+/**
+ * Composes the server ({@link composeServer}) and listens on the configured host and port. With
+ * `handleSignals`, SIGTERM and SIGINT shut it down gracefully.
+ */
+export async function startServer(
+  config: IdgateConfig,
+  options: ComposeOptions & { handleSignals?: boolean } = {},
+): Promise<RunningServer> {
+  const composed = await composeServer(config, options);
+  const { app, close } = composed;
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
@@ -88,5 +118,5 @@ export async function startServer(
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   }
-  return { app, services, context, address, close };
+  return { ...composed, address };
 }

@@ -1,10 +1,13 @@
 /**
  * A browser without a browser: fetch with a cookie jar and manual redirects, enough to walk
  * idgate's server-rendered login and consent forms as a person would. (The Chromium test drives
- * the same pages in a real browser.)
+ * the same pages in a real browser.) Requests go through `transport`: the global fetch to a real
+ * server, or a test app's `fetch` (through `inject()`).
  */
 export class UserAgent {
   readonly cookies = new Map<string, { value: string; path: string }>();
+
+  constructor(readonly transport: typeof fetch = fetch) {}
 
   #cookieHeader(url: URL): string {
     return [...this.cookies.entries()]
@@ -39,7 +42,7 @@ export class UserAgent {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(init.form).toString();
     }
-    const response = await fetch(target, {
+    const response = await this.transport(target, {
       method: init.method ?? (body ? 'POST' : 'GET'),
       headers,
       ...(body === undefined ? {} : { body }),

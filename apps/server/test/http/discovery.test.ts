@@ -1,12 +1,12 @@
 import { Jwks, ProviderMetadata } from '@idgate/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', (kind) => {
-  let t: TestServer;
+  let t: TestApp;
   beforeAll(async () => {
-    t = await startTestServer(kind);
+    t = await startTestApp(kind);
   });
   afterAll(async () => t?.close());
 
@@ -16,7 +16,7 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
       `${t.baseUrl}/.well-known/openid-configuration`,
       `${t.baseUrl}/.well-known/oauth-authorization-server/oauth`,
     ];
-    const bodies = await Promise.all(urls.map(async (url) => (await fetch(url)).json()));
+    const bodies = await Promise.all(urls.map(async (url) => (await t.fetch(url)).json()));
     expect(bodies[1]).toEqual(bodies[0]);
     expect(bodies[2]).toEqual(bodies[0]);
     const metadata = ProviderMetadata.parse(bodies[0]);
@@ -27,7 +27,7 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
 
   it('advertises only what the server supports, and every advertised endpoint answers', async () => {
     const metadata = ProviderMetadata.parse(
-      await (await fetch(`${t.issuer}/.well-known/openid-configuration`)).json(),
+      await (await t.fetch(`${t.issuer}/.well-known/openid-configuration`)).json(),
     );
     expect(metadata.grant_types_supported.sort()).toEqual([
       'authorization_code',
@@ -62,7 +62,7 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
     for (const [field, method] of Object.entries(endpoints)) {
       const url = metadata[field as keyof typeof metadata] as string;
       expect(url.startsWith(`${t.issuer}/`)).toBe(true);
-      const response = await fetch(url, {
+      const response = await t.fetch(url, {
         method,
         redirect: 'manual',
         ...(method === 'POST'
@@ -75,28 +75,28 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
   });
 
   it('is cacheable: a strong ETag and 304 for If-None-Match', async () => {
-    const first = await fetch(`${t.issuer}/.well-known/openid-configuration`);
+    const first = await t.fetch(`${t.issuer}/.well-known/openid-configuration`);
     const etag = first.headers.get('etag');
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
     expect(first.headers.get('cache-control')).toBe('public, max-age=300');
-    const second = await fetch(`${t.issuer}/.well-known/openid-configuration`, {
+    const second = await t.fetch(`${t.issuer}/.well-known/openid-configuration`, {
       headers: { 'if-none-match': etag as string },
     });
     expect(second.status).toBe(304);
     expect(await second.text()).toBe('');
-    const keys = await fetch(`${t.issuer}/keys`);
-    const third = await fetch(`${t.issuer}/keys`, {
+    const keys = await t.fetch(`${t.issuer}/keys`);
+    const third = await t.fetch(`${t.issuer}/keys`, {
       headers: { 'if-none-match': `"other", ${keys.headers.get('etag')}` },
     });
     expect(third.status).toBe(304);
   });
 
   it('publishes public keys only, and the kid of every issued token is among them', async () => {
-    const jwks = Jwks.parse(await (await fetch(`${t.issuer}/keys`)).json());
+    const jwks = Jwks.parse(await (await t.fetch(`${t.issuer}/keys`)).json());
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
     const client = await t.addClient({ grants: ['client_credentials'], scopes: [] });
-    const response = await fetch(`${t.issuer}/token`, {
+    const response = await t.fetch(`${t.issuer}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
@@ -114,13 +114,13 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
     const apiKey = await t.addApiKey(['tokenreview']);
     for (const path of ['/.well-known/openid-configuration', '/keys']) {
       expect(
-        (await fetch(`${t.issuer}${path}`, { headers: { authorization: `Bearer ${apiKey}` } })).status,
+        (await t.fetch(`${t.issuer}${path}`, { headers: { authorization: `Bearer ${apiKey}` } })).status,
       ).toBe(200);
-      const bad = await fetch(`${t.issuer}${path}`, { headers: { authorization: 'Bearer not-a-token' } });
+      const bad = await t.fetch(`${t.issuer}${path}`, { headers: { authorization: 'Bearer not-a-token' } });
       expect(bad.status).toBe(401);
       expect(bad.headers.get('www-authenticate')).toBe('Bearer realm="idgate", error="invalid_token"');
       expect(((await bad.json()) as { code: string }).code).toBe('authorization_invalid');
-      const revoked = await fetch(`${t.issuer}${path}`, {
+      const revoked = await t.fetch(`${t.issuer}${path}`, {
         headers: { authorization: `Bearer idg_aaaaaaaa_${'b'.repeat(43)}` },
       });
       expect(revoked.status).toBe(401);
@@ -128,24 +128,24 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
   });
 
   it('lets browser relying parties read it cross-origin', async () => {
-    const response = await fetch(`${t.issuer}/keys`, { headers: { origin: 'https://app.example' } });
+    const response = await t.fetch(`${t.issuer}/keys`, { headers: { origin: 'https://app.example' } });
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
   });
 
   it('publishes a rotated key before it is used and keeps the old one', async () => {
     const { rotateSigningKey } = await import('@idgate/core');
-    const { services } = t.server;
-    const before = Jwks.parse(await (await fetch(`${t.issuer}/keys`)).json());
+    const { services } = t;
+    const before = Jwks.parse(await (await t.fetch(`${t.issuer}/keys`)).json());
     const { created } = await rotateSigningKey(services.storage.signingKeys, services.keyPolicy, new Date());
     await services.reloadKeys();
-    const after = Jwks.parse(await (await fetch(`${t.issuer}/keys`)).json());
+    const after = Jwks.parse(await (await t.fetch(`${t.issuer}/keys`)).json());
     expect(after.keys.map((k) => k.kid).sort()).toEqual(
       [...before.keys.map((k) => k.kid), created.kid].sort(),
     );
   });
 
   it('serves an OpenAPI document in which TokenReview is deprecated', async () => {
-    const document = (await (await fetch(`${t.baseUrl}/openapi.json`)).json()) as {
+    const document = (await (await t.fetch(`${t.baseUrl}/openapi.json`)).json()) as {
       openapi: string;
       paths: Record<string, Record<string, { deprecated?: boolean }>>;
     };
@@ -157,8 +157,8 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
   });
 
   it('reports health and readiness', async () => {
-    expect(await (await fetch(`${t.baseUrl}/healthz`)).json()).toEqual({ status: 'ok' });
-    const ready = await fetch(`${t.baseUrl}/readyz`);
+    expect(await (await t.fetch(`${t.baseUrl}/healthz`)).json()).toEqual({ status: 'ok' });
+    const ready = await t.fetch(`${t.baseUrl}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({
       status: 'ok',
@@ -167,7 +167,7 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
   });
 
   it('answers an unknown path with a 404 problem', async () => {
-    const response = await fetch(`${t.baseUrl}/oauth/nope?token=secret`);
+    const response = await t.fetch(`${t.baseUrl}/oauth/nope?token=secret`);
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(await response.json()).toMatchObject({

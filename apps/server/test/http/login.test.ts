@@ -1,18 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
 
 const REDIRECT = 'https://app.example.test/cb';
 
 describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
-  let t: TestServer;
+  let t: TestApp;
+  const clock = testClock();
   let client: { clientId: string; clientSecret: string };
 
   beforeAll(async () => {
-    t = await startTestServer(kind, {
-      bruteForce: { maxFailures: 3, windowSeconds: 900, maxFailuresPerAddress: 1000 },
-    });
+    t = await startTestApp(
+      kind,
+      {
+        bruteForce: { maxFailures: 3, windowSeconds: 900, maxFailuresPerAddress: 1000 },
+      },
+      { clock },
+    );
     await t.addUser('gwen', 'gwen-password-1');
     await t.addUser('hank', 'hank-password-1');
     await t.addUser('ivy', 'ivy-password-1');
@@ -26,7 +31,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
   });
   afterAll(async () => t?.close());
 
-  async function openLogin(agent = new UserAgent()) {
+  async function openLogin(agent = new UserAgent(t.fetch)) {
     const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
     const params = {
       client_id: client.clientId,
@@ -58,7 +63,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(html).toContain('autocomplete="current-password"');
     expect(html).toContain('Grafana &lt;script&gt;');
     expect(html).not.toContain('<script');
-    const css = await fetch(`${t.issuer}/assets/idgate.css`);
+    const css = await t.fetch(`${t.issuer}/assets/idgate.css`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
   });
 
@@ -86,7 +91,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
       form: { ...fields, csrf: 'forged', username: 'gwen', password: 'gwen-password-1' },
     });
     expect(forged.status).toBe(403);
-    const stranger = await new UserAgent().request(new URL(action, t.issuer), {
+    const stranger = await new UserAgent(t.fetch).request(new URL(action, t.issuer), {
       form: { ...fields, username: 'gwen', password: 'gwen-password-1' },
     });
     expect(stranger.status).toBe(400);
@@ -95,14 +100,14 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
 
   it('refuses an unknown or foreign interaction id on GET', async () => {
     const { loginUrl } = await openLogin();
-    const foreign = await new UserAgent().request(loginUrl);
+    const foreign = await new UserAgent(t.fetch).request(loginUrl);
     expect(foreign.status).toBe(400);
-    expect((await new UserAgent().request(`${t.issuer}/login?interaction=${'x'.repeat(500)}`)).status).toBe(
-      400,
-    );
+    expect(
+      (await new UserAgent(t.fetch).request(`${t.issuer}/login?interaction=${'x'.repeat(500)}`)).status,
+    ).toBe(400);
   });
 
-  it('locks an account after repeated failures, with Retry-After, also against the right password; and the password grant says 429', async () => {
+  it('locks an account after repeated failures, with Retry-After, also against the right password; and the password grant says 429; until Retry-After has passed', async () => {
     const { agent, html } = await openLogin();
     const { action, fields } = readForm(html);
     for (let i = 0; i < 3; i++) {
@@ -118,7 +123,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(800);
     expect(await locked.text()).toContain('Too many failed sign-ins. Try again in 15 minutes.');
 
-    const grant = await fetch(`${t.issuer}/token`, {
+    const grant = await t.fetch(`${t.issuer}/token`, {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
@@ -127,10 +132,11 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
       body: new URLSearchParams({ grant_type: 'password', username: 'ivy', password: 'ivy-password-1' }),
     });
     expect(grant.status).toBe(429);
-    expect(Number(grant.headers.get('retry-after'))).toBeGreaterThan(800);
+    const retryAfter = Number(grant.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(800);
     expect(await grant.json()).toMatchObject({ error: 'invalid_grant' });
 
-    const records = await t.server.services.storage.loginAttempts.listByUsername('ivy', 10);
+    const records = await t.services.storage.loginAttempts.listByUsername('ivy', 10);
     expect(records.map((r) => r.reason)).toEqual([
       'locked',
       'locked',
@@ -139,6 +145,15 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
       'invalid_credentials',
     ]);
     expect(records.every((r) => r.sourceAddress === '127.0.0.1')).toBe(true);
+
+    // No waiting a quarter of an hour: the clock moves on, and the right password works again.
+    clock.advance(retryAfter * 1000);
+    const later = await openLogin();
+    const form = readForm(later.html);
+    const unlocked = await later.agent.request(new URL(form.action, t.issuer), {
+      form: { ...form.fields, username: 'ivy', password: 'ivy-password-1' },
+    });
+    expect(unlocked.status).toBe(303);
   });
 
   it('a successful sign-in resets the count', async () => {
@@ -163,7 +178,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
   });
 
   it('signs in without an application and remembers the browser', async () => {
-    const agent = new UserAgent();
+    const agent = new UserAgent(t.fetch);
     const page = await agent.request(`${t.issuer}/login`);
     const { action, fields } = readForm(await page.text());
     const done = await agent.request(new URL(action, t.issuer), {
@@ -183,7 +198,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
   });
 
   it('sets HttpOnly, SameSite=Lax cookies scoped to the issuer path', async () => {
-    const agent = new UserAgent();
+    const agent = new UserAgent(t.fetch);
     const response = await agent.request(`${t.issuer}/login`);
     const cookie = response.headers.getSetCookie()[0] as string;
     expect(cookie).toMatch(/^idgate_ix_[A-Za-z0-9_-]+=/);

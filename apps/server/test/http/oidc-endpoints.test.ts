@@ -2,22 +2,22 @@ import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/index.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { signIn, UserAgent } from '../helpers/user-agent.js';
 
 const REDIRECT = 'https://rp.example.test/cb';
 const AFTER = 'https://rp.example.test/bye';
 
 describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logout on $name', (kind) => {
-  let t: TestServer;
+  let t: TestApp;
   let client: { clientId: string; clientSecret: string };
   let config: oidc.Configuration;
   let reviewKey: string;
   let userId: string;
 
   beforeAll(async () => {
-    t = await startTestServer(kind);
+    t = await startTestApp(kind);
     userId = await t.addUser('kim', 'kim-password-1', { groups: ['sre'] });
     client = await t.addClient({
       trusted: true,
@@ -27,13 +27,16 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
       postLogoutRedirectUris: [AFTER],
     });
     reviewKey = await t.addApiKey(['tokenreview']);
+    // openid-client only obtains the tokens these endpoints are tried with: in this process, over
+    // the app's fetch. (test/interop runs it against a listening server.)
     config = await oidc.discovery(new URL(t.issuer), client.clientId, client.clientSecret, undefined, {
       execute: [oidc.allowInsecureRequests],
+      [oidc.customFetch]: (url, options) => t.fetch(url, options as RequestInit),
     });
   });
   afterAll(async () => t?.close());
 
-  async function login(agent = new UserAgent(), scope = 'openid groups offline_access') {
+  async function login(agent = new UserAgent(t.fetch), scope = 'openid groups offline_access') {
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: REDIRECT,
@@ -55,7 +58,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
   }
 
   const review = async (token: string) => {
-    const response = await fetch(`${t.issuer}/authenticate`, {
+    const response = await t.fetch(`${t.issuer}/authenticate`, {
       method: 'POST',
       headers: { authorization: `Bearer ${reviewKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }),
@@ -71,7 +74,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
     body: Record<string, string> | string,
     headers: Record<string, string> = basic,
   ) =>
-    fetch(`${t.issuer}${path}`, {
+    t.fetch(`${t.issuer}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: typeof body === 'string' ? body : new URLSearchParams(body),
@@ -109,7 +112,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
 
     it('a disabled user', async () => {
       const { tokens } = await login();
-      await t.server.services.storage.users.update(userId, { disabled: true, updatedAt: new Date() });
+      await t.services.storage.users.update(userId, { disabled: true, updatedAt: new Date() });
       try {
         expect(await review(tokens.access_token)).toEqual({
           authenticated: false,
@@ -122,7 +125,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
           status: 401,
         });
       } finally {
-        await t.server.services.storage.users.update(userId, { disabled: false, updatedAt: new Date() });
+        await t.services.storage.users.update(userId, { disabled: false, updatedAt: new Date() });
       }
     });
   });
@@ -130,7 +133,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
   describe('userinfo (RFC 6750 errors)', () => {
     it('answers claims for GET with a header and POST with a form field', async () => {
       const { tokens } = await login();
-      const viaGet = await fetch(`${t.issuer}/userinfo`, {
+      const viaGet = await t.fetch(`${t.issuer}/userinfo`, {
         headers: { authorization: `Bearer ${tokens.access_token}` },
       });
       expect(await viaGet.json()).toEqual({ sub: userId, groups: ['sre'] });
@@ -153,19 +156,19 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
         'Bearer realm="idgate", error="invalid_request"',
       ],
     ])('%s', async (_name, headers, status, challenge) => {
-      const response = await fetch(`${t.issuer}/userinfo`, { headers });
+      const response = await t.fetch(`${t.issuer}/userinfo`, { headers });
       expect(response.status).toBe(status);
       expect(response.headers.get('www-authenticate')).toBe(challenge);
     });
 
     it('a token without openid → 403 insufficient_scope; a client token → 401', async () => {
       const cc = await oidc.clientCredentialsGrant(config, {});
-      const response = await fetch(`${t.issuer}/userinfo`, {
+      const response = await t.fetch(`${t.issuer}/userinfo`, {
         headers: { authorization: `Bearer ${cc.access_token}` },
       });
       expect(response.status).toBe(401);
-      const { tokens } = await login(new UserAgent(), 'groups');
-      const noOpenid = await fetch(`${t.issuer}/userinfo`, {
+      const { tokens } = await login(new UserAgent(t.fetch), 'groups');
+      const noOpenid = await t.fetch(`${t.issuer}/userinfo`, {
         headers: { authorization: `Bearer ${tokens.access_token}` },
       });
       expect(noOpenid.status).toBe(403);
@@ -173,7 +176,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
     });
 
     it('answers CORS preflights for browser applications', async () => {
-      const response = await fetch(`${t.issuer}/userinfo`, {
+      const response = await t.fetch(`${t.issuer}/userinfo`, {
         method: 'OPTIONS',
         headers: { origin: 'https://spa.example', 'access-control-request-method': 'GET' },
       });
@@ -199,7 +202,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
     });
 
     it('refuses JSON bodies and repeated parameters', async () => {
-      const json = await fetch(`${t.issuer}/revoke`, {
+      const json = await t.fetch(`${t.issuer}/revoke`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...basic },
         body: '{"token":"x"}',

@@ -1,23 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const REVIEW = '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"x"}}';
 
 describe.each(testDatabaseUrls())('headers every response carries, on $name', (kind) => {
-  let t: TestServer;
+  let t: TestApp;
   let reviewKey: string;
 
   beforeAll(async () => {
-    t = await startTestServer(kind);
+    t = await startTestApp(kind);
     reviewKey = await t.addApiKey(['tokenreview']);
   });
   afterAll(async () => t?.close());
 
   const discovery = () => `${t.issuer}/.well-known/openid-configuration`;
   const review = (headers: Record<string, string>, body = REVIEW) =>
-    fetch(`${t.issuer}/authenticate`, {
+    t.fetch(`${t.issuer}/authenticate`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body,
@@ -33,14 +33,14 @@ describe.each(testDatabaseUrls())('headers every response carries, on $name', (k
       () => review({ authorization: reviewKey }, `{"x":"${'x'.repeat(70_000)}"}`),
       413,
     ],
-    ['discovery (200)', () => fetch(discovery()), 200],
+    ['discovery (200)', () => t.fetch(discovery()), 200],
     [
       'discovery with a bad Authorization header (401)',
-      () => fetch(discovery(), { headers: { authorization: 'Bearer x' } }),
+      () => t.fetch(discovery(), { headers: { authorization: 'Bearer x' } }),
       401,
     ],
-    ['the JWKS (200)', () => fetch(`${t.issuer}/keys`), 200],
-    ['an unknown path (404)', () => fetch(`${t.baseUrl}/nope`), 404],
+    ['the JWKS (200)', () => t.fetch(`${t.issuer}/keys`), 200],
+    ['an unknown path (404)', () => t.fetch(`${t.baseUrl}/nope`), 404],
   ])('%s: a fresh X-Request-Id and X-Content-Type-Options: nosniff', async (_name, send, status) => {
     const first = await send();
     const second = await send();
@@ -53,8 +53,8 @@ describe.each(testDatabaseUrls())('headers every response carries, on $name', (k
   });
 
   it('a 304 carries them too', async () => {
-    const etag = (await fetch(discovery())).headers.get('etag') as string;
-    const response = await fetch(discovery(), { headers: { 'if-none-match': etag } });
+    const etag = (await t.fetch(discovery())).headers.get('etag') as string;
+    const response = await t.fetch(discovery(), { headers: { 'if-none-match': etag } });
     expect(response.status).toBe(304);
     expect(response.headers.get('x-request-id')).toMatch(UUID);
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
@@ -64,7 +64,7 @@ describe.each(testDatabaseUrls())('headers every response carries, on $name', (k
     const echoed = await review({ authorization: reviewKey, 'x-request-id': 'abc.DEF_12-3' });
     expect(echoed.headers.get('x-request-id')).toBe('abc.DEF_12-3');
     for (const odd of ['a b', 'x'.repeat(65), 'a/b', '']) {
-      const replaced = await fetch(discovery(), { headers: { 'x-request-id': odd } });
+      const replaced = await t.fetch(discovery(), { headers: { 'x-request-id': odd } });
       expect(replaced.headers.get('x-request-id')).toMatch(UUID);
     }
     const response = await review({ authorization: reviewKey });

@@ -1,16 +1,16 @@
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, customFetch, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
-  let t: TestServer;
+  let t: TestApp;
   let trusted: { clientId: string; clientSecret: string };
   let untrusted: { clientId: string; clientSecret: string };
   let userId: string;
 
   beforeAll(async () => {
-    t = await startTestServer(kind);
+    t = await startTestApp(kind);
     userId = await t.addUser('bob', 'hunter2hunter2', {
       email: 'bob@example.test',
       displayName: 'Bob',
@@ -30,7 +30,7 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
   afterAll(async () => t?.close());
 
   const post = (body: Record<string, string> | string, headers: Record<string, string> = {}) =>
-    fetch(`${t.issuer}/token`, {
+    t.fetch(`${t.issuer}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: typeof body === 'string' ? body : new URLSearchParams(body),
@@ -50,7 +50,7 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 600, scope: 'openid email groups' });
     expect(body).not.toHaveProperty('refresh_token');
-    const jwks = createRemoteJWKSet(new URL(`${t.issuer}/keys`));
+    const jwks = createRemoteJWKSet(new URL(`${t.issuer}/keys`), { [customFetch]: t.fetch });
     const access = await jwtVerify(body.access_token as string, jwks, {
       issuer: t.issuer,
       typ: 'at+jwt',
@@ -128,7 +128,7 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
 
   describe('bad input never gets a 5xx', () => {
     it('JSON instead of a form → 400 invalid_request', async () => {
-      const response = await fetch(`${t.issuer}/token`, {
+      const response = await t.fetch(`${t.issuer}/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...basic(trusted) },
         body: '{"grant_type":"client_credentials"}',
@@ -141,7 +141,7 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
     });
 
     it('malformed JSON is still an OAuth error', async () => {
-      const response = await fetch(`${t.issuer}/token`, {
+      const response = await t.fetch(`${t.issuer}/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: '{',
@@ -152,7 +152,7 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
 
     it('any other content type → 400 invalid_request', async () => {
       for (const type of ['text/plain', 'application/xml', 'multipart/form-data; boundary=x']) {
-        const response = await fetch(`${t.issuer}/token`, {
+        const response = await t.fetch(`${t.issuer}/token`, {
           method: 'POST',
           headers: { 'content-type': type },
           body: 'grant_type=password',
@@ -191,7 +191,7 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
     });
 
     it('GET is not a token request: 405, naming POST', async () => {
-      const response = await fetch(`${t.issuer}/token?grant_type=client_credentials`);
+      const response = await t.fetch(`${t.issuer}/token?grant_type=client_credentials`);
       expect(response.status).toBe(405);
       expect(response.headers.get('allow')?.split(', ')).toContain('POST');
       expect(((await response.json()) as { error: string }).error).toBe('invalid_request');
@@ -205,6 +205,8 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
     );
     const { access_token, id_token } = (await response.json()) as Record<string, string>;
     const logs = t.logs.join('\n');
+    // The request was logged (so the absence of secrets below says something).
+    expect(logs).toContain('"url":"/oauth/token"');
     for (const secret of ['hunter2hunter2', trusted.clientSecret, access_token, id_token])
       expect(logs).not.toContain(secret);
   });

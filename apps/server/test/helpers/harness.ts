@@ -1,0 +1,141 @@
+import { Writable } from 'node:stream';
+import { type Clock, createApiKey, createUser, registerClient } from '@idgate/core';
+import type { ApiKeyScope, GrantType } from '@idgate/schema';
+import { type IdgateConfigInput, loadConfig } from '../../src/config.js';
+import type { ComposedServer } from '../../src/serve.js';
+import type { TestDatabase, TestDatabaseKind } from './databases.js';
+
+export const TEST_SECRET = 'integration-test-secret-0123456789abcdef';
+
+/**
+ * What the real-server helper (`startTestServer`) and the in-process one (`startTestApp`) have
+ * in common: an idgate on a fresh database, everything it logged, and
+ * ways to seed it.
+ */
+export interface TestHarness {
+  /** The composed server (listening or not). */
+  server: ComposedServer;
+  issuer: string;
+  logs: string[];
+  database: TestDatabase;
+  close(): Promise<void>;
+  addUser(
+    username: string,
+    password: string,
+    options?: { groups?: string[]; email?: string; displayName?: string },
+  ): Promise<string>;
+  addClient(options: {
+    grants: GrantType[];
+    trusted?: boolean;
+    scopes?: string[];
+    audiences?: string[];
+    accessTokenTtl?: number;
+    refreshTokenTtl?: number;
+    redirectUris?: string[];
+    postLogoutRedirectUris?: string[];
+    public?: boolean;
+    name?: string;
+  }): Promise<{ clientId: string /** Empty for a public client. */; clientSecret: string }>;
+  addApiKey(scopes: ApiKeyScope[]): Promise<string>;
+}
+
+/**
+ * Composes idgate over a fresh database of `kind` with the test secret and `overrides`, capturing
+ * its log lines; `compose` gets the configuration and the log stream (and decides whether to
+ * listen). Whatever `compose` returns is closed, and the database dropped, by `close()`.
+ */
+export async function startHarness<Server extends ComposedServer>(
+  kind: TestDatabaseKind,
+  settings: { issuer: string; overrides: IdgateConfigInput; clock?: Clock },
+  compose: (
+    config: ReturnType<typeof loadConfig>,
+    options: { logStream: Writable; clock?: Clock },
+  ) => Promise<Server>,
+): Promise<TestHarness & { server: Server }> {
+  const database = await kind.create();
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
+      done();
+    },
+  });
+  let server: Server;
+  try {
+    const config = loadConfig({
+      env: {},
+      overrides: {
+        issuer: settings.issuer,
+        database: { url: database.url },
+        secret: TEST_SECRET,
+        log: { level: 'info' },
+        ...settings.overrides,
+      },
+    });
+    server = await compose(config, {
+      logStream,
+      ...(settings.clock === undefined ? {} : { clock: settings.clock }),
+    });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+  // Seeded through core's administrative use cases, as the CLI and the admin API would.
+  const { admin } = server.context;
+  let counter = 0;
+  return {
+    server,
+    issuer: settings.issuer,
+    logs,
+    database,
+    async close() {
+      try {
+        await server.close();
+      } finally {
+        await database.drop();
+      }
+    },
+    async addUser(username, password, options = {}) {
+      const input = {
+        username,
+        email: options.email ?? null,
+        displayName: options.displayName ?? null,
+        groups: options.groups ?? [],
+      };
+      return (await createUser(admin, input, password)).user.id;
+    },
+    async addClient(options) {
+      const { client, clientSecret } = await registerClient(admin, {
+        name: options.name ?? `client-${++counter}`,
+        public: options.public ?? false,
+        trusted: options.trusted ?? false,
+        redirectUris: options.redirectUris ?? [],
+        postLogoutRedirectUris: options.postLogoutRedirectUris ?? [],
+        grantTypes: options.grants,
+        scopes: options.scopes ?? ['openid', 'profile', 'email', 'groups'],
+        audiences: options.audiences ?? [],
+        accessTokenTtl: options.accessTokenTtl ?? 600,
+        refreshTokenTtl: options.refreshTokenTtl ?? 86_400,
+      });
+      return { clientId: client.clientId, clientSecret: clientSecret ?? '' };
+    },
+    async addApiKey(scopes) {
+      return (await createApiKey(admin, { name: `key-${++counter}`, scopes })).key;
+    },
+  };
+}
+
+/** A clock that follows real time plus however far a test has moved it on. */
+export function testClock(): Clock & { advance(ms: number): void } {
+  let offset = 0;
+  return {
+    now: () => Date.now() + offset,
+    advance(ms) {
+      offset += ms;
+    },
+  };
+}
