@@ -2,7 +2,7 @@ import type { TokenResponse } from '@idgate/schema';
 import type { ClientRecord, UserRecord } from '../model.js';
 import { USER_SCOPES } from '../scopes.js';
 import type { TokenEndpointContext } from './context.js';
-import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
+import { issueSignInTokens } from './user-tokens.js';
 
 /**
  * The token set a federated sign-in answers at `GET /oauth/callback/{callback}` when no
@@ -19,18 +19,5 @@ export async function issueFederatedTokens(
 ): Promise<TokenResponse> {
   const described = (await context.storage.users.findById(user.id)) ?? user;
   const scope = USER_SCOPES.filter((s) => client.scopes.includes(s));
-  const grant = await openGrant(context, {
-    userId: user.id,
-    clientId: client.clientId,
-    scope,
-    authTime: new Date(context.clock.now()),
-    sessionId: null,
-  });
-  return issueUserTokens(context, {
-    grant,
-    client,
-    user: described,
-    scope,
-    ...(grantsRefreshToken(client, scope, context) ? { refreshScope: scope } : {}),
-  });
+  return issueSignInTokens(context, { user: described, client, scope: [...scope] });
 }

@@ -4,7 +4,7 @@ import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
 import { signInWithPassword } from '../sign-in/password.js';
 import type { TokenEndpointContext } from './context.js';
-import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
+import { issueSignInTokens } from './user-tokens.js';
 
 /**
  * Resource owner password credentials (RFC 6749 §4.3), for trusted clients only (RFC 9700 §2.4
@@ -58,20 +58,10 @@ export async function passwordGrant(
       messages[login.failure],
     );
   }
-  const { user } = login;
-  const grant = await openGrant(context, {
-    userId: user.id,
-    clientId: client.clientId,
-    scope,
-    authTime: new Date(context.clock.now()),
-    sessionId: null,
-  });
-  return issueUserTokens(context, {
-    grant,
+  return issueSignInTokens(context, {
+    user: login.user,
     client,
-    user,
     scope,
     ...(request.resource === undefined ? {} : { resource: request.resource }),
-    ...(grantsRefreshToken(client, scope, context) ? { refreshScope: scope } : {}),
   });
 }

@@ -114,3 +114,31 @@ export async function issueUserTokens(
   }
   return response;
 }
+
+/**
+ * The token set of a sign-in that happened just now, outside a browser session (the password
+ * grant, a federated sign-in answered as tokens): a new grant of `user` to `client` for `scope`,
+ * its tokens, and a refresh token when the client and scope allow one.
+ * @example return issueSignInTokens(context, { user, client, scope });
+ */
+export async function issueSignInTokens(
+  context: TokenEndpointContext,
+  request: { user: UserRecord; client: ClientRecord; scope: string[]; resource?: string | string[] },
+): Promise<TokenResponse> {
+  const { user, client, scope } = request;
+  const grant = await openGrant(context, {
+    userId: user.id,
+    clientId: client.clientId,
+    scope,
+    authTime: new Date(context.clock.now()),
+    sessionId: null,
+  });
+  return issueUserTokens(context, {
+    grant,
+    client,
+    user,
+    scope,
+    ...(request.resource === undefined ? {} : { resource: request.resource }),
+    ...(grantsRefreshToken(client, scope, context) ? { refreshScope: scope } : {}),
+  });
+}
