@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { AuthorizationCodesTable } from '../schema.js';
 import {
   type ConflictFields,
+  claimOnce,
   fromJsonArray,
   insertUnique,
   purgeExpiredRows,
@@ -20,9 +21,6 @@ const CONFLICTS: ConflictFields = {
 
 export function createAuthorizationCodeRepository(ctx: RepositoryContext): AuthorizationCodeRepository {
   const { db } = ctx;
-  const find = (hash: string) =>
-    db.selectFrom('authorization_codes').selectAll().where('hash', '=', hash).executeTakeFirst();
-
   return {
     async create(code) {
       await insertUnique(ctx, CONFLICTS, 'hash', () =>
@@ -49,18 +47,9 @@ export function createAuthorizationCodeRepository(ctx: RepositoryContext): Autho
     },
 
     async redeem(hash, at) {
-      // The conditional update is the whole decision: the database lets exactly one statement move
-      // consumed_at from null (PostgreSQL re-checks the condition after a concurrent update commits;
-      // SQLite runs writes one at a time), so checking first and writing after would race.
-      const result = await db
-        .updateTable('authorization_codes')
-        .set({ consumed_at: toMs(at) })
-        .where('hash', '=', hash)
-        .where('consumed_at', 'is', null)
-        .executeTakeFirst();
-      const row = await find(hash);
-      if (row === undefined) return { status: 'unknown' };
-      return { status: result.numUpdatedRows > 0n ? 'redeemed' : 'replayed', code: toCode(row) };
+      const claim = await claimOnce(db, 'authorization_codes', hash, at);
+      if (claim === undefined) return { status: 'unknown' };
+      return { status: claim.won ? 'redeemed' : 'replayed', code: toCode(claim.row) };
     },
 
     async attachGrant(hash, grantId) {

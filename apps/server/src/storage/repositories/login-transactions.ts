@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { LoginTransactionsTable } from '../schema.js';
 import {
   type ConflictFields,
+  claimOnce,
   insertUnique,
   purgeExpiredRows,
   type RepositoryContext,
@@ -40,25 +41,9 @@ export function createLoginTransactionRepository(ctx: RepositoryContext): LoginT
     },
 
     async consume(stateHash, at) {
-      // As authorization_codes.redeem: the conditional update is the whole decision. The database
-      // lets exactly one statement move consumed_at from null (PostgreSQL re-checks the condition
-      // after a concurrent update commits; SQLite runs writes one at a time).
-      const result = await db
-        .updateTable('login_transactions')
-        .set({ consumed_at: toMs(at) })
-        .where('state_hash', '=', stateHash)
-        .where('consumed_at', 'is', null)
-        .executeTakeFirst();
-      const row = await db
-        .selectFrom('login_transactions')
-        .selectAll()
-        .where('state_hash', '=', stateHash)
-        .executeTakeFirst();
-      if (row === undefined) return { status: 'unknown' };
-      return {
-        status: result.numUpdatedRows > 0n ? 'consumed' : 'replayed',
-        transaction: toTransaction(row),
-      };
+      const claim = await claimOnce(db, 'login_transactions', stateHash, at);
+      if (claim === undefined) return { status: 'unknown' };
+      return { status: claim.won ? 'consumed' : 'replayed', transaction: toTransaction(claim.row) };
     },
 
     purgeExpired: (now) => purgeExpiredRows(db, 'login_transactions', now),

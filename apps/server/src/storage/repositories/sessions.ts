@@ -5,6 +5,7 @@ import {
   type ConflictFields,
   insertUnique,
   type RepositoryContext,
+  stampOnce,
   toDate,
   toDateOrNull,
   toMs,
@@ -52,15 +53,7 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
       return row && toSession(row);
     },
 
-    async end(id, at) {
-      const result = await db
-        .updateTable('browser_sessions')
-        .set({ ended_at: toMs(at) })
-        .where('id', '=', id)
-        .where('ended_at', 'is', null)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
-    },
+    end: (id, at) => stampOnce(db, 'browser_sessions', id, at),
   };
 }
 
