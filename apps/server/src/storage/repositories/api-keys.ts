@@ -5,7 +5,7 @@ import type { ApiKeysTable } from '../schema.js';
 import {
   type ConflictFields,
   fromJsonArray,
-  insertUnique,
+  insertRowReturning,
   type RepositoryContext,
   toCount,
   toDate,
@@ -25,22 +25,16 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
   const { db } = ctx;
   return {
     async create(key) {
-      const row = await insertUnique(ctx, CONFLICTS, 'prefix', () =>
-        db
-          .insertInto('api_keys')
-          .values({
-            id: key.id,
-            name: key.name,
-            prefix: key.prefix,
-            hash: key.hash,
-            scopes: JSON.stringify(key.scopes),
-            created_at: toMs(key.createdAt),
-            last_used_at: toMsOrNull(key.lastUsedAt),
-            revoked_at: toMsOrNull(key.revokedAt),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await insertRowReturning(ctx, 'api_keys', CONFLICTS, 'prefix', {
+        id: key.id,
+        name: key.name,
+        prefix: key.prefix,
+        hash: key.hash,
+        scopes: JSON.stringify(key.scopes),
+        created_at: toMs(key.createdAt),
+        last_used_at: toMsOrNull(key.lastUsedAt),
+        revoked_at: toMsOrNull(key.revokedAt),
+      });
       return toApiKey(row);
     },
 

@@ -5,7 +5,7 @@ import {
   type ConflictFields,
   claimOnce,
   fromJsonArray,
-  insertUnique,
+  insertRow,
   purgeExpiredRows,
   type RepositoryContext,
   toDate,
@@ -23,27 +23,22 @@ export function createAuthorizationCodeRepository(ctx: RepositoryContext): Autho
   const { db } = ctx;
   return {
     async create(code) {
-      await insertUnique(ctx, CONFLICTS, 'hash', () =>
-        db
-          .insertInto('authorization_codes')
-          .values({
-            hash: code.hash,
-            client_id: code.clientId,
-            user_id: code.userId,
-            redirect_uri: code.redirectUri,
-            scope: JSON.stringify(code.scope),
-            nonce: code.nonce,
-            code_challenge: code.codeChallenge,
-            code_challenge_method: code.codeChallengeMethod,
-            auth_time: toMs(code.authTime),
-            session_id: code.sessionId,
-            grant_id: code.grantId,
-            created_at: toMs(code.createdAt),
-            expires_at: toMs(code.expiresAt),
-            consumed_at: toMsOrNull(code.consumedAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'authorization_codes', CONFLICTS, 'hash', {
+        hash: code.hash,
+        client_id: code.clientId,
+        user_id: code.userId,
+        redirect_uri: code.redirectUri,
+        scope: JSON.stringify(code.scope),
+        nonce: code.nonce,
+        code_challenge: code.codeChallenge,
+        code_challenge_method: code.codeChallengeMethod,
+        auth_time: toMs(code.authTime),
+        session_id: code.sessionId,
+        grant_id: code.grantId,
+        created_at: toMs(code.createdAt),
+        expires_at: toMs(code.expiresAt),
+        consumed_at: toMsOrNull(code.consumedAt),
+      });
     },
 
     async redeem(hash, at) {

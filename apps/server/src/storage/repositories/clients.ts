@@ -6,7 +6,7 @@ import {
   type ConflictFields,
   fromFlag,
   fromJsonArray,
-  insertUnique,
+  insertRowReturning,
   type RepositoryContext,
   toCount,
   toDate,
@@ -23,27 +23,21 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
   const { db } = ctx;
   return {
     async create(client) {
-      const row = await insertUnique(ctx, CONFLICTS, 'clientId', () =>
-        db
-          .insertInto('oauth_clients')
-          .values({
-            client_id: client.clientId,
-            name: client.name,
-            secret_hash: client.secretHash,
-            is_public: toFlag(client.public),
-            trusted: toFlag(client.trusted),
-            redirect_uris: JSON.stringify(client.redirectUris),
-            post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
-            grant_types: JSON.stringify(client.grantTypes),
-            scopes: JSON.stringify(client.scopes),
-            audiences: JSON.stringify(client.audiences),
-            access_token_ttl: client.accessTokenTtl,
-            refresh_token_ttl: client.refreshTokenTtl,
-            created_at: toMs(client.createdAt),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await insertRowReturning(ctx, 'oauth_clients', CONFLICTS, 'clientId', {
+        client_id: client.clientId,
+        name: client.name,
+        secret_hash: client.secretHash,
+        is_public: toFlag(client.public),
+        trusted: toFlag(client.trusted),
+        redirect_uris: JSON.stringify(client.redirectUris),
+        post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+        grant_types: JSON.stringify(client.grantTypes),
+        scopes: JSON.stringify(client.scopes),
+        audiences: JSON.stringify(client.audiences),
+        access_token_ttl: client.accessTokenTtl,
+        refresh_token_ttl: client.refreshTokenTtl,
+        created_at: toMs(client.createdAt),
+      });
       return toClient(row);
     },
 

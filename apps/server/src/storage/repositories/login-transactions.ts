@@ -4,7 +4,7 @@ import type { LoginTransactionsTable } from '../schema.js';
 import {
   type ConflictFields,
   claimOnce,
-  insertUnique,
+  insertRow,
   purgeExpiredRows,
   type RepositoryContext,
   toDate,
@@ -22,22 +22,17 @@ export function createLoginTransactionRepository(ctx: RepositoryContext): LoginT
   const { db } = ctx;
   return {
     async create(transaction) {
-      await insertUnique(ctx, CONFLICTS, 'stateHash', () =>
-        db
-          .insertInto('login_transactions')
-          .values({
-            state_hash: transaction.stateHash,
-            provider: transaction.provider,
-            binding_hash: transaction.bindingHash,
-            nonce: transaction.nonce,
-            code_verifier: transaction.codeVerifier,
-            interaction_id: transaction.interactionId,
-            created_at: toMs(transaction.createdAt),
-            expires_at: toMs(transaction.expiresAt),
-            consumed_at: toMsOrNull(transaction.consumedAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'login_transactions', CONFLICTS, 'stateHash', {
+        state_hash: transaction.stateHash,
+        provider: transaction.provider,
+        binding_hash: transaction.bindingHash,
+        nonce: transaction.nonce,
+        code_verifier: transaction.codeVerifier,
+        interaction_id: transaction.interactionId,
+        created_at: toMs(transaction.createdAt),
+        expires_at: toMs(transaction.expiresAt),
+        consumed_at: toMsOrNull(transaction.consumedAt),
+      });
     },
 
     async consume(stateHash, at) {

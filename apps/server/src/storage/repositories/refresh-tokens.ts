@@ -5,7 +5,7 @@ import {
   type ConflictFields,
   claimOnce,
   fromJsonArray,
-  insertUnique,
+  insertRow,
   purgeExpiredRows,
   type RepositoryContext,
   toDate,
@@ -23,21 +23,16 @@ export function createRefreshTokenRepository(ctx: RepositoryContext): RefreshTok
   const { db } = ctx;
   return {
     async create(token) {
-      await insertUnique(ctx, CONFLICTS, 'hash', () =>
-        db
-          .insertInto('refresh_tokens')
-          .values({
-            hash: token.hash,
-            grant_id: token.grantId,
-            client_id: token.clientId,
-            user_id: token.userId,
-            scope: JSON.stringify(token.scope),
-            created_at: toMs(token.createdAt),
-            expires_at: toMs(token.expiresAt),
-            used_at: toMsOrNull(token.usedAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'refresh_tokens', CONFLICTS, 'hash', {
+        hash: token.hash,
+        grant_id: token.grantId,
+        client_id: token.clientId,
+        user_id: token.userId,
+        scope: JSON.stringify(token.scope),
+        created_at: toMs(token.createdAt),
+        expires_at: toMs(token.expiresAt),
+        used_at: toMsOrNull(token.usedAt),
+      });
     },
 
     async findByHash(hash) {

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { BrowserSessionsTable } from '../schema.js';
 import {
   type ConflictFields,
-  insertUnique,
+  insertRow,
   type RepositoryContext,
   stampOnce,
   toDate,
@@ -23,20 +23,15 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
   const { db } = ctx;
   return {
     async create(session) {
-      await insertUnique(ctx, CONFLICTS, 'id', () =>
-        db
-          .insertInto('browser_sessions')
-          .values({
-            id: session.id,
-            secret_hash: session.secretHash,
-            user_id: session.userId,
-            auth_time: toMs(session.authTime),
-            created_at: toMs(session.createdAt),
-            expires_at: toMs(session.expiresAt),
-            ended_at: toMsOrNull(session.endedAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'browser_sessions', CONFLICTS, 'id', {
+        id: session.id,
+        secret_hash: session.secretHash,
+        user_id: session.userId,
+        auth_time: toMs(session.authTime),
+        created_at: toMs(session.createdAt),
+        expires_at: toMs(session.expiresAt),
+        ended_at: toMsOrNull(session.endedAt),
+      });
     },
 
     async findBySecretHash(secretHash) {

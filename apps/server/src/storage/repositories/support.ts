@@ -1,5 +1,5 @@
 import { StorageConflictError } from '@idgate/core';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { DialectName } from '../database.js';
 import type { Schema } from '../schema.js';
 
@@ -70,6 +70,30 @@ export async function insertUnique<T>(
     if (constraint === undefined) throw error;
     throw new StorageConflictError(fields[constraint] ?? fallbackField);
   }
+}
+
+/** Inserts one row into `table` under {@link insertUnique}. */
+export async function insertRow<T extends keyof Schema & string>(
+  ctx: RepositoryContext,
+  table: T,
+  fields: ConflictFields,
+  fallbackField: string,
+  values: Insertable<Schema[T]>,
+): Promise<void> {
+  await insertUnique(ctx, fields, fallbackField, () => ctx.db.insertInto(table).values(values).execute());
+}
+
+/** Inserts one row into `table` under {@link insertUnique} and returns it as stored. */
+export async function insertRowReturning<T extends keyof Schema & string>(
+  ctx: RepositoryContext,
+  table: T,
+  fields: ConflictFields,
+  fallbackField: string,
+  values: Insertable<Schema[T]>,
+): Promise<Selectable<Schema[T]>> {
+  return insertUnique(ctx, fields, fallbackField, () =>
+    ctx.db.insertInto(table).values(values).returningAll().executeTakeFirstOrThrow(),
+  );
 }
 
 let savepoints = 0;

@@ -5,7 +5,7 @@ import {
   type ConflictFields,
   fromFlag,
   fromJsonArray,
-  insertUnique,
+  insertRowReturning,
   type RepositoryContext,
   toCount,
   toDate,
@@ -32,23 +32,17 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
   return {
     async create(user) {
       const createdAt = toMs(user.createdAt);
-      const row = await insertUnique(ctx, CONFLICTS, 'username', () =>
-        db
-          .insertInto('users')
-          .values({
-            id: user.id,
-            username: user.username,
-            email: user.email,
-            display_name: user.displayName,
-            groups: JSON.stringify(user.groups),
-            password_hash: user.passwordHash,
-            disabled: toFlag(user.disabled ?? false),
-            created_at: createdAt,
-            updated_at: createdAt,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await insertRowReturning(ctx, 'users', CONFLICTS, 'username', {
+        id: user.id,
+        username: user.username,
+        email: user.email,
+        display_name: user.displayName,
+        groups: JSON.stringify(user.groups),
+        password_hash: user.passwordHash,
+        disabled: toFlag(user.disabled ?? false),
+        created_at: createdAt,
+        updated_at: createdAt,
+      });
       return toUser(row);
     },
 
