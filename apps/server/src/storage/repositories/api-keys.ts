@@ -4,10 +4,10 @@ import type { Selectable } from 'kysely';
 import type { ApiKeysTable } from '../schema.js';
 import {
   type ConflictFields,
+  countRows,
   fromJsonArray,
   insertRowReturning,
   type RepositoryContext,
-  toCount,
   toDate,
   toDateOrNull,
   toMs,
@@ -72,13 +72,7 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
         .execute();
     },
 
-    async count() {
-      const row = await db
-        .selectFrom('api_keys')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      return toCount(row);
-    },
+    count: () => countRows(db, 'api_keys'),
   };
 }
 

@@ -4,11 +4,11 @@ import type { Selectable } from 'kysely';
 import type { OAuthClientsTable } from '../schema.js';
 import {
   type ConflictFields,
+  countRows,
   fromFlag,
   fromJsonArray,
   insertRowReturning,
   type RepositoryContext,
-  toCount,
   toDate,
   toFlag,
   toMs,
@@ -69,13 +69,7 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
       return result.numDeletedRows > 0n;
     },
 
-    async count() {
-      const row = await db
-        .selectFrom('oauth_clients')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      return toCount(row);
-    },
+    count: () => countRows(db, 'oauth_clients'),
   };
 }
 

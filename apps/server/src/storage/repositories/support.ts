@@ -51,6 +51,15 @@ export function fromJsonObject(text: string, column: string): Record<string, unk
 
 export const toCount = (row: { n: number | string | bigint }): number => Number(row.n);
 
+/** How many rows `table` holds. */
+export async function countRows(db: Kysely<Schema>, table: keyof Schema & string): Promise<number> {
+  const row = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return toCount(row);
+}
+
 /**
  * Runs an insert, turning a unique-constraint violation into `StorageConflictError(field)`.
  * On PostgreSQL inside a transaction the insert runs under a savepoint: a failed statement would

@@ -3,11 +3,11 @@ import { type Selectable, sql, type Updateable } from 'kysely';
 import type { UsersTable } from '../schema.js';
 import {
   type ConflictFields,
+  countRows,
   fromFlag,
   fromJsonArray,
   insertRowReturning,
   type RepositoryContext,
-  toCount,
   toDate,
   toFlag,
   toMs,
@@ -86,13 +86,7 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
       return row && toUser(row);
     },
 
-    async count() {
-      const row = await db
-        .selectFrom('users')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      return toCount(row);
-    },
+    count: () => countRows(db, 'users'),
   };
 }
 
