@@ -157,7 +157,7 @@ const STAMPS = {
   refresh_tokens: { key: 'hash', stamp: 'used_at' },
   login_transactions: { key: 'state_hash', stamp: 'consumed_at' },
   browser_sessions: { key: 'id', stamp: 'ended_at' },
-} as const;
+} as const satisfies { [T in keyof Schema]?: { key: keyof Schema[T]; stamp: keyof Schema[T] } };
 
 type StampedTable = keyof typeof STAMPS;
 
