@@ -169,45 +169,46 @@ class Client extends FederationMethods implements IdgateClient {
   }
 
   async passwordGrant(options: PasswordGrantOptions): Promise<TokenResponse> {
-    const auth = clientAuthentication(options.authMethod, options.clientId, options.clientSecret);
-    return this.requestToken(
-      {
-        grant_type: 'password',
-        username: options.username,
-        password: options.password,
-        scope: options.scope,
-      },
-      auth,
-    );
+    return this.#grant(options, {
+      grant_type: 'password',
+      username: options.username,
+      password: options.password,
+      scope: options.scope,
+    });
   }
 
   async clientCredentialsGrant(options: ClientCredentialsGrantOptions): Promise<TokenResponse> {
-    const auth = clientAuthentication(options.authMethod, options.clientId, options.clientSecret);
-    return this.requestToken(
-      { grant_type: 'client_credentials', scope: options.scope, resource: options.resource },
-      auth,
-    );
+    return this.#grant(options, {
+      grant_type: 'client_credentials',
+      scope: options.scope,
+      resource: options.resource,
+    });
   }
 
   async exchangeCode(options: AuthorizationCodeGrantOptions): Promise<TokenResponse> {
-    const auth = clientAuthentication(options.authMethod, options.clientId, options.clientSecret);
-    return this.requestToken(
-      {
-        grant_type: 'authorization_code',
-        code: options.code,
-        redirect_uri: options.redirectUri,
-        code_verifier: options.codeVerifier,
-      },
-      auth,
-    );
+    return this.#grant(options, {
+      grant_type: 'authorization_code',
+      code: options.code,
+      redirect_uri: options.redirectUri,
+      code_verifier: options.codeVerifier,
+    });
   }
 
   async refreshToken(options: RefreshTokenGrantOptions): Promise<TokenResponse> {
+    return this.#grant(options, {
+      grant_type: 'refresh_token',
+      refresh_token: options.refreshToken,
+      scope: options.scope,
+    });
+  }
+
+  /** Requests a token for one of the grant helpers, authenticating the client its options name. */
+  async #grant(
+    options: Pick<PasswordGrantOptions, 'clientId' | 'clientSecret' | 'authMethod'>,
+    request: TokenRequest,
+  ): Promise<TokenResponse> {
     const auth = clientAuthentication(options.authMethod, options.clientId, options.clientSecret);
-    return this.requestToken(
-      { grant_type: 'refresh_token', refresh_token: options.refreshToken, scope: options.scope },
-      auth,
-    );
+    return this.requestToken(request, auth);
   }
 
   async userinfo(accessToken: string): Promise<UserInfo> {

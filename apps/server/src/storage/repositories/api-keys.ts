@@ -4,10 +4,10 @@ import type { Selectable } from 'kysely';
 import type { ApiKeysTable } from '../schema.js';
 import {
   type ConflictFields,
+  countRows,
   fromJsonArray,
-  insertUnique,
+  insertRowReturning,
   type RepositoryContext,
-  toCount,
   toDate,
   toDateOrNull,
   toMs,
@@ -25,22 +25,16 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
   const { db } = ctx;
   return {
     async create(key) {
-      const row = await insertUnique(ctx, CONFLICTS, 'prefix', () =>
-        db
-          .insertInto('api_keys')
-          .values({
-            id: key.id,
-            name: key.name,
-            prefix: key.prefix,
-            hash: key.hash,
-            scopes: JSON.stringify(key.scopes),
-            created_at: toMs(key.createdAt),
-            last_used_at: toMsOrNull(key.lastUsedAt),
-            revoked_at: toMsOrNull(key.revokedAt),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await insertRowReturning(ctx, 'api_keys', CONFLICTS, 'prefix', {
+        id: key.id,
+        name: key.name,
+        prefix: key.prefix,
+        hash: key.hash,
+        scopes: JSON.stringify(key.scopes),
+        created_at: toMs(key.createdAt),
+        last_used_at: toMsOrNull(key.lastUsedAt),
+        revoked_at: toMsOrNull(key.revokedAt),
+      });
       return toApiKey(row);
     },
 
@@ -78,13 +72,7 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
         .execute();
     },
 
-    async count() {
-      const row = await db
-        .selectFrom('api_keys')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      return toCount(row);
-    },
+    count: () => countRows(db, 'api_keys'),
   };
 }
 

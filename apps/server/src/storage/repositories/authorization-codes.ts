@@ -3,8 +3,9 @@ import type { Selectable } from 'kysely';
 import type { AuthorizationCodesTable } from '../schema.js';
 import {
   type ConflictFields,
+  claimOnce,
   fromJsonArray,
-  insertUnique,
+  insertRow,
   purgeExpiredRows,
   type RepositoryContext,
   toDate,
@@ -20,47 +21,30 @@ const CONFLICTS: ConflictFields = {
 
 export function createAuthorizationCodeRepository(ctx: RepositoryContext): AuthorizationCodeRepository {
   const { db } = ctx;
-  const find = (hash: string) =>
-    db.selectFrom('authorization_codes').selectAll().where('hash', '=', hash).executeTakeFirst();
-
   return {
     async create(code) {
-      await insertUnique(ctx, CONFLICTS, 'hash', () =>
-        db
-          .insertInto('authorization_codes')
-          .values({
-            hash: code.hash,
-            client_id: code.clientId,
-            user_id: code.userId,
-            redirect_uri: code.redirectUri,
-            scope: JSON.stringify(code.scope),
-            nonce: code.nonce,
-            code_challenge: code.codeChallenge,
-            code_challenge_method: code.codeChallengeMethod,
-            auth_time: toMs(code.authTime),
-            session_id: code.sessionId,
-            grant_id: code.grantId,
-            created_at: toMs(code.createdAt),
-            expires_at: toMs(code.expiresAt),
-            consumed_at: toMsOrNull(code.consumedAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'authorization_codes', CONFLICTS, 'hash', {
+        hash: code.hash,
+        client_id: code.clientId,
+        user_id: code.userId,
+        redirect_uri: code.redirectUri,
+        scope: JSON.stringify(code.scope),
+        nonce: code.nonce,
+        code_challenge: code.codeChallenge,
+        code_challenge_method: code.codeChallengeMethod,
+        auth_time: toMs(code.authTime),
+        session_id: code.sessionId,
+        grant_id: code.grantId,
+        created_at: toMs(code.createdAt),
+        expires_at: toMs(code.expiresAt),
+        consumed_at: toMsOrNull(code.consumedAt),
+      });
     },
 
     async redeem(hash, at) {
-      // The conditional update is the whole decision: the database lets exactly one statement move
-      // consumed_at from null (PostgreSQL re-checks the condition after a concurrent update commits;
-      // SQLite runs writes one at a time), so checking first and writing after would race.
-      const result = await db
-        .updateTable('authorization_codes')
-        .set({ consumed_at: toMs(at) })
-        .where('hash', '=', hash)
-        .where('consumed_at', 'is', null)
-        .executeTakeFirst();
-      const row = await find(hash);
-      if (row === undefined) return { status: 'unknown' };
-      return { status: result.numUpdatedRows > 0n ? 'redeemed' : 'replayed', code: toCode(row) };
+      const claim = await claimOnce(db, 'authorization_codes', hash, at);
+      if (claim === undefined) return { status: 'unknown' };
+      return { status: claim.won ? 'redeemed' : 'replayed', code: toCode(claim.row) };
     },
 
     async attachGrant(hash, grantId) {

@@ -4,11 +4,11 @@ import type { Selectable } from 'kysely';
 import type { OAuthClientsTable } from '../schema.js';
 import {
   type ConflictFields,
+  countRows,
   fromFlag,
   fromJsonArray,
-  insertUnique,
+  insertRowReturning,
   type RepositoryContext,
-  toCount,
   toDate,
   toFlag,
   toMs,
@@ -23,27 +23,21 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
   const { db } = ctx;
   return {
     async create(client) {
-      const row = await insertUnique(ctx, CONFLICTS, 'clientId', () =>
-        db
-          .insertInto('oauth_clients')
-          .values({
-            client_id: client.clientId,
-            name: client.name,
-            secret_hash: client.secretHash,
-            is_public: toFlag(client.public),
-            trusted: toFlag(client.trusted),
-            redirect_uris: JSON.stringify(client.redirectUris),
-            post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
-            grant_types: JSON.stringify(client.grantTypes),
-            scopes: JSON.stringify(client.scopes),
-            audiences: JSON.stringify(client.audiences),
-            access_token_ttl: client.accessTokenTtl,
-            refresh_token_ttl: client.refreshTokenTtl,
-            created_at: toMs(client.createdAt),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await insertRowReturning(ctx, 'oauth_clients', CONFLICTS, 'clientId', {
+        client_id: client.clientId,
+        name: client.name,
+        secret_hash: client.secretHash,
+        is_public: toFlag(client.public),
+        trusted: toFlag(client.trusted),
+        redirect_uris: JSON.stringify(client.redirectUris),
+        post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+        grant_types: JSON.stringify(client.grantTypes),
+        scopes: JSON.stringify(client.scopes),
+        audiences: JSON.stringify(client.audiences),
+        access_token_ttl: client.accessTokenTtl,
+        refresh_token_ttl: client.refreshTokenTtl,
+        created_at: toMs(client.createdAt),
+      });
       return toClient(row);
     },
 
@@ -75,13 +69,7 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
       return result.numDeletedRows > 0n;
     },
 
-    async count() {
-      const row = await db
-        .selectFrom('oauth_clients')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      return toCount(row);
-    },
+    count: () => countRows(db, 'oauth_clients'),
   };
 }
 

@@ -4,7 +4,7 @@ import type { GrantsTable } from '../schema.js';
 import {
   type ConflictFields,
   fromJsonArray,
-  insertUnique,
+  insertRowReturning,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -44,23 +44,17 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
 
   return {
     async create(grant) {
-      const row = await insertUnique(ctx, CONFLICTS, 'id', () =>
-        db
-          .insertInto('grants')
-          .values({
-            id: grant.id,
-            user_id: grant.userId,
-            client_id: grant.clientId,
-            scope: JSON.stringify(grant.scope),
-            auth_time: toMs(grant.authTime),
-            session_id: grant.sessionId,
-            created_at: toMs(grant.createdAt),
-            expires_at: toMs(grant.expiresAt),
-            revoked_at: toMsOrNull(grant.revokedAt),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await insertRowReturning(ctx, 'grants', CONFLICTS, 'id', {
+        id: grant.id,
+        user_id: grant.userId,
+        client_id: grant.clientId,
+        scope: JSON.stringify(grant.scope),
+        auth_time: toMs(grant.authTime),
+        session_id: grant.sessionId,
+        created_at: toMs(grant.createdAt),
+        expires_at: toMs(grant.expiresAt),
+        revoked_at: toMsOrNull(grant.revokedAt),
+      });
       return toGrant(row);
     },
 

@@ -5,7 +5,7 @@ import {
   type ConflictFields,
   fromFlag,
   fromJsonObject,
-  insertUnique,
+  insertRowReturning,
   type RepositoryContext,
   toDate,
   toFlag,
@@ -31,20 +31,14 @@ export function createIdentityProviderRepository(ctx: RepositoryContext): Identi
 
   return {
     async create(provider) {
-      const row = await insertUnique(ctx, CONFLICTS, 'name', () =>
-        db
-          .insertInto('identity_providers')
-          .values({
-            name: fold(provider.name),
-            type: provider.type,
-            config: JSON.stringify(provider.config),
-            disabled: toFlag(provider.disabled),
-            created_at: toMs(provider.createdAt),
-            updated_at: toMs(provider.updatedAt),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await insertRowReturning(ctx, 'identity_providers', CONFLICTS, 'name', {
+        name: fold(provider.name),
+        type: provider.type,
+        config: JSON.stringify(provider.config),
+        disabled: toFlag(provider.disabled),
+        created_at: toMs(provider.createdAt),
+        updated_at: toMs(provider.updatedAt),
+      });
       return toProvider(row);
     },
 

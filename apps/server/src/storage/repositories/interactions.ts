@@ -4,7 +4,7 @@ import type { InteractionsTable } from '../schema.js';
 import {
   type ConflictFields,
   fromJsonObject,
-  insertUnique,
+  insertRow,
   purgeExpiredRows,
   type RepositoryContext,
   toDate,
@@ -22,21 +22,16 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
   const { db } = ctx;
   return {
     async create(interaction) {
-      await insertUnique(ctx, CONFLICTS, 'id', () =>
-        db
-          .insertInto('interactions')
-          .values({
-            id: interaction.id,
-            secret_hash: interaction.secretHash,
-            request: JSON.stringify(interaction.request),
-            user_id: interaction.userId,
-            auth_time: toMsOrNull(interaction.authTime),
-            csrf_token: interaction.csrfToken,
-            created_at: toMs(interaction.createdAt),
-            expires_at: toMs(interaction.expiresAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'interactions', CONFLICTS, 'id', {
+        id: interaction.id,
+        secret_hash: interaction.secretHash,
+        request: JSON.stringify(interaction.request),
+        user_id: interaction.userId,
+        auth_time: toMsOrNull(interaction.authTime),
+        csrf_token: interaction.csrfToken,
+        created_at: toMs(interaction.createdAt),
+        expires_at: toMs(interaction.expiresAt),
+      });
     },
 
     async findById(id) {

@@ -4,7 +4,7 @@ import type { LinkedIdentitiesTable } from '../schema.js';
 import {
   type ConflictFields,
   fromJsonArray,
-  insertUnique,
+  insertRowReturning,
   type RepositoryContext,
   toCount,
   toDate,
@@ -26,22 +26,16 @@ export function createLinkedIdentityRepository(ctx: RepositoryContext): LinkedId
 
   return {
     async link(identity) {
-      const row = await insertUnique(ctx, CONFLICTS, 'subject', () =>
-        db
-          .insertInto('linked_identities')
-          .values({
-            provider: identity.provider,
-            subject: identity.subject,
-            user_id: identity.userId,
-            username: identity.username,
-            email: identity.email,
-            groups: JSON.stringify(identity.groups),
-            linked_at: toMs(identity.linkedAt),
-            last_login_at: toMsOrNull(identity.lastLoginAt),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await insertRowReturning(ctx, 'linked_identities', CONFLICTS, 'subject', {
+        provider: identity.provider,
+        subject: identity.subject,
+        user_id: identity.userId,
+        username: identity.username,
+        email: identity.email,
+        groups: JSON.stringify(identity.groups),
+        linked_at: toMs(identity.linkedAt),
+        last_login_at: toMsOrNull(identity.lastLoginAt),
+      });
       return toIdentity(row);
     },
 

@@ -4,7 +4,7 @@ import type { LoginAttemptsTable, Schema } from '../schema.js';
 import {
   type ConflictFields,
   fromFlag,
-  insertUnique,
+  insertRow,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -43,21 +43,16 @@ export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttem
 
   return {
     async record(attempt) {
-      await insertUnique(ctx, CONFLICTS, 'id', () =>
-        db
-          .insertInto('login_attempts')
-          .values({
-            id: attempt.id,
-            username: fold(attempt.username),
-            user_id: attempt.userId,
-            source_address: attempt.sourceAddress,
-            provider: attempt.provider,
-            success: toFlag(attempt.success),
-            reason: attempt.reason,
-            created_at: toMs(attempt.createdAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'login_attempts', CONFLICTS, 'id', {
+        id: attempt.id,
+        username: fold(attempt.username),
+        user_id: attempt.userId,
+        source_address: attempt.sourceAddress,
+        provider: attempt.provider,
+        success: toFlag(attempt.success),
+        reason: attempt.reason,
+        created_at: toMs(attempt.createdAt),
+      });
     },
 
     failuresForUsername(username, since) {

@@ -3,7 +3,8 @@ import type { Selectable } from 'kysely';
 import type { LoginTransactionsTable } from '../schema.js';
 import {
   type ConflictFields,
-  insertUnique,
+  claimOnce,
+  insertRow,
   purgeExpiredRows,
   type RepositoryContext,
   toDate,
@@ -21,44 +22,23 @@ export function createLoginTransactionRepository(ctx: RepositoryContext): LoginT
   const { db } = ctx;
   return {
     async create(transaction) {
-      await insertUnique(ctx, CONFLICTS, 'stateHash', () =>
-        db
-          .insertInto('login_transactions')
-          .values({
-            state_hash: transaction.stateHash,
-            provider: transaction.provider,
-            binding_hash: transaction.bindingHash,
-            nonce: transaction.nonce,
-            code_verifier: transaction.codeVerifier,
-            interaction_id: transaction.interactionId,
-            created_at: toMs(transaction.createdAt),
-            expires_at: toMs(transaction.expiresAt),
-            consumed_at: toMsOrNull(transaction.consumedAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'login_transactions', CONFLICTS, 'stateHash', {
+        state_hash: transaction.stateHash,
+        provider: transaction.provider,
+        binding_hash: transaction.bindingHash,
+        nonce: transaction.nonce,
+        code_verifier: transaction.codeVerifier,
+        interaction_id: transaction.interactionId,
+        created_at: toMs(transaction.createdAt),
+        expires_at: toMs(transaction.expiresAt),
+        consumed_at: toMsOrNull(transaction.consumedAt),
+      });
     },
 
     async consume(stateHash, at) {
-      // As authorization_codes.redeem: the conditional update is the whole decision. The database
-      // lets exactly one statement move consumed_at from null (PostgreSQL re-checks the condition
-      // after a concurrent update commits; SQLite runs writes one at a time).
-      const result = await db
-        .updateTable('login_transactions')
-        .set({ consumed_at: toMs(at) })
-        .where('state_hash', '=', stateHash)
-        .where('consumed_at', 'is', null)
-        .executeTakeFirst();
-      const row = await db
-        .selectFrom('login_transactions')
-        .selectAll()
-        .where('state_hash', '=', stateHash)
-        .executeTakeFirst();
-      if (row === undefined) return { status: 'unknown' };
-      return {
-        status: result.numUpdatedRows > 0n ? 'consumed' : 'replayed',
-        transaction: toTransaction(row),
-      };
+      const claim = await claimOnce(db, 'login_transactions', stateHash, at);
+      if (claim === undefined) return { status: 'unknown' };
+      return { status: claim.won ? 'consumed' : 'replayed', transaction: toTransaction(claim.row) };
     },
 
     purgeExpired: (now) => purgeExpiredRows(db, 'login_transactions', now),

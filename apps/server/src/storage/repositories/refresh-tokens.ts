@@ -3,8 +3,9 @@ import type { Selectable } from 'kysely';
 import type { RefreshTokensTable } from '../schema.js';
 import {
   type ConflictFields,
+  claimOnce,
   fromJsonArray,
-  insertUnique,
+  insertRow,
   purgeExpiredRows,
   type RepositoryContext,
   toDate,
@@ -20,44 +21,33 @@ const CONFLICTS: ConflictFields = {
 
 export function createRefreshTokenRepository(ctx: RepositoryContext): RefreshTokenRepository {
   const { db } = ctx;
-  const find = (hash: string) =>
-    db.selectFrom('refresh_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
-
   return {
     async create(token) {
-      await insertUnique(ctx, CONFLICTS, 'hash', () =>
-        db
-          .insertInto('refresh_tokens')
-          .values({
-            hash: token.hash,
-            grant_id: token.grantId,
-            client_id: token.clientId,
-            user_id: token.userId,
-            scope: JSON.stringify(token.scope),
-            created_at: toMs(token.createdAt),
-            expires_at: toMs(token.expiresAt),
-            used_at: toMsOrNull(token.usedAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'refresh_tokens', CONFLICTS, 'hash', {
+        hash: token.hash,
+        grant_id: token.grantId,
+        client_id: token.clientId,
+        user_id: token.userId,
+        scope: JSON.stringify(token.scope),
+        created_at: toMs(token.createdAt),
+        expires_at: toMs(token.expiresAt),
+        used_at: toMsOrNull(token.usedAt),
+      });
     },
 
     async findByHash(hash) {
-      const row = await find(hash);
+      const row = await db
+        .selectFrom('refresh_tokens')
+        .selectAll()
+        .where('hash', '=', hash)
+        .executeTakeFirst();
       return row && toToken(row);
     },
 
     async use(hash, at) {
-      // One conditional update decides who rotates (see authorization codes' redeem).
-      const result = await db
-        .updateTable('refresh_tokens')
-        .set({ used_at: toMs(at) })
-        .where('hash', '=', hash)
-        .where('used_at', 'is', null)
-        .executeTakeFirst();
-      const row = await find(hash);
-      if (row === undefined) return { status: 'unknown' };
-      return { status: result.numUpdatedRows > 0n ? 'rotated' : 'reused', token: toToken(row) };
+      const claim = await claimOnce(db, 'refresh_tokens', hash, at);
+      if (claim === undefined) return { status: 'unknown' };
+      return { status: claim.won ? 'rotated' : 'reused', token: toToken(claim.row) };
     },
 
     purgeExpired: (now) => purgeExpiredRows(db, 'refresh_tokens', now),

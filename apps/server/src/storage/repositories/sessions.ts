@@ -3,8 +3,9 @@ import type { Selectable } from 'kysely';
 import type { BrowserSessionsTable } from '../schema.js';
 import {
   type ConflictFields,
-  insertUnique,
+  insertRow,
   type RepositoryContext,
+  stampOnce,
   toDate,
   toDateOrNull,
   toMs,
@@ -22,20 +23,15 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
   const { db } = ctx;
   return {
     async create(session) {
-      await insertUnique(ctx, CONFLICTS, 'id', () =>
-        db
-          .insertInto('browser_sessions')
-          .values({
-            id: session.id,
-            secret_hash: session.secretHash,
-            user_id: session.userId,
-            auth_time: toMs(session.authTime),
-            created_at: toMs(session.createdAt),
-            expires_at: toMs(session.expiresAt),
-            ended_at: toMsOrNull(session.endedAt),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'browser_sessions', CONFLICTS, 'id', {
+        id: session.id,
+        secret_hash: session.secretHash,
+        user_id: session.userId,
+        auth_time: toMs(session.authTime),
+        created_at: toMs(session.createdAt),
+        expires_at: toMs(session.expiresAt),
+        ended_at: toMsOrNull(session.endedAt),
+      });
     },
 
     async findBySecretHash(secretHash) {
@@ -52,15 +48,7 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
       return row && toSession(row);
     },
 
-    async end(id, at) {
-      const result = await db
-        .updateTable('browser_sessions')
-        .set({ ended_at: toMs(at) })
-        .where('id', '=', id)
-        .where('ended_at', 'is', null)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
-    },
+    end: (id, at) => stampOnce(db, 'browser_sessions', id, at),
   };
 }
 

@@ -5,7 +5,7 @@ import type { SigningKeysTable } from '../schema.js';
 import {
   type ConflictFields,
   fromJsonObject,
-  insertUnique,
+  insertRow,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -22,20 +22,15 @@ export function createSigningKeyRepository(ctx: RepositoryContext): SigningKeyRe
   const { db } = ctx;
   return {
     async insert(key) {
-      await insertUnique(ctx, CONFLICTS, 'kid', () =>
-        db
-          .insertInto('signing_keys')
-          .values({
-            kid: key.kid,
-            alg: key.alg,
-            public_jwk: JSON.stringify(key.publicJwk),
-            sealed_private_jwk: key.sealedPrivateJwk,
-            created_at: toMs(key.createdAt),
-            retired_at: toMsOrNull(key.retiredAt),
-            published_until: toMsOrNull(key.publishedUntil),
-          })
-          .execute(),
-      );
+      await insertRow(ctx, 'signing_keys', CONFLICTS, 'kid', {
+        kid: key.kid,
+        alg: key.alg,
+        public_jwk: JSON.stringify(key.publicJwk),
+        sealed_private_jwk: key.sealedPrivateJwk,
+        created_at: toMs(key.createdAt),
+        retired_at: toMsOrNull(key.retiredAt),
+        published_until: toMsOrNull(key.publishedUntil),
+      });
     },
 
     async list() {

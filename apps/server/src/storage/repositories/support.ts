@@ -1,5 +1,5 @@
 import { StorageConflictError } from '@idgate/core';
-import { type Kysely, sql } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { DialectName } from '../database.js';
 import type { Schema } from '../schema.js';
 
@@ -51,6 +51,15 @@ export function fromJsonObject(text: string, column: string): Record<string, unk
 
 export const toCount = (row: { n: number | string | bigint }): number => Number(row.n);
 
+/** How many rows `table` holds. */
+export async function countRows(db: Kysely<Schema>, table: keyof Schema & string): Promise<number> {
+  const row = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return toCount(row);
+}
+
 /**
  * Runs an insert, turning a unique-constraint violation into `StorageConflictError(field)`.
  * On PostgreSQL inside a transaction the insert runs under a savepoint: a failed statement would
@@ -70,6 +79,30 @@ export async function insertUnique<T>(
     if (constraint === undefined) throw error;
     throw new StorageConflictError(fields[constraint] ?? fallbackField);
   }
+}
+
+/** Inserts one row into `table` under {@link insertUnique}. */
+export async function insertRow<T extends keyof Schema & string>(
+  ctx: RepositoryContext,
+  table: T,
+  fields: ConflictFields,
+  fallbackField: string,
+  values: Insertable<Schema[T]>,
+): Promise<void> {
+  await insertUnique(ctx, fields, fallbackField, () => ctx.db.insertInto(table).values(values).execute());
+}
+
+/** Inserts one row into `table` under {@link insertUnique} and returns it as stored. */
+export async function insertRowReturning<T extends keyof Schema & string>(
+  ctx: RepositoryContext,
+  table: T,
+  fields: ConflictFields,
+  fallbackField: string,
+  values: Insertable<Schema[T]>,
+): Promise<Selectable<Schema[T]>> {
+  return insertUnique(ctx, fields, fallbackField, () =>
+    ctx.db.insertInto(table).values(values).returningAll().executeTakeFirstOrThrow(),
+  );
 }
 
 let savepoints = 0;
@@ -113,4 +146,58 @@ type ExpiringTable = 'authorization_codes' | 'refresh_tokens' | 'login_transacti
 export async function purgeExpiredRows(db: Kysely<Schema>, table: ExpiringTable, now: Date): Promise<number> {
   const result = await db.deleteFrom(table).where('expires_at', '<', toMs(now)).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/**
+ * The rows that are stamped once: each names the column that finds the row and the nullable
+ * timestamp column that, once set, stays set.
+ */
+const STAMPS = {
+  authorization_codes: { key: 'hash', stamp: 'consumed_at' },
+  refresh_tokens: { key: 'hash', stamp: 'used_at' },
+  login_transactions: { key: 'state_hash', stamp: 'consumed_at' },
+  browser_sessions: { key: 'id', stamp: 'ended_at' },
+} as const satisfies { [T in keyof Schema]?: { key: keyof Schema[T]; stamp: keyof Schema[T] } };
+
+type StampedTable = keyof typeof STAMPS;
+
+/**
+ * Sets the stamp column of `table`'s row `key` to `at` if it is still null, and tells whether this
+ * call did. The conditional update is the whole decision: the database lets exactly one statement
+ * move the column from null (PostgreSQL re-checks the condition after a concurrent update commits;
+ * SQLite runs writes one at a time), so checking first and writing after would race.
+ */
+export async function stampOnce(
+  db: Kysely<Schema>,
+  table: StampedTable,
+  key: string,
+  at: Date,
+): Promise<boolean> {
+  const { key: keyColumn, stamp } = STAMPS[table];
+  const result = await db
+    .updateTable(table)
+    .set({ [stamp]: toMs(at) })
+    .where(keyColumn, '=', key)
+    .where(stamp, 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Claims `table`'s row `key` once ({@link stampOnce}) and reads it back: undefined when there is no
+ * such row, else the row and whether this caller won it (every other caller is told it lost).
+ */
+export async function claimOnce<T extends StampedTable>(
+  db: Kysely<Schema>,
+  table: T,
+  key: string,
+  at: Date,
+): Promise<{ won: boolean; row: Selectable<Schema[T]> } | undefined> {
+  const won = await stampOnce(db, table, key, at);
+  const row = await db
+    .selectFrom(table as StampedTable)
+    .selectAll()
+    .where(STAMPS[table].key, '=', key)
+    .executeTakeFirst();
+  return row && { won, row: row as Selectable<Schema[T]> };
 }

@@ -3,11 +3,11 @@ import { type Selectable, sql, type Updateable } from 'kysely';
 import type { UsersTable } from '../schema.js';
 import {
   type ConflictFields,
+  countRows,
   fromFlag,
   fromJsonArray,
-  insertUnique,
+  insertRowReturning,
   type RepositoryContext,
-  toCount,
   toDate,
   toFlag,
   toMs,
@@ -32,23 +32,17 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
   return {
     async create(user) {
       const createdAt = toMs(user.createdAt);
-      const row = await insertUnique(ctx, CONFLICTS, 'username', () =>
-        db
-          .insertInto('users')
-          .values({
-            id: user.id,
-            username: user.username,
-            email: user.email,
-            display_name: user.displayName,
-            groups: JSON.stringify(user.groups),
-            password_hash: user.passwordHash,
-            disabled: toFlag(user.disabled ?? false),
-            created_at: createdAt,
-            updated_at: createdAt,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await insertRowReturning(ctx, 'users', CONFLICTS, 'username', {
+        id: user.id,
+        username: user.username,
+        email: user.email,
+        display_name: user.displayName,
+        groups: JSON.stringify(user.groups),
+        password_hash: user.passwordHash,
+        disabled: toFlag(user.disabled ?? false),
+        created_at: createdAt,
+        updated_at: createdAt,
+      });
       return toUser(row);
     },
 
@@ -92,13 +86,7 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
       return row && toUser(row);
     },
 
-    async count() {
-      const row = await db
-        .selectFrom('users')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      return toCount(row);
-    },
+    count: () => countRows(db, 'users'),
   };
 }
 
