@@ -85,6 +85,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // Bodies are checked as their zod schemas check them: a value of the wrong type is refused,
+    // never coerced (fastify's default turns 42 into "42"). Coercion is for querystrings and
+    // params, which no route validates.
+    ajv: { customOptions: { coerceTypes: false } },
     return503OnClosing: true,
   });
   // A callback hook, not an async one: no promise per response.

@@ -1,7 +1,7 @@
 import { type LoginAttemptRepository, TOKEN_REVIEW_DENIAL_MESSAGES } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { counterSeries, histogramSeries } from './metric-series.js';
+import { SeriesCounter } from './metric-series.js';
 import type { Database } from './storage/database.js';
 
 /**
@@ -11,13 +11,17 @@ import type { Database } from './storage/database.js';
  */
 export interface Metrics {
   readonly registry: Registry;
-  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpRequests: SeriesCounter<'method' | 'route' | 'status'>;
   readonly httpRequestDuration: Histogram<'method' | 'route'>;
-  readonly tokenReviews: Counter<'outcome'>;
-  readonly tokenReviewDenials: Counter<'reason'>;
+  readonly tokenReviews: SeriesCounter<'outcome'>;
+  readonly tokenReviewDenials: SeriesCounter<'reason'>;
   readonly tokensIssued: Counter<'grant_type'>;
   readonly logins: Counter<'provider' | 'outcome'>;
   readonly databasePool: Gauge<'state'>;
+  /** The TokenReview counters' series handles (reasons are bounded slugs, made on first use). */
+  readonly reviews: ReviewSeries;
+  /** The provider label values `idgate_logins_total` has taken, at most {@link MAX_LOGIN_PROVIDERS}. */
+  readonly loginProviders: Set<string>;
 }
 
 /**
@@ -43,9 +47,15 @@ export function createMetrics(database?: Database): Metrics {
       this.set({ state: 'waiting' }, pool?.waitingCount ?? 0);
     },
   });
+  const tokenReviews = new SeriesCounter({
+    name: 'idgate_token_reviews_total',
+    help: 'Kubernetes TokenReviews decided, by outcome (authenticated or denied).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   return {
     registry,
-    httpRequests: new Counter({
+    httpRequests: new SeriesCounter({
       name: 'idgate_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
       labelNames: ['method', 'route', 'status'] as const,
@@ -58,13 +68,8 @@ export function createMetrics(database?: Database): Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
-    tokenReviews: new Counter({
-      name: 'idgate_token_reviews_total',
-      help: 'Kubernetes TokenReviews decided, by outcome (authenticated or denied).',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    }),
-    tokenReviewDenials: new Counter({
+    tokenReviews,
+    tokenReviewDenials: new SeriesCounter({
       name: 'idgate_token_review_denials_total',
       help: 'TokenReviews denied, by reason.',
       labelNames: ['reason'] as const,
@@ -83,6 +88,12 @@ export function createMetrics(database?: Database): Metrics {
       registers: [registry],
     }),
     databasePool,
+    reviews: {
+      authenticated: tokenReviews.series({ outcome: 'authenticated' }),
+      denied: tokenReviews.series({ outcome: 'denied' }),
+      denials: new Map(),
+    },
+    loginProviders: new Set(),
   };
 }
 
@@ -104,7 +115,7 @@ export function recordTokenReview(
   metrics: Metrics,
   status: { authenticated?: boolean | undefined; error?: string | undefined },
 ): void {
-  const series = reviewSeriesOf(metrics);
+  const series = metrics.reviews;
   if (status.authenticated === true) {
     series.authenticated();
     return;
@@ -113,44 +124,23 @@ export function recordTokenReview(
   const reason = denialReason(status.error);
   let denial = series.denials.get(reason);
   if (denial === undefined) {
-    denial = counterSeries(metrics.tokenReviewDenials, { reason });
+    denial = metrics.tokenReviewDenials.series({ reason });
     series.denials.set(reason, denial);
   }
   denial();
 }
 
 /** The TokenReview counters' series handles of one metrics set (reasons are bounded slugs). */
-interface ReviewSeries {
+export interface ReviewSeries {
   readonly authenticated: () => void;
   readonly denied: () => void;
   readonly denials: Map<string, () => void>;
 }
 
-const reviewSeries = new WeakMap<Metrics, ReviewSeries>();
-
-function reviewSeriesOf(metrics: Metrics): ReviewSeries {
-  let series = reviewSeries.get(metrics);
-  if (series === undefined) {
-    series = {
-      authenticated: counterSeries(metrics.tokenReviews, { outcome: 'authenticated' }),
-      denied: counterSeries(metrics.tokenReviews, { outcome: 'denied' }),
-      denials: new Map(),
-    };
-    reviewSeries.set(metrics, series);
-  }
-  return series;
-}
-
 // Identity provider names are admin-controlled; still, the label never grows past this many values.
 const MAX_LOGIN_PROVIDERS = 64;
-const providersSeen = new WeakMap<Metrics, Set<string>>();
-
 function providerLabel(metrics: Metrics, provider: string): string {
-  let seen = providersSeen.get(metrics);
-  if (seen === undefined) {
-    seen = new Set();
-    providersSeen.set(metrics, seen);
-  }
+  const seen = metrics.loginProviders;
   if (seen.has(provider)) return provider;
   if (seen.size >= MAX_LOGIN_PROVIDERS || !/^[A-Za-z0-9._-]{1,64}$/.test(provider)) return 'other';
   seen.add(provider);
@@ -201,15 +191,18 @@ function isJson(reply: FastifyReply): boolean {
 /** The HTTP metrics' series of one (method, route, status), made once and reused. */
 interface ResponseSeries {
   readonly count: () => void;
-  readonly duration: (seconds: number) => void;
+  readonly duration: Histogram.Internal<'method' | 'route'>;
 }
 
 /**
  * What the `onResponse` hook of the metrics plugin calls for every answered request: counts it in
  * `idgate_http_requests_total` and `idgate_http_request_duration_seconds` (and, for tokens
  * answered, `idgate_tokens_issued_total`). The series handles of each (method, route, status) are
- * made on first use and kept (see metric-series.ts), so a request builds no label set and hashes
- * none; the labels are bounded (methods, route patterns, status codes), and so is what is kept.
+ * made on first use and kept, so a request builds no label set: the count is a plain increment
+ * (see metric-series.ts); the duration goes through a `labels()` child of the histogram, which
+ * prom-client only takes one observation at a time (it has no public way to be handed bucket
+ * counts and a sum). The labels are bounded (methods, route patterns, status codes), and so is
+ * what is kept.
  * @example app.addHook('onResponse', (request, reply, done) => { observe(request, reply); done(); });
  */
 export function responseObserver(metrics: Metrics): (request: FastifyRequest, reply: FastifyReply) => void {
@@ -230,8 +223,8 @@ export function responseObserver(metrics: Metrics): (request: FastifyRequest, re
     let found = byStatus.get(status);
     if (found === undefined) {
       found = {
-        count: counterSeries(metrics.httpRequests, { method, route, status: String(status) }),
-        duration: histogramSeries(metrics.httpRequestDuration, { method, route }),
+        count: metrics.httpRequests.series({ method, route, status: String(status) }),
+        duration: metrics.httpRequestDuration.labels({ method, route }),
       };
       byStatus.set(status, found);
     }
@@ -244,7 +237,7 @@ export function responseObserver(metrics: Metrics): (request: FastifyRequest, re
     const status = reply.statusCode;
     const { count, duration } = seriesOf(method, route, status);
     count();
-    duration(reply.elapsedTime / 1000);
+    duration.observe(reply.elapsedTime / 1000);
     if (status !== 200) return;
     if (route === '/oauth/token' && method === 'POST') {
       metrics.tokensIssued.inc({ grant_type: grantTypeLabel(request.body) });
