@@ -127,7 +127,6 @@ export {
   openGrant,
   type UserTokenRequest,
 } from './grants/user-tokens.js';
-export { constantTimeEqual } from './internal/encoding.js';
 export {
   type JwsCrypto,
   type JwsSignFunction,
@@ -199,7 +198,14 @@ export {
   type UserRepository,
 } from './ports/storage.js';
 export { grantedScope, parseScope, tokenAudience, USER_SCOPES } from './scopes.js';
-export { generateClientId, generatePassword, generateSecret, hashSecret, verifySecret } from './secrets.js';
+export {
+  constantTimeEqual,
+  generateClientId,
+  generatePassword,
+  generateSecret,
+  hashSecret,
+  verifySecret,
+} from './secrets.js';
 export {
   DEFAULT_LOGIN_THROTTLE,
   type LoginAttempt,

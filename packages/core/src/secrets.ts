@@ -1,4 +1,4 @@
-import { base64url, constantTimeEqual, randomBase32, randomBytes, sha256 } from './internal/encoding.js';
+import { base64url, randomBase32, randomBytes, sha256 } from './internal/encoding.js';
 
 /**
  * A new random secret of 256 bits, base64url (43 characters): client secrets, opaque tokens.
@@ -40,4 +40,16 @@ export function hashSecret(secret: string): Promise<string> {
  */
 export async function verifySecret(secret: string, storedHash: string): Promise<boolean> {
   return constantTimeEqual(await sha256(secret), storedHash);
+}
+
+/**
+ * Compares two strings in time that depends only on their lengths, so a secret's hash cannot be
+ * guessed byte by byte from response times.
+ * @example if (!constantTimeEqual(presentedCsrf, storedCsrf)) refuse();
+ */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const length = Math.max(a.length, b.length);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < length; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
+  return diff === 0;
 }

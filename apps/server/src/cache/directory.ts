@@ -222,8 +222,8 @@ export class Directory {
 
   /**
    * Checks a presented API key like `authenticateApiKey` does, remembering keys that passed by a
-   * hash of the key, so the review path does not hash through Web Crypto on every call. A revoked
-   * key is forgotten when the change feed says so.
+   * one-shot SHA-256 of the key (never the key itself), so a known key is answered without a
+   * promise or a storage read. A revoked key is forgotten when the change log says so.
    */
   async authenticateApiKey(presented: string | undefined, scope: ApiKeyScope | null): Promise<ApiKeyRecord> {
     const hit = this.knownApiKey(presented, scope);

@@ -1,7 +1,8 @@
 import type { ApiKeyScope, OAuthErrorCode, ProblemCode } from '@idgate/schema';
 import { IdgateError } from '../errors.js';
-import { base64url, constantTimeEqual, randomBase32, randomBytes, sha256 } from '../internal/encoding.js';
+import { base64url, randomBase32, randomBytes, sha256 } from '../internal/encoding.js';
 import type { ApiKeyRecord } from '../model.js';
+import { constantTimeEqual } from '../secrets.js';
 
 const KEY_PATTERN = /^(idg_[a-z2-7]{8})_[A-Za-z0-9_-]{43}$/;
 

@@ -1,5 +1,6 @@
-import { base64url, constantTimeEqual, utf8 } from '../internal/encoding.js';
+import { base64url, utf8 } from '../internal/encoding.js';
 import type { CodeChallengeMethod } from '../model.js';
+import { constantTimeEqual } from '../secrets.js';
 
 // RFC 7636 §4.1/§4.2: 43–128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~".
 const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/;

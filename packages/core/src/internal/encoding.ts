@@ -41,14 +41,3 @@ export function randomBase32(length: number): string {
 export function sha256(text: string): Promise<string> {
   return Promise.resolve(base64url(sha256Bytes(utf8(text))));
 }
-
-/**
- * Compares two strings in time that depends only on their lengths, so a secret's hash cannot be
- * guessed byte by byte from response times.
- */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const length = Math.max(a.length, b.length);
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < length; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
-  return diff === 0;
-}
