@@ -142,7 +142,7 @@ describe('POST /oauth/authenticate bodies', () => {
           title: 'Bad Request',
           status: 400,
           code: 'invalid_token_review',
-          detail: describeIssue(parsed.error, JSON.parse(text)),
+          detail: describeIssue(parsed.error),
         },
       });
     }
