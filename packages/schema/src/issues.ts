@@ -19,6 +19,11 @@ export interface DescribeIssueOptions {
   requiredContext?: string;
   /** Words every problem but a missing field `… is not valid`: no value, no zod message. */
   terse?: boolean;
+  /**
+   * Keeps array positions in the path (`spec.audiences.0`): for a JSON document a program wrote,
+   * where the position finds the culprit. Left out by default (`scopes`): a person typed the list.
+   */
+  positions?: boolean;
 }
 
 const MAX_QUOTED = 100;
@@ -41,12 +46,16 @@ export function describeFirstIssue(
   const label = options.label ?? ((path: string) => path || 'input');
   const issue = error.issues[0];
   if (issue === undefined) return `${label('')} is not valid`;
-  // Array positions (`scopes.1`) are left out: the reader knows the list, not its indexes.
+  // Array positions (`scopes.1`) are left out unless asked for: the reader knows the list, not its indexes.
   const fields = issue.path.filter((segment): segment is string => typeof segment === 'string');
-  const where = label(fields.join('.'));
+  const where = label(options.positions ? issue.path.map(String).join('.') : fields.join('.'));
   const known = 'input' in options || 'input' in issue;
   const value = 'input' in options ? valueAt(options.input, issue.path) : issue.input;
-  if (known && value === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_union'))
+  if (
+    known &&
+    value === undefined &&
+    (issue.code === 'invalid_type' || issue.code === 'invalid_union' || issue.code === 'invalid_value')
+  )
     return `${where} is required${options.requiredContext ?? ''}`;
   if (issue.code === 'unrecognized_keys')
     return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;

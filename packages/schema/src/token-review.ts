@@ -10,7 +10,9 @@ export const TOKEN_REVIEW_API_VERSIONS = [
  * API version of a TokenReview object.
  * @example TokenReviewApiVersion.parse('authentication.k8s.io/v1')
  */
-export const TokenReviewApiVersion = z.enum(TOKEN_REVIEW_API_VERSIONS);
+export const TokenReviewApiVersion = z.enum(TOKEN_REVIEW_API_VERSIONS, {
+  error: `must be ${TOKEN_REVIEW_API_VERSIONS.join(' or ')}`,
+});
 export type TokenReviewApiVersion = z.infer<typeof TokenReviewApiVersion>;
 
 /**
@@ -61,7 +63,7 @@ const ObjectMeta = z.looseObject({});
  */
 export const TokenReviewRequest = z.object({
   apiVersion: TokenReviewApiVersion,
-  kind: z.literal('TokenReview'),
+  kind: z.literal('TokenReview', { error: 'must be TokenReview' }),
   metadata: ObjectMeta.optional(),
   spec: TokenReviewSpec,
   status: TokenReviewStatus.optional(),

@@ -4,6 +4,7 @@ import {
   describeFirstIssue,
   IDENTITY_PROVIDER_SECRETS,
   IdentityProviderConfig,
+  TokenReviewRequest,
   Username,
 } from '../src/index.js';
 
@@ -38,6 +39,13 @@ describe('describeFirstIssue', () => {
         },
       ),
     ).toBe('--user-base-dn is required for --type ldap');
+  });
+
+  it('says a missing literal or enum field is required, and a wrong one what it must be', () => {
+    expect(line(TokenReviewRequest, { kind: 'TokenReview', spec: {} })).toBe('apiVersion is required');
+    expect(line(TokenReviewRequest, { apiVersion: 'authentication.k8s.io/v1', kind: 'Pod', spec: {} })).toBe(
+      'kind "Pod": must be TokenReview',
+    );
   });
 
   it('lists unknown fields and the options of a discriminated union', () => {

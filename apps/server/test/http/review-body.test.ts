@@ -1,6 +1,6 @@
 import { TokenReviewRequest } from '@idgate/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeIssue } from '../../src/routes/oauth/authenticate.js';
+import { describeReviewIssue } from '../../src/routes/oauth/authenticate.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { seededRandom } from '../helpers/random.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -127,7 +127,7 @@ describe('POST /oauth/authenticate bodies', () => {
 
   /** What the route answers is what zod says of the body: reviewed, or refused with its first issue. */
   async function expectZodVerdict(text: string): Promise<boolean> {
-    const parsed = TokenReviewRequest.safeParse(JSON.parse(text), { reportInput: true });
+    const parsed = TokenReviewRequest.safeParse(JSON.parse(text));
     const answer = await post(text);
     if (parsed.success) {
       expect(answer, text).toMatchObject({
@@ -142,7 +142,7 @@ describe('POST /oauth/authenticate bodies', () => {
           title: 'Bad Request',
           status: 400,
           code: 'invalid_token_review',
-          detail: describeIssue(parsed.error),
+          detail: describeReviewIssue(parsed.error, JSON.parse(text)),
         },
       });
     }
@@ -203,18 +203,18 @@ describe('POST /oauth/authenticate bodies', () => {
   it.each([
     ['a JSON array', '[]', 'body: Invalid input: expected object, received array'],
     ['null', 'null', 'body: Invalid input: expected object, received null'],
-    ['a string', '"TokenReview"', 'body: Invalid input: expected object, received string'],
-    [
-      'no apiVersion',
-      '{"kind":"TokenReview","spec":{}}',
-      'apiVersion must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1',
-    ],
+    ['a string', '"TokenReview"', 'body "TokenReview": Invalid input: expected object, received string'],
+    ['no apiVersion', '{"kind":"TokenReview","spec":{}}', 'apiVersion is required'],
     [
       'an unknown apiVersion',
       '{"apiVersion":"authentication.k8s.io/v2","kind":"TokenReview","spec":{}}',
-      'apiVersion must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1',
+      'apiVersion "authentication.k8s.io/v2": must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1',
     ],
-    ['another kind', `{"apiVersion":"${V1}","kind":"tokenreview","spec":{}}`, 'kind must be TokenReview'],
+    [
+      'another kind',
+      `{"apiVersion":"${V1}","kind":"tokenreview","spec":{}}`,
+      'kind "tokenreview": must be TokenReview',
+    ],
     ['no spec', `{"apiVersion":"${V1}","kind":"TokenReview"}`, 'spec is required'],
     [
       'a null spec',
@@ -229,7 +229,7 @@ describe('POST /oauth/authenticate bodies', () => {
     [
       'a wrong status.user.extra',
       `{"apiVersion":"${V1}","kind":"TokenReview","spec":{},"status":{"user":{"extra":{"a":"b"}}}}`,
-      'status.user.extra.a: Invalid input: expected array, received string',
+      'status.user.extra.a "b": Invalid input: expected array, received string',
     ],
   ])('refuses %s, naming the field', async (_name, text, detail) => {
     expect(await post(text)).toMatchObject({ status: 400, body: { code: 'invalid_token_review', detail } });
@@ -245,13 +245,13 @@ describe('POST /oauth/authenticate bodies', () => {
     [
       'a string for an array',
       `{"spec":{"audiences":"a"}}`,
-      'spec.audiences: Invalid input: expected array, received string',
+      'spec.audiences "a": Invalid input: expected array, received string',
     ],
-    ['a one-item array for a string', `{"kind":["TokenReview"],"spec":{}}`, 'kind must be TokenReview'],
+    ['a one-item array for a string', `{"kind":["TokenReview"],"spec":{}}`, 'kind: must be TokenReview'],
     [
       'a string for a boolean',
       `{"spec":{},"status":{"authenticated":"true"}}`,
-      'status.authenticated: Invalid input: expected boolean, received string',
+      'status.authenticated "true": Invalid input: expected boolean, received string',
     ],
     [
       'null for a string',
@@ -277,6 +277,7 @@ describe('POST /oauth/authenticate bodies', () => {
       kind: 'TokenReview',
       spec: { token: 't' },
     });
+    const now = new Date();
     const cases: [unknown, number, string | undefined][] = [
       // Inherited keys are not sent: the spec is missing.
       [withProto, 400, 'spec is required'],
@@ -294,7 +295,7 @@ describe('POST /oauth/authenticate bodies', () => {
         'spec.audiences.0: Invalid input: expected string, received null',
       ],
       [{ apiVersion: V1, kind: 'TokenReview', spec: new Map([['token', 't']]) }, 200, undefined],
-      [new Date(), 400, 'body: Invalid input: expected object, received string'],
+      [now, 400, `body ${JSON.stringify(now)}: Invalid input: expected object, received string`],
     ];
     for (const [value, status, detail] of cases) {
       const text = JSON.stringify(value);

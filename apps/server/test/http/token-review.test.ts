@@ -276,13 +276,13 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
         'the wrong kind',
         { apiVersion: V1, kind: 'SubjectAccessReview', spec: {} },
         400,
-        'kind must be TokenReview',
+        'kind "SubjectAccessReview": must be TokenReview',
       ],
       [
         'an unknown apiVersion',
         { apiVersion: 'authentication.k8s.io/v2', kind: 'TokenReview', spec: {} },
         400,
-        'apiVersion must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1',
+        'apiVersion "authentication.k8s.io/v2": must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1',
       ],
       ['no spec', { apiVersion: V1, kind: 'TokenReview' }, 400, 'spec is required'],
       [

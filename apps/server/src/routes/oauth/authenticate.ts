@@ -1,5 +1,5 @@
 import { reviewToken } from '@idgate/core';
-import { TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
+import { describeFirstIssue, TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
@@ -13,18 +13,19 @@ import { recordTokenReview } from '../../metrics.js';
 export const TOKEN_REVIEW_DEPRECATION = '@1795219200';
 
 /**
- * The `detail` of the 400 for a body that is not a TokenReview: its first issue, naming the field.
- * @example describeIssue(TokenReviewRequest.safeParse({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview' }, { reportInput: true }).error) // 'spec is required'
+ * The `detail` of the 400 for a body that is not a TokenReview: its first issue, naming the field
+ * (the token itself is never quoted).
+ * @example
+ * const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview' };
+ * describeReviewIssue(TokenReviewRequest.safeParse(body).error, body); // 'spec is required'
  */
-export function describeIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (issue === undefined) return 'the body is not a TokenReview';
-  const path = issue.path.join('.');
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
-  if (path === 'kind') return 'kind must be TokenReview';
-  if (path === 'apiVersion')
-    return 'apiVersion must be authentication.k8s.io/v1 or authentication.k8s.io/v1beta1';
-  return `${path || 'body'}: ${issue.message}`;
+export function describeReviewIssue(error: z.ZodError, body: unknown): string {
+  return describeFirstIssue(error, {
+    label: (path) => path || 'body',
+    input: body,
+    secrets: ['token'],
+    positions: true,
+  });
 }
 
 // The output form says `additionalProperties: false` where zod strips unknown keys, so fastify's
@@ -68,9 +69,14 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
       let review = request.body as TokenReviewRequest;
       if (request.validationError !== undefined) {
         // zod, whose schema the body schema is made from, has the last word and says what is wrong.
-        const parsed = TokenReviewRequest.safeParse(request.body, { reportInput: true });
+        const parsed = TokenReviewRequest.safeParse(request.body);
         if (!parsed.success)
-          return sendProblem(reply, 400, 'invalid_token_review', describeIssue(parsed.error));
+          return sendProblem(
+            reply,
+            400,
+            'invalid_token_review',
+            describeReviewIssue(parsed.error, request.body),
+          );
         review = parsed.data;
       }
       const answer = await reviewToken(review, liveTokens);
