@@ -86,8 +86,17 @@ export const CreateApiKeyInput = z.strictObject({
 });
 export type CreateApiKeyInput = z.infer<typeof CreateApiKeyInput>;
 
+/** The grant type of the device authorization grant (RFC 8628 §3.4). */
+export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+
 /** Grant types a client may be allowed. @example GrantType.parse('client_credentials') */
-export const GrantType = z.enum(['authorization_code', 'refresh_token', 'client_credentials', 'password']);
+export const GrantType = z.enum([
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  'password',
+  DEVICE_CODE_GRANT_TYPE,
+]);
 export type GrantType = z.infer<typeof GrantType>;
 
 // RFC 8252 §7.3: plain http is acceptable only for a redirect to the loopback interface.

@@ -40,6 +40,7 @@ export const ProviderMetadata = z.looseObject({
   revocation_endpoint: Url.optional(),
   introspection_endpoint: Url.optional(),
   end_session_endpoint: Url.optional(),
+  device_authorization_endpoint: Url.optional(),
   registration_endpoint: Url.optional(),
   service_documentation: Url.optional(),
   response_modes_supported: z.array(z.string()).optional(),

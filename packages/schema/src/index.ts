@@ -3,6 +3,7 @@ export {
   ApiKeyScope,
   CreateApiKeyInput,
   CreateUserInput,
+  DEVICE_CODE_GRANT_TYPE,
   GrantType,
   GroupName,
   IdentitySubject,
@@ -20,7 +21,14 @@ export {
 } from './admin.js';
 export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
 export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
+export { DeviceAuthorizationRequest, DeviceAuthorizationResponse } from './device.js';
 export { ProviderMetadata } from './discovery.js';
+export {
+  EXEC_CREDENTIAL_API_VERSIONS,
+  ExecCredential,
+  ExecCredentialApiVersion,
+  ExecCredentialRequest,
+} from './exec-credential.js';
 export {
   GitHubProviderConfig,
   GitLabProviderConfig,
@@ -41,6 +49,7 @@ export { OAuthError, OAuthErrorCode, Problem, ProblemCode } from './oauth-error.
 export {
   AuthorizationCodeGrantRequest,
   ClientCredentialsGrantRequest,
+  DeviceCodeGrantRequest,
   PasswordGrantRequest,
   RefreshTokenGrantRequest,
   TokenRequest,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The error codes idgate answers with on its OAuth/OIDC endpoints (RFC 6749 §4.1.2.1, §5.2;
- * RFC 6750 §3.1; RFC 7009 §2.2.1; RFC 8707 §2; OIDC Core §3.1.2.6). A closed union a caller can `switch` on.
+ * RFC 6750 §3.1; RFC 7009 §2.2.1; RFC 8707 §2; RFC 8628 §3.5; OIDC Core §3.1.2.6). A closed union a caller can `switch` on.
  * @example OAuthErrorCode.parse('invalid_grant')
  */
 export const OAuthErrorCode = z.enum([
@@ -27,8 +27,11 @@ export const OAuthErrorCode = z.enum([
   'invalid_request_object',
   'request_not_supported',
   'request_uri_not_supported',
-  'slow_down',
   'invalid_target',
+  // RFC 8628 §3.5: the device authorization grant's polling answers.
+  'authorization_pending',
+  'slow_down',
+  'expired_token',
 ]);
 export type OAuthErrorCode = z.infer<typeof OAuthErrorCode>;
 

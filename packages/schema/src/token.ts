@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEVICE_CODE_GRANT_TYPE } from './admin.js';
 
 /**
  * A successful token endpoint response (RFC 6749 §5.1, OIDC Core §3.1.3.3).
@@ -58,6 +59,7 @@ export const AuthorizationCodeGrantRequest = z.object({
   code: z.string().min(1).max(512),
   redirect_uri: z.string().min(1).max(2048).optional(),
   code_verifier: z.string().min(43).max(128).optional(),
+  resource: Resource,
   ...ClientFields,
 });
 export type AuthorizationCodeGrantRequest = z.infer<typeof AuthorizationCodeGrantRequest>;
@@ -70,9 +72,23 @@ export const RefreshTokenGrantRequest = z.object({
   grant_type: z.literal('refresh_token'),
   refresh_token: z.string().min(1).max(512),
   scope: Scope,
+  /** RFC 8707: a token for another of the client's audiences (a second cluster) from the same grant. */
+  resource: Resource,
   ...ClientFields,
 });
 export type RefreshTokenGrantRequest = z.infer<typeof RefreshTokenGrantRequest>;
+
+/**
+ * Device access token request (RFC 8628 §3.4): a device polls with the device code it was given.
+ * @example DeviceCodeGrantRequest.parse({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'd', client_id: 'kubectl' })
+ */
+export const DeviceCodeGrantRequest = z.object({
+  grant_type: z.literal(DEVICE_CODE_GRANT_TYPE),
+  device_code: z.string().min(1).max(512),
+  resource: Resource,
+  ...ClientFields,
+});
+export type DeviceCodeGrantRequest = z.infer<typeof DeviceCodeGrantRequest>;
 
 /**
  * Any token endpoint request idgate understands, discriminated by `grant_type`.
@@ -83,5 +99,6 @@ export const TokenRequest = z.discriminatedUnion('grant_type', [
   ClientCredentialsGrantRequest,
   AuthorizationCodeGrantRequest,
   RefreshTokenGrantRequest,
+  DeviceCodeGrantRequest,
 ]);
 export type TokenRequest = z.infer<typeof TokenRequest>;

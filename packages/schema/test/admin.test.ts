@@ -68,6 +68,7 @@ describe('idgate enums', () => {
       'refresh_token',
       'client_credentials',
       'password',
+      'urn:ietf:params:oauth:grant-type:device_code',
     ]);
     expect(rejectedAt(GrantType, 'implicit')).toEqual(['']);
   });

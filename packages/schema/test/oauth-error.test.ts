@@ -14,7 +14,7 @@ describe('RFC 6749 §5.2 error response', () => {
   });
 
   it('accepts error codes of other servers', () => {
-    expect(OAuthError.parse({ error: 'authorization_pending' })).toEqual({ error: 'authorization_pending' });
+    expect(OAuthError.parse({ error: 'invalid_dpop_proof' })).toEqual({ error: 'invalid_dpop_proof' });
   });
 
   it('rejects a missing or empty error and a non-string description', () => {
@@ -64,7 +64,7 @@ describe('OAuth error codes (RFC 6749 §4.1.2.1, §5.2; RFC 6750 §3.1; RFC 7009
     expect(new Set(OAuthErrorCode.options).size).toBe(OAuthErrorCode.options.length);
   });
 
-  it.each(['authorization_pending', 'INVALID_GRANT', 'invalid grant', ''])('rejects %j', (code) => {
+  it.each(['invalid_dpop_proof', 'INVALID_GRANT', 'invalid grant', ''])('rejects %j', (code) => {
     expect(rejectedAt(OAuthErrorCode, code)).toEqual(['']);
   });
 });

@@ -165,7 +165,6 @@ describe('RFC 6749 §3.2 token request (discriminated on grant_type)', () => {
   });
 
   it.each([
-    'urn:ietf:params:oauth:grant-type:device_code',
     'urn:ietf:params:oauth:grant-type:token-exchange',
     'implicit',
     'PASSWORD',

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+
+/** The API versions of the client-go exec credential protocol a plugin may be asked to speak. */
+export const EXEC_CREDENTIAL_API_VERSIONS = [
+  'client.authentication.k8s.io/v1',
+  'client.authentication.k8s.io/v1beta1',
+] as const;
+
+/** @example ExecCredentialApiVersion.parse('client.authentication.k8s.io/v1beta1') */
+export const ExecCredentialApiVersion = z.enum(EXEC_CREDENTIAL_API_VERSIONS, {
+  error: `must be ${EXEC_CREDENTIAL_API_VERSIONS.join(' or ')}`,
+});
+export type ExecCredentialApiVersion = z.infer<typeof ExecCredentialApiVersion>;
+
+/**
+ * What kubectl passes a credential plugin in `KUBERNETES_EXEC_INFO`: the version to answer in,
+ * and whether a person is there to answer prompts (`spec.interactive`).
+ * @example ExecCredentialRequest.parse({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: { interactive: true } })
+ */
+export const ExecCredentialRequest = z.looseObject({
+  apiVersion: ExecCredentialApiVersion,
+  kind: z.literal('ExecCredential', { error: 'must be ExecCredential' }),
+  spec: z
+    .looseObject({
+      interactive: z.boolean().optional(),
+      cluster: z.looseObject({ server: z.string().optional() }).optional(),
+    })
+    .optional(),
+});
+export type ExecCredentialRequest = z.infer<typeof ExecCredentialRequest>;
+
+/**
+ * What a credential plugin writes to stdout: a bearer token and when it expires (RFC 3339).
+ * @example ExecCredential.parse({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'eyJ…', expirationTimestamp: '2026-11-23T12:00:00Z' } })
+ */
+export const ExecCredential = z.object({
+  apiVersion: ExecCredentialApiVersion,
+  kind: z.literal('ExecCredential'),
+  status: z.object({
+    token: z.string().min(1),
+    expirationTimestamp: z.iso.datetime().optional(),
+  }),
+});
+export type ExecCredential = z.infer<typeof ExecCredential>;
