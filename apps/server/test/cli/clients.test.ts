@@ -58,7 +58,7 @@ describe('idgate clients add validation', () => {
     [[...add, '--grant', 'password'], '--grant password: allowed only for a --trusted client'],
     [
       [...add, '--grant', 'implicit'],
-      '--grant "implicit": Invalid option: expected one of "authorization_code"|"refresh_token"|"client_credentials"|"password"',
+      '--grant "implicit": Invalid option: expected one of "authorization_code"|"refresh_token"|"client_credentials"|"password"|"urn:ietf:params:oauth:grant-type:device_code"',
     ],
     [[...add, '--scope', 'open"id'], '--scope "open\\"id": not a valid scope (RFC 6749 §3.3)'],
     [
