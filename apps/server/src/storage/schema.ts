@@ -46,9 +46,19 @@ export interface ApiKeysTable {
   hash: string;
   /** JSON array of scopes. */
   scopes: string;
+  /** The cluster the key is bound to (name and audience), null for none. */
+  cluster_name: string | null;
+  cluster_audience: string | null;
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+}
+
+export interface ClustersTable {
+  /** Lower-case. */
+  name: string;
+  audience: string;
+  created_at: number;
 }
 
 export interface SigningKeysTable {
@@ -92,6 +102,8 @@ export interface AuthorizationCodesTable {
   nonce: string | null;
   code_challenge: string | null;
   code_challenge_method: string | null;
+  /** JSON array of RFC 8707 resources, null when the request named none. */
+  resource: string | null;
   auth_time: number;
   session_id: string | null;
   grant_id: string | null;
@@ -199,6 +211,7 @@ export interface Schema {
   revocations: RevocationsTable;
   grants: GrantsTable;
   authorization_codes: AuthorizationCodesTable;
+  clusters: ClustersTable;
   refresh_tokens: RefreshTokensTable;
   browser_sessions: BrowserSessionsTable;
   consents: ConsentsTable;

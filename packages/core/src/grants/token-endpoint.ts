@@ -50,6 +50,9 @@ export async function handleTokenRequest(
       return refreshTokenGrant(request, client, context);
     default:
       // Not in TOKEN_ENDPOINT_GRANT_TYPES yet: parseTokenRequest has refused it already.
-      throw new OAuthProtocolError('unsupported_grant_type', `grant_type ${request.grant_type} is not supported`);
+      throw new OAuthProtocolError(
+        'unsupported_grant_type',
+        `grant_type ${request.grant_type} is not supported`,
+      );
   }
 }
