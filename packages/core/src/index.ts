@@ -86,6 +86,7 @@ export {
   AuthorizationError,
   type AuthorizationRequest,
   type AuthorizationRequestOptions,
+  matchesLoopbackRedirect,
   type Prompt,
   validateAuthorizationRequest,
 } from './authorize/request.js';
