@@ -39,6 +39,7 @@ export {
   parseAuthorizationResponse,
 } from './authorization.js';
 export { createIdgateClient } from './client.js';
+export type { IdgateClusterMethods } from './clusters.js';
 export type { SchemaIssue } from './errors.js';
 export {
   IdgateAuthorizationError,
