@@ -238,6 +238,7 @@ export interface ChangeLogTable {
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
   'change_log',
+  'clusters',
   'login_transactions',
   'linked_identities',
   'identity_providers',

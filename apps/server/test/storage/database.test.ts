@@ -14,7 +14,7 @@ import {
 import * as m0001 from '../../src/storage/migrations/0001_initial.js';
 import { TABLES } from '../../src/storage/schema.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { newClient, newUser } from './fixtures.js';
+import { newApiKey, newClient, newUser } from './fixtures.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -43,7 +43,14 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
   it('applies every migration once, in order; a second run applies nothing', async () => {
     const database = await fresh(create);
     expect(database.dialect).toBe(name);
-    const all = ['0001_initial', '0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email'];
+    const all = [
+      '0001_initial',
+      '0002_oidc_flows',
+      '0003_federation',
+      '0004_change_log',
+      '0005_users_email',
+      '0007_clusters',
+    ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
     expect(await migrateToLatest(database)).toEqual({ applied: [] });
@@ -78,7 +85,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         ${JSON.stringify(before.scopes)}, ${JSON.stringify(before.audiences)}, ${before.accessTokenTtl},
         ${before.refreshTokenTtl}, ${before.createdAt.getTime()})`.execute(database.db);
     expect(await migrateToLatest(database)).toEqual({
-      applied: ['0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email'],
+      applied: ['0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0007_clusters'],
     });
     const storage = createSqlStorage(database);
     expect(await storage.clients.findById(before.clientId)).toStrictEqual({
@@ -94,12 +101,18 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       await migrateToLatest(database);
       // As if the process died after 0002's first steps: its record is gone, its column and tables stay
       // (and 0003, which cannot have run before 0002 finished, is not recorded either).
-      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email')`.execute(
+      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0007_clusters')`.execute(
         database.db,
       );
       await sql`drop table login_attempts`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: ['0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email'],
+        applied: [
+          '0002_oidc_flows',
+          '0003_federation',
+          '0004_change_log',
+          '0005_users_email',
+          '0007_clusters',
+        ],
       });
       expect(await database.db.selectFrom('login_attempts').selectAll().execute()).toEqual([]);
       await createSqlStorage(database).clients.create(newClient());
@@ -111,15 +124,33 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email')`.execute(
+      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0007_clusters')`.execute(
         database.db,
       );
       await sql`drop table login_transactions`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: ['0003_federation', '0004_change_log', '0005_users_email'],
+        applied: ['0003_federation', '0004_change_log', '0005_users_email', '0007_clusters'],
       });
       expect(await database.db.selectFrom('login_transactions').selectAll().execute()).toEqual([]);
       expect(await database.db.selectFrom('identity_providers').selectAll().execute()).toEqual([]);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0007_clusters (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after the first column: the table and that column stay.
+      await sql`delete from kysely_migration where name = '0007_clusters'`.execute(database.db);
+      await sql`alter table authorization_codes drop column resource`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0007_clusters'] });
+      const storage = createSqlStorage(database);
+      await storage.apiKeys.create(newApiKey({ cluster: { name: 'prod', audience: 'kubernetes:prod' } }));
+      expect((await storage.apiKeys.list())[0]?.cluster).toEqual({
+        name: 'prod',
+        audience: 'kubernetes:prod',
+      });
     },
   );
 

@@ -22,9 +22,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('clusters')
     .column('audience')
     .execute();
-  await db.schema.alterTable('api_keys').addColumn('cluster_name', 'text').execute();
-  await db.schema.alterTable('api_keys').addColumn('cluster_audience', 'text').execute();
-  await db.schema.alterTable('authorization_codes').addColumn('resource', 'text').execute();
+  // SQLite runs a migration outside a transaction: a column a half-applied run added stays.
+  const tables = await db.introspection.getTables();
+  const has = (table: string, column: string) =>
+    tables.some((t) => t.name === table && t.columns.some((c) => c.name === column));
+  for (const [table, column] of [
+    ['api_keys', 'cluster_name'],
+    ['api_keys', 'cluster_audience'],
+    ['authorization_codes', 'resource'],
+  ] as const) {
+    if (!has(table, column)) await db.schema.alterTable(table).addColumn(column, 'text').execute();
+  }
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
