@@ -100,6 +100,27 @@ describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenRevi
     await admin.deleteCluster('taken');
   });
 
+  it('documents the cluster paths in the OpenAPI document', async () => {
+    const document = (await (await t.fetch(`${t.baseUrl}/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<string, { tags: string[]; security: unknown; responses: Record<string, unknown> }>
+      >;
+    };
+    expect(Object.keys(document.paths[BASE] ?? {})).toEqual(['get', 'post']);
+    expect(Object.keys(document.paths[`${BASE}/{name}`] ?? {})).toEqual(['get', 'delete']);
+    expect(document.paths[BASE]?.post).toMatchObject({ tags: ['admin'], security: [{ apiKey: [] }] });
+    expect(Object.keys(document.paths[BASE]?.post?.responses ?? {})).toEqual([
+      '201',
+      '400',
+      '401',
+      '403',
+      '409',
+      '413',
+      '415',
+    ]);
+  });
+
   describe('TokenReview with a key bound to a cluster', () => {
     let keys: { a: string; b: string; unbound: string };
     let tokenFor: (resource: string) => Promise<string>;
