@@ -58,7 +58,7 @@ ${options.scopes.length === 0 ? undefined : html`<p>It will be able to:</p><ul c
 ${
   options.targets.length === 0
     ? undefined
-    : html`<ul class="scopes targets">${options.targets.map((t) => html`<li>${t.label}: <strong>${t.name}</strong></li>`)}</ul>`
+    : html`<p>Its tokens will be for:</p><ul class="scopes targets">${options.targets.map((t) => html`<li>${t.label}: <strong>${t.name}</strong></li>`)}</ul>`
 }
 <form method="post" action="${options.action}">
 <input type="hidden" name="interaction" value="${options.interactionId}">
