@@ -164,14 +164,12 @@ describe('RFC 6749 §3.2 token request (discriminated on grant_type)', () => {
     expect(rejectedAt(TokenRequest, { grant_type: 'refresh_token', code: 'c' })).toEqual(['refresh_token']);
   });
 
-  it.each([
-    'urn:ietf:params:oauth:grant-type:token-exchange',
-    'implicit',
-    'PASSWORD',
-    '',
-  ])('rejects unknown grant_type %j', (grant_type) => {
-    expect(rejectedAt(TokenRequest, { grant_type, username: 'a', password: 'p' })).toEqual(['grant_type']);
-  });
+  it.each(['urn:ietf:params:oauth:grant-type:token-exchange', 'implicit', 'PASSWORD', ''])(
+    'rejects unknown grant_type %j',
+    (grant_type) => {
+      expect(rejectedAt(TokenRequest, { grant_type, username: 'a', password: 'p' })).toEqual(['grant_type']);
+    },
+  );
 
   it('rejects a missing grant_type', () => {
     expect(rejectedAt(TokenRequest, { username: 'a', password: 'p' })).toEqual(['grant_type']);

@@ -66,7 +66,14 @@ describe('idgate migrate', () => {
     const first = await run(['migrate', '--json'], { env });
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(first.stdout)).toEqual({
-      applied: ['0001_initial', '0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email'],
+      applied: [
+        '0001_initial',
+        '0002_oidc_flows',
+        '0003_federation',
+        '0004_change_log',
+        '0005_users_email',
+        '0006_device_authorizations',
+      ],
     });
     const again = await run(['migrate', '--json'], { env });
     expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
@@ -79,7 +86,7 @@ describe('idgate migrate', () => {
     expect(result).toMatchObject({
       code: 0,
       stdout:
-        'applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email\n',
+        'applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations\n',
       stderr: '',
     });
   });

@@ -6,6 +6,7 @@ import * as m0002 from './0002_oidc_flows.js';
 import * as m0003 from './0003_federation.js';
 import * as m0004 from './0004_change_log.js';
 import * as m0005 from './0005_users_email.js';
+import * as m0006 from './0006_device_authorizations.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -17,6 +18,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003_federation': m0003,
   '0004_change_log': m0004,
   '0005_users_email': m0005,
+  '0006_device_authorizations': m0006,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };
