@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider, { type Configuration } from 'oidc-provider';
+import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 /**
  * The OpenID provider the plugin's integration tests sign in at. Tests see only this interface, so
@@ -100,8 +100,9 @@ export async function startOidcProviderIssuer(
   };
   const provider = new Provider(issuer, configuration);
   const callback = provider.callback();
-  const recordGrant = (ctx: { oidc?: { params?: Record<string, unknown> } }) =>
-    testIssuer.grants.push(String(ctx.oidc?.params?.grant_type ?? ''));
+  const recordGrant = (ctx: KoaContextWithOIDC) => {
+    testIssuer.grants.push(String(ctx.oidc.params?.grant_type ?? ''));
+  };
   provider.on('grant.success', recordGrant);
   provider.on('grant.error', recordGrant);
   const testIssuer: TestIssuer = {
