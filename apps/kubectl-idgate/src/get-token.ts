@@ -3,6 +3,7 @@ import {
   createNativeClient,
   discoverIssuer,
   IdgateHttpError,
+  IdgateSchemaError,
   IdgateSdkError,
   type NativeClient,
   type TokenResponse,
@@ -126,11 +127,14 @@ async function signIn(
 export function issuerError(issuer: string, error: unknown): PluginError {
   if (error instanceof PluginError) return error;
   if (error instanceof IdgateHttpError) {
-    const oauth = error.oauthError;
-    const detail = oauth
-      ? `${oauth.error}${oauth.error_description ? ` (${oauth.error_description})` : ''}`
-      : `HTTP ${error.status}`;
+    // the SDK's message, whose quote of the answer has every token of the request redacted
+    const detail = error.message.replace(/^.*? failed with \d+: /, '');
     return new PluginError(`${issuer} refused the request: ${detail}`, { cause: error });
+  }
+  if (error instanceof IdgateSchemaError) {
+    return new PluginError(`the issuer ${issuer} answered something unexpected: ${error.message}`, {
+      cause: error,
+    });
   }
   if (error instanceof IdgateSdkError) {
     return new PluginError(`cannot reach the issuer ${issuer}: ${error.message}`, { cause: error });
