@@ -88,6 +88,28 @@ describe('RFC 8628 device sign-in', () => {
     expect(JSON.parse(result.stdout).apiVersion).toBe('client.authentication.k8s.io/v1');
   });
 
+  it('uses the device flow when kubectl says nobody is there (spec.interactive: false), even with a display', async () => {
+    let approval: Promise<void> | undefined;
+    const result = await runPlugin(getToken('alpha'), {
+      env: {
+        DISPLAY: ':0',
+        KUBERNETES_EXEC_INFO: JSON.stringify({
+          apiVersion: 'client.authentication.k8s.io/v1',
+          kind: 'ExecCredential',
+          spec: { interactive: false },
+        }),
+      },
+      onStderrLine: (line) => {
+        const url = urlIn(line);
+        if (url?.includes('user_code=') && approval === undefined) approval = idp.approveDevice(url);
+      },
+    });
+    await approval;
+    expect(result.stderr).not.toContain('code_challenge=');
+    expect(result.code).toBe(0);
+    expect(idp.grants).toContain('urn:ietf:params:oauth:grant-type:device_code');
+  });
+
   it('fails in one line when the person denies', async () => {
     const result = await deviceSignIn('alpha', { deny: true });
     expect(result.code).toBe(1);
