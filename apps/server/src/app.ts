@@ -17,6 +17,8 @@ import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
+import { deviceRoutes } from './routes/oauth/device.js';
+import { deviceAuthorizationRoutes } from './routes/oauth/device-authorization.js';
 import { discoveryRoutes } from './routes/oauth/discovery.js';
 import { federationRoutes } from './routes/oauth/federation.js';
 import { loginRoutes } from './routes/oauth/login.js';
@@ -104,6 +106,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(healthRoutes);
   await app.register(discoveryRoutes);
   await app.register(tokenRoutes);
+  await app.register(deviceAuthorizationRoutes);
   await app.register(tokenReviewRoutes);
   // The pages a browser goes through, with cookies: parsed and set only in this scope, so the
   // machine-facing routes (TokenReview, token, introspection) pay for no cookie hooks.
@@ -113,6 +116,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await browser.register(loginRoutes);
     await browser.register(logoutRoutes);
     await browser.register(federationRoutes);
+    await browser.register(deviceRoutes);
   });
   await app.register(resourceRoutes);
   await app.register(adminIdentityProviderRoutes);

@@ -43,6 +43,15 @@ const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   session: z.strictObject({ ttl: Seconds.default(86_400) }).prefault({}),
+  /** RFC 8628 device authorization grant. */
+  device: z
+    .strictObject({
+      /** How long a device code and its user code live, seconds. */
+      codeTtl: z.coerce.number().int().min(60).max(86_400).default(600),
+      /** Seconds a device waits between polls (grows by 5 at each `slow_down`). */
+      interval: z.coerce.number().int().min(1).max(300).default(5),
+    })
+    .prefault({}),
   bruteForce: z
     .strictObject({
       maxFailures: z.coerce.number().int().min(1).max(1000).default(5),
@@ -96,6 +105,8 @@ const ENV: Record<string, string[]> = {
   IDGATE_ACCESS_TOKEN_TTL: ['tokens', 'accessTokenTtl'],
   IDGATE_ID_TOKEN_TTL: ['tokens', 'idTokenTtl'],
   IDGATE_SESSION_TTL: ['session', 'ttl'],
+  IDGATE_DEVICE_CODE_TTL: ['device', 'codeTtl'],
+  IDGATE_DEVICE_POLL_INTERVAL: ['device', 'interval'],
   IDGATE_LOGIN_MAX_FAILURES: ['bruteForce', 'maxFailures'],
   IDGATE_LOGIN_WINDOW: ['bruteForce', 'windowSeconds'],
   IDGATE_LOG_LEVEL: ['log', 'level'],

@@ -40,6 +40,8 @@ export interface DiscoveryOptions {
   revocation?: boolean;
   introspection?: boolean;
   endSession?: boolean;
+  /** RFC 8628: the device authorization endpoint, `{issuer}/device_authorization`. */
+  deviceAuthorization?: boolean;
   /** Client authentication methods of the revocation and introspection endpoints. */
   endpointAuthMethods?: readonly string[];
 }
@@ -82,6 +84,7 @@ export function buildProviderMetadata(options: DiscoveryOptions): ProviderMetada
     metadata.introspection_endpoint_auth_methods_supported = endpointAuthMethods.filter((m) => m !== 'none');
   }
   if (options.endSession) metadata.end_session_endpoint = `${issuer}/logout`;
+  if (options.deviceAuthorization) metadata.device_authorization_endpoint = `${issuer}/device_authorization`;
   // RFC 9207: every authorization response carries `iss`.
   metadata.authorization_response_iss_parameter_supported = true;
   return metadata;

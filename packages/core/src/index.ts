@@ -116,6 +116,30 @@ export {
 } from './connectors/types.js';
 export type { UpstreamOptions } from './connectors/upstream.js';
 export {
+  approveDeviceAuthorization,
+  type DeviceApprovalContext,
+  type DeviceApprover,
+  type DeviceAuthorizationUnavailable,
+  type DeviceDecisionOutcome,
+  denyDeviceAuthorization,
+  enterUserCode,
+  findPendingDeviceAuthorization,
+  type PendingDeviceAuthorization,
+} from './device/approval.js';
+export {
+  DEFAULT_DEVICE_CODE_TTL_SECONDS,
+  DEFAULT_DEVICE_POLL_INTERVAL_SECONDS,
+  type DeviceAuthorizationContext,
+  startDeviceAuthorization,
+} from './device/authorization.js';
+export {
+  formatUserCode,
+  generateUserCode,
+  normalizeUserCode,
+  USER_CODE_ALPHABET,
+  USER_CODE_LENGTH,
+} from './device/user-code.js';
+export {
   buildProviderMetadata,
   type DiscoveryOptions,
   SUPPORTED_CLAIMS,
@@ -137,6 +161,7 @@ export type {
   GrantStorage,
   TokenEndpointContext,
 } from './grants/context.js';
+export { deviceCodeGrant, SLOW_DOWN_INCREMENT_SECONDS } from './grants/device-code.js';
 export { issueFederatedTokens } from './grants/federation.js';
 export { type FormFields, parseTokenRequest } from './grants/parse.js';
 export { passwordGrant } from './grants/password.js';
@@ -173,6 +198,8 @@ export type {
   ClusterRecord,
   CodeChallengeMethod,
   ConsentRecord,
+  DeviceAuthorizationRecord,
+  DeviceAuthorizationStatus,
   GrantRecord,
   IdentityProviderRecord,
   InteractionRecord,
@@ -203,6 +230,8 @@ export type {
   BrowserSessionRepository,
   CodeRedemption,
   ConsentRepository,
+  DeviceAuthorizationRepository,
+  DeviceDecision,
   GrantRepository,
   InteractionRepository,
   LoginAttemptRepository,

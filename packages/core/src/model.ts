@@ -210,6 +210,38 @@ export interface InteractionRecord {
   expiresAt: Date;
 }
 
+/** Where a device authorization stands (RFC 8628 §3.4–3.5). */
+export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied' | 'consumed';
+
+/**
+ * A device authorization request (RFC 8628 §3.1): stored by the hash of its device code; the user
+ * code (normalised: upper-case, no dash) is unique among live ones. Single use: once tokens are
+ * issued it is `consumed`.
+ */
+export interface DeviceAuthorizationRecord {
+  /** SHA-256 of the device code (base64url). */
+  deviceCodeHash: string;
+  /** The user code without its dash, upper-case (`BCDFGHJK`). */
+  userCode: string;
+  clientId: string;
+  scope: string[];
+  /** RFC 8707 resources asked for at the device authorization endpoint, or null. */
+  resource: string[] | null;
+  status: DeviceAuthorizationStatus;
+  /** Who approved it (or denied it), and when they authenticated. */
+  userId: string | null;
+  authTime: Date | null;
+  /** The browser session of the approval, if any (logout may revoke its grant). */
+  sessionId: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+  /** The device's latest poll; polling sooner than `interval` after it is `slow_down`. */
+  lastPolledAt: Date | null;
+  /** Seconds the device must wait between polls; grows by 5 at every `slow_down`. */
+  interval: number;
+  consumedAt: Date | null;
+}
+
 /** One password sign-in attempt, kept for brute-force protection and audit. */
 export interface LoginAttemptRecord {
   id: string;

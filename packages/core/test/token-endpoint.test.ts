@@ -271,7 +271,12 @@ describe('RFC 6749 §2.3 client authentication', () => {
 describe('RFC 6749 §5.2 request errors', () => {
   it.each([
     [{}, 'invalid_request', 'grant_type is required'],
-    [{ grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }, 'unsupported_grant_type', undefined],
+    [
+      { grant_type: 'urn:ietf:params:oauth:grant-type:device_code' },
+      'invalid_request',
+      'device_code is required',
+    ],
+    [{ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange' }, 'unsupported_grant_type', undefined],
     [{ grant_type: 'implicit' }, 'unsupported_grant_type', undefined],
     [{ grant_type: 'password', username: 'alice' }, 'invalid_request', 'password is required'],
     [

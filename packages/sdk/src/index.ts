@@ -16,6 +16,7 @@
 
 /** Wire types of `@idgate/schema` that the client's methods take and return (each documented there). */
 export type {
+  DeviceAuthorizationResponse,
   IdentityProvider,
   IdentityProviderConfigInput,
   IntrospectionResponse,
@@ -40,6 +41,8 @@ export {
 } from './authorization.js';
 export { createIdgateClient } from './client.js';
 export type { IdgateClusterMethods } from './clusters.js';
+export type { DeviceFlowErrorCode } from './device-flow-error.js';
+export { IdgateDeviceFlowError } from './device-flow-error.js';
 export type { SchemaIssue } from './errors.js';
 export {
   IdgateAuthorizationError,
@@ -49,6 +52,17 @@ export {
   IdgateSdkError,
 } from './errors.js';
 export type { IdgateFederationMethods } from './federation-types.js';
+export { createNativeClient, discoverIssuer } from './native-client.js';
+export type {
+  DiscoveryOptions,
+  NativeAuthorizationRequestParameters,
+  NativeClient,
+  NativeClientOptions,
+  NativeCodeExchangeOptions,
+  NativeRefreshOptions,
+  NativeRevokeOptions,
+  PollDeviceAuthorizationOptions,
+} from './native-types.js';
 export type {
   AuthorizationCodeGrantOptions,
   AuthorizationPrompt,

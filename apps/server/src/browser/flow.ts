@@ -19,6 +19,7 @@ import type { BrowserState } from './state.js';
  */
 export class AuthorizationFlow {
   readonly loginPath: string;
+  readonly devicePath: string;
   readonly assetsPath: string;
 
   constructor(
@@ -26,6 +27,7 @@ export class AuthorizationFlow {
     private readonly state: BrowserState,
   ) {
     this.loginPath = `${new URL(idgate.config.issuer).pathname}/login`;
+    this.devicePath = `${new URL(idgate.config.issuer).pathname}/device`;
     this.assetsPath = assetsPathOf(idgate.config.issuer);
   }
 
@@ -38,6 +40,11 @@ export class AuthorizationFlow {
 
   errorPage(reply: FastifyReply, status: number, message: string): FastifyReply {
     return sendErrorPage(reply, status, { assetsPath: this.assetsPath, title: 'Sign-in failed', message });
+  }
+
+  /** After sign-in, a device approval continues on the verification page's confirmation. */
+  confirmDevice(reply: FastifyReply, interactionId: string): FastifyReply {
+    return reply.redirect(`${this.devicePath}?interaction=${encodeURIComponent(interactionId)}`, 303);
   }
 
   /**

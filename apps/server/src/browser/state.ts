@@ -17,11 +17,25 @@ const INTERACTION_COOKIE = 'idgate_ix_';
 /** How long a sign-in may take, from the authorization request to the last form (seconds). */
 export const INTERACTION_TTL_SECONDS = 600;
 
+/**
+ * A device approval (RFC 8628) waiting for the person to sign in and confirm: the device
+ * authorization by its device code hash (a user code may be reissued once it expires; the hash
+ * is never), and its client, for the login page to name.
+ */
+export interface DeviceApprovalRequest {
+  device: { deviceCodeHash: string };
+  clientId: string;
+}
+
 /** A standalone sign-in (GET /oauth/login with no application behind it). */
-export type StoredRequest = AuthorizationRequest | { standalone: true };
+export type StoredRequest = AuthorizationRequest | { standalone: true } | DeviceApprovalRequest;
 
 export function isStandalone(request: StoredRequest): request is { standalone: true } {
   return 'standalone' in request;
+}
+
+export function isDeviceApproval(request: StoredRequest): request is DeviceApprovalRequest {
+  return 'device' in request;
 }
 
 /**

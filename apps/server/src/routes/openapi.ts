@@ -2,6 +2,8 @@ import {
   Cluster,
   CreateClusterInput,
   CreatedCluster,
+  DEVICE_CODE_GRANT_TYPE,
+  DeviceAuthorizationResponse,
   IdentityProvider,
   IdentityProviderConfig,
   Jwks,
@@ -33,15 +35,35 @@ const TOKEN_FORM = {
   type: 'object',
   required: ['grant_type'],
   properties: {
-    grant_type: { type: 'string', enum: ['client_credentials', 'password'] },
+    grant_type: {
+      type: 'string',
+      enum: ['authorization_code', 'refresh_token', 'client_credentials', 'password', DEVICE_CODE_GRANT_TYPE],
+    },
     scope: { type: 'string' },
     resource: { type: 'string', description: 'RFC 8707 resource indicator; may repeat' },
     username: { type: 'string', description: 'password grant' },
     password: { type: 'string', description: 'password grant' },
+    code: { type: 'string', description: 'authorization_code grant' },
+    redirect_uri: { type: 'string', description: 'authorization_code grant' },
+    code_verifier: { type: 'string', description: 'authorization_code grant (PKCE)' },
+    refresh_token: { type: 'string', description: 'refresh_token grant' },
+    device_code: { type: 'string', description: 'device_code grant (RFC 8628 §3.4)' },
     client_id: { type: 'string', description: 'client_secret_post' },
     client_secret: { type: 'string', description: 'client_secret_post' },
   },
 };
+
+const DEVICE_AUTHORIZATION_FORM = {
+  type: 'object',
+  properties: {
+    client_id: { type: 'string', description: 'public clients send only this; or client_secret_post' },
+    client_secret: { type: 'string', description: 'client_secret_post' },
+    scope: { type: 'string' },
+    resource: { type: 'string', description: 'RFC 8707 resource indicator; may repeat' },
+  },
+};
+
+const HTML_PAGE = { 'text/html': { schema: { type: 'string' } } };
 
 /** The OpenAPI 3.0 description of the HTTP API, generated from the same zod schemas the routes use. */
 export function openapiDocument(idgate: AppContext): Record<string, unknown> {
@@ -105,6 +127,75 @@ export function openapiDocument(idgate: AppContext): Record<string, unknown> {
             400: oauthError('RFC 6749 §5.2 error'),
             401: oauthError('invalid_client'),
             413: oauthError('body too large'),
+          },
+        },
+      },
+      '/oauth/device_authorization': {
+        post: {
+          summary: 'Device authorization endpoint (RFC 8628 §3.1)',
+          description:
+            'A device asks for a device code to poll the token endpoint with and a user code for the person to enter at verification_uri. Cache-Control: no-store.',
+          tags: ['oauth'],
+          security: [{ clientBasic: [] }, {}],
+          requestBody: {
+            required: true,
+            content: { 'application/x-www-form-urlencoded': { schema: DEVICE_AUTHORIZATION_FORM } },
+          },
+          responses: {
+            200: { description: 'the device and user codes', content: json(DeviceAuthorizationResponse) },
+            400: oauthError('invalid_request, unauthorized_client, invalid_scope or invalid_target'),
+            401: oauthError('invalid_client'),
+            413: oauthError('body too large'),
+          },
+        },
+      },
+      '/oauth/device': {
+        get: {
+          summary: 'Device verification page (RFC 8628 §3.3)',
+          description:
+            'HTML. Without parameters: a form for the user code; ?user_code= prefills it (verification_uri_complete). With ?interaction= (after sign-in): the confirmation page naming the application, the scopes and the audiences, with Allow and Deny.',
+          tags: ['pages'],
+          security: [],
+          parameters: [
+            { name: 'user_code', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'interaction', in: 'query', required: false, schema: { type: 'string' } },
+          ],
+          responses: {
+            200: { description: 'the page', content: HTML_PAGE },
+            303: { description: 'to the login page, until the person is signed in' },
+            400: { description: 'the request expired or the code was used', content: HTML_PAGE },
+          },
+        },
+        post: {
+          summary: 'Device verification form: the user code, or the Allow / Deny decision',
+          tags: ['pages'],
+          security: [],
+          requestBody: {
+            required: true,
+            content: {
+              'application/x-www-form-urlencoded': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    user_code: { type: 'string', description: 'case, spaces and dashes ignored' },
+                    interaction: { type: 'string' },
+                    csrf: { type: 'string' },
+                    decision: { type: 'string', enum: ['allow', 'deny'] },
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            200: { description: 'the device was allowed or denied', content: HTML_PAGE },
+            303: { description: 'to sign-in, or to the confirmation page' },
+            400: { description: 'a wrong, expired or used code', content: HTML_PAGE },
+            403: { description: 'the CSRF token does not match', content: HTML_PAGE },
+            429: {
+              description: 'too many wrong codes from this address',
+              headers: { 'Retry-After': { schema: { type: 'integer' } } },
+              content: HTML_PAGE,
+            },
           },
         },
       },

@@ -154,6 +154,26 @@ export interface InteractionsTable {
   expires_at: number;
 }
 
+export interface DeviceAuthorizationsTable {
+  device_code_hash: string;
+  /** Normalised: upper-case, no dash. */
+  user_code: string;
+  client_id: string;
+  /** JSON array of scopes. */
+  scope: string;
+  /** JSON array of RFC 8707 resources, or null. */
+  resource: string | null;
+  status: string;
+  user_id: string | null;
+  auth_time: number | null;
+  session_id: string | null;
+  created_at: number;
+  expires_at: number;
+  last_polled_at: number | null;
+  interval: number;
+  consumed_at: number | null;
+}
+
 export interface LoginAttemptsTable {
   id: string;
   /** Lower-cased. */
@@ -216,6 +236,7 @@ export interface Schema {
   browser_sessions: BrowserSessionsTable;
   consents: ConsentsTable;
   interactions: InteractionsTable;
+  device_authorizations: DeviceAuthorizationsTable;
   login_attempts: LoginAttemptsTable;
   identity_providers: IdentityProvidersTable;
   linked_identities: LinkedIdentitiesTable;
@@ -244,6 +265,7 @@ export const TABLES = [
   'identity_providers',
   'login_attempts',
   'interactions',
+  'device_authorizations',
   'consents',
   'refresh_tokens',
   'authorization_codes',

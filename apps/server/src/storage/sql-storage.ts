@@ -6,6 +6,7 @@ import { createAuthorizationCodeRepository } from './repositories/authorization-
 import { createClientRepository } from './repositories/clients.js';
 import { createClusterRepository } from './repositories/clusters.js';
 import { createConsentRepository } from './repositories/consents.js';
+import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
 import { createGrantRepository } from './repositories/grants.js';
 import { createIdentityProviderRepository } from './repositories/identity-providers.js';
 import { createInteractionRepository } from './repositories/interactions.js';
@@ -55,6 +56,7 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
     sessions: createBrowserSessionRepository(ctx),
     consents: createConsentRepository(ctx),
     interactions: createInteractionRepository(ctx),
+    deviceAuthorizations: createDeviceAuthorizationRepository(ctx),
     loginAttempts: createLoginAttemptRepository(ctx),
     identityProviders: createIdentityProviderRepository(ctx),
     identities: createLinkedIdentityRepository(ctx),

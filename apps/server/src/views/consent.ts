@@ -1,12 +1,18 @@
 import { html, page } from './html.js';
 
-const SCOPE_DESCRIPTIONS: Record<string, string> = {
+/** What each scope lets an application do, in the words the consent pages use. */
+export const SCOPE_DESCRIPTIONS: Record<string, string> = {
   openid: 'Know who you are (your user id)',
   profile: 'See your username and name',
   email: 'See your email address',
   groups: 'See the groups you belong to',
   offline_access: 'Stay signed in and act for you while you are away',
 };
+
+/** One line of a consent page for `scope`. */
+export function describeScope(scope: string): string {
+  return SCOPE_DESCRIPTIONS[scope] ?? `Use the “${scope}” permission`;
+}
 
 /** Asks the signed-in user whether a client may have the listed scopes. */
 export function consentPage(options: {
@@ -23,7 +29,7 @@ export function consentPage(options: {
     assetsPath: options.assetsPath,
     body: html`<h1>Allow ${options.clientName}?</h1>
 <p>Signed in as <strong>${options.username}</strong>. <strong>${options.clientName}</strong> asks to:</p>
-<ul class="scopes">${options.scopes.map((scope) => html`<li>${SCOPE_DESCRIPTIONS[scope] ?? `Use the “${scope}” permission`}</li>`)}</ul>
+<ul class="scopes">${options.scopes.map((scope) => html`<li>${describeScope(scope)}</li>`)}</ul>
 <form method="post" action="${options.action}">
 <input type="hidden" name="interaction" value="${options.interactionId}">
 <input type="hidden" name="csrf" value="${options.csrfToken}">

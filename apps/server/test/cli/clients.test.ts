@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { verifySecret } from '@idgate/core';
-import { OAuthClient } from '@idgate/schema';
+import { startDeviceAuthorization, verifySecret } from '@idgate/core';
+import { DEVICE_CODE_GRANT_TYPE, OAuthClient } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertBuilt, envFor, openTestServices, run, runInProcess, tempSqlite } from './support.js';
 
@@ -159,6 +159,47 @@ describe('idgate clients', () => {
     }
   });
 
+  it('adds a public device-flow client (RFC 8628) that starts a device authorization without a secret', async () => {
+    const result = await run(
+      [
+        'clients',
+        'add',
+        '--name',
+        'kubectl',
+        '--public',
+        '--grant',
+        DEVICE_CODE_GRANT_TYPE,
+        'refresh_token',
+        '--scope',
+        'openid',
+        'offline_access',
+        '--json',
+      ],
+      { env },
+    );
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(printed).not.toHaveProperty('client_secret');
+    expect(printed).toMatchObject({
+      public: true,
+      redirectUris: [],
+      grantTypes: [DEVICE_CODE_GRANT_TYPE, 'refresh_token'],
+      scopes: ['openid', 'offline_access'],
+    });
+    const services = await openTestServices(db.url);
+    try {
+      const started = await startDeviceAuthorization({ client_id: printed.client_id as string }, undefined, {
+        clock: services.clock,
+        findClient: (id) => services.storage.clients.findById(id),
+        storage: services.storage,
+        verificationUri: 'http://localhost:8080/oauth/device',
+      });
+      expect(started.user_code).toMatch(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+    } finally {
+      await services.close();
+    }
+  });
+
   it('adds a public client with loopback redirect URIs and no secret', async () => {
     const uris = [
       'http://127.0.0.1:8400/cb',
@@ -183,7 +224,7 @@ describe('idgate clients', () => {
     const result = await run([...args, '--scope', 'openid', '--scope', 'offline_access'], { env });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(
-      'idgate: applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0007_clusters\n',
+      'idgate: applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters\n',
     );
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(Object.keys(printed).sort()).toEqual([...CLIENT_KEYS, 'client_id'].sort());

@@ -34,6 +34,7 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
       'client_credentials',
       'password',
       'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
     ]);
     expect(metadata.response_types_supported).toEqual(['code']);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
@@ -58,6 +59,7 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
       revocation_endpoint: 'POST',
       introspection_endpoint: 'POST',
       end_session_endpoint: 'GET',
+      device_authorization_endpoint: 'POST',
     } as const;
     for (const [field, method] of Object.entries(endpoints)) {
       const url = metadata[field as keyof typeof metadata] as string;

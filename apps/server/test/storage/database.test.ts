@@ -49,6 +49,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0003_federation',
       '0004_change_log',
       '0005_users_email',
+      '0006_device_authorizations',
       '0007_clusters',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
@@ -85,7 +86,14 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         ${JSON.stringify(before.scopes)}, ${JSON.stringify(before.audiences)}, ${before.accessTokenTtl},
         ${before.refreshTokenTtl}, ${before.createdAt.getTime()})`.execute(database.db);
     expect(await migrateToLatest(database)).toEqual({
-      applied: ['0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0007_clusters'],
+      applied: [
+        '0002_oidc_flows',
+        '0003_federation',
+        '0004_change_log',
+        '0005_users_email',
+        '0006_device_authorizations',
+        '0007_clusters',
+      ],
     });
     const storage = createSqlStorage(database);
     expect(await storage.clients.findById(before.clientId)).toStrictEqual({
@@ -101,7 +109,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       await migrateToLatest(database);
       // As if the process died after 0002's first steps: its record is gone, its column and tables stay
       // (and 0003, which cannot have run before 0002 finished, is not recorded either).
-      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
         database.db,
       );
       await sql`drop table login_attempts`.execute(database.db);
@@ -111,6 +119,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
           '0003_federation',
           '0004_change_log',
           '0005_users_email',
+          '0006_device_authorizations',
           '0007_clusters',
         ],
       });
@@ -124,15 +133,59 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
         database.db,
       );
       await sql`drop table login_transactions`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: ['0003_federation', '0004_change_log', '0005_users_email', '0007_clusters'],
+        applied: [
+          '0003_federation',
+          '0004_change_log',
+          '0005_users_email',
+          '0006_device_authorizations',
+          '0007_clusters',
+        ],
       });
       expect(await database.db.selectFrom('login_transactions').selectAll().execute()).toEqual([]);
       expect(await database.db.selectFrom('identity_providers').selectAll().execute()).toEqual([]);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0006_device_authorizations (table there, index missing)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      await sql`delete from kysely_migration where name in ('0006_device_authorizations', '0007_clusters')`.execute(
+        database.db,
+      );
+      await sql`drop index device_authorizations_user_code_unique`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({
+        applied: ['0006_device_authorizations', '0007_clusters'],
+      });
+      const storage = createSqlStorage(database);
+      const record = {
+        deviceCodeHash: 'h1',
+        userCode: 'BCDFGHJK',
+        clientId: 'c',
+        scope: [],
+        resource: null,
+        status: 'pending' as const,
+        userId: null,
+        authTime: null,
+        sessionId: null,
+        createdAt: new Date(0),
+        expiresAt: new Date(600_000),
+        lastPolledAt: null,
+        interval: 5,
+        consumedAt: null,
+      };
+      await storage.deviceAuthorizations.create(record);
+      await expect(
+        storage.deviceAuthorizations.create({ ...record, deviceCodeHash: 'h2' }),
+      ).rejects.toMatchObject({
+        field: 'userCode',
+      });
     },
   );
 

@@ -2,6 +2,7 @@ import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, UserRecord } from '../model.js';
 import type {
   AuthorizationCodeRepository,
+  DeviceAuthorizationRepository,
   GrantRepository,
   RefreshTokenRepository,
 } from '../ports/oidc-storage.js';
@@ -33,6 +34,7 @@ export interface GrantStorage {
   authorizationCodes: AuthorizationCodeRepository;
   refreshTokens: RefreshTokenRepository;
   revocations: RevocationRepository;
+  deviceAuthorizations: DeviceAuthorizationRepository;
 }
 
 /** What the token endpoint's grant handlers need. */

@@ -1,9 +1,10 @@
-import type { GrantType, TokenResponse } from '@idgate/schema';
+import { DEVICE_CODE_GRANT_TYPE, type GrantType, type TokenResponse } from '@idgate/schema';
 import { authenticateClient, type PresentedClientCredentials } from '../clients/authenticate.js';
 import { OAuthProtocolError } from '../errors.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { clientCredentialsGrant } from './client-credentials.js';
 import type { TokenEndpointContext } from './context.js';
+import { deviceCodeGrant } from './device-code.js';
 import { type FormFields, parseTokenRequest } from './parse.js';
 import { passwordGrant } from './password.js';
 import { refreshTokenGrant } from './refresh-token.js';
@@ -14,6 +15,7 @@ export const TOKEN_ENDPOINT_GRANT_TYPES: readonly GrantType[] = [
   'refresh_token',
   'client_credentials',
   'password',
+  DEVICE_CODE_GRANT_TYPE,
 ];
 
 /**
@@ -48,11 +50,7 @@ export async function handleTokenRequest(
       return authorizationCodeGrant(request, client, context);
     case 'refresh_token':
       return refreshTokenGrant(request, client, context);
-    default:
-      // Not in TOKEN_ENDPOINT_GRANT_TYPES yet: parseTokenRequest has refused it already.
-      throw new OAuthProtocolError(
-        'unsupported_grant_type',
-        `grant_type ${request.grant_type} is not supported`,
-      );
+    case DEVICE_CODE_GRANT_TYPE:
+      return deviceCodeGrant(request, client, context);
   }
 }

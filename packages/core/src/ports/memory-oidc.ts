@@ -2,6 +2,7 @@ import type {
   AuthorizationCodeRecord,
   BrowserSessionRecord,
   ConsentRecord,
+  DeviceAuthorizationRecord,
   GrantRecord,
   InteractionRecord,
   LoginAttemptRecord,
@@ -19,6 +20,8 @@ export interface OidcTables {
   consents: Map<string, ConsentRecord>;
   interactions: Map<string, InteractionRecord>;
   loginAttempts: Map<string, LoginAttemptRecord>;
+  /** Keyed by the device code hash. */
+  deviceAuthorizations: Map<string, DeviceAuthorizationRecord>;
 }
 
 export type OidcRepositories = Pick<
@@ -30,6 +33,7 @@ export type OidcRepositories = Pick<
   | 'consents'
   | 'interactions'
   | 'loginAttempts'
+  | 'deviceAuthorizations'
 >;
 
 export function emptyOidcTables(): OidcTables {
@@ -41,6 +45,7 @@ export function emptyOidcTables(): OidcTables {
     consents: new Map(),
     interactions: new Map(),
     loginAttempts: new Map(),
+    deviceAuthorizations: new Map(),
   };
 }
 
@@ -197,6 +202,59 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
       },
       async purgeExpired(now) {
         return purge(tables().interactions, now);
+      },
+    },
+    deviceAuthorizations: {
+      async create(record) {
+        const table = tables().deviceAuthorizations;
+        for (const [key, other] of table) {
+          if (other.userCode !== record.userCode) continue;
+          if (other.expiresAt.getTime() > record.createdAt.getTime())
+            throw new StorageConflictError('userCode');
+          table.delete(key);
+        }
+        insertNew(table, record.deviceCodeHash, record, 'deviceCodeHash');
+      },
+      async findByDeviceCodeHash(hash) {
+        return copy(tables().deviceAuthorizations.get(hash));
+      },
+      async findLiveByUserCode(userCode, now) {
+        return copy(
+          [...tables().deviceAuthorizations.values()].find(
+            (r) => r.userCode === userCode && r.expiresAt.getTime() > now.getTime(),
+          ),
+        );
+      },
+      async recordPoll(hash, at, interval) {
+        const record = tables().deviceAuthorizations.get(hash);
+        if (record === undefined) return;
+        record.lastPolledAt = new Date(at);
+        record.interval = interval;
+      },
+      async decide(hash, decision, at) {
+        const record = tables().deviceAuthorizations.get(hash);
+        if (record === undefined || record.status !== 'pending') return false;
+        if (record.expiresAt.getTime() <= at.getTime()) return false;
+        record.status = decision.status;
+        record.userId = decision.userId;
+        if (decision.status === 'approved') {
+          record.authTime = new Date(decision.authTime);
+          record.sessionId = decision.sessionId;
+        }
+        return true;
+      },
+      async consume(hash, at) {
+        const record = tables().deviceAuthorizations.get(hash);
+        if (record === undefined) return undefined;
+        const won = record.status === 'approved';
+        if (won) {
+          record.status = 'consumed';
+          record.consumedAt = new Date(at);
+        }
+        return { won, record: copy(record) };
+      },
+      async purgeExpired(now) {
+        return purge(tables().deviceAuthorizations, now);
       },
     },
     loginAttempts: {

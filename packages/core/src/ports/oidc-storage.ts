@@ -2,6 +2,7 @@ import type {
   AuthorizationCodeRecord,
   BrowserSessionRecord,
   ConsentRecord,
+  DeviceAuthorizationRecord,
   GrantRecord,
   InteractionRecord,
   LoginAttemptRecord,
@@ -95,4 +96,35 @@ export interface LoginAttemptRepository {
   failuresFromAddress(sourceAddress: string, since: Date): Promise<{ count: number; latest: Date | null }>;
   /** The latest attempts for a lower-cased username, newest first. */
   listByUsername(username: string, limit: number): Promise<LoginAttemptRecord[]>;
+}
+
+/** What an approval or a denial of a device authorization records. */
+export type DeviceDecision =
+  | { status: 'approved'; userId: string; authTime: Date; sessionId: string | null }
+  | { status: 'denied'; userId: string };
+
+/** Device authorization requests (RFC 8628). */
+export interface DeviceAuthorizationRepository {
+  /**
+   * Stores a new request. A user code still held by a live (unexpired) request is a conflict
+   * (`StorageConflictError('userCode')`); one held only by an expired request is taken over.
+   */
+  create(record: DeviceAuthorizationRecord): Promise<void>;
+  findByDeviceCodeHash(hash: string): Promise<DeviceAuthorizationRecord | undefined>;
+  /** The request holding a normalised user code, if it has not expired at `now`. */
+  findLiveByUserCode(userCode: string, now: Date): Promise<DeviceAuthorizationRecord | undefined>;
+  /** Records a poll at `at` and the interval the device must keep from now on. */
+  recordPoll(hash: string, at: Date, interval: number): Promise<void>;
+  /**
+   * Approves or denies a pending, unexpired request, atomically: true for the one caller that
+   * moved it out of `pending`, false for everyone else.
+   */
+  decide(hash: string, decision: DeviceDecision, at: Date): Promise<boolean>;
+  /**
+   * Moves an approved request to `consumed`, atomically: `won` for exactly one caller; undefined
+   * when there is no such request.
+   */
+  consume(hash: string, at: Date): Promise<{ won: boolean; record: DeviceAuthorizationRecord } | undefined>;
+  /** Removes requests that expired before `now`; returns how many. */
+  purgeExpired(now: Date): Promise<number>;
 }

@@ -20,6 +20,7 @@ import type {
   AuthorizationCodeRepository,
   BrowserSessionRepository,
   ConsentRepository,
+  DeviceAuthorizationRepository,
   GrantRepository,
   InteractionRepository,
   LoginAttemptRepository,
@@ -182,6 +183,7 @@ export interface Storage {
   readonly sessions: BrowserSessionRepository;
   readonly consents: ConsentRepository;
   readonly interactions: InteractionRepository;
+  readonly deviceAuthorizations: DeviceAuthorizationRepository;
   readonly loginAttempts: LoginAttemptRepository;
   readonly identityProviders: IdentityProviderRepository;
   readonly identities: LinkedIdentityRepository;

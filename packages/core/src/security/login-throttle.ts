@@ -67,6 +67,20 @@ export class LoginThrottle {
   }
 
   /**
+   * Whether `sourceAddress` may try again now, counting only its failures (of any kind: wrong
+   * passwords, wrong device user codes), never an account's: for guesses that name no account.
+   */
+  async checkAddress(sourceAddress: string): Promise<ThrottleDecision> {
+    const address = await this.#lockedUntil(
+      (since) => this.attempts.failuresFromAddress(sourceAddress, since),
+      this.policy.maxFailuresPerAddress,
+    );
+    return address === undefined
+      ? { locked: false }
+      : { locked: true, retryAfterSeconds: address, scope: 'address' };
+  }
+
+  /**
    * Seconds left of a lock, or undefined. Locked means: the latest failure L is less than a
    * window old, and the window that ends at L holds at least `limit` failures.
    */

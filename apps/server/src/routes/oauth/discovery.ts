@@ -74,6 +74,7 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
       revocation: true,
       introspection: true,
       endSession: true,
+      deviceAuthorization: true,
     }),
   );
   const jwks = cached((ring) => ring.jwks());

@@ -7,7 +7,7 @@ import {
 import { CallbackCodeQuery, CallbackErrorQuery, CallbackTokenQuery } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { BrowserState, isStandalone, type StoredRequest } from '../../browser/state.js';
+import { BrowserState, isDeviceApproval, isStandalone, type StoredRequest } from '../../browser/state.js';
 import { mappingPolicy, type ResolvedProvider } from '../../federation/registry.js';
 import { LoginTransactions, TRANSACTION_MESSAGES } from '../../federation/transactions.js';
 import { tokenEndpointContext } from './token-context.js';
@@ -166,6 +166,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
         return reply.redirect(flow.loginPath, 303);
       }
       await idgate.storage.interactions.setUser(interaction.id, user.id, session.authTime);
+      if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
       const client = await idgate.storage.clients.findById(stored.clientId);
       if (client === undefined)
         throw new OAuthProtocolError('invalid_request', 'the application of this sign-in no longer exists');

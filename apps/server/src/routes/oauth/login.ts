@@ -10,7 +10,7 @@ import {
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { PAGE_ROUTE, sendPage } from '../../browser/pages.js';
-import { BrowserState, isStandalone, type StoredRequest } from '../../browser/state.js';
+import { BrowserState, isDeviceApproval, isStandalone, type StoredRequest } from '../../browser/state.js';
 import { externalPasswordCheck } from '../../federation/password-providers.js';
 import type { FormBody } from '../../http/form.js';
 import { consentPage } from '../../views/consent.js';
@@ -85,6 +85,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
     if (interaction.userId === null) return showLogin(reply, 200, interaction);
     const stored = interaction.request as unknown as StoredRequest;
+    if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
     const user = await idgate.storage.users.findById(interaction.userId);
     if (isStandalone(stored) || user === undefined) return flow.errorPage(reply, 400, EXPIRED);
     const client = await idgate.storage.clients.findById(stored.clientId);
@@ -183,6 +184,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       );
     }
     await idgate.storage.interactions.setUser(interaction.id, login.user.id, session.authTime);
+    if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
     return proceedWith(
       reply,
       stored,
@@ -205,7 +207,8 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     }
     const stored = interaction.request as unknown as StoredRequest;
     const user = await idgate.storage.users.findById(interaction.userId);
-    if (isStandalone(stored) || user === undefined) return flow.errorPage(reply, 400, EXPIRED);
+    if (isStandalone(stored) || isDeviceApproval(stored) || user === undefined)
+      return flow.errorPage(reply, 400, EXPIRED);
     const current = await state.currentSession(request);
     const authentication = {
       user,

@@ -137,7 +137,12 @@ function uniqueViolation(error: unknown): string | undefined {
 }
 
 /** Tables whose rows lapse at `expires_at` and are purged once it is past. */
-type ExpiringTable = 'authorization_codes' | 'refresh_tokens' | 'login_transactions' | 'interactions';
+type ExpiringTable =
+  | 'authorization_codes'
+  | 'refresh_tokens'
+  | 'login_transactions'
+  | 'interactions'
+  | 'device_authorizations';
 
 /**
  * Deletes the rows of `table` that expired before `now` (`<`: a row expiring at `now` stays for

@@ -1,0 +1,228 @@
+import { parseArgs } from 'node:util';
+import { usageError } from './errors.js';
+
+/** The audience of a cluster's tokens when only its name is given: idgate's default cluster audience. */
+export function clusterAudience(cluster: string): string {
+  return `kubernetes:${cluster}`;
+}
+
+/** Options of `kubectl-idgate get-token`. */
+export interface GetTokenArgs {
+  command: 'get-token';
+  issuer: string;
+  clientId: string;
+  audience: string;
+  device: boolean;
+  noBrowser: boolean;
+  listen: { host: string; port: number };
+  cacheDir: string | undefined;
+  /** How long the browser flow waits for the redirect, in seconds. */
+  timeoutSeconds: number;
+}
+
+/** Options of `kubectl-idgate setup`. */
+export interface SetupArgs {
+  command: 'setup';
+  issuer: string;
+  clientId: string;
+  cluster: string;
+  server: string;
+  certificateAuthority: string | undefined;
+  kubeconfig: string | undefined;
+  context: string | undefined;
+  /** The command kubectl runs (default `kubectl-idgate`, found on PATH). */
+  execCommand: string;
+  cacheDir: string | undefined;
+  device: boolean;
+}
+
+/** Options of `kubectl-idgate logout`. */
+export interface LogoutArgs {
+  command: 'logout';
+  audience: string | undefined;
+  issuer: string | undefined;
+  clientId: string | undefined;
+  cacheDir: string | undefined;
+}
+
+export type PluginArgs = GetTokenArgs | SetupArgs | LogoutArgs | { command: 'help' } | { command: 'version' };
+
+export const USAGE = `Usage:
+  kubectl-idgate get-token --issuer URL --client-id ID (--cluster NAME | --audience A)
+                           [--device] [--no-browser] [--listen-address 127.0.0.1:PORT]
+                           [--cache-dir DIR] [--timeout SECONDS]
+      The kubectl exec credential plugin: prints an ExecCredential with a token for the cluster,
+      from the cache, by a silent refresh, or after a sign-in in the browser or on another device.
+  kubectl-idgate setup --issuer URL --client-id ID --cluster NAME --server URL
+                       [--certificate-authority FILE] [--kubeconfig FILE] [--context NAME]
+                       [--command PATH] [--cache-dir DIR] [--device]
+      Adds the cluster, a user that runs this plugin, and a context to a kubeconfig.
+  kubectl-idgate logout [--cluster NAME | --audience A] [--issuer URL] [--client-id ID] [--cache-dir DIR]
+      Revokes the refresh token (RFC 7009) and clears the cached tokens.
+`;
+
+const TIMEOUT_DEFAULT_S = 300;
+
+/**
+ * Parses the command line of the plugin.
+ * @throws {PluginError} (exit code 2) for an unknown command or option, a missing or malformed value.
+ */
+export function parsePluginArgs(argv: readonly string[]): PluginArgs {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    return { command: 'help' };
+  }
+  if (command === '--version') return { command: 'version' };
+  switch (command) {
+    case 'get-token':
+      return parseGetToken(rest);
+    case 'setup':
+      return parseSetup(rest);
+    case 'logout':
+      return parseLogout(rest);
+    default:
+      throw usageError(`unknown command "${command}"`);
+  }
+}
+
+function parse(args: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Record<
+      string,
+      string | boolean | undefined
+    >;
+  } catch (error) {
+    // node's messages say what is wrong ("Unknown option '--x'"): keep their first sentence
+    const message = error instanceof Error ? (error.message.split('. ')[0] ?? error.message) : String(error);
+    throw usageError(message);
+  }
+}
+
+function required(values: Record<string, string | boolean | undefined>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw usageError(`--${name} is required`);
+  return value;
+}
+
+function optional(values: Record<string, string | boolean | undefined>, name: string): string | undefined {
+  const value = values[name];
+  if (value === '') throw usageError(`--${name} must not be empty`);
+  return typeof value === 'string' ? value : undefined;
+}
+
+function checkIssuer(issuer: string): string {
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw usageError(`--issuer must be an absolute http(s) URL, got "${issuer}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw usageError(`--issuer must be an absolute http(s) URL, got "${issuer}"`);
+  }
+  return issuer.replace(/\/+$/, '');
+}
+
+function audienceOf(
+  values: Record<string, string | boolean | undefined>,
+  needed: boolean,
+): string | undefined {
+  const cluster = optional(values, 'cluster');
+  const audience = optional(values, 'audience');
+  if (cluster !== undefined && audience !== undefined)
+    throw usageError('pass --cluster or --audience, not both');
+  if (cluster !== undefined) return clusterAudience(cluster);
+  if (audience === undefined && needed) throw usageError('--cluster NAME or --audience A is required');
+  return audience;
+}
+
+/** `127.0.0.1:PORT` or `[::1]:PORT`: the loopback address the browser flow listens on (RFC 8252 §7.3). */
+export function parseListenAddress(value: string): { host: string; port: number } {
+  const match = /^(127\.0\.0\.1|\[::1\]|localhost):(\d{1,5})$/.exec(value);
+  const port = match ? Number(match[2]) : Number.NaN;
+  if (!match || port > 65_535) {
+    throw usageError(`--listen-address must be 127.0.0.1:PORT or [::1]:PORT, got "${value}"`);
+  }
+  const host = match[1] === 'localhost' ? '127.0.0.1' : (match[1] as string);
+  return { host, port };
+}
+
+function parseGetToken(args: string[]): GetTokenArgs {
+  const values = parse(args, {
+    issuer: { type: 'string' },
+    'client-id': { type: 'string' },
+    cluster: { type: 'string' },
+    audience: { type: 'string' },
+    device: { type: 'boolean' },
+    'no-browser': { type: 'boolean' },
+    'listen-address': { type: 'string' },
+    'cache-dir': { type: 'string' },
+    timeout: { type: 'string' },
+  });
+  const listen = optional(values, 'listen-address');
+  const timeout = optional(values, 'timeout');
+  const timeoutSeconds = timeout === undefined ? TIMEOUT_DEFAULT_S : Number(timeout);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) {
+    throw usageError('--timeout must be a positive number of seconds');
+  }
+  return {
+    command: 'get-token',
+    issuer: checkIssuer(required(values, 'issuer')),
+    clientId: required(values, 'client-id'),
+    audience: audienceOf(values, true) as string,
+    device: values.device === true,
+    noBrowser: values['no-browser'] === true,
+    listen: listen === undefined ? { host: '127.0.0.1', port: 0 } : parseListenAddress(listen),
+    cacheDir: optional(values, 'cache-dir'),
+    timeoutSeconds,
+  };
+}
+
+function parseSetup(args: string[]): SetupArgs {
+  const values = parse(args, {
+    issuer: { type: 'string' },
+    'client-id': { type: 'string' },
+    cluster: { type: 'string' },
+    server: { type: 'string' },
+    'certificate-authority': { type: 'string' },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+    command: { type: 'string' },
+    'cache-dir': { type: 'string' },
+    device: { type: 'boolean' },
+  });
+  const server = required(values, 'server');
+  if (!/^https?:\/\//.test(server))
+    throw usageError(`--server must be the API server's URL, got "${server}"`);
+  return {
+    command: 'setup',
+    issuer: checkIssuer(required(values, 'issuer')),
+    clientId: required(values, 'client-id'),
+    cluster: required(values, 'cluster'),
+    server,
+    certificateAuthority: optional(values, 'certificate-authority'),
+    kubeconfig: optional(values, 'kubeconfig'),
+    context: optional(values, 'context'),
+    execCommand: optional(values, 'command') ?? 'kubectl-idgate',
+    cacheDir: optional(values, 'cache-dir'),
+    device: values.device === true,
+  };
+}
+
+function parseLogout(args: string[]): LogoutArgs {
+  const values = parse(args, {
+    issuer: { type: 'string' },
+    'client-id': { type: 'string' },
+    cluster: { type: 'string' },
+    audience: { type: 'string' },
+    'cache-dir': { type: 'string' },
+  });
+  const issuer = optional(values, 'issuer');
+  return {
+    command: 'logout',
+    audience: audienceOf(values, false),
+    issuer: issuer === undefined ? undefined : checkIssuer(issuer),
+    clientId: optional(values, 'client-id'),
+    cacheDir: optional(values, 'cache-dir'),
+  };
+}

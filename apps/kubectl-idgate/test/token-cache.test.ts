@@ -1,0 +1,148 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { createNativeClient, discoverIssuer, type IdgateHttpError } from '@idgate/sdk';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startOidcProviderIssuer, type TestIssuer } from './helpers/issuer.js';
+import { runPlugin, tempDir } from './helpers/plugin.js';
+import { runWithBrowser } from './helpers/sign-in.js';
+
+let idp: TestIssuer;
+let cacheDir: string;
+
+beforeAll(async () => {
+  idp = await startOidcProviderIssuer();
+});
+afterAll(async () => {
+  await idp.stop();
+});
+beforeEach(async () => {
+  cacheDir = await tempDir('cache');
+  idp.nextAccount = 'alice';
+});
+
+const getToken = (cluster: string, extra: string[] = []) => [
+  'get-token',
+  '--issuer',
+  idp.issuer,
+  '--client-id',
+  idp.clientId,
+  '--cluster',
+  cluster,
+  '--cache-dir',
+  cacheDir,
+  '--no-browser',
+  ...extra,
+];
+/** The plugin's clock `seconds` from now (IDGATE_KUBECTL_NOW, for tests only). */
+const later = (seconds: number) => ({
+  IDGATE_KUBECTL_NOW: new Date(Date.now() + seconds * 1000).toISOString(),
+});
+const tokenOf = (stdout: string): string => JSON.parse(stdout).status.token;
+async function signIn(cluster = 'alpha'): Promise<string> {
+  const result = await runWithBrowser(idp, getToken(cluster));
+  expect(result.code).toBe(0);
+  idp.requests.length = 0;
+  idp.grants.length = 0;
+  return tokenOf(result.stdout);
+}
+async function refreshToken(): Promise<string> {
+  const file = (await readdir(cacheDir)).find((name) => name.endsWith('.refresh.json'));
+  return JSON.parse(await readFile(`${cacheDir}/${file}`, 'utf8')).refreshToken;
+}
+
+describe('the token cache', () => {
+  it('answers a token with more than 30 s left without a single request', async () => {
+    const token = await signIn();
+    const result = await runPlugin(getToken('alpha'), { env: later(idp.accessTokenTtl - 31) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(tokenOf(result.stdout)).toBe(token);
+    expect(idp.requests).toEqual([]);
+  });
+
+  it('refreshes silently once the token has 30 s or less left, with the audience as resource', async () => {
+    const token = await signIn();
+    const result = await runPlugin(getToken('alpha'), { env: later(idp.accessTokenTtl - 30) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(tokenOf(result.stdout)).not.toBe(token);
+    expect(idp.grants).toEqual(['refresh_token']);
+    const { decodeJwt } = await import('jose');
+    expect(decodeJwt(tokenOf(result.stdout)).aud).toBe('kubernetes:alpha');
+    // and the new token is cached: no request the next time
+    idp.requests.length = 0;
+    const again = await runPlugin(getToken('alpha'), { env: later(idp.accessTokenTtl - 30) });
+    expect(tokenOf(again.stdout)).toBe(tokenOf(result.stdout));
+    expect(idp.requests).toEqual([]);
+  });
+
+  it('five processes at once after expiry all succeed with one refresh, and the grant survives', async () => {
+    await signIn();
+    const expired = later(idp.accessTokenTtl + 60);
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => runPlugin(getToken('alpha'), { env: expired })),
+    );
+    for (const result of results) {
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    }
+    expect(new Set(results.map((r) => tokenOf(r.stdout))).size).toBe(1);
+    // a rotated refresh token presented twice would have revoked the grant: it was used once
+    expect(idp.grants).toEqual(['refresh_token']);
+    const next = await runPlugin(getToken('alpha'), { env: later(2 * idp.accessTokenTtl + 120) });
+    expect(next.code).toBe(0);
+    expect(next.stderr).toBe('');
+    expect(idp.grants).toEqual(['refresh_token', 'refresh_token']);
+  });
+
+  it('signs in again when the refresh token no longer works', async () => {
+    await signIn();
+    const client = createNativeClient({ metadata: await discoverIssuer(idp.issuer), clientId: idp.clientId });
+    await client.revoke({ token: await refreshToken(), tokenTypeHint: 'refresh_token' });
+    const result = await runWithBrowser(idp, getToken('alpha'), later(idp.accessTokenTtl + 60));
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/cannot be renewed \(invalid_grant\): signing in again/);
+    expect(idp.grants).toEqual(['refresh_token', 'authorization_code']);
+  });
+});
+
+describe('kubectl-idgate logout', () => {
+  it('revokes the refresh token (RFC 7009) and clears the cache; the next get-token signs in', async () => {
+    await signIn();
+    const spent = await refreshToken();
+    const result = await runPlugin(['logout', '--cluster', 'alpha', '--cache-dir', cacheDir]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(`Signed out of ${idp.issuer} (client ${idp.clientId}).\n`);
+    expect(await readdir(cacheDir)).toEqual([]);
+    expect(idp.requests).toContain('POST /token/revocation');
+    const client = createNativeClient({ metadata: await discoverIssuer(idp.issuer), clientId: idp.clientId });
+    const error = await client.refresh({ refreshToken: spent }).catch((e: unknown) => e);
+    expect((error as IdgateHttpError).oauthError?.error).toBe('invalid_grant');
+
+    const next = await runPlugin(getToken('alpha', ['--timeout', '1']));
+    expect(next.stderr).toContain('code_challenge=');
+    expect(next.code).toBe(1);
+  });
+
+  it('says so when not signed in', async () => {
+    const result = await runPlugin(['logout', '--cache-dir', cacheDir]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('Not signed in: nothing to do.\n');
+  });
+
+  it('clears the cache but fails in one line when the issuer cannot be reached', async () => {
+    const { TokenCache } = await import('../src/cache.js');
+    const cache = await TokenCache.open(cacheDir);
+    await cache.writeGrant({
+      issuer: 'http://127.0.0.1:9',
+      clientId: 'kubectl',
+      refreshToken: 'refresh-secret-0123456789',
+    });
+    const result = await runPlugin(['logout', '--cache-dir', cacheDir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n').at(-1)).toMatch(
+      /^kubectl-idgate: the cached tokens are removed, but revoking the sign-in failed: cannot reach the issuer http:\/\/127\.0\.0\.1:9/,
+    );
+    expect(result.stderr).not.toContain('refresh-secret-0123456789');
+    expect(await readdir(cacheDir)).toEqual([]);
+  });
+});

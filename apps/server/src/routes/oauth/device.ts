@@ -1,0 +1,167 @@
+import {
+  approveDeviceAuthorization,
+  constantTimeEqual,
+  type DeviceApprovalContext,
+  denyDeviceAuthorization,
+  enterUserCode,
+  findPendingDeviceAuthorization,
+  formatUserCode,
+} from '@idgate/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { deviceTargets } from '../../browser/device-targets.js';
+import { AuthorizationFlow } from '../../browser/flow.js';
+import { PAGE_ROUTE, sendPage } from '../../browser/pages.js';
+import {
+  BrowserState,
+  type DeviceApprovalRequest,
+  isDeviceApproval,
+  type StoredRequest,
+} from '../../browser/state.js';
+import type { FormBody } from '../../http/form.js';
+import { deviceCodePage, deviceConfirmPage } from '../../views/device.js';
+import { messagePage } from '../../views/message.js';
+
+const WRONG_CODE =
+  'That code is not valid or has expired. Check the code on your device, or start again there.';
+const DECIDED = 'This code has already been used. To connect the device again, start again on the device.';
+const EXPIRED =
+  'This device request has expired or was started in another browser. Start again on the device.';
+
+const field = (body: FormBody | undefined, name: string): string | undefined => {
+  const value = body?.[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/**
+ * The verification page of the device authorization grant (RFC 8628 §3.3), `GET/POST
+ * /oauth/device`: the person types the user code (or arrives with `?user_code=` from
+ * `verification_uri_complete`), signs in exactly as on the login page (an interaction whose
+ * stored request is the device approval; an existing browser session is reused), then allows or
+ * denies the device on a confirmation page that names the application, the code, the scopes and
+ * the audiences (§5.4).
+ */
+export async function deviceRoutes(app: FastifyInstance): Promise<void> {
+  const { idgate } = app;
+  const state = new BrowserState(idgate);
+  const flow = new AuthorizationFlow(idgate, state);
+  const { assetsPath, loginPath, devicePath } = flow;
+  const context: DeviceApprovalContext = {
+    clock: idgate.clock,
+    findClient: (id) => idgate.storage.clients.findById(id),
+    storage: idgate.storage,
+    throttle: idgate.throttle,
+  };
+  const showCodeForm = (reply: FastifyReply, status: number, userCode?: string, error?: string) =>
+    sendPage(reply, status, deviceCodePage({ assetsPath, action: devicePath, userCode, error }));
+  const showMessage = (reply: FastifyReply, title: string, message: string) =>
+    sendPage(reply, 200, messagePage({ assetsPath, title, message }));
+  const deviceInteraction = async (request: FastifyRequest, id: unknown) => {
+    const interaction = await state.loadInteraction(request, id);
+    if (interaction === undefined) return undefined;
+    const stored = interaction.request as unknown as StoredRequest;
+    return isDeviceApproval(stored) ? { interaction, stored } : undefined;
+  };
+
+  app.get<{ Querystring: { user_code?: string; interaction?: string } }>(
+    '/oauth/device',
+    PAGE_ROUTE,
+    async (request, reply) => {
+      const { interaction: interactionId, user_code: userCode } = request.query;
+      if (interactionId === undefined) {
+        return showCodeForm(reply, 200, typeof userCode === 'string' ? userCode.slice(0, 32) : undefined);
+      }
+      const found = await deviceInteraction(request, interactionId);
+      if (found === undefined) return flow.errorPage(reply, 400, EXPIRED);
+      const { interaction, stored } = found;
+      if (interaction.userId === null) {
+        return reply.redirect(`${loginPath}?interaction=${encodeURIComponent(interaction.id)}`, 303);
+      }
+      const pending = await findPendingDeviceAuthorization(stored.device.deviceCodeHash, context);
+      const user = await idgate.storage.users.findById(interaction.userId);
+      if (!pending.ok || user === undefined) {
+        await state.finishInteraction(reply, interaction.id);
+        return flow.errorPage(reply, 400, pending.ok || pending.failure !== 'decided' ? WRONG_CODE : DECIDED);
+      }
+      const audiences = pending.request.resource ?? pending.client.audiences;
+      return sendPage(
+        reply,
+        200,
+        deviceConfirmPage({
+          assetsPath,
+          action: devicePath,
+          interactionId: interaction.id,
+          csrfToken: interaction.csrfToken,
+          clientName: pending.client.name,
+          username: user.username,
+          userCode: formatUserCode(pending.request.userCode),
+          scopes: pending.request.scope,
+          targets: await deviceTargets(idgate, audiences),
+        }),
+      );
+    },
+  );
+
+  app.post<{ Body: FormBody | undefined }>('/oauth/device', PAGE_ROUTE, async (request, reply) => {
+    if (field(request.body, 'interaction') !== undefined) return decide(request, reply);
+    const typed = (field(request.body, 'user_code') ?? '').trim().slice(0, 32);
+    if (typed === '') return showCodeForm(reply, 400, '', 'Enter the code shown on your device.');
+    const found = await enterUserCode(typed, request.ip, context);
+    if (!found.ok) {
+      switch (found.failure) {
+        case 'locked': {
+          reply.header('Retry-After', String(found.retryAfterSeconds));
+          const minutes = Math.ceil(found.retryAfterSeconds / 60);
+          const error = `Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+          return showCodeForm(reply, 429, typed, error);
+        }
+        case 'decided':
+          return showCodeForm(reply, 400, typed, DECIDED);
+        default:
+          return showCodeForm(reply, 400, typed, WRONG_CODE);
+      }
+    }
+    const stored: DeviceApprovalRequest = {
+      device: { deviceCodeHash: found.request.deviceCodeHash },
+      clientId: found.client.clientId,
+    };
+    const interaction = await state.createInteraction(reply, stored);
+    const current = await state.currentSession(request);
+    if (current === undefined) {
+      return reply.redirect(`${loginPath}?interaction=${encodeURIComponent(interaction.id)}`, 303);
+    }
+    await idgate.storage.interactions.setUser(interaction.id, current.user.id, current.session.authTime);
+    return flow.confirmDevice(reply, interaction.id);
+  });
+
+  async function decide(
+    request: FastifyRequest<{ Body: FormBody | undefined }>,
+    reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const found = await deviceInteraction(request, field(request.body, 'interaction'));
+    if (found === undefined || found.interaction.userId === null || found.interaction.authTime === null) {
+      return flow.errorPage(reply, 400, EXPIRED);
+    }
+    const { interaction, stored } = found;
+    if (!constantTimeEqual(field(request.body, 'csrf') ?? '', interaction.csrfToken)) {
+      return flow.errorPage(reply, 403, 'The form was not sent from this page. Go back and try again.');
+    }
+    const user = await idgate.storage.users.findById(interaction.userId as string);
+    if (user === undefined || user.disabled) return flow.errorPage(reply, 400, EXPIRED);
+    const current = await state.currentSession(request);
+    const approver = {
+      user,
+      authTime: interaction.authTime as Date,
+      sessionId: current?.user.id === user.id ? current.session.id : null,
+    };
+    const allow = field(request.body, 'decision') === 'allow';
+    const hash = stored.device.deviceCodeHash;
+    const outcome = allow
+      ? await approveDeviceAuthorization(hash, approver, context)
+      : await denyDeviceAuthorization(hash, approver, context);
+    await state.finishInteraction(reply, interaction.id);
+    if (!outcome.ok) return flow.errorPage(reply, 400, outcome.failure === 'decided' ? DECIDED : WRONG_CODE);
+    return allow
+      ? showMessage(reply, 'Device connected', 'You may return to your device: it is signing you in now.')
+      : showMessage(reply, 'Device denied', 'The device was not given access. You may close this page.');
+  }
+}

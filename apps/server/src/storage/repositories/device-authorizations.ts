@@ -1,0 +1,136 @@
+import type {
+  DeviceAuthorizationRecord,
+  DeviceAuthorizationRepository,
+  DeviceAuthorizationStatus,
+} from '@idgate/core';
+import type { Selectable } from 'kysely';
+import type { DeviceAuthorizationsTable } from '../schema.js';
+import {
+  type ConflictFields,
+  fromJsonArray,
+  insertRow,
+  purgeExpiredRows,
+  type RepositoryContext,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './support.js';
+
+const CONFLICTS: ConflictFields = {
+  device_authorizations_pkey: 'deviceCodeHash',
+  'device_authorizations.device_code_hash': 'deviceCodeHash',
+  device_authorizations_user_code_unique: 'userCode',
+  'device_authorizations.user_code': 'userCode',
+};
+
+export function createDeviceAuthorizationRepository(ctx: RepositoryContext): DeviceAuthorizationRepository {
+  const { db } = ctx;
+  const find = (hash: string) =>
+    db
+      .selectFrom('device_authorizations')
+      .selectAll()
+      .where('device_code_hash', '=', hash)
+      .executeTakeFirst();
+  return {
+    async create(record) {
+      // An expired request gives its user code up to the new one; a live one keeps it (conflict).
+      await db
+        .deleteFrom('device_authorizations')
+        .where('user_code', '=', record.userCode)
+        .where('expires_at', '<=', toMs(record.createdAt))
+        .execute();
+      await insertRow(ctx, 'device_authorizations', CONFLICTS, 'deviceCodeHash', {
+        device_code_hash: record.deviceCodeHash,
+        user_code: record.userCode,
+        client_id: record.clientId,
+        scope: JSON.stringify(record.scope),
+        resource: record.resource === null ? null : JSON.stringify(record.resource),
+        status: record.status,
+        user_id: record.userId,
+        auth_time: toMsOrNull(record.authTime),
+        session_id: record.sessionId,
+        created_at: toMs(record.createdAt),
+        expires_at: toMs(record.expiresAt),
+        last_polled_at: toMsOrNull(record.lastPolledAt),
+        interval: record.interval,
+        consumed_at: toMsOrNull(record.consumedAt),
+      });
+    },
+
+    async findByDeviceCodeHash(hash) {
+      const row = await find(hash);
+      return row && toRecord(row);
+    },
+
+    async findLiveByUserCode(userCode, now) {
+      const row = await db
+        .selectFrom('device_authorizations')
+        .selectAll()
+        .where('user_code', '=', userCode)
+        .where('expires_at', '>', toMs(now))
+        .executeTakeFirst();
+      return row && toRecord(row);
+    },
+
+    async recordPoll(hash, at, interval) {
+      await db
+        .updateTable('device_authorizations')
+        .set({ last_polled_at: toMs(at), interval })
+        .where('device_code_hash', '=', hash)
+        .execute();
+    },
+
+    // As `stampOnce` does: the conditional update is the whole decision, so of concurrent callers
+    // exactly one moves the row out of `pending`.
+    async decide(hash, decision, at) {
+      const result = await db
+        .updateTable('device_authorizations')
+        .set({
+          status: decision.status,
+          user_id: decision.userId,
+          ...(decision.status === 'approved'
+            ? { auth_time: toMs(decision.authTime), session_id: decision.sessionId }
+            : {}),
+        })
+        .where('device_code_hash', '=', hash)
+        .where('status', '=', 'pending')
+        .where('expires_at', '>', toMs(at))
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    // `claimOnce`'s pattern, with the status as the condition: approved → consumed happens once.
+    async consume(hash, at) {
+      const result = await db
+        .updateTable('device_authorizations')
+        .set({ status: 'consumed', consumed_at: toMs(at) })
+        .where('device_code_hash', '=', hash)
+        .where('status', '=', 'approved')
+        .executeTakeFirst();
+      const row = await find(hash);
+      return row && { won: result.numUpdatedRows > 0n, record: toRecord(row) };
+    },
+
+    purgeExpired: (now) => purgeExpiredRows(db, 'device_authorizations', now),
+  };
+}
+
+function toRecord(row: Selectable<DeviceAuthorizationsTable>): DeviceAuthorizationRecord {
+  return {
+    deviceCodeHash: row.device_code_hash,
+    userCode: row.user_code,
+    clientId: row.client_id,
+    scope: fromJsonArray(row.scope, 'device_authorizations.scope'),
+    resource: row.resource === null ? null : fromJsonArray(row.resource, 'device_authorizations.resource'),
+    status: row.status as DeviceAuthorizationStatus,
+    userId: row.user_id,
+    authTime: toDateOrNull(row.auth_time),
+    sessionId: row.session_id,
+    createdAt: toDate(row.created_at),
+    expiresAt: toDate(row.expires_at),
+    lastPolledAt: toDateOrNull(row.last_polled_at),
+    interval: Number(row.interval),
+    consumedAt: toDateOrNull(row.consumed_at),
+  };
+}

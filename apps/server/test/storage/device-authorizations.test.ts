@@ -1,0 +1,146 @@
+import { type DeviceAuthorizationRecord, StorageConflictError } from '@idgate/core';
+import { describe, expect, it } from 'vitest';
+import { testDatabaseUrls } from '../helpers/databases.js';
+import { at, useStorage } from './fixtures.js';
+
+const CREATED = at('2026-01-01T10:00:00.000Z');
+const LATER = at('2026-01-01T10:01:00.000Z');
+
+function newDevice(overrides: Partial<DeviceAuthorizationRecord> = {}): DeviceAuthorizationRecord {
+  return {
+    deviceCodeHash: 'dc-hash-1',
+    userCode: 'BCDFGHJK',
+    clientId: 'kubectl',
+    scope: ['openid', 'offline_access'],
+    resource: ['cluster-a'],
+    status: 'pending',
+    userId: null,
+    authTime: null,
+    sessionId: null,
+    createdAt: CREATED,
+    expiresAt: at('2026-01-01T10:10:00.000Z'),
+    lastPolledAt: null,
+    interval: 5,
+    consumedAt: null,
+    ...overrides,
+  };
+}
+
+describe.each(testDatabaseUrls())('device authorizations on $name', (kind) => {
+  const fixture = useStorage(kind);
+
+  it('round-trips a request, found by its device code hash and by its live user code', async () => {
+    const { storage } = fixture();
+    await storage.deviceAuthorizations.create(newDevice());
+    await storage.deviceAuthorizations.create(
+      newDevice({ deviceCodeHash: 'dc-hash-2', userCode: 'ZZZZZZZZ', resource: null }),
+    );
+    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toStrictEqual(newDevice());
+    expect(await storage.deviceAuthorizations.findLiveByUserCode('ZZZZZZZZ', LATER)).toStrictEqual(
+      newDevice({ deviceCodeHash: 'dc-hash-2', userCode: 'ZZZZZZZZ', resource: null }),
+    );
+    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('nope')).toBeUndefined();
+    // Expired: no longer found by its user code.
+    expect(
+      await storage.deviceAuthorizations.findLiveByUserCode('BCDFGHJK', at('2026-01-01T10:10:00.000Z')),
+    ).toBeUndefined();
+  });
+
+  it('keeps a user code unique among live requests, and lets a new one take it over once expired', async () => {
+    const { storage } = fixture();
+    await storage.deviceAuthorizations.create(newDevice());
+    const clash = storage.deviceAuthorizations.create(
+      newDevice({ deviceCodeHash: 'dc-hash-2', createdAt: LATER }),
+    );
+    await expect(clash).rejects.toBeInstanceOf(StorageConflictError);
+    await expect(clash).rejects.toMatchObject({ field: 'userCode' });
+    const sameHash = storage.deviceAuthorizations.create(newDevice({ userCode: 'ZZZZZZZZ' }));
+    await expect(sameHash).rejects.toMatchObject({ field: 'deviceCodeHash' });
+
+    const afterExpiry = at('2026-01-01T10:10:00.000Z');
+    await storage.deviceAuthorizations.create(
+      newDevice({
+        deviceCodeHash: 'dc-hash-3',
+        createdAt: afterExpiry,
+        expiresAt: at('2026-01-01T10:20:00.000Z'),
+      }),
+    );
+    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toBeUndefined();
+    expect(
+      (await storage.deviceAuthorizations.findLiveByUserCode('BCDFGHJK', afterExpiry))?.deviceCodeHash,
+    ).toBe('dc-hash-3');
+  });
+
+  it('records polls and the interval', async () => {
+    const { storage } = fixture();
+    await storage.deviceAuthorizations.create(newDevice());
+    await storage.deviceAuthorizations.recordPoll('dc-hash-1', LATER, 10);
+    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toMatchObject({
+      lastPolledAt: LATER,
+      interval: 10,
+    });
+  });
+
+  it('decides a pending request once, never an expired one', async () => {
+    const { storage } = fixture();
+    await storage.deviceAuthorizations.create(newDevice());
+    await storage.deviceAuthorizations.create(
+      newDevice({ deviceCodeHash: 'dc-hash-2', userCode: 'ZZZZZZZZ' }),
+    );
+    const approve = { status: 'approved', userId: 'u-alice', authTime: CREATED, sessionId: 's-1' } as const;
+    expect(await storage.deviceAuthorizations.decide('dc-hash-1', approve, LATER)).toBe(true);
+    expect(
+      await storage.deviceAuthorizations.decide('dc-hash-1', { status: 'denied', userId: 'u-bob' }, LATER),
+    ).toBe(false);
+    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toStrictEqual(
+      newDevice({ status: 'approved', userId: 'u-alice', authTime: CREATED, sessionId: 's-1' }),
+    );
+    expect(
+      await storage.deviceAuthorizations.decide('dc-hash-2', approve, at('2026-01-01T10:10:00.000Z')),
+    ).toBe(false);
+    expect(
+      await storage.deviceAuthorizations.decide('dc-hash-2', { status: 'denied', userId: 'u-bob' }, LATER),
+    ).toBe(true);
+    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-2')).toMatchObject({
+      status: 'denied',
+      userId: 'u-bob',
+      authTime: null,
+    });
+    expect(await storage.deviceAuthorizations.decide('nope', approve, LATER)).toBe(false);
+  });
+
+  it('consumes an approved request exactly once among many concurrent callers, and nothing else', async () => {
+    const { storage } = fixture();
+    await storage.deviceAuthorizations.create(newDevice());
+    expect(await storage.deviceAuthorizations.consume('dc-hash-1', LATER)).toStrictEqual({
+      won: false,
+      record: newDevice(),
+    });
+    await storage.deviceAuthorizations.decide(
+      'dc-hash-1',
+      { status: 'approved', userId: 'u-alice', authTime: CREATED, sessionId: null },
+      LATER,
+    );
+    const instants = Array.from({ length: 10 }, (_, i) => new Date(LATER.getTime() + i));
+    const results = await Promise.all(
+      instants.map((instant) => storage.deviceAuthorizations.consume('dc-hash-1', instant)),
+    );
+    expect(results.filter((r) => r?.won)).toHaveLength(1);
+    const consumedAt = new Set(results.map((r) => r?.record.consumedAt?.getTime()));
+    expect(consumedAt.size).toBe(1);
+    expect(results.every((r) => r?.record.status === 'consumed')).toBe(true);
+    expect(await storage.deviceAuthorizations.consume('nope', LATER)).toBeUndefined();
+  });
+
+  it('purges requests that expired before now', async () => {
+    const { storage } = fixture();
+    await storage.deviceAuthorizations.create(newDevice());
+    await storage.deviceAuthorizations.create(
+      newDevice({ deviceCodeHash: 'live', userCode: 'ZZZZZZZZ', expiresAt: at('2026-01-01T11:00:00.000Z') }),
+    );
+    const now = at('2026-01-01T10:10:00.001Z');
+    expect(await storage.deviceAuthorizations.purgeExpired(now)).toBe(1);
+    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toBeUndefined();
+    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('live')).toBeDefined();
+  });
+});

@@ -1,0 +1,161 @@
+import type { ClientRecord, DeviceAuthorizationRecord, UserRecord } from '../model.js';
+import type { DeviceAuthorizationRepository } from '../ports/oidc-storage.js';
+import type { Clock } from '../ports/runtime.js';
+import type { LoginThrottle } from '../security/login-throttle.js';
+import { normalizeUserCode } from './user-code.js';
+
+/** What the verification page's use cases need. */
+export interface DeviceApprovalContext {
+  clock: Clock;
+  findClient(clientId: string): Promise<ClientRecord | undefined>;
+  storage: { deviceAuthorizations: DeviceAuthorizationRepository };
+  /** Wrong user codes count as failures of the source address (RFC 8628 §5.1). */
+  throttle?: LoginThrottle | undefined;
+}
+
+/** A pending device authorization and the client that asked for it. */
+export interface PendingDeviceAuthorization {
+  ok: true;
+  request: DeviceAuthorizationRecord;
+  client: ClientRecord;
+}
+
+/** Why a device authorization cannot be decided. */
+export type DeviceAuthorizationUnavailable =
+  /** No live request has this code (mistyped, never issued, or expired). */
+  | { ok: false; failure: 'unknown' }
+  /** Already approved, denied or used. */
+  | { ok: false; failure: 'decided' }
+  /** Too many wrong codes from this address. */
+  | { ok: false; failure: 'locked'; retryAfterSeconds: number };
+
+// Recorded in the login attempts (where a colon never occurs in a username) so that wrong user
+// codes and wrong passwords from one address count toward the same lock.
+const USER_CODE_ATTEMPT = { username: 'device:user_code', userId: null, provider: 'device' } as const;
+
+async function pendingOrWhy(
+  request: DeviceAuthorizationRecord | undefined,
+  context: DeviceApprovalContext,
+): Promise<PendingDeviceAuthorization | DeviceAuthorizationUnavailable> {
+  if (request === undefined || request.expiresAt.getTime() <= context.clock.now()) {
+    return { ok: false, failure: 'unknown' };
+  }
+  if (request.status !== 'pending') return { ok: false, failure: 'decided' };
+  const client = await context.findClient(request.clientId);
+  if (client === undefined) return { ok: false, failure: 'unknown' };
+  return { ok: true, request, client };
+}
+
+/**
+ * A user code typed on the verification page (RFC 8628 §3.3): case, spaces and dashes do not
+ * matter. A wrong code counts against the source address, and an address with too many is
+ * refused for a while, so that the 20^8 codes cannot be guessed (RFC 8628 §5.1).
+ * @example
+ * const found = await enterUserCode('bcdf-ghjk', request.ip, context);
+ * if (found.ok) showConfirmation(found.client, found.request.scope);
+ */
+export async function enterUserCode(
+  input: string,
+  sourceAddress: string,
+  context: DeviceApprovalContext,
+): Promise<PendingDeviceAuthorization | DeviceAuthorizationUnavailable> {
+  const throttle = context.throttle;
+  const decision = await throttle?.checkAddress(sourceAddress);
+  if (decision?.locked) {
+    await throttle?.record({ ...USER_CODE_ATTEMPT, sourceAddress, success: false, reason: 'locked' });
+    return { ok: false, failure: 'locked', retryAfterSeconds: decision.retryAfterSeconds };
+  }
+  const userCode = normalizeUserCode(input);
+  const request =
+    userCode === undefined
+      ? undefined
+      : await context.storage.deviceAuthorizations.findLiveByUserCode(
+          userCode,
+          new Date(context.clock.now()),
+        );
+  const found = await pendingOrWhy(request, context);
+  if (!found.ok && found.failure === 'unknown') {
+    await throttle?.record({
+      ...USER_CODE_ATTEMPT,
+      sourceAddress,
+      success: false,
+      reason: 'unknown_user_code',
+    });
+  }
+  return found;
+}
+
+/**
+ * The pending device authorization of a device code hash (the verification page keeps the hash
+ * while the person signs in, so a user code reissued meanwhile cannot be swapped in).
+ * @example const found = await findPendingDeviceAuthorization(hash, context);
+ */
+export async function findPendingDeviceAuthorization(
+  deviceCodeHash: string,
+  context: DeviceApprovalContext,
+): Promise<PendingDeviceAuthorization | DeviceAuthorizationUnavailable> {
+  return pendingOrWhy(
+    await context.storage.deviceAuthorizations.findByDeviceCodeHash(deviceCodeHash),
+    context,
+  );
+}
+
+/** Who approves: the signed-in user, when they authenticated, and their browser session. */
+export interface DeviceApprover {
+  user: UserRecord;
+  authTime: Date;
+  sessionId: string | null;
+}
+
+/** The outcome of an approval or a denial. */
+export type DeviceDecisionOutcome = { ok: true } | { ok: false; failure: 'unknown' | 'decided' };
+
+async function decide(
+  deviceCodeHash: string,
+  approver: DeviceApprover,
+  allow: boolean,
+  context: DeviceApprovalContext,
+): Promise<DeviceDecisionOutcome> {
+  const found = await findPendingDeviceAuthorization(deviceCodeHash, context);
+  if (!found.ok) return { ok: false, failure: found.failure === 'decided' ? 'decided' : 'unknown' };
+  const decision = allow
+    ? {
+        status: 'approved' as const,
+        userId: approver.user.id,
+        authTime: approver.authTime,
+        sessionId: approver.sessionId,
+      }
+    : { status: 'denied' as const, userId: approver.user.id };
+  const moved = await context.storage.deviceAuthorizations.decide(
+    deviceCodeHash,
+    decision,
+    new Date(context.clock.now()),
+  );
+  return moved ? { ok: true } : { ok: false, failure: 'decided' };
+}
+
+/**
+ * Device approval: the signed-in person confirmed, explicitly, that the device may act for them
+ * (RFC 8628 §5.4). The device's next poll gets the tokens. Only a pending, unexpired request can
+ * be approved, and only once.
+ * @example await approveDeviceAuthorization(hash, { user, authTime, sessionId }, context);
+ */
+export function approveDeviceAuthorization(
+  deviceCodeHash: string,
+  approver: DeviceApprover,
+  context: DeviceApprovalContext,
+): Promise<DeviceDecisionOutcome> {
+  return decide(deviceCodeHash, approver, true, context);
+}
+
+/**
+ * Device denial: the person refused; the device's next poll gets `access_denied`.
+ * @example await denyDeviceAuthorization(hash, { user, authTime, sessionId }, context);
+ */
+export function denyDeviceAuthorization(
+  deviceCodeHash: string,
+  approver: DeviceApprover,
+  context: DeviceApprovalContext,
+): Promise<DeviceDecisionOutcome> {
+  return decide(deviceCodeHash, approver, false, context);
+}
