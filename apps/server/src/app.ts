@@ -11,6 +11,7 @@ import type { AppContext } from './context.js';
 import { errorHandling } from './http/errors.js';
 import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
+import { adminClusterRoutes } from './routes/admin/clusters.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -119,6 +120,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   await app.register(resourceRoutes);
   await app.register(adminIdentityProviderRoutes);
+  await app.register(adminClusterRoutes);
   await app.register(openapiRoutes);
   return app;
 }

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { createContext } from '../src/cli/context.js';
+import { buildProgram } from '../src/cli/program.js';
 import { loadConfig } from '../src/config.js';
 
 const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
@@ -33,4 +35,33 @@ describe('the README', () => {
       expect(() => loadConfig({ file, env: {} })).not.toThrow();
     },
   );
+});
+
+describe('the README CLI reference', () => {
+  const block = /## CLI\n[\s\S]*?```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const reference = block.split('\n').filter((line) => line.startsWith('idgate '));
+  const program = buildProgram(
+    createContext({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} }),
+  );
+
+  it('lists every command group of the CLI', () => {
+    const groups = new Set(reference.map((line) => line.split(/\s+/)[1]));
+    for (const command of program.commands) expect(groups, command.name()).toContain(command.name());
+  });
+
+  it.each(reference.map((line) => [line]))('names commands and options the CLI has: %s', (line) => {
+    const words = line.split(/\s+/);
+    const group = program.commands.find((c) => c.name() === words[1]);
+    expect(group, words[1]).toBeDefined();
+    if (group === undefined || group.commands.length === 0) return;
+    // `a | b <x> | c`: every bare word after a `|` (or the first) is a subcommand.
+    const named = words
+      .slice(2)
+      .filter((word, i, all) => (i === 0 || all[i - 1] === '|') && /^[a-z-]+$/.test(word));
+    const subcommands = named.map((name) => group.commands.find((c) => c.name() === name));
+    for (const [i, sub] of subcommands.entries()) expect(sub, `${words[1]} ${named[i]}`).toBeDefined();
+    const options = new Set(subcommands.flatMap((sub) => sub?.options.map((o) => o.long) ?? []));
+    for (const option of line.match(/--[a-z-]+/g) ?? [])
+      expect(options, `${line}: ${option}`).toContain(option);
+  });
 });

@@ -8,6 +8,18 @@ export {
   removeClient,
 } from './admin/clients.js';
 export {
+  addCluster,
+  findKubectlClient,
+  getCluster,
+  issueClusterApiKey,
+  KUBECTL_CLIENT_NAME,
+  KUBECTL_GRANT_TYPES,
+  KUBECTL_REDIRECT_URIS,
+  KUBECTL_SCOPES,
+  listClusters,
+  removeCluster,
+} from './admin/clusters.js';
+export {
   AdminError,
   type AdminErrorCode,
   type AdminObject,
@@ -45,6 +57,7 @@ export {
 export {
   apiKeyView,
   clientView,
+  clusterView,
   linkedIdentityView,
   loginAttemptView,
   signingKeyView,
@@ -73,6 +86,7 @@ export {
   AuthorizationError,
   type AuthorizationRequest,
   type AuthorizationRequestOptions,
+  matchesLoopbackRedirect,
   type Prompt,
   validateAuthorizationRequest,
 } from './authorize/request.js';
@@ -81,6 +95,14 @@ export {
   type ClientAuthMethod,
   type PresentedClientCredentials,
 } from './clients/authenticate.js';
+export {
+  type AuthenticationConfiguration,
+  type CelRule,
+  clusterAuthenticationConfiguration,
+  KUBERNETES_JWT_ALGORITHMS,
+  type WebhookKubeconfig,
+  webhookKubeconfig,
+} from './clusters/kubernetes.js';
 export { createGitHubConnector, type GitHubConnectorOptions } from './connectors/github.js';
 export { createGitLabConnector, type GitLabConnectorOptions } from './connectors/gitlab.js';
 export { createOidcConnector } from './connectors/oidc.js';
@@ -168,10 +190,12 @@ export {
   signingKeyState,
 } from './keys/signing-key.js';
 export type {
+  ApiKeyCluster,
   ApiKeyRecord,
   AuthorizationCodeRecord,
   BrowserSessionRecord,
   ClientRecord,
+  ClusterRecord,
   CodeChallengeMethod,
   ConsentRecord,
   DeviceAuthorizationRecord,
@@ -218,6 +242,7 @@ export { type Clock, type PasswordHasher, systemClock } from './ports/runtime.js
 export {
   type ApiKeyRepository,
   type ClientRepository,
+  type ClusterRepository,
   type RevocationRepository,
   type SigningKeyRepository,
   type Storage,
@@ -266,6 +291,7 @@ export {
   TOKEN_REVIEW_EXTRA,
   type TokenReviewContext,
   type TokenReviewDenial,
+  type TokenReviewer,
 } from './token-review/review.js';
 export {
   ACCESS_TOKEN_REJECTION_MESSAGES,
@@ -286,7 +312,7 @@ export {
   signCompactJws,
   verifyCompactJws,
 } from './tokens/jws.js';
-export { userClaims } from './tokens/user-claims.js';
+export { clusterClaims, userClaims } from './tokens/user-claims.js';
 export {
   type PasswordLoginContext,
   type PasswordLoginFailure,

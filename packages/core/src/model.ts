@@ -62,9 +62,29 @@ export interface ApiKeyRecord {
   /** SHA-256 of the whole key (base64url). */
   hash: string;
   scopes: ApiKeyScope[];
+  /**
+   * The cluster a `tokenreview` key answers for: it authenticates only tokens for that cluster's
+   * audience. Null for a key that is bound to no cluster.
+   */
+  cluster: ApiKeyCluster | null;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+}
+
+/** The cluster an API key is bound to, kept with the key so a review needs no other lookup. */
+export interface ApiKeyCluster {
+  name: string;
+  audience: string;
+}
+
+/** A Kubernetes cluster registered with idgate: its access tokens carry `audience`. */
+export interface ClusterRecord {
+  /** Lower-case name, unique. */
+  name: string;
+  /** The `aud` of tokens for this cluster (RFC 8707 `resource`); unique. */
+  audience: string;
+  createdAt: Date;
 }
 
 /** A signing key pair; the private JWK is sealed (encrypted) with the configured secret. */
@@ -126,6 +146,8 @@ export interface AuthorizationCodeRecord {
   nonce: string | null;
   codeChallenge: string | null;
   codeChallengeMethod: CodeChallengeMethod | null;
+  /** RFC 8707 resource indicators of the authorization request, null when it named none. */
+  resource: string[] | null;
   authTime: Date;
   sessionId: string | null;
   /** The grant the code was redeemed into; a replay revokes it. */

@@ -15,6 +15,7 @@ async function stored(scopes: ApiKeyRecord['scopes'] = ['tokenreview']) {
     prefix: generated.prefix,
     hash: generated.hash,
     scopes,
+    cluster: null,
     createdAt: new Date(),
     lastUsedAt: null,
     revokedAt: null,

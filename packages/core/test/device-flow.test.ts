@@ -32,7 +32,7 @@ const DEVICE_CLIENT = client({
   audiences: ['cluster-a', 'cluster-b'],
 });
 
-async function setup(overrides: Partial<ClientRecord> = {}) {
+async function setup(overrides: Partial<ClientRecord> = {}, clusterAudiences?: string[]) {
   const clock = manualClock();
   const ring = await keyRing('RS256', clock);
   const { storage, hasher } = await seededStorage();
@@ -54,6 +54,7 @@ async function setup(overrides: Partial<ClientRecord> = {}) {
     storage,
     lifetimes: { idToken: 3600, grant: 86_400 * 90, maxAccessToken: 3600 },
     newGrantId: () => 'grant-1',
+    ...(clusterAudiences === undefined ? {} : { clusterAudiences: async () => clusterAudiences }),
   };
   const approval: DeviceApprovalContext = {
     clock,
@@ -80,7 +81,7 @@ async function setup(overrides: Partial<ClientRecord> = {}) {
     );
   const alice = (await storage.users.findById('u-alice')) as UserRecord;
   const approver = { user: alice, authTime: new Date(clock.now()), sessionId: 'session-1' };
-  return { clock, storage, start, poll, approval, approver };
+  return { clock, storage, start, poll, approval, approver, tokens };
 }
 
 async function refusal(promise: Promise<unknown>): Promise<OAuthProtocolError> {
@@ -191,6 +192,32 @@ describe('RFC 8628 §3.4–3.5 device access token request', () => {
     expect(await approveDeviceAuthorization(hash, approver, approval)).toEqual({
       ok: false,
       failure: 'decided',
+    });
+  });
+
+  it('gives a token for a registered cluster the claims Kubernetes maps, then refreshes for another', async () => {
+    const { start, poll, approval, approver, tokens: context } = await setup({}, ['cluster-a', 'cluster-b']);
+    const { device_code } = await start({ scope: 'openid groups offline_access', resource: 'cluster-a' });
+    await approveDeviceAuthorization(await hashSecret(device_code), approver, approval);
+    const tokens = await poll(device_code);
+    expect(decodeJwt(tokens.access_token)).toMatchObject({
+      aud: 'cluster-a',
+      preferred_username: 'Alice',
+      groups: ['dev', 'ops'],
+    });
+    const refreshed = await handleTokenRequest(
+      {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token as string,
+        client_id: 'kubectl',
+        resource: 'cluster-b',
+      },
+      undefined,
+      context,
+    );
+    expect(decodeJwt(refreshed.access_token)).toMatchObject({
+      aud: 'cluster-b',
+      preferred_username: 'Alice',
     });
   });
 

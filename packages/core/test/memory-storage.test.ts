@@ -33,6 +33,7 @@ const code = (overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCo
   scope: ['openid'],
   nonce: null,
   codeChallenge: 'challenge',
+  resource: null,
   codeChallengeMethod: 'S256',
   authTime: T0,
   sessionId: 's-1',

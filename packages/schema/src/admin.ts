@@ -208,6 +208,8 @@ export const ApiKey = z.object({
   name: z.string(),
   prefix: z.string(),
   scopes: z.array(ApiKeyScope),
+  /** The cluster a `tokenreview` key answers for (only that cluster's tokens); absent or null for none. */
+  cluster: z.string().nullable().optional(),
   createdAt: Timestamp,
   lastUsedAt: Timestamp.nullable(),
   revokedAt: Timestamp.nullable(),

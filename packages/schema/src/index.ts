@@ -21,6 +21,14 @@ export {
 } from './admin.js';
 export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
 export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
+export {
+  Cluster,
+  ClusterAudience,
+  ClusterName,
+  CreateClusterInput,
+  CreatedCluster,
+  defaultClusterAudience,
+} from './cluster.js';
 export { DeviceAuthorizationRequest, DeviceAuthorizationResponse } from './device.js';
 export { ProviderMetadata } from './discovery.js';
 export {

@@ -14,8 +14,13 @@ describe('@idgate/schema exports', () => {
       'CallbackQuery',
       'CallbackTokenQuery',
       'ClientCredentialsGrantRequest',
+      'Cluster',
+      'ClusterAudience',
+      'ClusterName',
       'CreateApiKeyInput',
+      'CreateClusterInput',
       'CreateUserInput',
+      'CreatedCluster',
       'DEVICE_CODE_GRANT_TYPE',
       'DeviceAuthorizationRequest',
       'DeviceAuthorizationResponse',
@@ -76,6 +81,7 @@ describe('@idgate/schema exports', () => {
       'User',
       'UserInfo',
       'Username',
+      'defaultClusterAudience',
       'describeFirstIssue',
     ]);
   });

@@ -8,9 +8,9 @@ import {
   UserInfo,
 } from '@idgate/schema';
 import { buildAuthorizationRequest } from './authorization.js';
+import { ClusterMethods } from './clusters.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
 import { IdgateSdkError } from './errors.js';
-import { FederationMethods } from './federation.js';
 import { type Parser, send, type TransportOptions } from './http.js';
 import type {
   AuthorizationCodeGrantOptions,
@@ -65,7 +65,7 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
   return new Client(transport, options.apiKey);
 }
 
-class Client extends FederationMethods implements IdgateClient {
+class Client extends ClusterMethods implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
 

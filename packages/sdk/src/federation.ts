@@ -20,7 +20,7 @@ const NO_CONTENT: Parser<void> = { safeParse: () => ({ success: true, data: unde
  * `{ items: T[] }` with each item checked by `item`, issues pathed from the root (the SDK does not
  * depend on zod itself).
  */
-function itemsOf<T>(item: Parser<T>): Parser<{ items: T[] }> {
+export function itemsOf<T>(item: Parser<T>): Parser<{ items: T[] }> {
   return {
     safeParse(input) {
       const items =

@@ -40,6 +40,7 @@ export {
   parseAuthorizationResponse,
 } from './authorization.js';
 export { createIdgateClient } from './client.js';
+export type { IdgateClusterMethods } from './clusters.js';
 export type { DeviceFlowErrorCode } from './device-flow-error.js';
 export { IdgateDeviceFlowError } from './device-flow-error.js';
 export type { SchemaIssue } from './errors.js';

@@ -71,6 +71,9 @@ function wrap(
     clients: {
       ...clients,
       create: after(clients.create.bind(clients), ([client]) => log('client', client.clientId)),
+      setAudiences: after(clients.setAudiences.bind(clients), ([clientId], changed) =>
+        changed ? log('client', clientId) : undefined,
+      ),
       remove: after(clients.remove.bind(clients), ([clientId], removed) =>
         removed ? log('client', clientId) : undefined,
       ),
@@ -79,6 +82,9 @@ function wrap(
       ...apiKeys,
       revoke: after(apiKeys.revoke.bind(apiKeys), ([idOrPrefix], revoked) =>
         revoked ? log('api_key', idOrPrefix) : undefined,
+      ),
+      revokeByCluster: after(apiKeys.revokeByCluster.bind(apiKeys), ([name], revoked) =>
+        revoked > 0 ? log('api_key', `cluster:${name}`) : undefined,
       ),
     },
     revocations: {

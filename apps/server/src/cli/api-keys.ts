@@ -49,12 +49,13 @@ export function registerApiKeys(program: Command, ctx: CliContext): void {
         }
         ctx.out(
           table(
-            ['ID', 'PREFIX', 'NAME', 'SCOPES', 'STATUS', 'CREATED', 'LAST_USED'],
+            ['ID', 'PREFIX', 'NAME', 'SCOPES', 'CLUSTER', 'STATUS', 'CREATED', 'LAST_USED'],
             all.map((k) => [
               k.id,
               k.prefix,
               k.name,
               k.scopes.join(','),
+              k.cluster?.name ?? '-',
               k.revokedAt === null ? 'active' : `revoked ${k.revokedAt.toISOString()}`,
               when(k.createdAt),
               when(k.lastUsedAt),

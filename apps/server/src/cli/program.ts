@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { registerApiKeys } from './api-keys.js';
 import { registerClients } from './clients.js';
+import { registerClusters } from './clusters.js';
 import { type CliContext, CliError, type CliIo, createContext } from './context.js';
 import { registerIdps } from './idps.js';
 import { registerInit } from './init.js';
@@ -62,6 +63,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerApiKeys(program, ctx);
   registerKeys(program, ctx);
   registerIdps(program, ctx);
+  registerClusters(program, ctx);
   return program;
 }
 

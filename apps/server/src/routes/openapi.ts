@@ -1,4 +1,7 @@
 import {
+  Cluster,
+  CreateClusterInput,
+  CreatedCluster,
   DEVICE_CODE_GRANT_TYPE,
   DeviceAuthorizationResponse,
   IdentityProvider,
@@ -300,6 +303,46 @@ function adminPaths(): Record<string, unknown> {
     },
     '/admin/v1/identity-providers/{name}/disable': toggle('disable'),
     '/admin/v1/identity-providers/{name}/enable': toggle('enable'),
+    '/admin/v1/clusters': {
+      get: operation('list Kubernetes clusters, by name', {
+        responses: { 200: { description: 'the clusters', content: items(Cluster) }, ...auth },
+      }),
+      post: operation(
+        'register a Kubernetes cluster: its audience, a tokenreview API key bound to it (shown once), and the shared kubectl client',
+        {
+          requestBody: { required: true, content: json(CreateClusterInput, 'input') },
+          responses: {
+            201: {
+              description: 'the cluster and its API key, which is not shown again',
+              content: json(CreatedCluster),
+              headers: { Location: { schema: { type: 'string', format: 'uri' } } },
+            },
+            400: problem('invalid_cluster (the detail names the first bad field), or invalid JSON'),
+            ...auth,
+            409: problem('cluster_exists: the name or the audience is taken'),
+            413: problem('body too large'),
+            415: problem('not application/json'),
+          },
+        },
+      ),
+    },
+    '/admin/v1/clusters/{name}': {
+      get: operation('a Kubernetes cluster', {
+        parameters: [name],
+        responses: {
+          200: { description: 'the cluster', content: json(Cluster) },
+          ...auth,
+          404: problem('cluster_not_found'),
+        },
+      }),
+      delete: operation(
+        "remove a Kubernetes cluster: its API keys are revoked, kubectl's client loses its audience",
+        {
+          parameters: [name],
+          responses: { 204: { description: 'removed' }, ...auth, 404: problem('cluster_not_found') },
+        },
+      ),
+    },
     '/admin/v1/users/{username}/identities': {
       get: operation("a user's linked external identities", {
         parameters: [{ name: 'username', in: 'path', required: true, schema: { type: 'string' } }],

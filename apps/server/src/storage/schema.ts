@@ -46,9 +46,19 @@ export interface ApiKeysTable {
   hash: string;
   /** JSON array of scopes. */
   scopes: string;
+  /** The cluster the key is bound to (name and audience), null for none. */
+  cluster_name: string | null;
+  cluster_audience: string | null;
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+}
+
+export interface ClustersTable {
+  /** Lower-case. */
+  name: string;
+  audience: string;
+  created_at: number;
 }
 
 export interface SigningKeysTable {
@@ -92,6 +102,8 @@ export interface AuthorizationCodesTable {
   nonce: string | null;
   code_challenge: string | null;
   code_challenge_method: string | null;
+  /** JSON array of RFC 8707 resources, null when the request named none. */
+  resource: string | null;
   auth_time: number;
   session_id: string | null;
   grant_id: string | null;
@@ -219,6 +231,7 @@ export interface Schema {
   revocations: RevocationsTable;
   grants: GrantsTable;
   authorization_codes: AuthorizationCodesTable;
+  clusters: ClustersTable;
   refresh_tokens: RefreshTokensTable;
   browser_sessions: BrowserSessionsTable;
   consents: ConsentsTable;
@@ -246,6 +259,7 @@ export interface ChangeLogTable {
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
   'change_log',
+  'clusters',
   'login_transactions',
   'linked_identities',
   'identity_providers',

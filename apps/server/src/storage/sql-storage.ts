@@ -4,6 +4,7 @@ import type { Database } from './database.js';
 import { createApiKeyRepository } from './repositories/api-keys.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createClientRepository } from './repositories/clients.js';
+import { createClusterRepository } from './repositories/clusters.js';
 import { createConsentRepository } from './repositories/consents.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
 import { createGrantRepository } from './repositories/grants.js';
@@ -60,6 +61,7 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
     identityProviders: createIdentityProviderRepository(ctx),
     identities: createLinkedIdentityRepository(ctx),
     loginTransactions: createLoginTransactionRepository(ctx),
+    clusters: createClusterRepository(ctx),
 
     transaction<T>(work: (storage: SqlStorage) => Promise<T>): Promise<T> {
       // Nested calls join the open transaction: all-or-nothing is then decided by the outermost one.

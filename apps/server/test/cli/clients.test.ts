@@ -224,7 +224,7 @@ describe('idgate clients', () => {
     const result = await run([...args, '--scope', 'openid', '--scope', 'offline_access'], { env });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(
-      'idgate: applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations\n',
+      'idgate: applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters\n',
     );
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(Object.keys(printed).sort()).toEqual([...CLIENT_KEYS, 'client_id'].sort());

@@ -14,7 +14,7 @@ import {
 import * as m0001 from '../../src/storage/migrations/0001_initial.js';
 import { TABLES } from '../../src/storage/schema.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { newClient, newUser } from './fixtures.js';
+import { newApiKey, newClient, newUser } from './fixtures.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -50,6 +50,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0004_change_log',
       '0005_users_email',
       '0006_device_authorizations',
+      '0007_clusters',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -91,6 +92,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         '0004_change_log',
         '0005_users_email',
         '0006_device_authorizations',
+        '0007_clusters',
       ],
     });
     const storage = createSqlStorage(database);
@@ -107,7 +109,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       await migrateToLatest(database);
       // As if the process died after 0002's first steps: its record is gone, its column and tables stay
       // (and 0003, which cannot have run before 0002 finished, is not recorded either).
-      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations')`.execute(
+      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
         database.db,
       );
       await sql`drop table login_attempts`.execute(database.db);
@@ -118,6 +120,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
           '0004_change_log',
           '0005_users_email',
           '0006_device_authorizations',
+          '0007_clusters',
         ],
       });
       expect(await database.db.selectFrom('login_attempts').selectAll().execute()).toEqual([]);
@@ -130,12 +133,18 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations')`.execute(
+      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
         database.db,
       );
       await sql`drop table login_transactions`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: ['0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations'],
+        applied: [
+          '0003_federation',
+          '0004_change_log',
+          '0005_users_email',
+          '0006_device_authorizations',
+          '0007_clusters',
+        ],
       });
       expect(await database.db.selectFrom('login_transactions').selectAll().execute()).toEqual([]);
       expect(await database.db.selectFrom('identity_providers').selectAll().execute()).toEqual([]);
@@ -147,9 +156,13 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name = '0006_device_authorizations'`.execute(database.db);
+      await sql`delete from kysely_migration where name in ('0006_device_authorizations', '0007_clusters')`.execute(
+        database.db,
+      );
       await sql`drop index device_authorizations_user_code_unique`.execute(database.db);
-      expect(await migrateToLatest(database)).toEqual({ applied: ['0006_device_authorizations'] });
+      expect(await migrateToLatest(database)).toEqual({
+        applied: ['0006_device_authorizations', '0007_clusters'],
+      });
       const storage = createSqlStorage(database);
       const record = {
         deviceCodeHash: 'h1',
@@ -172,6 +185,24 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         storage.deviceAuthorizations.create({ ...record, deviceCodeHash: 'h2' }),
       ).rejects.toMatchObject({
         field: 'userCode',
+      });
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0007_clusters (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after the first column: the table and that column stay.
+      await sql`delete from kysely_migration where name = '0007_clusters'`.execute(database.db);
+      await sql`alter table authorization_codes drop column resource`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0007_clusters'] });
+      const storage = createSqlStorage(database);
+      await storage.apiKeys.create(newApiKey({ cluster: { name: 'prod', audience: 'kubernetes:prod' } }));
+      expect((await storage.apiKeys.list())[0]?.cluster).toEqual({
+        name: 'prod',
+        audience: 'kubernetes:prod',
       });
     },
   );

@@ -1,6 +1,6 @@
 import type { CreateApiKeyInput } from '@idgate/schema';
 import { generateApiKey } from '../api-keys/api-key.js';
-import type { ApiKeyRecord } from '../model.js';
+import type { ApiKeyCluster, ApiKeyRecord } from '../model.js';
 import { AdminError, refusingConflicts } from './errors.js';
 import { type AdminPorts, nowOf } from './ports.js';
 
@@ -8,6 +8,7 @@ import { type AdminPorts, nowOf } from './ports.js';
 export async function prepareApiKey(
   ports: Pick<AdminPorts, 'clock'>,
   input: CreateApiKeyInput,
+  cluster: ApiKeyCluster | null = null,
 ): Promise<{ record: ApiKeyRecord; key: string }> {
   const generated = await generateApiKey();
   const record: ApiKeyRecord = {
@@ -16,6 +17,7 @@ export async function prepareApiKey(
     prefix: generated.prefix,
     hash: generated.hash,
     scopes: input.scopes,
+    cluster,
     createdAt: nowOf(ports),
     lastUsedAt: null,
     revokedAt: null,

@@ -26,6 +26,7 @@ export type AdminObject =
   | 'api_key'
   | 'signing_key'
   | 'identity_provider'
+  | 'cluster'
   | 'storage';
 
 const STATUS: Record<AdminErrorCode, number> = {

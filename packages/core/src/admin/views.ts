@@ -1,8 +1,17 @@
-import { ApiKey, LinkedIdentity, LoginAttempt, OAuthClient, SigningKeyInfo, User } from '@idgate/schema';
+import {
+  ApiKey,
+  Cluster,
+  LinkedIdentity,
+  LoginAttempt,
+  OAuthClient,
+  SigningKeyInfo,
+  User,
+} from '@idgate/schema';
 import { signingKeyState } from '../keys/signing-key.js';
 import type {
   ApiKeyRecord,
   ClientRecord,
+  ClusterRecord,
   LinkedIdentityRecord,
   LoginAttemptRecord,
   SigningKeyRecord,
@@ -65,6 +74,7 @@ export function apiKeyView(key: ApiKeyRecord): ApiKey {
     name: key.name,
     prefix: key.prefix,
     scopes: key.scopes,
+    cluster: key.cluster?.name ?? null,
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
@@ -94,5 +104,15 @@ export function loginAttemptView(attempt: LoginAttemptRecord): LoginAttempt {
     success: attempt.success,
     reason: attempt.reason,
     createdAt: attempt.createdAt.toISOString(),
+  });
+}
+
+/** A cluster with the id of the kubectl client (null when there is none). @example clusterView(record, 'cl_abc').audience */
+export function clusterView(cluster: ClusterRecord, kubectlClientId: string | null): Cluster {
+  return Cluster.parse({
+    name: cluster.name,
+    audience: cluster.audience,
+    kubectlClientId,
+    createdAt: cluster.createdAt.toISOString(),
   });
 }

@@ -85,6 +85,7 @@ export async function issueAuthorizationCode(
     nonce: request.nonce ?? null,
     codeChallenge: request.codeChallenge ?? null,
     codeChallengeMethod: request.codeChallengeMethod ?? null,
+    resource: request.resource ?? null,
     authTime: authentication.authTime,
     sessionId: authentication.sessionId,
     grantId: null,

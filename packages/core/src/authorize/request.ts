@@ -1,7 +1,7 @@
 import type { OAuthErrorCode } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord, CodeChallengeMethod } from '../model.js';
-import { grantedScope, parseScope } from '../scopes.js';
+import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
 import { isPkceValue } from './pkce.js';
 
 /** `prompt` values of OIDC Core §3.1.2.1 that idgate honours. */
@@ -21,6 +21,8 @@ export interface AuthorizationRequest {
   /** Seconds; the user must have authenticated at most this long ago. */
   maxAge?: number;
   loginHint?: string;
+  /** RFC 8707 resource indicators: the audiences the tokens of this request may be for. */
+  resource?: string[];
 }
 
 /**
@@ -123,19 +125,64 @@ export async function validateAuthorizationRequest(
   }
   const loginHint = value('login_hint');
   if (loginHint !== undefined && loginHint.length <= 256) request.loginHint = loginHint;
+  const resource = checkResource(params.resource, client, back);
+  if (resource !== undefined) request.resource = resource;
   checkPkce(value('code_challenge'), value('code_challenge_method'), client, options, request, back);
   return { request, client };
 }
 
-// RFC 6749 §3.1.2.3 and RFC 9700 §4.1.3: the redirect_uri must equal a registered one exactly.
+// RFC 6749 §3.1.2.3 and RFC 9700 §4.1.3: the redirect_uri must equal a registered one exactly,
+// except for the port of a public client's loopback IP literal (RFC 8252 §7.3).
 function checkRedirectUri(redirectUri: string | undefined, client: ClientRecord): string {
   if (redirectUri === undefined) {
     throw new AuthorizationError('invalid_request', 'redirect_uri is required');
   }
-  if (!client.redirectUris.includes(redirectUri)) {
+  if (!client.redirectUris.includes(redirectUri) && !matchesLoopbackRedirect(redirectUri, client)) {
     throw new AuthorizationError('invalid_request', 'redirect_uri is not registered for this client');
   }
   return redirectUri;
+}
+
+// Scheme and IP literal host, an optional port, then the path and query (no fragment, no userinfo).
+const LOOPBACK_REDIRECT = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?][^#]*)?$/;
+
+/** The loopback redirect URI without its port, or undefined for any other URI. */
+function portless(uri: string): string | undefined {
+  const match = LOOPBACK_REDIRECT.exec(uri);
+  if (match === null) return undefined;
+  const port = match[2];
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return undefined;
+  return `http://${match[1]}${match[3] ?? ''}`;
+}
+
+/**
+ * RFC 8252 §7.3: a native app listens on a port the OS picks, so for a public client a loopback
+ * redirect URI with an IP literal (`http://127.0.0.1/…`, `http://[::1]/…`) matches at any port,
+ * with scheme, host, path and query compared exactly. Not `localhost` (§8.3: it may resolve
+ * elsewhere), not https, not for confidential clients.
+ * @example matchesLoopbackRedirect('http://127.0.0.1:53124/callback', client) // true when http://127.0.0.1/callback is registered
+ */
+export function matchesLoopbackRedirect(redirectUri: string, client: ClientRecord): boolean {
+  if (!client.public) return false;
+  const presented = portless(redirectUri);
+  if (presented === undefined) return false;
+  return client.redirectUris.some((registered) => portless(registered) === presented);
+}
+
+// RFC 8707 §2: one or more absolute URIs, each of which the client may ask for.
+function checkResource(
+  raw: string | string[] | undefined,
+  client: ClientRecord,
+  back: (e: 'invalid_target', d: string) => never,
+): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const values = (Array.isArray(raw) ? raw : [raw]).filter((value) => value !== '');
+  if (values.length === 0) return undefined;
+  try {
+    return tokenAudience(values, client);
+  } catch (error) {
+    return back('invalid_target', (error as OAuthProtocolError).description);
+  }
 }
 
 function checkPrompt(value: string | undefined, back: (e: 'invalid_request', d: string) => never): Prompt[] {

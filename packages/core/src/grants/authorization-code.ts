@@ -47,6 +47,7 @@ export async function authorizationCodeGrant(
   } else if (request.code_verifier !== undefined) {
     throw invalid('code_verifier was sent but the authorization request had no code_challenge');
   }
+  const resource = codeResource(request.resource, code.resource);
   const user = await storage.users.findById(code.userId);
   if (user === undefined || user.disabled) throw invalid('the account is not active');
 
@@ -64,6 +65,32 @@ export async function authorizationCodeGrant(
     user,
     scope: code.scope,
     nonce: code.nonce,
+    ...(resource === undefined ? {} : { resource }),
     ...(grantsRefreshToken(client, code.scope, context) ? { refreshScope: code.scope } : {}),
   });
+}
+
+/**
+ * RFC 8707 §2.2: the token request may name resources, each of which the authorization request
+ * named when it named any (else each must be among the client's audiences, which issuing checks);
+ * without one, the token is for what the authorization request named.
+ */
+function codeResource(
+  requested: string | string[] | undefined,
+  authorized: string[] | null,
+): string[] | undefined {
+  const asked =
+    requested === undefined
+      ? []
+      : (Array.isArray(requested) ? requested : [requested]).filter((r) => r !== '');
+  if (asked.length === 0) return authorized ?? undefined;
+  if (authorized !== null) {
+    const beyond = asked.filter((value) => !authorized.includes(value));
+    if (beyond.length > 0)
+      throw new OAuthProtocolError(
+        'invalid_target',
+        `resource was not part of the authorization request: ${beyond.join(' ')}`,
+      );
+  }
+  return asked;
 }

@@ -57,6 +57,11 @@ export interface TokenEndpointContext {
   throttle?: LoginThrottle;
   /** The caller's address, for login records. */
   sourceAddress?: string;
+  /**
+   * The audiences of the registered Kubernetes clusters: an access token for one of them carries
+   * the claims Kubernetes maps a user from (see `clusterClaims`). None when not given.
+   */
+  clusterAudiences?: () => Promise<readonly string[]>;
   /** A new grant id; defaults to a random UUID. */
   newGrantId?: () => string;
 }

@@ -1,7 +1,7 @@
 import type { RefreshTokenGrantRequest, TokenResponse } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
-import { parseScope } from '../scopes.js';
+import { parseScope, tokenAudience } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
 import { revokeGrant } from './revoke-grant.js';
@@ -29,6 +29,10 @@ export async function refreshTokenGrant(
     throw invalid('the refresh token is not valid');
   if (presented.expiresAt.getTime() <= clock.now()) throw invalid('the refresh token has expired');
   const requested = parseScope(request.scope);
+  // RFC 8707 §2.2: a refresh may ask for any audience the client may have — one sign-in serves
+  // every cluster; checked before the token rotates, so a bad resource does not burn it.
+  const resource = refreshResource(request.resource);
+  if (resource !== undefined) tokenAudience(resource, client);
   const widened = requested?.filter((scope) => !presented.scope.includes(scope)) ?? [];
   if (widened.length > 0) {
     throw new OAuthProtocolError('invalid_scope', `scope was not granted: ${widened.join(' ')}`);
@@ -56,5 +60,12 @@ export async function refreshTokenGrant(
     user,
     scope: requested ?? token.scope,
     refreshScope: token.scope,
+    ...(resource === undefined ? {} : { resource }),
   });
+}
+
+function refreshResource(resource: string | string[] | undefined): string[] | undefined {
+  if (resource === undefined) return undefined;
+  const values = (Array.isArray(resource) ? resource : [resource]).filter((value) => value !== '');
+  return values.length === 0 ? undefined : values;
 }

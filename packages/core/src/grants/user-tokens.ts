@@ -4,7 +4,7 @@ import { tokenAudience } from '../scopes.js';
 import { generateSecret, hashSecret } from '../secrets.js';
 import { issueAccessToken } from '../tokens/access-token.js';
 import { issueIdToken } from '../tokens/id-token.js';
-import { userClaims } from '../tokens/user-claims.js';
+import { clusterClaims, userClaims } from '../tokens/user-claims.js';
 import type { TokenEndpointContext } from './context.js';
 
 /**
@@ -60,17 +60,21 @@ export async function issueUserTokens(
 ): Promise<TokenResponse> {
   const { grant, client, user, scope } = request;
   const authTime = Math.floor(grant.authTime.getTime() / 1000);
+  const audience = tokenAudience(request.resource, client);
+  const clusters = (await context.clusterAudiences?.()) ?? [];
+  const forCluster = audience.some((aud) => clusters.includes(aud));
   const access = await issueAccessToken(
     context.keys,
     context.issuer,
     {
       subject: user.id,
       clientId: client.clientId,
-      audience: tokenAudience(request.resource, client),
+      audience,
       scope,
       grantId: grant.id,
       authTime,
       lifetimeSeconds: client.accessTokenTtl,
+      ...(forCluster ? { claims: clusterClaims(user, scope) } : {}),
     },
     context.clock,
   );

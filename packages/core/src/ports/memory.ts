@@ -1,6 +1,7 @@
 import type {
   ApiKeyRecord,
   ClientRecord,
+  ClusterRecord,
   NewUser,
   RevocationKind,
   RevocationRecord,
@@ -23,6 +24,7 @@ interface Tables extends OidcTables, FederationTables {
   apiKeys: Map<string, ApiKeyRecord>;
   signingKeys: Map<string, SigningKeyRecord>;
   revocations: Map<string, RevocationRecord>;
+  clusters: Map<string, ClusterRecord>;
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -34,6 +36,7 @@ function emptyTables(): Tables {
     apiKeys: new Map(),
     signingKeys: new Map(),
     revocations: new Map(),
+    clusters: new Map(),
     ...emptyOidcTables(),
     ...emptyFederationTables(),
   };
@@ -113,6 +116,12 @@ export function createMemoryStorage(): Storage {
       async remove(clientId) {
         return tables.clients.delete(clientId);
       },
+      async setAudiences(clientId, audiences) {
+        const client = tables.clients.get(clientId);
+        if (client === undefined) return false;
+        client.audiences = [...audiences];
+        return true;
+      },
       async count() {
         return tables.clients.size;
       },
@@ -139,6 +148,16 @@ export function createMemoryStorage(): Storage {
         if (key === undefined || key.revokedAt !== null) return false;
         key.revokedAt = at;
         return true;
+      },
+      async revokeByCluster(name, at) {
+        let revoked = 0;
+        for (const key of tables.apiKeys.values()) {
+          if (key.cluster?.name === name && key.revokedAt === null) {
+            key.revokedAt = at;
+            revoked++;
+          }
+        }
+        return revoked;
       },
       async touch(id, at) {
         const key = tables.apiKeys.get(id);
@@ -191,6 +210,26 @@ export function createMemoryStorage(): Storage {
           }
         }
         return purged;
+      },
+    },
+    clusters: {
+      async create(cluster) {
+        if (tables.clusters.has(cluster.name)) throw new StorageConflictError('name');
+        if ([...tables.clusters.values()].some((c) => c.audience === cluster.audience))
+          throw new StorageConflictError('audience');
+        tables.clusters.set(cluster.name, copy(cluster));
+        return copy(cluster);
+      },
+      async findByName(name) {
+        return copy(tables.clusters.get(name.toLowerCase()));
+      },
+      async list() {
+        return copy(
+          [...tables.clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+        );
+      },
+      async remove(name) {
+        return tables.clusters.delete(name.toLowerCase());
       },
     },
     // The OIDC-flow tables live in `tables` too, so a transaction's snapshot covers them.

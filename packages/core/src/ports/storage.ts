@@ -3,6 +3,7 @@ import { IdgateError } from '../errors.js';
 import type {
   ApiKeyRecord,
   ClientRecord,
+  ClusterRecord,
   NewUser,
   RevocationKind,
   RevocationRecord,
@@ -116,6 +117,8 @@ export interface ClientRepository {
   findById(clientId: string): Promise<ClientRecord | undefined>;
   /** All clients ordered by creation time. */
   list(): Promise<ClientRecord[]>;
+  /** Replaces a client's audiences; returns false when there is no such client. */
+  setAudiences(clientId: string, audiences: string[]): Promise<boolean>;
   /** Returns false when there was no such client. */
   remove(clientId: string): Promise<boolean>;
   count(): Promise<number>;
@@ -130,8 +133,21 @@ export interface ApiKeyRepository {
   list(): Promise<ApiKeyRecord[]>;
   /** Revokes by id, else by prefix; returns false when that key is missing or already revoked. */
   revoke(idOrPrefix: string, at: Date): Promise<boolean>;
+  /** Revokes every live key bound to the cluster `name`; returns how many. */
+  revokeByCluster(name: string, at: Date): Promise<number>;
   touch(id: string, at: Date): Promise<void>;
   count(): Promise<number>;
+}
+
+/** Kubernetes clusters. Names are stored lower-cased; names and audiences are unique. */
+export interface ClusterRepository {
+  /** @throws StorageConflictError('name') or ('audience') */
+  create(cluster: ClusterRecord): Promise<ClusterRecord>;
+  findByName(name: string): Promise<ClusterRecord | undefined>;
+  /** All clusters ordered by name. */
+  list(): Promise<ClusterRecord[]>;
+  /** Returns false when there was no such cluster. */
+  remove(name: string): Promise<boolean>;
 }
 
 /** Signing keys. */
@@ -172,6 +188,7 @@ export interface Storage {
   readonly identityProviders: IdentityProviderRepository;
   readonly identities: LinkedIdentityRepository;
   readonly loginTransactions: LoginTransactionRepository;
+  readonly clusters: ClusterRepository;
   /**
    * Runs `work` in one transaction: all its writes land, or none do. `work` must use only the
    * storage it is given: the outer one is outside the transaction (and on SQLite would wait for it).

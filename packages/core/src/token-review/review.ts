@@ -28,7 +28,7 @@ export const SERVICE_IDENTITY = {
 export type TokenReviewContext = LiveTokenContext;
 
 /** Why a TokenReview did not authenticate: no token, a token that is not live, or one for other audiences. */
-export type TokenReviewDenial = 'missing' | LiveTokenRejection | 'audience_mismatch';
+export type TokenReviewDenial = 'missing' | LiveTokenRejection | 'audience_mismatch' | 'cluster_mismatch';
 
 /**
  * The `status.error` of each {@link TokenReviewDenial}: what Kubernetes logs, and what a metric
@@ -39,7 +39,13 @@ export const TOKEN_REVIEW_DENIAL_MESSAGES: Readonly<Record<TokenReviewDenial, st
   missing: 'token is missing',
   ...ACCESS_TOKEN_REJECTION_MESSAGES,
   audience_mismatch: 'token audience does not match',
+  cluster_mismatch: 'token is not for this cluster',
 };
+
+/** Who asks for a review: an API key bound to a cluster answers only for that cluster. */
+export interface TokenReviewer {
+  cluster: { name: string; audience: string } | null;
+}
 
 function denied(denial: TokenReviewDenial): TokenReviewStatus {
   return { authenticated: false, error: TOKEN_REVIEW_DENIAL_MESSAGES[denial] };
@@ -55,17 +61,22 @@ function denied(denial: TokenReviewDenial): TokenReviewStatus {
  * token must share at least one with the request and `status.audiences` is that intersection.
  * A token whose only audience is its own client is not audience-aware: it authenticates with no
  * `status.audiences`, which Kubernetes reads as "valid for the API server's own audiences".
+ *
+ * A `reviewer` bound to a cluster (its API key's) authenticates only tokens whose `aud` includes
+ * that cluster's audience, and answers `status.audiences: [that audience]` (left out when the
+ * request names other audiences only: the API server's own, which the binding vouches for).
  * @example
  * const review = await reviewToken({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }, context);
  */
 export async function reviewToken(
   request: TokenReviewRequest,
   context: TokenReviewContext,
+  reviewer?: TokenReviewer,
 ): Promise<TokenReviewResponse> {
   return {
     apiVersion: request.apiVersion,
     kind: 'TokenReview',
-    status: await decide(request.spec.token, request.spec.audiences, context),
+    status: await decide(request.spec.token, request.spec.audiences, context, reviewer?.cluster ?? null),
   };
 }
 
@@ -73,6 +84,7 @@ async function decide(
   token: string | undefined,
   requestedAudiences: readonly string[] | undefined,
   context: TokenReviewContext,
+  cluster: TokenReviewer['cluster'],
 ): Promise<TokenReviewStatus> {
   if (token === undefined || token.trim() === '') return denied('missing');
   const checked = await checkAccessToken(token.trim(), context);
@@ -80,7 +92,16 @@ async function decide(
   const { claims, scope, audience, client, user } = checked.token;
 
   let audiences: string[] | undefined;
-  if (requestedAudiences !== undefined && requestedAudiences.length > 0) {
+  if (cluster !== null) {
+    // A key bound to a cluster speaks for that cluster only, as Kubernetes' own JWT authenticator
+    // does: the token must have been minted for its audience, whatever the request says.
+    // The API server sends its own audiences (`--api-audiences`), which need not name idgate's:
+    // then the answer leaves `status.audiences` out, which it reads as "valid for mine" — the
+    // key's binding is what vouches for that.
+    if (!audience.includes(cluster.audience)) return denied('cluster_mismatch');
+    const asked = requestedAudiences ?? [];
+    if (asked.length === 0 || asked.includes(cluster.audience)) audiences = [cluster.audience];
+  } else if (requestedAudiences !== undefined && requestedAudiences.length > 0) {
     const audienceAware = audience.some((aud) => aud !== claims.client_id);
     const shared = requestedAudiences.filter((aud) => audience.includes(aud));
     if (shared.length > 0) audiences = [...new Set(shared)];

@@ -16,6 +16,8 @@ export interface AccessTokenInput {
   /** When the user authenticated, seconds since the epoch. */
   authTime?: number;
   lifetimeSeconds: number;
+  /** Further claims about the subject (those a Kubernetes cluster maps); never the registered ones. */
+  claims?: Readonly<Record<string, unknown>>;
 }
 
 /** An issued access token. */
@@ -43,6 +45,7 @@ export async function issueAccessToken(
   const jti = base64url(randomBytes(16));
   const audience = input.audience.length === 1 ? (input.audience[0] as string) : [...input.audience];
   const claims: Record<string, unknown> = {
+    ...input.claims,
     client_id: input.clientId,
     scope: input.scope.join(' '),
     iss: issuer,

@@ -20,3 +20,22 @@ export function userClaims(user: UserRecord, scope: readonly string[]): Record<s
   if (scope.includes('groups')) claims.groups = [...user.groups];
   return claims;
 }
+
+/**
+ * The claims a Kubernetes cluster maps a user from without calling back, put into access tokens
+ * whose audience is a cluster's: `preferred_username`, `groups` (the groups TokenReview reports:
+ * the user's own and their identities' prefixed ones, sorted, distinct) and, when the `email`
+ * scope was granted, `email` and `email_verified`.
+ * @example clusterClaims(user, ['openid', 'email']) // { preferred_username: 'alice', groups: ['dev'], email: 'a@example.com', email_verified: false }
+ */
+export function clusterClaims(user: UserRecord, scope: readonly string[]): Record<string, unknown> {
+  const claims: Record<string, unknown> = {
+    preferred_username: user.username,
+    groups: [...new Set(user.groups)].sort(),
+  };
+  if (scope.includes('email') && user.email !== null) {
+    claims.email = user.email;
+    claims.email_verified = false;
+  }
+  return claims;
+}

@@ -16,6 +16,7 @@ describe('API key administration', () => {
         name: 'apiserver',
         prefix: record.prefix,
         scopes: ['tokenreview'],
+        cluster: null,
         createdAt: '2026-11-21T10:00:00.000Z',
         lastUsedAt: null,
         revokedAt: null,

@@ -1,10 +1,17 @@
-import { reviewToken } from '@idgate/core';
+import { type ApiKeyRecord, reviewToken } from '@idgate/core';
 import { describeFirstIssue, TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
 import { recordTokenReview } from '../../metrics.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The API key a TokenReview was authenticated with (its cluster binding decides the review). */
+    reviewerKey: ApiKeyRecord | null;
+  }
+}
 
 /**
  * RFC 9745: the endpoint is deprecated since this instant (idgate's first release; the
@@ -43,6 +50,7 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
   const authenticate = apiKeyAuthenticator(idgate, 'tokenreview');
   const { metrics } = idgate;
   const liveTokens = idgate.directory.liveTokenContext();
+  app.decorateRequest('reviewerKey', null);
 
   app.post(
     '/oauth/authenticate',
@@ -58,8 +66,15 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
       onRequest: (request, reply, done) => {
         reply.header('Deprecation', TOKEN_REVIEW_DEPRECATION).header('Cache-Control', 'no-store');
         const key = authenticate(request);
-        if (key instanceof Promise) key.then(() => done(), done);
-        else done();
+        if (key instanceof Promise)
+          key.then((record) => {
+            request.reviewerKey = record;
+            done();
+          }, done);
+        else {
+          request.reviewerKey = key;
+          done();
+        }
       },
     },
     async (request, reply) => {
@@ -79,7 +94,8 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
           );
         review = parsed.data;
       }
-      const answer = await reviewToken(review, liveTokens);
+      // The key came from the directory's memory with its cluster binding: no storage read here.
+      const answer = await reviewToken(review, liveTokens, { cluster: request.reviewerKey?.cluster ?? null });
       recordTokenReview(metrics, answer.status);
       return answer;
     },

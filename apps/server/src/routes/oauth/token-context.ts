@@ -27,6 +27,7 @@ export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest
     refreshForTrustedClients: tokens.refreshForTrustedClients,
     externalPasswords: (name) => externalPasswordCheck(idgate, name),
     throttle: idgate.throttle,
+    clusterAudiences: async () => (await idgate.storage.clusters.list()).map((cluster) => cluster.audience),
     sourceAddress: request.ip,
   };
 }

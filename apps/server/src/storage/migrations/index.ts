@@ -7,6 +7,7 @@ import * as m0003 from './0003_federation.js';
 import * as m0004 from './0004_change_log.js';
 import * as m0005 from './0005_users_email.js';
 import * as m0006 from './0006_device_authorizations.js';
+import * as m0007 from './0007_clusters.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -19,6 +20,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0004_change_log': m0004,
   '0005_users_email': m0005,
   '0006_device_authorizations': m0006,
+  '0007_clusters': m0007,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -31,6 +31,8 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
         prefix: key.prefix,
         hash: key.hash,
         scopes: JSON.stringify(key.scopes),
+        cluster_name: key.cluster?.name ?? null,
+        cluster_audience: key.cluster?.audience ?? null,
         created_at: toMs(key.createdAt),
         last_used_at: toMsOrNull(key.lastUsedAt),
         revoked_at: toMsOrNull(key.revokedAt),
@@ -64,6 +66,16 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
       return false;
     },
 
+    async revokeByCluster(name, at) {
+      const result = await db
+        .updateTable('api_keys')
+        .set({ revoked_at: toMs(at) })
+        .where('cluster_name', '=', name)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
     async touch(id, at) {
       await db
         .updateTable('api_keys')
@@ -83,6 +95,10 @@ function toApiKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     prefix: row.prefix,
     hash: row.hash,
     scopes: fromJsonArray<ApiKeyScope>(row.scopes, 'api_keys.scopes'),
+    cluster:
+      row.cluster_name === null || row.cluster_audience === null
+        ? null
+        : { name: row.cluster_name, audience: row.cluster_audience },
     createdAt: toDate(row.created_at),
     lastUsedAt: toDateOrNull(row.last_used_at),
     revokedAt: toDateOrNull(row.revoked_at),

@@ -61,6 +61,15 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
       return rows.map(toClient);
     },
 
+    async setAudiences(clientId, audiences) {
+      const result = await db
+        .updateTable('oauth_clients')
+        .set({ audiences: JSON.stringify(audiences) })
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
     async remove(clientId) {
       const result = await db
         .deleteFrom('oauth_clients')

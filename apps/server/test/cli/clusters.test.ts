@@ -1,0 +1,268 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ApiKeyError, authenticateApiKey } from '@idgate/core';
+import { Cluster, CreatedCluster } from '@idgate/schema';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
+import {
+  assertBuilt,
+  envFor,
+  errorLines,
+  lines,
+  openTestServices,
+  run,
+  runInProcess,
+  tempSqlite,
+} from './support.js';
+
+beforeAll(assertBuilt);
+
+const HTTPS = { IDGATE_ISSUER: 'https://id.example.com/oauth' };
+const PEM = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUtest\n-----END CERTIFICATE-----\n';
+
+describe.each(testDatabaseUrls())('idgate clusters on $name', ({ create }) => {
+  let database: TestDatabase;
+  let env: Record<string, string>;
+  beforeEach(async () => {
+    database = await create();
+    env = envFor(database.url);
+    expect((await runInProcess(['migrate'], { env })).code).toBe(0);
+  });
+  afterEach(async () => {
+    await database.drop();
+  });
+
+  /** Which cluster the key is bound to, or the ApiKeyError failure. */
+  async function binding(key: string): Promise<string> {
+    const services = await openTestServices(database.url);
+    try {
+      const record = await authenticateApiKey(key, 'tokenreview', (p) =>
+        services.storage.apiKeys.findByPrefix(p),
+      );
+      return record.cluster?.name ?? 'unbound';
+    } catch (error) {
+      if (error instanceof ApiKeyError) return error.code;
+      throw error;
+    } finally {
+      await services.close();
+    }
+  }
+
+  it('adds a cluster, printing its audience, the kubectl client and the bound key once', async () => {
+    const added = await runInProcess(['clusters', 'add', 'Prod'], { env });
+    expect(added.code).toBe(0);
+    const out = lines(added.stdout);
+    expect(out[0]).toBe('registered cluster prod');
+    expect(out[1]).toBe('audience: kubernetes:prod');
+    expect(out[2]).toMatch(/^kubectl client: cl_[a-z0-9]+ \(created; shared by every cluster\)$/);
+    const key = /^tokenreview API key: (idg_\S+) {2}\(shown only once; bound to this cluster\)$/.exec(
+      out[3] ?? '',
+    )?.[1];
+    expect(key).toBeDefined();
+    expect(await binding(key as string)).toBe('prod');
+
+    const json = await runInProcess(
+      ['clusters', 'add', 'staging', '--audience', 'https://staging.k8s.example', '--json'],
+      {
+        env,
+      },
+    );
+    const created = CreatedCluster.parse(JSON.parse(json.stdout));
+    expect(created.cluster.audience).toBe('https://staging.k8s.example');
+    expect(created.kubectlClientCreated).toBe(false);
+    expect(out[2]).toContain(created.cluster.kubectlClientId as string);
+
+    const list = await runInProcess(['clusters', 'list', '--json'], { env });
+    const clusters = (JSON.parse(list.stdout) as unknown[]).map((c) => Cluster.parse(c));
+    expect(clusters.map((c) => [c.name, c.audience])).toEqual([
+      ['prod', 'kubernetes:prod'],
+      ['staging', 'https://staging.k8s.example'],
+    ]);
+    const table = lines((await runInProcess(['clusters', 'list'], { env })).stdout);
+    expect(table[0]).toMatch(/^NAME +AUDIENCE +KUBECTL_CLIENT +CREATED$/);
+    expect(table).toHaveLength(3);
+    expect(lines((await runInProcess(['clusters', 'show', 'PROD'], { env })).stdout)[1]).toBe(
+      'audience: kubernetes:prod',
+    );
+
+    const clients = JSON.parse((await runInProcess(['clients', 'list', '--json'], { env })).stdout) as Array<{
+      name: string;
+      audiences: string[];
+    }>;
+    expect(clients).toHaveLength(1);
+    expect(clients[0]).toMatchObject({
+      name: 'kubectl',
+      audiences: ['kubernetes:prod', 'https://staging.k8s.example'],
+    });
+  });
+
+  it('refuses a taken name, a bad name and an unknown cluster with one line', async () => {
+    await runInProcess(['clusters', 'add', 'prod'], { env });
+    const taken = await runInProcess(['clusters', 'add', 'PROD'], { env });
+    expect(taken.code).toBe(1);
+    expect(errorLines(taken.stderr)).toEqual(['idgate: cluster prod already exists']);
+    const bad = await runInProcess(['clusters', 'add', 'a_b'], { env });
+    expect(errorLines(bad.stderr)).toEqual([
+      'idgate: NAME "a_b": must be 1 to 63 letters, digits and -, starting and ending with a letter or digit',
+    ]);
+    const badAudience = await runInProcess(['clusters', 'add', 'x', '--audience', 'no uri'], { env });
+    expect(errorLines(badAudience.stderr)[0]).toMatch(
+      /^idgate: --audience "no uri": must be an absolute URI/,
+    );
+    for (const args of [
+      ['show', 'nope'],
+      ['remove', 'nope'],
+    ]) {
+      const missing = await runInProcess(['clusters', ...args], { env });
+      expect(missing.code).toBe(1);
+      expect(errorLines(missing.stderr)).toEqual(['idgate: no cluster nope']);
+    }
+  });
+
+  it('removes a cluster, revoking its keys', async () => {
+    const created = CreatedCluster.parse(
+      JSON.parse((await runInProcess(['clusters', 'add', 'prod', '--json'], { env })).stdout),
+    );
+    const removed = await runInProcess(['clusters', 'remove', 'prod'], { env });
+    expect(removed.stdout).toBe('cluster prod removed (1 API key(s) revoked)\n');
+    expect(await binding(created.apiKey)).toBe('invalid');
+    expect((await runInProcess(['clusters', 'list'], { env })).stdout).toBe('no clusters\n');
+  });
+
+  it('prints a webhook kubeconfig with a fresh bound key, saying so on stderr', async () => {
+    const created = CreatedCluster.parse(
+      JSON.parse((await runInProcess(['clusters', 'add', 'prod', '--json'], { env })).stdout),
+    );
+    const { dir, remove } = await tempSqlite();
+    try {
+      const ca = join(dir, 'ca.pem');
+      await writeFile(ca, PEM);
+      const shown = await runInProcess(
+        ['clusters', 'show', 'prod', '--webhook-kubeconfig', '--certificate-authority', ca],
+        { env: { ...env, ...HTTPS } },
+      );
+      expect(shown.code).toBe(0);
+      const config = parseYaml(shown.stdout) as Record<string, unknown> & {
+        clusters: Array<{ name: string; cluster: Record<string, string> }>;
+        users: Array<{ name: string; user: { token: string } }>;
+        contexts: Array<{ name: string; context: { cluster: string; user: string } }>;
+      };
+      expect(config).toMatchObject({ apiVersion: 'v1', kind: 'Config', 'current-context': 'webhook' });
+      expect(config.clusters).toEqual([
+        {
+          name: 'idgate',
+          cluster: {
+            server: 'https://id.example.com/oauth/authenticate',
+            'certificate-authority-data': Buffer.from(PEM).toString('base64'),
+          },
+        },
+      ]);
+      expect(config.contexts).toEqual([
+        { name: 'webhook', context: { cluster: 'idgate', user: 'idgate-prod' } },
+      ]);
+      const token = config.users[0]?.user.token as string;
+      expect(token).not.toBe(created.apiKey);
+      expect(await binding(token)).toBe('prod');
+      expect(await binding(created.apiKey)).toBe('prod');
+      expect(errorLines(shown.stderr)).toEqual([
+        expect.stringMatching(
+          /^idgate: created API key idg_[a-z2-7]{8} \(id \S+\) bound to cluster prod for this kubeconfig; older keys stay valid until `idgate api-keys revoke`$/,
+        ),
+      ]);
+      expect(shown.stderr).not.toContain(token);
+    } finally {
+      await remove();
+    }
+  });
+
+  it('prints an AuthenticationConfiguration that Kubernetes can read, field by field', async () => {
+    await runInProcess(['clusters', 'add', 'prod'], { env });
+    const shown = await runInProcess(['clusters', 'show', 'prod', '--authentication-config'], {
+      env: { ...env, ...HTTPS },
+    });
+    expect(shown.code).toBe(0);
+    expect(parseYaml(shown.stdout)).toEqual({
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'AuthenticationConfiguration',
+      jwt: [
+        {
+          issuer: {
+            url: 'https://id.example.com/oauth',
+            audiences: ['kubernetes:prod'],
+            audienceMatchPolicy: 'MatchAny',
+          },
+          claimValidationRules: [
+            {
+              expression: "has(claims.preferred_username) && claims.preferred_username != ''",
+              message:
+                'the token has no preferred_username: ask idgate for a token with resource=kubernetes:prod',
+            },
+            {
+              expression: 'has(claims.client_id) && has(claims.sid)',
+              message: 'the token is not an idgate access token of a signed-in user',
+            },
+          ],
+          claimMappings: {
+            username: { claim: 'preferred_username', prefix: '' },
+            groups: { claim: 'groups', prefix: '' },
+            uid: { claim: 'sub' },
+            extra: [
+              { key: 'idgate.dev/client-id', valueExpression: 'claims.client_id' },
+              { key: 'idgate.dev/grant-id', valueExpression: 'claims.sid' },
+            ],
+          },
+          userValidationRules: [
+            {
+              expression: "!user.username.startsWith('system:')",
+              message: 'username must not start with system:, which Kubernetes reserves',
+            },
+            {
+              expression: "user.groups.all(group, !group.startsWith('system:'))",
+              message: 'groups must not start with system:, which Kubernetes reserves',
+            },
+          ],
+        },
+      ],
+    });
+    const discovery = await runInProcess(
+      [
+        'clusters',
+        'show',
+        'prod',
+        '--authentication-config',
+        '--discovery-url',
+        'https://idgate.idgate.svc/oauth/.well-known/openid-configuration',
+      ],
+      { env: { ...env, ...HTTPS } },
+    );
+    expect(
+      (parseYaml(discovery.stdout) as { jwt: Array<{ issuer: { discoveryURL: string } }> }).jwt[0]?.issuer
+        .discoveryURL,
+    ).toBe('https://idgate.idgate.svc/oauth/.well-known/openid-configuration');
+  });
+
+  it('refuses an AuthenticationConfiguration for an http issuer or EdDSA keys', async () => {
+    await runInProcess(['clusters', 'add', 'prod'], { env });
+    const http = await runInProcess(['clusters', 'show', 'prod', '--authentication-config'], { env });
+    expect(http.code).toBe(1);
+    expect(http.stdout).toBe('');
+    expect(errorLines(http.stderr)).toEqual([
+      'idgate: the issuer http://localhost:8080/oauth is not https: Kubernetes accepts only an https JWT issuer (set issuer to an https URL)',
+    ]);
+    const eddsa = await runInProcess(['clusters', 'show', 'prod', '--authentication-config'], {
+      env: { ...env, ...HTTPS, IDGATE_SIGNING_ALGORITHM: 'EdDSA' },
+    });
+    expect(eddsa.code).toBe(1);
+    expect(errorLines(eddsa.stderr)).toEqual([
+      'idgate: tokens are signed with EdDSA, which Kubernetes does not verify: use RS256 or ES256 (signing.algorithm), then idgate keys rotate',
+    ]);
+  });
+
+  it('runs as a child process too: add --json is one JSON document, nothing on stderr', async () => {
+    const result = await run(['clusters', 'add', 'edge', '--json'], { env });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(CreatedCluster.parse(JSON.parse(result.stdout)).cluster.name).toBe('edge');
+  });
+});

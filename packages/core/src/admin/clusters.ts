@@ -1,0 +1,199 @@
+import {
+  type Cluster,
+  CreateClusterInput,
+  type CreatedCluster,
+  DEVICE_CODE_GRANT_TYPE,
+  type DescribeIssueOptions,
+  defaultClusterAudience,
+  type GrantType,
+} from '@idgate/schema';
+import type { ApiKeyRecord, ClientRecord, ClusterRecord } from '../model.js';
+import type { Storage } from '../ports/storage.js';
+import { prepareApiKey } from './api-keys.js';
+import { prepareClient } from './clients.js';
+import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
+import { type AdminPorts, nowOf } from './ports.js';
+import { clusterView } from './views.js';
+
+/** The name of the public client kubectl signs in with, one for every cluster. */
+export const KUBECTL_CLIENT_NAME = 'kubectl';
+
+/** Its grant types: the device flow for headless hosts, the loopback browser flow, refresh. */
+export const KUBECTL_GRANT_TYPES: readonly GrantType[] = [
+  DEVICE_CODE_GRANT_TYPE,
+  'authorization_code',
+  'refresh_token',
+];
+
+/** RFC 8252 §7.3 loopback redirects: any port matches at authorization. */
+export const KUBECTL_REDIRECT_URIS: readonly string[] = [
+  'http://127.0.0.1/callback',
+  'http://[::1]/callback',
+];
+
+/** The scopes kubectl may ask for: who the user is, their groups, and a refresh token. */
+export const KUBECTL_SCOPES: readonly string[] = ['openid', 'profile', 'email', 'groups', 'offline_access'];
+
+type Ports = Pick<AdminPorts, 'storage' | 'clock'>;
+
+const notFound = (name: string) =>
+  new AdminError('not_found', 'cluster', `no cluster ${name}`, { key: name });
+
+/**
+ * The kubectl client: the oldest public client called `kubectl` with the device grant (the one
+ * `addCluster` made), or undefined when there is none.
+ */
+export async function findKubectlClient(storage: Storage): Promise<ClientRecord | undefined> {
+  const clients = await storage.clients.list();
+  return clients.find(
+    (client) =>
+      client.name === KUBECTL_CLIENT_NAME &&
+      client.public &&
+      client.grantTypes.includes(DEVICE_CODE_GRANT_TYPE),
+  );
+}
+
+/** Keeps the kubectl client's audiences equal to the set of cluster audiences (in `storage`'s transaction). */
+async function alignKubectlAudiences(storage: Storage, client: ClientRecord): Promise<void> {
+  const audiences = (await storage.clusters.list()).map((cluster) => cluster.audience);
+  await storage.clients.setAudiences(client.clientId, audiences);
+}
+
+/**
+ * Registers a Kubernetes cluster, in one transaction: the cluster with its audience (by default
+ * `kubernetes:<name>`), a `tokenreview` API key bound to it (returned to be shown once), and —
+ * the first time — the public client kubectl signs in with, whose audiences are kept equal to
+ * the set of cluster audiences so that it may ask for any of them with RFC 8707 `resource`.
+ * @throws AdminError `invalid_input` naming the bad field; `conflict` for a taken name or audience.
+ * @example const { cluster, apiKey } = await addCluster(ports, { name: 'prod' });
+ */
+export async function addCluster(
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes'>,
+  input: unknown,
+  options: Omit<DescribeIssueOptions, 'input' | 'secrets'> = {},
+): Promise<CreatedCluster> {
+  const fields = parseAdminInput(CreateClusterInput, input, 'cluster', options);
+  const audience = fields.audience ?? defaultClusterAudience(fields.name);
+  const now = nowOf(ports);
+  const record: ClusterRecord = { name: fields.name, audience, createdAt: now };
+  const { record: keyRecord, key } = await prepareApiKey(
+    ports,
+    { name: `cluster:${fields.name}`, scopes: ['tokenreview'] },
+    { name: fields.name, audience },
+  );
+  return ports.storage.transaction(async (tx) => {
+    if ((await tx.clusters.findByName(fields.name)) !== undefined) throw taken('name', fields.name);
+    if ((await tx.clusters.list()).some((cluster) => cluster.audience === audience))
+      throw taken('audience', audience);
+    const cluster = await refusingConflicts(
+      () => tx.clusters.create(record),
+      () => taken('name', fields.name),
+    );
+    let client = await findKubectlClient(tx);
+    const kubectlClientCreated = client === undefined;
+    if (client === undefined) {
+      const prepared = await prepareClient(ports, {
+        name: KUBECTL_CLIENT_NAME,
+        public: true,
+        trusted: false,
+        redirectUris: [...KUBECTL_REDIRECT_URIS],
+        postLogoutRedirectUris: [],
+        grantTypes: [...KUBECTL_GRANT_TYPES],
+        scopes: [...KUBECTL_SCOPES],
+        audiences: [],
+        accessTokenTtl: ports.lifetimes.accessTokenTtl,
+        refreshTokenTtl: ports.lifetimes.refreshTokenTtl,
+      });
+      client = await tx.clients.create(prepared.record);
+    }
+    await alignKubectlAudiences(tx, client);
+    const stored = await tx.apiKeys.create(keyRecord);
+    return {
+      cluster: clusterView(cluster, client.clientId),
+      apiKey: key,
+      apiKeyId: stored.id,
+      kubectlClientCreated,
+    };
+  });
+}
+
+function taken(what: 'name' | 'audience', value: string): AdminError {
+  return new AdminError(
+    'conflict',
+    'cluster',
+    what === 'name' ? `cluster ${value} already exists` : `another cluster has the audience ${value}`,
+    { key: value },
+  );
+}
+
+/**
+ * Every cluster, by name.
+ * @example const clusters = await listClusters(ports);
+ */
+export async function listClusters(ports: Pick<AdminPorts, 'storage'>): Promise<Cluster[]> {
+  const [clusters, client] = await Promise.all([
+    ports.storage.clusters.list(),
+    findKubectlClient(ports.storage),
+  ]);
+  return clusters.map((cluster) => clusterView(cluster, client?.clientId ?? null));
+}
+
+/**
+ * The cluster called `name` (any case).
+ * @throws AdminError `not_found`.
+ * @example const { audience } = await getCluster(ports, 'prod');
+ */
+export async function getCluster(ports: Pick<AdminPorts, 'storage'>, name: string): Promise<Cluster> {
+  const record = await ports.storage.clusters.findByName(name.toLowerCase());
+  if (record === undefined) throw notFound(name);
+  return clusterView(record, (await findKubectlClient(ports.storage))?.clientId ?? null);
+}
+
+/**
+ * Removes a cluster, in one transaction: its API keys are revoked (a key bound to no cluster
+ * would accept every token) and the kubectl client no longer gets its audience. The kubectl
+ * client itself stays, for the clusters still to come.
+ * @throws AdminError `not_found`.
+ * @example const { revokedApiKeys } = await removeCluster(ports, 'prod');
+ */
+export async function removeCluster(
+  ports: Ports,
+  name: string,
+): Promise<{ name: string; revokedApiKeys: number }> {
+  return ports.storage.transaction(async (tx) => {
+    const record = await tx.clusters.findByName(name.toLowerCase());
+    if (record === undefined) throw notFound(name);
+    if (!(await tx.clusters.remove(record.name))) throw notFound(name);
+    const revokedApiKeys = await tx.apiKeys.revokeByCluster(record.name, nowOf(ports));
+    const client = await findKubectlClient(tx);
+    if (client !== undefined) await alignKubectlAudiences(tx, client);
+    return { name: record.name, revokedApiKeys };
+  });
+}
+
+/**
+ * A new `tokenreview` API key bound to the cluster `name`, for a webhook kubeconfig: stored keys
+ * are hashes, so a kubeconfig needs a fresh one. Older keys stay until revoked.
+ * @throws AdminError `not_found`.
+ * @example const { key } = await issueClusterApiKey(ports, 'prod');
+ */
+export async function issueClusterApiKey(
+  ports: Ports,
+  name: string,
+): Promise<{ cluster: ClusterRecord; record: ApiKeyRecord; key: string }> {
+  // One transaction: a cluster removed meanwhile leaves no key bound to it.
+  return ports.storage.transaction(async (tx) => {
+    const cluster = await tx.clusters.findByName(name.toLowerCase());
+    if (cluster === undefined) throw notFound(name);
+    const { record, key } = await prepareApiKey(
+      ports,
+      { name: `cluster:${cluster.name}`, scopes: ['tokenreview'] },
+      { name: cluster.name, audience: cluster.audience },
+    );
+    const stored = await refusingConflicts(
+      () => tx.apiKeys.create(record),
+      () => new AdminError('conflict', 'api_key', 'an API key with the generated prefix exists; try again'),
+    );
+    return { cluster, record: stored, key };
+  });
+}

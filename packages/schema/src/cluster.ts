@@ -1,0 +1,73 @@
+import { z } from 'zod';
+
+const Timestamp = z.iso.datetime({ offset: true });
+
+/**
+ * A cluster's name: 1–63 lower-case letters, digits and `-`, starting and ending with a letter or
+ * digit (a DNS label, as Kubernetes names things). Given in any case, kept lower-cased.
+ * @example ClusterName.parse('Prod-EU') // 'prod-eu'
+ */
+export const ClusterName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(
+    /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/,
+    'must be 1 to 63 letters, digits and -, starting and ending with a letter or digit',
+  );
+
+/**
+ * The audience of a cluster's tokens (their `aud`, asked for with RFC 8707 `resource`): an
+ * absolute URI without whitespace or fragment, at most 2048 characters.
+ * @example ClusterAudience.parse('kubernetes:prod-eu')
+ */
+export const ClusterAudience = z
+  .string()
+  .max(2048, 'must be at most 2048 characters')
+  .regex(
+    /^[A-Za-z][A-Za-z0-9+.-]*:[^\s#]+$/,
+    'must be an absolute URI without whitespace or fragment (RFC 8707 §2)',
+  );
+
+/** The audience a cluster gets unless told otherwise. @example defaultClusterAudience('prod') // 'kubernetes:prod' */
+export function defaultClusterAudience(name: string): string {
+  return `kubernetes:${name}`;
+}
+
+/**
+ * What registering a Kubernetes cluster takes: its name and, optionally, its audience (by default
+ * `kubernetes:<name>`).
+ * @example CreateClusterInput.parse({ name: 'prod', audience: 'https://prod.k8s.example.com' })
+ */
+export const CreateClusterInput = z.strictObject({
+  name: ClusterName,
+  audience: ClusterAudience.optional(),
+});
+export type CreateClusterInput = z.infer<typeof CreateClusterInput>;
+
+/**
+ * A Kubernetes cluster as listed: its audience and the id of the public client kubectl signs in
+ * with (one for every cluster; null when it was removed).
+ * @example Cluster.parse({ name: 'prod', audience: 'kubernetes:prod', kubectlClientId: 'cl_abc', createdAt: '2026-01-01T00:00:00.000Z' })
+ */
+export const Cluster = z.object({
+  name: z.string(),
+  audience: z.string(),
+  kubectlClientId: z.string().nullable(),
+  createdAt: Timestamp,
+});
+export type Cluster = z.infer<typeof Cluster>;
+
+/**
+ * A cluster just registered: the cluster, and the `tokenreview` API key bound to it for the
+ * kube-apiserver's webhook — shown only this once (idgate keeps a hash).
+ * @example CreatedCluster.parse({ cluster: { name: 'prod', audience: 'kubernetes:prod', kubectlClientId: 'cl_abc', createdAt: '2026-01-01T00:00:00.000Z' }, apiKey: 'idg_ab12cd34_…', apiKeyId: 'k1', kubectlClientCreated: true })
+ */
+export const CreatedCluster = z.object({
+  cluster: Cluster,
+  apiKey: z.string(),
+  apiKeyId: z.string(),
+  /** Whether this registration created the shared kubectl client. */
+  kubectlClientCreated: z.boolean(),
+});
+export type CreatedCluster = z.infer<typeof CreatedCluster>;

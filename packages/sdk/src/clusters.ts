@@ -1,0 +1,136 @@
+import { Cluster, ClusterName, type CreateClusterInput, CreatedCluster } from '@idgate/schema';
+import { IdgateSdkError } from './errors.js';
+import { FederationMethods, itemsOf } from './federation.js';
+import { type Call, type Parser, send, type TransportOptions } from './http.js';
+
+/** Accepts any body: a 204 has none. */
+const NO_CONTENT: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
+const CLUSTERS = itemsOf(Cluster);
+
+/**
+ * The methods of {@link IdgateClient} about Kubernetes clusters: the admin API under
+ * `/admin/v1/clusters`, which needs an `apiKey` with the `admin` scope (without one they reject
+ * before sending anything).
+ * @example
+ * const admin = createIdgateClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
+ * const { cluster, apiKey } = await admin.createCluster({ name: 'prod' });
+ */
+export interface IdgateClusterMethods {
+  /**
+   * `GET /admin/v1/clusters`: every cluster, by name.
+   * @example const { items } = await admin.listClusters();
+   */
+  listClusters(): Promise<{ items: Cluster[] }>;
+
+  /**
+   * `GET /admin/v1/clusters/{name}`; a 404 `IdgateHttpError` (problem code `cluster_not_found`)
+   * when there is none.
+   * @example const { audience } = await admin.getCluster('prod');
+   */
+  getCluster(name: string): Promise<Cluster>;
+
+  /**
+   * `POST /admin/v1/clusters`: registers a cluster with its audience (default
+   * `kubernetes:<name>`) and answers, once, the `tokenreview` API key bound to it (its
+   * kube-apiserver's webhook key) and the kubectl client id. A 400 (`invalid_cluster`) names the
+   * first bad field; a 409 (`cluster_exists`) says the name or audience is taken. Never retried.
+   * @example const { apiKey, cluster } = await admin.createCluster({ name: 'prod' });
+   */
+  createCluster(input: CreateClusterInput): Promise<CreatedCluster>;
+
+  /**
+   * `DELETE /admin/v1/clusters/{name}`: removes a cluster; its API keys are revoked and kubectl's
+   * client stops getting its audience. Never retried.
+   * @example await admin.deleteCluster('prod');
+   */
+  deleteCluster(name: string): Promise<void>;
+}
+
+/** The cluster methods of the client; the client class extends this one. */
+export class ClusterMethods extends FederationMethods implements IdgateClusterMethods {
+  readonly #transport: TransportOptions;
+  readonly #apiKey: string | undefined;
+
+  constructor(transport: TransportOptions, apiKey: string | undefined) {
+    super(transport, apiKey);
+    this.#transport = transport;
+    this.#apiKey = apiKey;
+  }
+
+  async listClusters(): Promise<{ items: Cluster[] }> {
+    return this.#send('listClusters', {
+      method: 'GET',
+      path: 'admin/v1/clusters',
+      schema: CLUSTERS,
+      schemaName: '{ items: Cluster[] }',
+    });
+  }
+
+  async getCluster(name: string): Promise<Cluster> {
+    return this.#send('getCluster', {
+      method: 'GET',
+      path: `admin/v1/clusters/${clusterSegment(name, 'GET /admin/v1/clusters/{name}')}`,
+      schema: Cluster,
+      schemaName: 'Cluster',
+    });
+  }
+
+  async createCluster(input: CreateClusterInput): Promise<CreatedCluster> {
+    let body: string;
+    try {
+      body = JSON.stringify(input);
+    } catch (error) {
+      throw new IdgateSdkError('input must be serializable as JSON', {
+        endpoint: 'POST /admin/v1/clusters',
+        cause: error,
+      });
+    }
+    return this.#send('createCluster', {
+      method: 'POST',
+      path: 'admin/v1/clusters',
+      schema: CreatedCluster,
+      schemaName: 'CreatedCluster',
+      headers: { 'content-type': 'application/json' },
+      body,
+      retry: 0,
+    });
+  }
+
+  async deleteCluster(name: string): Promise<void> {
+    await this.#send('deleteCluster', {
+      method: 'DELETE',
+      path: `admin/v1/clusters/${clusterSegment(name, 'DELETE /admin/v1/clusters/{name}')}`,
+      schema: NO_CONTENT,
+      schemaName: 'an empty response',
+      retry: 0,
+    });
+  }
+
+  async #send<T>(method: string, call: Omit<Call<T>, 'secrets'>): Promise<T> {
+    const apiKey = this.#apiKey;
+    if (!apiKey) {
+      throw new IdgateSdkError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
+        endpoint: `${call.method} /${call.path}`,
+      });
+    }
+    // The created cluster's key is in the answer, never in a request: only the admin key is redacted.
+    return send(this.#transport, {
+      ...call,
+      headers: { ...call.headers, authorization: `Bearer ${apiKey}` },
+      secrets: [apiKey],
+    });
+  }
+}
+
+/** `name` as a path segment, checked first so that nothing like `..` can change the path. */
+function clusterSegment(name: string, endpoint: string): string {
+  if (typeof name !== 'string' || !ClusterName.safeParse(name).success) {
+    throw new IdgateSdkError(
+      'name must be a cluster name: letters, digits and -, starting and ending with a letter or digit',
+      {
+        endpoint,
+      },
+    );
+  }
+  return name.toLowerCase();
+}
