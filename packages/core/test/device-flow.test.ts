@@ -236,7 +236,7 @@ describe('RFC 8628 §3.4–3.5 device access token request', () => {
     const hash = await hashSecret(device_code);
     expect(await denyDeviceAuthorization(hash, approver, approval)).toEqual({ ok: true });
     const denied = await refusal(poll(device_code));
-    expect(denied.code).toBe('access_denied');
+    expect([denied.code, denied.status]).toEqual(['access_denied', 400]);
     expect(await approveDeviceAuthorization(hash, approver, approval)).toEqual({
       ok: false,
       failure: 'decided',

@@ -186,7 +186,24 @@ describe.each(testDatabaseUrls())('RFC 8628 device authorization grant over HTTP
     expect(confirm.html).toContain('Audience: <strong>cluster-b</strong>');
     const denied = await decide(agent, confirm.html, 'deny');
     expect(denied.html).toContain('The device was not given access');
-    expect(await poll(second.device_code)).toMatchObject({ status: 403, body: { error: 'access_denied' } });
+    expect(await poll(second.device_code)).toMatchObject({ status: 400, body: { error: 'access_denied' } });
+  });
+
+  it('names a registered cluster on the confirmation page', async () => {
+    await t.services.storage.clusters.create({
+      name: 'alpha',
+      audience: 'cluster-a',
+      createdAt: new Date(clock.now()),
+    });
+    try {
+      const agent = new UserAgent(t.fetch);
+      const device = await start({ resource: 'cluster-a' });
+      const confirm = await signInOnPage(agent, (await enterCode(agent, device.user_code)).html);
+      expect(confirm.html).toContain('Cluster: <strong>alpha</strong>');
+      expect(confirm.html).not.toContain('cluster-b');
+    } finally {
+      await t.services.storage.clusters.remove('alpha');
+    }
   });
 
   it('refuses a decision without the page’s CSRF token', async () => {

@@ -36,7 +36,10 @@ export async function deviceCodeGrant(
   if (found.expiresAt.getTime() <= now) {
     throw new OAuthProtocolError('expired_token', 'the device code has expired: start again');
   }
-  if (found.status === 'denied') throw new OAuthProtocolError('access_denied', 'the user denied the request');
+  if (found.status === 'denied') {
+    // RFC 8628 §3.5: a token endpoint error (RFC 6749 §5.2), so 400 like the other polling answers.
+    throw new OAuthProtocolError('access_denied', 'the user denied the request', { status: 400 });
+  }
   if (found.status === 'pending') {
     const tooSoon = found.lastPolledAt !== null && now - found.lastPolledAt.getTime() < found.interval * 1000;
     const interval = tooSoon ? found.interval + SLOW_DOWN_INCREMENT_SECONDS : found.interval;
