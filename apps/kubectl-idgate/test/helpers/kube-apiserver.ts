@@ -5,29 +5,39 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 
+/** The user an authenticator found behind a bearer token, as Kubernetes' `user.Info`. */
+export interface KubeUser {
+  username: string;
+  uid?: string | undefined;
+  groups: string[];
+  extra?: Record<string, string[]> | undefined;
+}
+
+/** How a stub API server authenticates a bearer token: the user, or `undefined` (401). */
+export type Authenticator = (token: string) => Promise<KubeUser | undefined>;
+
 /**
  * A stand-in for a Kubernetes API server on loopback over HTTPS (a throwaway certificate made with
- * the openssl CLI): `GET /api` answers only a request whose bearer token is a JWT of `issuer` for
- * `audience`, verified against the issuer's JWKS (fetched once, at start), as the API server's JWT
- * authenticator does; anything else is 401 like Kubernetes answers it.
+ * the openssl CLI): `GET /api` answers only a request whose bearer token the authenticator accepts
+ * (by default: a JWT of `issuer` for `audience`, verified against the issuer's JWKS fetched once, at
+ * start, with `sub` as the username); anything else is 401 like Kubernetes answers it.
  */
 export interface StubApiServer {
   url: string;
   /** The PEM file of the certificate authority (the self-signed certificate itself). */
   caFile: string;
-  /** The `sub` of each request it authenticated, and how many it refused. */
+  /** The username of each request it authenticated, and how many it refused. */
   authenticated: string[];
+  /** The user of each request it authenticated (username, groups...), in order. */
+  users: KubeUser[];
   refused: number;
   stop(): Promise<void>;
 }
 
-export async function startStubApiServer(options: {
-  issuer: string;
-  audience: string;
-  dir: string;
-}): Promise<StubApiServer> {
-  const keyFile = join(options.dir, `${options.audience.replace(/\W/g, '_')}.key`);
-  const caFile = join(options.dir, `${options.audience.replace(/\W/g, '_')}.crt`);
+/** A throwaway self-signed certificate for 127.0.0.1 (openssl CLI): its key and certificate files. */
+export function selfSignedCertificate(dir: string, name: string): { keyFile: string; caFile: string } {
+  const keyFile = join(dir, `${name.replace(/\W/g, '_')}.key`);
+  const caFile = join(dir, `${name.replace(/\W/g, '_')}.crt`);
   execFileSync(
     'openssl',
     [
@@ -51,30 +61,51 @@ export async function startStubApiServer(options: {
     ],
     { stdio: 'ignore' },
   );
-  const metadata = (await (await fetch(`${options.issuer}/.well-known/openid-configuration`)).json()) as {
+  return { keyFile, caFile };
+}
+
+/** The API server's JWT authenticator reduced to signature, issuer and audience; `sub` is the username. */
+async function jwksAuthenticator(issuer: string, audience: string): Promise<Authenticator> {
+  const metadata = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as {
     jwks_uri: string;
   };
   const jwks = createLocalJWKSet((await (await fetch(metadata.jwks_uri)).json()) as JSONWebKeySet);
+  return async (token) => {
+    try {
+      const { payload } = await jwtVerify(token, jwks, { issuer, audience });
+      return payload.sub === undefined ? undefined : { username: payload.sub, groups: [] };
+    } catch {
+      return undefined;
+    }
+  };
+}
 
-  const stub: StubApiServer = { url: '', caFile, authenticated: [], refused: 0, stop: async () => {} };
+export async function startStubApiServer(options: {
+  issuer: string;
+  audience: string;
+  dir: string;
+  /** How tokens are authenticated; by default a JWT of `issuer` for `audience` (see above). */
+  authenticate?: Authenticator;
+}): Promise<StubApiServer> {
+  const { keyFile, caFile } = selfSignedCertificate(options.dir, options.audience);
+  const authenticate = options.authenticate ?? (await jwksAuthenticator(options.issuer, options.audience));
+
+  const stub: StubApiServer = {
+    url: '',
+    caFile,
+    authenticated: [],
+    users: [],
+    refused: 0,
+    stop: async () => {},
+  };
   const server: Server = createServer(
     { key: await readFile(keyFile), cert: await readFile(caFile) },
     async (req, res) => {
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-      let subject: string | undefined;
-      if (token !== undefined) {
-        try {
-          const { payload } = await jwtVerify(token, jwks, {
-            issuer: options.issuer,
-            audience: options.audience,
-          });
-          subject = payload.sub;
-        } catch {
-          subject = undefined;
-        }
-      }
+      // as the API server does, an authenticator that fails (webhook unreachable...) is a 401
+      const user = token === undefined ? undefined : await authenticate(token).catch(() => undefined);
       res.setHeader('content-type', 'application/json');
-      if (subject === undefined) {
+      if (user === undefined) {
         stub.refused += 1;
         res.statusCode = 401;
         res.end(
@@ -90,7 +121,8 @@ export async function startStubApiServer(options: {
         );
         return;
       }
-      stub.authenticated.push(subject);
+      stub.authenticated.push(user.username);
+      stub.users.push(user);
       if (req.method === 'GET' && req.url === '/api') {
         res.end(
           JSON.stringify({
