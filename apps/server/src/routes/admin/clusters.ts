@@ -1,7 +1,6 @@
-import { addCluster, getCluster, isAdminError, listClusters, removeCluster } from '@idgate/core';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
-import { sendProblem } from '../../http/errors.js';
+import { addCluster, getCluster, listClusters, removeCluster } from '@idgate/core';
+import type { FastifyInstance } from 'fastify';
+import { adminScope } from './scope.js';
 
 const BASE = '/admin/v1/clusters';
 
@@ -14,33 +13,16 @@ type Named = { Params: { name: string } };
  * problems.
  */
 export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
-  const { idgate } = app;
-  const { admin } = idgate;
-  const authenticate = apiKeyAuthenticator(idgate, 'admin');
-  const root = idgate.config.issuer.slice(0, -'/oauth'.length);
-
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.header('Cache-Control', 'no-store');
-    await authenticate(request);
-  });
-  app.setErrorHandler((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-    if (isAdminError(error) && error.code === 'not_found') {
-      const what = `there is no ${error.object.replaceAll('_', ' ')} ${(error.key ?? '').slice(0, 64)}`;
-      return sendProblem(reply, error.status, error.problemCode, what);
-    }
-    throw error;
-  });
-
-  const options = { config: { errorFormat: 'problem' as const } };
+  const { admin } = app.idgate;
+  const { options, root, requireJson } = adminScope(app);
 
   app.get(BASE, options, async () => ({ items: await listClusters(admin) }));
 
   app.get<Named>(`${BASE}/:name`, options, (request) => getCluster(admin, request.params.name));
 
   app.post(BASE, options, async (request, reply) => {
-    if (!request.headers['content-type']?.toLowerCase().startsWith('application/json')) {
-      return sendProblem(reply, 415, 'unsupported_media_type', 'a cluster is sent as application/json');
-    }
+    const refused = requireJson(request, reply, 'a cluster');
+    if (refused !== undefined) return refused;
     const created = await addCluster(admin, request.body, { label: (path) => path || 'body' });
     return reply.status(201).header('Location', `${root}${BASE}/${created.cluster.name}`).send(created);
   });

@@ -1,40 +1,28 @@
-import { OAuthProtocolError, startDeviceAuthorization } from '@idgate/core';
+import { startDeviceAuthorization } from '@idgate/core';
 import { DeviceAuthorizationResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { allowAnyOrigin } from '../../http/cors.js';
-import { type FormBody, isFormRequest } from '../../http/form.js';
+import { credentialEndpoint } from '../../http/credential-endpoint.js';
 
-/** `POST /oauth/device_authorization` (RFC 8628 §3.1): a device asks for a device code and a user code. */
+/**
+ * `POST /oauth/device_authorization` (RFC 8628 §3.1): a device asks for a device code and a user
+ * code. The answer is a credential, like a token response (§3.2): never cached.
+ */
 export async function deviceAuthorizationRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
   const verificationUri = `${idgate.config.issuer}/device`;
-  app.post<{ Body: FormBody | undefined }>(
+  credentialEndpoint(
+    app,
     '/oauth/device_authorization',
-    {
-      config: { errorFormat: 'oauth' },
-      schema: { response: { 200: z.toJSONSchema(DeviceAuthorizationResponse, { target: 'draft-7' }) } },
-      onRequest: async (_request, reply) => {
-        // RFC 8628 §3.2 answers as RFC 6749 §5.1 does: the device code is a credential, never cached.
-        reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
-        allowAnyOrigin(reply);
-      },
-    },
-    async (request) => {
-      if (!isFormRequest(request)) {
-        throw new OAuthProtocolError(
-          'invalid_request',
-          'the device authorization endpoint takes application/x-www-form-urlencoded',
-        );
-      }
-      return startDeviceAuthorization(request.body ?? {}, request.headers.authorization, {
+    'the device authorization endpoint',
+    DeviceAuthorizationResponse,
+    (form, authorization) =>
+      startDeviceAuthorization(form, authorization, {
         clock: idgate.clock,
         findClient: (id) => idgate.storage.clients.findById(id),
         storage: idgate.storage,
         verificationUri,
         lifetimeSeconds: idgate.config.device.codeTtl,
         intervalSeconds: idgate.config.device.interval,
-      });
-    },
+      }),
   );
 }

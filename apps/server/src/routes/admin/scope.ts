@@ -1,0 +1,47 @@
+import { isAdminError } from '@idgate/core';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
+import { sendProblem } from '../../http/errors.js';
+
+/** What every admin route plugin shares, from {@link adminScope}. */
+export interface AdminScope {
+  /** Route options: errors as RFC 9457 problems. */
+  readonly options: { config: { errorFormat: 'problem' } };
+  /** The server's root URL (the issuer without `/oauth`), for `Location` headers. */
+  readonly root: string;
+  /**
+   * Answers 415 unless the request is JSON; `what` names the object (`'a cluster'`).
+   * @returns the reply sent, or undefined when the request may go on.
+   */
+  requireJson(request: FastifyRequest, reply: FastifyReply, what: string): FastifyReply | undefined;
+}
+
+/**
+ * Sets up an admin route plugin (an encapsulated fastify scope under `/admin/v1`): every request
+ * needs an API key with the `admin` scope, nothing answered is cached, and a missing object is
+ * worded for the API (the use case's message is the CLI's), repeating only the start of what was
+ * asked for. Every other refusal goes to the server's handler, as a problem.
+ * @example const { options, root, requireJson } = adminScope(app);
+ */
+export function adminScope(app: FastifyInstance): AdminScope {
+  const authenticate = apiKeyAuthenticator(app.idgate, 'admin');
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('Cache-Control', 'no-store');
+    await authenticate(request);
+  });
+  app.setErrorHandler((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    if (isAdminError(error) && error.code === 'not_found') {
+      const what = `there is no ${error.object.replaceAll('_', ' ')} ${(error.key ?? '').slice(0, 64)}`;
+      return sendProblem(reply, error.status, error.problemCode, what);
+    }
+    throw error;
+  });
+  return {
+    options: { config: { errorFormat: 'problem' } },
+    root: app.idgate.config.issuer.slice(0, -'/oauth'.length),
+    requireJson(request, reply, what) {
+      if (request.headers['content-type']?.toLowerCase().startsWith('application/json')) return undefined;
+      return sendProblem(reply, 415, 'unsupported_media_type', `${what} is sent as application/json`);
+    },
+  };
+}
