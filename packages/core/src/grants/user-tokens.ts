@@ -61,7 +61,9 @@ export async function issueUserTokens(
   const { grant, client, user, scope } = request;
   const authTime = Math.floor(grant.authTime.getTime() / 1000);
   const audience = tokenAudience(request.resource, client);
-  const clusters = (await context.clusterAudiences?.()) ?? [];
+  // Only a client with audiences of its own can be given a cluster's: the others (every web
+  // application) issue without reading the cluster list.
+  const clusters = client.audiences.length > 0 ? ((await context.clusterAudiences?.()) ?? []) : [];
   const forCluster = audience.some((aud) => clusters.includes(aud));
   const access = await issueAccessToken(
     context.keys,
