@@ -7,6 +7,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from 'fastify';
 import { assetsPathOf } from './browser/pages.js';
+import type { IdgateConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { errorHandling } from './http/errors.js';
 import { installFormParser } from './http/form.js';
@@ -45,6 +46,19 @@ export interface BuildAppOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/**
+ * The `trustProxy` setting as fastify takes it. A hop count becomes a function trusting the last
+ * `hops` addresses of the chain (fastify itself now trusts no hop for a bare number, since a
+ * count cannot tell the proxy from a client that reached idgate directly: the README says when a
+ * count is safe).
+ */
+function trustedProxies(
+  setting: IdgateConfig['trustProxy'],
+): NonNullable<FastifyServerOptions['trustProxy']> {
+  if (typeof setting !== 'number') return setting;
+  return (_address: string, hop: number) => hop < setting;
+}
+
 /** Headers every response carries, error or not. */
 function baseHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('X-Request-Id', request.id);
@@ -81,7 +95,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger,
     frameworkErrors: errors.frameworkErrors,
     bodyLimit: context.config.bodyLimit,
-    trustProxy: context.config.trustProxy,
+    trustProxy: trustedProxies(context.config.trustProxy),
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { IdentityProviderConfig, SigningAlgorithm } from '@idgate/schema';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -15,6 +16,50 @@ const Issuer = z
   );
 
 const Seconds = z.coerce.number().int().positive().max(31_536_000);
+
+/** An IPv4 or IPv6 address, or a CIDR range of them (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressOrRange(value: string): boolean {
+  const [address = '', bits, extra] = value.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+const TRUST_PROXY_TRUE =
+  'true would believe any X-Forwarded-For, so a client could choose its own address and dodge the per-address sign-in limits: give the number of proxies in front of idgate (1 for an ingress) or their addresses/CIDR ranges';
+
+/**
+ * Which proxies' `X-Forwarded-For` to believe, as fastify takes it: `false` (none: the peer's
+ * address is the client's), a hop count (the last N proxies), or the proxies' addresses and CIDR
+ * ranges. The environment writes a list comma-separated. `true` is refused: see
+ * {@link TRUST_PROXY_TRUE}.
+ */
+const TrustProxy = z.preprocess(
+  (value) => {
+    if (typeof value !== 'string') return value;
+    const text = value.trim();
+    if (text === 'false' || text === '0') return false;
+    if (text === 'true') return true;
+    if (/^[0-9]+$/.test(text)) return Number(text);
+    return text.split(',').map((part) => part.trim());
+  },
+  z.union(
+    [
+      z.literal(false),
+      z.literal(true).refine(() => false, TRUST_PROXY_TRUE),
+      z.int().min(1).max(10),
+      z
+        .array(z.string().refine(isAddressOrRange, 'must be an IP address or CIDR range'))
+        .min(1)
+        .transform((list) => list),
+    ],
+    {
+      error:
+        'must be false, a number of proxies from 1 to 10, or a comma-separated list of proxy IP addresses or CIDR ranges',
+    },
+  ),
+);
 
 const ConfigSchema = z.strictObject({
   host: z.string().min(1).default('0.0.0.0'),
@@ -59,7 +104,15 @@ const ConfigSchema = z.strictObject({
       maxFailuresPerAddress: z.coerce.number().int().min(1).max(100_000).default(100),
     })
     .prefault({}),
-  logout: z.strictObject({ revokeGrants: z.stringbool().or(z.boolean()).default(true) }).prefault({}),
+  logout: z
+    .strictObject({
+      // `true`/`false` are the spellings of before `client` existed: all grants, or none.
+      revokeGrants: z
+        .enum(['client', 'all', 'none'])
+        .or(z.boolean().transform((all) => (all ? 'all' : 'none')))
+        .default('client'),
+    })
+    .prefault({}),
   pkce: z
     .strictObject({
       allowPlain: z.stringbool().or(z.boolean()).default(false),
@@ -67,6 +120,12 @@ const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+  maintenance: z
+    .strictObject({
+      /** Seconds between purges of expired codes, tokens, sign-ins and revocations; 0 for none. */
+      purgeInterval: z.coerce.number().int().min(0).max(604_800).default(3600),
+    })
+    .prefault({}),
   /** Identity providers declared in the file (GitOps); the CLI and admin API manage others in the database. */
   identityProviders: z.array(IdentityProviderConfig).default([]),
   federation: z
@@ -75,7 +134,7 @@ const ConfigSchema = z.strictObject({
       tokenClientId: z.string().min(1).optional(),
     })
     .prefault({}),
-  trustProxy: z.stringbool().or(z.boolean()).default(false),
+  trustProxy: TrustProxy.default(false),
   bodyLimit: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
 });
 
@@ -107,6 +166,7 @@ const ENV: Record<string, string[]> = {
   IDGATE_SESSION_TTL: ['session', 'ttl'],
   IDGATE_DEVICE_CODE_TTL: ['device', 'codeTtl'],
   IDGATE_DEVICE_POLL_INTERVAL: ['device', 'interval'],
+  IDGATE_PURGE_INTERVAL: ['maintenance', 'purgeInterval'],
   IDGATE_LOGIN_MAX_FAILURES: ['bruteForce', 'maxFailures'],
   IDGATE_LOGIN_WINDOW: ['bruteForce', 'windowSeconds'],
   IDGATE_LOG_LEVEL: ['log', 'level'],

@@ -4,6 +4,7 @@ import {
   type KeyRing,
   LoginThrottle,
   type PasswordHasher,
+  type PurgedRecords,
   type Storage,
 } from '@idgate/core';
 import { adminPorts } from './admin-ports.js';
@@ -11,6 +12,7 @@ import { ChangeFeed } from './cache/change-feed.js';
 import { Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
 import { ProviderRegistry } from './federation/registry.js';
+import { type PurgeJob, startPurgeJob } from './maintenance.js';
 import { createMetrics, instrumentLoginAttempts, type Metrics } from './metrics.js';
 import type { Services } from './services.js';
 import type { Database } from './storage/index.js';
@@ -47,13 +49,17 @@ export interface AppContext {
 /** A context and how to stop what it started. */
 export interface RunningContext {
   readonly context: AppContext;
-  /** Stops following changes (the services stay open: their owner closes them). */
+  /** The periodic purge of expired records (`maintenance.purgeInterval`). */
+  readonly purge: PurgeJob;
+  /** Stops following changes and purging (the services stay open: their owner closes them). */
   stop(): Promise<void>;
 }
 
 export interface AppContextOptions {
   /** Where the change feed reports a failed read (it retries on its own). */
   onFeedError?: (error: unknown, what: string) => void;
+  /** Where the purge job reports what it deleted, or a round that failed (the next one retries). */
+  onPurge?: (counts: PurgedRecords | undefined, error?: unknown) => void;
 }
 
 /**
@@ -111,5 +117,17 @@ export async function createAppContext(
     ),
     keys: () => services.keys(),
   };
-  return { context, stop: () => feed.stop() };
+  const report = options.onPurge ?? (() => {});
+  const purge = startPurgeJob(services, config.maintenance.purgeInterval, {
+    purged: (counts) => report(counts),
+    failed: (error) => report(undefined, error),
+  });
+  return {
+    context,
+    purge,
+    stop: async () => {
+      purge.stop();
+      await feed.stop();
+    },
+  };
 }

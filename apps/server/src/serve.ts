@@ -50,6 +50,10 @@ export async function composeServer(
   try {
     running = await createAppContext(services, {
       onFeedError: (err, what) => app?.log.warn({ err }, `change feed: ${what} failed`),
+      onPurge: (purged, err) =>
+        err === undefined
+          ? app?.log.info({ purged }, 'purged expired records')
+          : app?.log.warn({ err }, 'purging expired records failed; the next round tries again'),
     });
   } catch (error) {
     await services.close();
@@ -72,14 +76,28 @@ export async function composeServer(
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      // Requests in flight finish (new ones get 503); each keep-alive connection is closed as soon
+      // as it goes idle rather than after keepAliveTimeout, which would hold the shutdown for a
+      // minute. A connection still busy after the grace period is cut.
+      const { server } = built;
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      try {
+        await built.close();
+      } finally {
+        clearInterval(sweep);
+        clearTimeout(cut);
+      }
       await running.stop();
-      await built.close();
       await services.close();
     })();
     return closing;
   };
   return { app: built, services, context, close };
 }
+
+/** How long a shutdown waits for requests in flight before it cuts their connections (ms). */
+const SHUTDOWN_GRACE_MS = 10_000;
 
 /**
  * Composes the server ({@link composeServer}) and listens on the configured host and port. With

@@ -49,6 +49,17 @@ describe('configuration', () => {
     expect(loadConfig({ env: { IDGATE_CONFIG: file } }).port).toBe(9000);
   });
 
+  it('signs out of one application by default; true and false still mean all grants and none', () => {
+    expect(loadConfig({ env: {} }).logout.revokeGrants).toBe('client');
+    const logout = (value: string) =>
+      loadConfig({ file: yamlFile(`logout:\n  revokeGrants: ${value}\n`), env: {} }).logout.revokeGrants;
+    expect(logout('all')).toBe('all');
+    expect(logout('none')).toBe('none');
+    expect(logout('true')).toBe('all');
+    expect(logout('false')).toBe('none');
+    expect(() => logout('some')).toThrow(ConfigError);
+  });
+
   it('reports every bad setting, each by the name the operator used', () => {
     const file = yamlFile('port: 70000\nlog:\n  level: loud\ncolour: blue\n');
     const found = problems(() =>

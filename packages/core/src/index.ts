@@ -27,6 +27,7 @@ export {
   isAdminError,
   parseAdminInput,
 } from './admin/errors.js';
+export { checkIfMatch, etagOf } from './admin/etag.js';
 export { linkIdentity, listUserIdentities, unlinkIdentity } from './admin/identities.js';
 export {
   addIdentityProvider,
@@ -189,6 +190,7 @@ export {
   type SigningKeyState,
   signingKeyState,
 } from './keys/signing-key.js';
+export { type PurgedRecords, purgeExpiredRecords } from './maintenance/purge.js';
 export type {
   ApiKeyCluster,
   ApiKeyRecord,
@@ -267,7 +269,7 @@ export {
   type LoginThrottlePolicy,
   type ThrottleDecision,
 } from './security/login-throttle.js';
-export { type EndSessionContext, endBrowserSession } from './sessions/end-session.js';
+export { type EndSessionContext, endBrowserSession, type LogoutRevocation } from './sessions/end-session.js';
 export {
   type IdentityMapping,
   type IdentityMappingContext,

@@ -205,7 +205,8 @@ export interface InteractionRecord {
   userId: string | null;
   authTime: Date | null;
   /** Anti-CSRF token the interaction's forms must echo. */
-  csrfToken: string;
+  /** SHA-256 of the CSRF token its forms carry (derived from the cookie secret, never stored). */
+  csrfTokenHash: string;
   createdAt: Date;
   expiresAt: Date;
 }

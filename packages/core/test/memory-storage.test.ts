@@ -188,7 +188,7 @@ describe('memory storage: sessions, consents, interactions', () => {
       request: { scope: ['openid'], state: 'xyz' },
       userId: null,
       authTime: null,
-      csrfToken: 'csrf',
+      csrfTokenHash: 'csrf',
       createdAt: T0,
       expiresAt: later(600),
     };

@@ -3,6 +3,32 @@ import { z } from 'zod';
 const Timestamp = z.iso.datetime({ offset: true });
 
 /**
+ * One page of a listing of the admin API: `items` in the listing's order and, when there are
+ * more, the opaque `nextCursor` to pass as `?cursor=` for the next page (null on the last page).
+ * @example pageOf(User).parse({ items: [], nextCursor: null })
+ */
+export const pageOf = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+
+/**
+ * The paging parameters of a listing (`?limit=&cursor=`), as the query string sends them:
+ * `limit` 1–500 (default 100), `cursor` the `nextCursor` of the page before.
+ * @example PageQuery.parse({ limit: '50' }) // { limit: 50 }
+ */
+export const PageQuery = z.object({
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 500')
+    .transform(Number)
+    .pipe(
+      z.int().min(1, 'must be a whole number from 1 to 500').max(500, 'must be a whole number from 1 to 500'),
+    )
+    .default(100),
+  cursor: z.string().min(1).max(512).optional(),
+});
+export type PageQuery = z.infer<typeof PageQuery>;
+
+/**
  * A username: 1–128 characters of letters, digits and `. _ @ -`, starting with a letter or digit.
  * Usernames are unique regardless of case.
  * @example Username.parse('alice.smith@example.com')

@@ -94,7 +94,17 @@ export const ProblemCode = z.enum([
   'identity_provider_exists',
   'identity_provider_read_only',
   'cluster_exists',
+  'invalid_group',
+  'invalid_session',
+  'invalid_grant_id',
+  'invalid_signing_key',
+  'group_not_found',
+  'session_not_found',
+  'grant_not_found',
+  'weak_password',
   'conflict',
+  // A conditional update (If-Match) whose ETag is no longer the object's.
+  'precondition_failed',
   // An upstream identity provider (the codes of a connector's refusal).
   'upstream_error',
   'upstream_unavailable',

@@ -1,10 +1,9 @@
 import { Cluster, ClusterName, type CreateClusterInput, CreatedCluster } from '@idgate/schema';
+import { adminSend, NO_CONTENT } from './admin-http.js';
 import { IdgateSdkError } from './errors.js';
 import { FederationMethods, itemsOf } from './federation.js';
-import { type Call, type Parser, send, type TransportOptions } from './http.js';
+import type { Call, TransportOptions } from './http.js';
 
-/** Accepts any body: a 204 has none. */
-const NO_CONTENT: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
 const CLUSTERS = itemsOf(Cluster);
 
 /**
@@ -106,19 +105,9 @@ export class ClusterMethods extends FederationMethods implements IdgateClusterMe
     });
   }
 
-  async #send<T>(method: string, call: Omit<Call<T>, 'secrets'>): Promise<T> {
-    const apiKey = this.#apiKey;
-    if (!apiKey) {
-      throw new IdgateSdkError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
-        endpoint: `${call.method} /${call.path}`,
-      });
-    }
+  #send<T>(method: string, call: Omit<Call<T>, 'secrets'>): Promise<T> {
     // The created cluster's key is in the answer, never in a request: only the admin key is redacted.
-    return send(this.#transport, {
-      ...call,
-      headers: { ...call.headers, authorization: `Bearer ${apiKey}` },
-      secrets: [apiKey],
-    });
+    return adminSend(this.#transport, this.#apiKey, method, call);
   }
 }
 

@@ -7,14 +7,13 @@ import {
   TokenResponse,
   Username,
 } from '@idgate/schema';
+import { adminSend, NO_CONTENT } from './admin-http.js';
 import { IdgateSdkError, type SchemaIssue } from './errors.js';
 import type { IdgateFederationMethods } from './federation-types.js';
 import { type Call, type Parser, send, type TransportOptions } from './http.js';
 
 /** Callback parameters that are credentials: redacted from every error message. */
 const CALLBACK_SECRETS = ['code', 'access_token'] as const;
-/** Accepts any body: a 204 has none. */
-const NO_CONTENT: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
 
 /**
  * `{ items: T[] }` with each item checked by `item`, issues pathed from the root (the SDK does not
@@ -171,19 +170,8 @@ export class FederationMethods implements IdgateFederationMethods {
   }
 
   /** Sends an admin call with the API key as Bearer credential, redacting it and `secrets`. */
-  async #admin<T>(method: string, call: Omit<Call<T>, 'secrets'>, secrets: string[] = []): Promise<T> {
-    const apiKey = this.#apiKey;
-    if (!apiKey) {
-      const endpoint = `${call.method} /${call.path}`;
-      throw new IdgateSdkError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
-        endpoint,
-      });
-    }
-    return send(this.#transport, {
-      ...call,
-      headers: { ...call.headers, authorization: `Bearer ${apiKey}` },
-      secrets: [apiKey, ...secrets],
-    });
+  #admin<T>(method: string, call: Omit<Call<T>, 'secrets'>, secrets: string[] = []): Promise<T> {
+    return adminSend(this.#transport, this.#apiKey, method, call, secrets);
   }
 }
 

@@ -28,7 +28,7 @@ export interface TransportOptions {
 
 /** One request: where, what, and how to check the answer. */
 export interface Call<T> {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path relative to the server root, without a leading slash (e.g. `oauth/token`). */
   path: string;
   schema: Parser<T>;

@@ -1,20 +1,55 @@
 import type { FastifyReply } from 'fastify';
 import { messagePage } from '../views/message.js';
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * The CSP sources (CSP3 §2.3.1) that let a form's answer redirect the browser to `uris`: a
+ * page's forms post to idgate, which may answer with a redirect to the client (the code, or the
+ * end of a sign-out), and browsers check `form-action` against that redirect too. An https URI
+ * gives its origin; a loopback http URI any port of that host (native apps listen on a port of
+ * their choosing, RFC 8252 §7.3); a private-use scheme (`com.example.app:/cb`) the scheme.
+ * Anything else gives nothing.
+ * @example formActionSources(['https://app.example.com/cb']) // ['https://app.example.com']
+ */
+export function formActionSources(uris: ReadonlyArray<string | undefined>): string[] {
+  const sources = new Set<string>();
+  for (const uri of uris) {
+    if (uri === undefined || !URL.canParse(uri)) continue;
+    const url = new URL(uri);
+    if (url.protocol === 'https:') sources.add(url.origin);
+    else if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) sources.add(`http://${url.hostname}:*`);
+    else if (url.protocol !== 'http:' && /^[a-z][a-z0-9+.-]*:$/.test(url.protocol)) sources.add(url.protocol);
+  }
+  return [...sources];
+}
+
+/** What a page's forms may lead to besides idgate itself. */
+export interface PageOptions {
+  /** Where a form's answer may redirect the browser (see {@link formActionSources}). */
+  formRedirects?: ReadonlyArray<string | undefined>;
+}
+
 /**
  * Sends an HTML page with the headers every page gets: no caching (pages carry CSRF tokens), no
  * framing (clickjacking on the login and consent forms), no referrer (URLs carry interaction ids),
- * and a policy that allows only our stylesheet. No `form-action`: after a form, the server
- * redirects to the client, which browsers would check against it.
+ * a policy that allows only our stylesheet, and forms that post only to idgate and may end in a
+ * redirect only to the client the flow belongs to (`form-action`).
  */
-export function sendPage(reply: FastifyReply, status: number, body: string): FastifyReply {
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  body: string,
+  options: PageOptions = {},
+): FastifyReply {
+  const formAction = ["'self'", ...formActionSources(options.formRedirects ?? [])].join(' ');
   return reply
     .status(status)
     .type('text/html; charset=utf-8')
     .header('Cache-Control', 'no-store')
     .header(
       'Content-Security-Policy',
-      "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+      `default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action ${formAction}`,
     )
     .header('X-Frame-Options', 'DENY')
     .header('Referrer-Policy', 'no-referrer')

@@ -27,6 +27,18 @@ export interface DeviceApprovalRequest {
   clientId: string;
 }
 
+/**
+ * A live interaction and the CSRF token its forms carry. The token is derived from the secret of
+ * the browser's interaction cookie, so the page can be shown again without storage keeping the
+ * token: storage holds only its hash, like every other secret.
+ */
+export type LiveInteraction = InteractionRecord & { readonly csrfToken: string };
+
+/** The CSRF token of the interaction whose cookie holds `secret` (a different hash than the stored one). */
+function csrfTokenOf(secret: string): Promise<string> {
+  return hashSecret(`idgate-csrf:${secret}`);
+}
+
 /** A standalone sign-in (GET /oauth/login with no application behind it). */
 export type StoredRequest = AuthorizationRequest | { standalone: true } | DeviceApprovalRequest;
 
@@ -105,8 +117,9 @@ export class BrowserState {
   }
 
   /** Starts an interaction for a request that needs the user, bound to this browser. */
-  async createInteraction(reply: FastifyReply, stored: StoredRequest): Promise<InteractionRecord> {
+  async createInteraction(reply: FastifyReply, stored: StoredRequest): Promise<LiveInteraction> {
     const secret = generateSecret();
+    const csrfToken = await csrfTokenOf(secret);
     const now = this.#now();
     const interaction: InteractionRecord = {
       id: generateSecret(18),
@@ -114,23 +127,32 @@ export class BrowserState {
       request: stored as unknown as Record<string, unknown>,
       userId: null,
       authTime: null,
-      csrfToken: generateSecret(),
+      csrfTokenHash: await hashSecret(csrfToken),
       createdAt: now,
       expiresAt: new Date(now.getTime() + INTERACTION_TTL_SECONDS * 1000),
     };
     await this.idgate.storage.interactions.create(interaction);
     this.#cookie(reply, INTERACTION_COOKIE + interaction.id, secret, INTERACTION_TTL_SECONDS);
-    return interaction;
+    return { ...interaction, csrfToken };
   }
 
   /** The interaction `id`, if it is live and this browser started it. */
-  async loadInteraction(request: FastifyRequest, id: unknown): Promise<InteractionRecord | undefined> {
+  async loadInteraction(request: FastifyRequest, id: unknown): Promise<LiveInteraction | undefined> {
     if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
     const secret = request.cookies[INTERACTION_COOKIE + id];
     if (secret === undefined) return undefined;
     const interaction = await this.idgate.storage.interactions.findById(id);
     if (interaction === undefined || interaction.expiresAt <= this.#now()) return undefined;
-    return (await verifySecret(secret, interaction.secretHash)) ? interaction : undefined;
+    if (!(await verifySecret(secret, interaction.secretHash))) return undefined;
+    return { ...interaction, csrfToken: await csrfTokenOf(secret) };
+  }
+
+  /**
+   * Whether a form's `csrf` field is the interaction's CSRF token, checked against the stored
+   * hash in constant time.
+   */
+  checkCsrf(interaction: InteractionRecord, submitted: string | undefined): Promise<boolean> {
+    return verifySecret(submitted ?? '', interaction.csrfTokenHash);
   }
 
   /** Ends an interaction and forgets its cookie. */

@@ -84,7 +84,7 @@ export function createLdapConnector(
     }
   }
 
-  async function searchUser(client: LdapClient, username: string): Promise<Entry | null> {
+  async function searchUsers(client: LdapClient, username: string): Promise<Entry[]> {
     const attributes = [
       userSearch.usernameAttribute,
       userSearch.emailAttribute,
@@ -105,9 +105,7 @@ export function createLdapConnector(
       .catch((error: unknown) => {
         throw failure(error, 'the directory refused the user search');
       });
-    // Ambiguous: never pick one of several entries, or a password would sign in as someone else.
-    if (result.searchEntries.length !== 1) return null;
-    return result.searchEntries[0] ?? null;
+    return result.searchEntries;
   }
 
   /** Whether the password is the user's, by a bind as the DN on a connection of its own. */
@@ -145,7 +143,7 @@ export function createLdapConnector(
 
   return {
     kind: 'password',
-    async authenticate(username, password) {
+    async authenticate(username, password, { onRefusal = () => {} } = {}) {
       // An empty password makes the bind an unauthenticated one, which directories may accept as
       // anonymous (RFC 4513 §5.1.2): it would "succeed" for anyone's DN.
       if (username === '' || password === '' || username.length > MAX_USERNAME_LENGTH) return null;
@@ -164,9 +162,23 @@ export function createLdapConnector(
             throw failure(error, "the directory refused idgate's service account");
           });
         }
-        const entry = await searchUser(client, username);
-        if (entry === null || entry.dn === '') return null;
-        if (!(await checkPassword(entry.dn, password))) return null;
+        const entries = await searchUsers(client, username);
+        const entry = entries[0];
+        // Ambiguous: never pick one of several entries, or a password would sign in as someone else.
+        if (entries.length !== 1 || entry === undefined || entry.dn === '') {
+          onRefusal(
+            entries.length === 0
+              ? `no entry under ${userSearch.baseDn} matches the user search`
+              : entries.length > 1
+                ? `several entries under ${userSearch.baseDn} match the user search; refusing to pick one`
+                : 'the matching entry has no DN',
+          );
+          return null;
+        }
+        if (!(await checkPassword(entry.dn, password))) {
+          onRefusal(`the directory refused the password for ${entry.dn} (invalid credentials)`);
+          return null;
+        }
 
         const directoryUsername = values(entry, userSearch.usernameAttribute)[0] ?? username;
         const identity: ExternalIdentity = {

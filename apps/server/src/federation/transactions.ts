@@ -34,7 +34,9 @@ export const TRANSACTION_MESSAGES: Record<TransactionFailure, string> = {
 /**
  * External sign-ins in progress. `begin` stores the transaction (state and binding secret as
  * hashes) and sets a cookie, HttpOnly and scoped to the callback path, that binds it to the
- * browser; `complete` consumes it once, for that browser and provider only.
+ * browser; `complete` consumes it once, for that browser and provider only. A callback from
+ * another browser, or for another provider, leaves the transaction as it was: a stranger who
+ * learnt a state cannot cancel someone's sign-in with it.
  */
 export class LoginTransactions {
   readonly #secure: boolean;
@@ -93,19 +95,24 @@ export class LoginTransactions {
     if (state.length > 512) return { ok: false, failure: 'unknown' };
     const binding = request.cookies[`${COOKIE}${provider}`];
     const now = this.idgate.clock.now();
-    const use = await this.idgate.storage.loginTransactions.consume(await hashSecret(state), new Date(now));
+    const stateHash = await hashSecret(state);
+    const { loginTransactions } = this.idgate.storage;
+    // Whose it is first: only the browser that began it, at this provider, may consume it.
+    const found = await loginTransactions.find(stateHash);
+    if (found === undefined) return { ok: false, failure: 'unknown' };
+    if (found.consumedAt !== null) return { ok: false, failure: 'replayed' };
+    if (found.provider !== provider) return { ok: false, failure: 'other_provider' };
+    if (binding === undefined || binding.length > 128 || !(await verifySecret(binding, found.bindingHash)))
+      return { ok: false, failure: 'other_browser' };
+    const use = await loginTransactions.consume(stateHash, new Date(now));
     if (use.status === 'unknown') return { ok: false, failure: 'unknown' };
     if (use.status === 'replayed') return { ok: false, failure: 'replayed' };
-    const { transaction } = use;
     reply.setCookie(
       `${COOKIE}${provider}`,
       '',
       cookieOptions({ path: `${this.#callbackPath}/${provider}`, secure: this.#secure, maxAge: 0 }),
     );
-    if (transaction.provider !== provider) return { ok: false, failure: 'other_provider' };
-    if (binding === undefined || !(await verifySecret(binding, transaction.bindingHash)))
-      return { ok: false, failure: 'other_browser' };
-    if (transaction.expiresAt.getTime() <= now) return { ok: false, failure: 'expired' };
-    return { ok: true, transaction };
+    if (use.transaction.expiresAt.getTime() <= now) return { ok: false, failure: 'expired' };
+    return { ok: true, transaction: use.transaction };
   }
 }

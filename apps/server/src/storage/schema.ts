@@ -149,6 +149,7 @@ export interface InteractionsTable {
   request: string;
   user_id: string | null;
   auth_time: number | null;
+  /** SHA-256 of the interaction's CSRF token (the column name predates hashing it). */
   csrf_token: string;
   created_at: number;
   expires_at: number;

@@ -152,7 +152,8 @@ describe('deploy/', () => {
     const config = loadConfig({ env });
     expect(config.port).toBe(containerPort('http'));
     expect(config.issuer).toMatch(/^https:\/\/.+\/oauth$/);
-    expect(config.trustProxy).toBe(true);
+    // Only the ingress's X-Forwarded-For is believed, never any client's.
+    expect(config.trustProxy).toEqual(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7']);
     // Several replicas share one database and one secret: SQLite cannot be shared.
     expect(config.database.url).toMatch(/^postgres(ql)?:\/\//);
     expect(config.secret?.length).toBeGreaterThanOrEqual(32);

@@ -116,6 +116,33 @@ describe.each(testDatabaseUrls())('sign-in with LDAP passwords on $name', (kind)
     expect(await response.json()).toMatchObject({ error: 'invalid_request' });
   });
 
+  it('logs why the directory refused a sign-in, never the password', async () => {
+    expect((await grant('carol', 'not-alices-password-71')).status).toBe(400);
+    expect((await grant('nobody-here', 'not-alices-password-72')).status).toBe(400);
+    const refused = t.logs
+      .map(
+        (line) => JSON.parse(line) as { msg: string; provider?: string; username?: string; reason?: string },
+      )
+      .filter((entry) => entry.msg === 'directory sign-in refused');
+    expect(refused.map(({ provider, username, reason }) => ({ provider, username, reason }))).toEqual(
+      expect.arrayContaining([
+        {
+          provider: 'corp-ldap',
+          username: 'alice',
+          reason: expect.stringMatching(
+            /^the directory refused the password for uid=alice,.* \(invalid credentials\)$/,
+          ),
+        },
+        {
+          provider: 'corp-ldap',
+          username: 'nobody-here',
+          reason: `no entry under ${PEOPLE_DN} matches the user search`,
+        },
+      ]),
+    );
+    expect(t.logs.join('\n')).not.toMatch(/not-alices-password-7/);
+  });
+
   it('locks an LDAP account after repeated failures too', async () => {
     for (let i = 0; i < 3; i++) expect((await grant('bob', `wrong-${i}`)).status).toBe(400);
     const locked = await grant('bob', 'bob-pass');
@@ -177,5 +204,10 @@ describe.each(testDatabaseUrls())('sign-in with LDAP passwords on $name', (kind)
     });
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ error: 'temporarily_unavailable' });
+    const failed = t.logs
+      .map((line) => JSON.parse(line) as { msg: string; provider?: string; code?: string; reason?: string })
+      .find((entry) => entry.msg === 'directory sign-in failed' && entry.provider === 'down-ldap');
+    expect(failed).toMatchObject({ code: 'upstream_unavailable', reason: 'the directory did not answer' });
+    expect(t.logs.join('\n')).not.toContain('alice-pass');
   });
 });

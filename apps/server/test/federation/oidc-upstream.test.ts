@@ -112,6 +112,17 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
     throw new Error('too many redirects');
   }
 
+  /** Goes through the upstream's sign-in up to the callback to idgate, which it does not follow. */
+  async function callbackUrl(agent: UserAgent): Promise<URL> {
+    let response = await agent.request(`${t.issuer}/login/corp`);
+    for (let hop = 0; hop < 12; hop++) {
+      const next = new URL(response.headers.get('location') as string, response.url || t.issuer);
+      if (next.toString().startsWith(`${t.issuer}/callback/`)) return next;
+      response = await agent.request(next);
+    }
+    throw new Error('too many redirects');
+  }
+
   const review = async (token: string) =>
     (
       (await (
@@ -300,6 +311,39 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
         error: 'invalid_request',
         error_description: 'the sign-in took too long: start again',
       });
+    });
+
+    it('a stranger holding the callback URL cannot use it, nor cancel the sign-in it belongs to', async () => {
+      const agent = new UserAgent();
+      const callback = await callbackUrl(agent);
+      const stranger = await new UserAgent().request(callback);
+      expect(await stranger.json()).toMatchObject({
+        error_description: 'the sign-in was started in another browser',
+      });
+      const rightful = await agent.request(callback);
+      expect(rightful.status).toBe(200);
+      expect(await rightful.json()).toMatchObject({ token_type: 'Bearer' });
+    });
+
+    it('an authorization response naming another issuer, or none while the upstream says it sends one (RFC 9207)', async () => {
+      const metadata = (await (
+        await fetch(`${upstream.issuer}/.well-known/openid-configuration`)
+      ).json()) as {
+        authorization_response_iss_parameter_supported?: boolean;
+      };
+      expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
+      for (const [tamper, said] of [
+        [(url: URL) => url.searchParams.set('iss', 'https://attacker.example'), 'names another issuer'],
+        [(url: URL) => url.searchParams.delete('iss'), 'carries no iss parameter'],
+      ] as const) {
+        const agent = new UserAgent();
+        const callback = await callbackUrl(agent);
+        expect(callback.searchParams.get('iss')).toBe(upstream.issuer);
+        tamper(callback);
+        const refused = await agent.request(callback);
+        expect(refused.status).toBe(400);
+        expect(((await refused.json()) as { error_description: string }).error_description).toContain(said);
+      }
     });
 
     it('a state from another browser', async () => {

@@ -14,7 +14,7 @@ describe.each(testDatabaseUrls())('RFC 8628 device authorization grant over HTTP
     t = await startTestApp(
       kind,
       {
-        trustProxy: true,
+        trustProxy: 1,
         bruteForce: { maxFailures: 5, windowSeconds: 900, maxFailuresPerAddress: 3 },
         device: { codeTtl: 300, interval: 2 },
       },

@@ -54,6 +54,10 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    // The form posts to idgate, whose answer may redirect only to this client's origin.
+    expect(page.headers.get('content-security-policy')).toContain(
+      "form-action 'self' https://app.example.test",
+    );
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(page.headers.get('cache-control')).toBe('no-store');
     expect(html).toContain('<html lang="en">');
@@ -85,8 +89,15 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
   });
 
   it('refuses a form without the CSRF token, or from another browser', async () => {
-    const { agent, html } = await openLogin();
+    const { agent, html, loginUrl } = await openLogin();
     const { action, fields } = readForm(html);
+    // Storage keeps only a hash of the token the page carries.
+    const stored = await t.services.storage.interactions.findById(
+      loginUrl.searchParams.get('interaction') as string,
+    );
+    expect(stored?.csrfTokenHash).toBeDefined();
+    expect(stored?.csrfTokenHash).not.toBe(fields.csrf);
+    expect(JSON.stringify(stored)).not.toContain(fields.csrf as string);
     const forged = await agent.request(new URL(action, t.issuer), {
       form: { ...fields, csrf: 'forged', username: 'gwen', password: 'gwen-password-1' },
     });

@@ -36,9 +36,13 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
   });
   afterAll(async () => t?.close());
 
-  async function login(agent = new UserAgent(t.fetch), scope = 'openid groups offline_access') {
+  async function login(
+    agent = new UserAgent(t.fetch),
+    scope = 'openid groups offline_access',
+    relyingParty: oidc.Configuration = config,
+  ) {
     const codeVerifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(config, {
+    const url = oidc.buildAuthorizationUrl(relyingParty, {
       redirect_uri: REDIRECT,
       scope,
       state: 's',
@@ -50,7 +54,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
       username: 'kim',
       password: 'kim-password-1',
     });
-    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+    const tokens = await oidc.authorizationCodeGrant(relyingParty, callback, {
       pkceCodeVerifier: codeVerifier,
       expectedState: 's',
     });
@@ -100,14 +104,38 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
       expect((await review(tokens.access_token)).authenticated).toBe(false);
     });
 
-    it('logout revokes the session’s grants', async () => {
+    it('logout from one application revokes that application’s grants of the session, not another’s', async () => {
+      const other = await t.addClient({
+        trusted: true,
+        grants: ['authorization_code', 'refresh_token'],
+        scopes: ['openid', 'offline_access'],
+        redirectUris: [REDIRECT],
+      });
+      const otherConfig = await oidc.discovery(
+        new URL(t.issuer),
+        other.clientId,
+        other.clientSecret,
+        undefined,
+        {
+          execute: [oidc.allowInsecureRequests],
+          [oidc.customFetch]: (url, options) => t.fetch(url, options as RequestInit),
+        },
+      );
       const { agent, tokens } = await login();
+      // The same browser, signed in once, into a second application.
+      const second = await login(agent, 'openid offline_access', otherConfig);
       const response = await agent.request(
         oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string }),
       );
       expect(response.status).toBe(200);
       expect(await response.text()).toContain('You are signed out.');
       expect((await review(tokens.access_token)).authenticated).toBe(false);
+      expect((await review(second.tokens.access_token)).authenticated).toBe(true);
+      const refreshed = await oidc.refreshTokenGrant(otherConfig, second.tokens.refresh_token as string);
+      expect((await review(refreshed.access_token)).authenticated).toBe(true);
+      // The browser session is over all the same: the next sign-in asks for the password.
+      const again = await login(agent, 'openid offline_access', otherConfig);
+      expect(again.tokens.access_token).toBeDefined();
     });
 
     it('a disabled user', async () => {
@@ -237,7 +265,23 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
       expect(await forged.text()).toContain('Sign out?');
       const done = await agent.request(`${t.issuer}/logout`, { form: { confirm: 'yes', csrf } });
       expect(await done.text()).toContain('You are signed out.');
-      expect((await review(tokens.access_token)).authenticated).toBe(false);
+      // Signed out of idgate, not of an application: the session is over (the next sign-in asks
+      // for the password), the applications' grants stand (logout.revokeGrants: client).
+      expect((await review(tokens.access_token)).authenticated).toBe(true);
+      const codeVerifier = oidc.randomPKCECodeVerifier();
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        state: 's',
+        code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+        code_challenge_method: 'S256',
+      });
+      const again = await signIn(agent, url, {
+        redirectPrefix: REDIRECT,
+        username: 'kim',
+        password: 'kim-password-1',
+      });
+      expect(again.sawLogin).toBe(true);
     });
 
     it.each([

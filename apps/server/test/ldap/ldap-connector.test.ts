@@ -76,8 +76,15 @@ describe('LDAP connector against slapd', () => {
   it('answers null for a wrong password and for an unknown user, and closes every connection', async () => {
     const { factory, clients } = recordingFactory();
     const connector = createLdapConnector(config(), { clientFactory: factory });
-    expect(await connector.authenticate('alice', 'bob-pass')).toBeNull();
-    expect(await connector.authenticate('nobody', 'alice-pass')).toBeNull();
+    const reasons: string[] = [];
+    const onRefusal = (reason: string) => reasons.push(reason);
+    expect(await connector.authenticate('alice', 'bob-pass', { onRefusal })).toBeNull();
+    expect(await connector.authenticate('nobody', 'alice-pass', { onRefusal })).toBeNull();
+    // Told apart for the operator's log only, never with the password.
+    expect(reasons).toEqual([
+      `the directory refused the password for ${userDn('alice')} (invalid credentials)`,
+      `no entry under ${PEOPLE_DN} matches the user search`,
+    ]);
     expect(clients).toHaveLength(3);
     expect(clients.every((client) => client.unbound)).toBe(true);
   });
@@ -154,7 +161,12 @@ describe('LDAP connector against slapd', () => {
       config({ userSearch: { baseDn: PEOPLE_DN, filter: '(mail={username})' } }),
       { clientFactory: factory },
     );
-    expect(await connector.authenticate('team@idgate.test', 'carol-pass')).toBeNull();
+    const reasons: string[] = [];
+    const onRefusal = (reason: string) => reasons.push(reason);
+    expect(await connector.authenticate('team@idgate.test', 'carol-pass', { onRefusal })).toBeNull();
+    expect(reasons).toEqual([
+      `several entries under ${PEOPLE_DN} match the user search; refusing to pick one`,
+    ]);
     expect(clients.flatMap((client) => client.binds)).toEqual([slapd.managerDn]);
     // The same filter with one match signs in.
     expect(await connector.authenticate('alice@idgate.test', 'alice-pass')).toMatchObject({

@@ -189,7 +189,7 @@ export function newInteraction(overrides: Partial<InteractionRecord> = {}): Inte
     },
     userId: null,
     authTime: null,
-    csrfToken: 'csrf-token-1',
+    csrfTokenHash: 'csrf-token-hash-1',
     createdAt: at('2026-01-01T10:00:00.000Z'),
     expiresAt: at('2026-01-01T10:30:00.000Z'),
     ...overrides,

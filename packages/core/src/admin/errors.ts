@@ -16,7 +16,9 @@ export type AdminErrorCode =
   /** The object exists already (a name is taken, in any case). */
   | 'conflict'
   /** The object is declared outside storage (the configuration file) and cannot be changed here. */
-  | 'read_only';
+  | 'read_only'
+  /** A conditional change (`If-Match`) named a version of the object that is no longer current. */
+  | 'precondition_failed';
 
 /** What an administrative action is about (`storage`: all of it, as initialization sees it). */
 export type AdminObject =
@@ -27,6 +29,9 @@ export type AdminObject =
   | 'signing_key'
   | 'identity_provider'
   | 'cluster'
+  | 'group'
+  | 'session'
+  | 'grant'
   | 'storage';
 
 const STATUS: Record<AdminErrorCode, number> = {
@@ -34,6 +39,7 @@ const STATUS: Record<AdminErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   read_only: 409,
+  precondition_failed: 412,
 };
 
 const GENERIC_PROBLEM: Record<AdminErrorCode, ProblemCode> = {
@@ -41,6 +47,7 @@ const GENERIC_PROBLEM: Record<AdminErrorCode, ProblemCode> = {
   not_found: 'not_found',
   conflict: 'conflict',
   read_only: 'conflict',
+  precondition_failed: 'precondition_failed',
 };
 
 /**
@@ -77,6 +84,7 @@ export class AdminError extends IdgateError<AdminErrorCode> {
       not_found: `${this.object}_not_found`,
       conflict: `${this.object}_exists`,
       read_only: `${this.object}_read_only`,
+      precondition_failed: 'precondition_failed',
     }[this.code];
     const known = ProblemCode.safeParse(specific);
     return known.success ? known.data : GENERIC_PROBLEM[this.code];

@@ -190,17 +190,27 @@ export function createOidcConnector(
       return url;
     },
 
-    async exchangeCode({ code, redirectUri, codeVerifier, nonce }) {
+    async exchangeCode({ code, redirectUri, codeVerifier, nonce, iss }) {
       const as = await discover();
-      // RFC 9207 §2.4 would compare the callback's `iss` with the issuer, but exchangeCode is handed
-      // the code alone (and the server has checked `state`): oauth4webapi is not told the upstream
-      // sends `iss`, or it would refuse every callback for lacking one.
-      const callback = oauth.validateAuthResponse(
-        { ...as, authorization_response_iss_parameter_supported: false },
-        client,
-        new URLSearchParams({ code }),
-        oauth.skipStateCheck,
-      );
+      // RFC 9207 §2.4 (mix-up defence): an `iss` the callback carries must be this upstream's
+      // issuer, and one is required when the upstream says it sends it. The server has checked
+      // `state` already.
+      let callback: URLSearchParams;
+      try {
+        callback = oauth.validateAuthResponse(
+          as,
+          client,
+          new URLSearchParams(iss === undefined ? { code } : { code, iss }),
+          oauth.skipStateCheck,
+        );
+      } catch {
+        // oauth4webapi's error holds the parameters, the code among them: not kept as the cause.
+        const said =
+          iss === undefined
+            ? 'carries no iss parameter, which it says it sends (RFC 9207)'
+            : 'names another issuer in its iss parameter (RFC 9207)';
+        throw new ConnectorError('upstream_error', `the authorization response from ${name} ${said}`);
+      }
       const step: Step = {
         what: 'token',
         unexpected: `${name} sent a token response that does not verify`,

@@ -77,12 +77,17 @@ export interface RedirectConnector {
     nonce: string;
     codeChallenge: string;
   }): Promise<URL>;
-  /** Exchanges the upstream's code (PKCE verifier and nonce of the same sign-in) for the identity. */
+  /**
+   * Exchanges the upstream's code (PKCE verifier and nonce of the same sign-in) for the identity.
+   * `iss` is the callback's `iss` parameter (RFC 9207), when it carried one: an OpenID Connect
+   * upstream compares it with its issuer, and requires it when its metadata says it sends it.
+   */
   exchangeCode(request: {
     code: string;
     redirectUri: string;
     codeVerifier: string;
     nonce: string;
+    iss?: string | undefined;
   }): Promise<ExternalIdentity>;
   /**
    * The identity behind an upstream access token sent straight to the callback. The token is
@@ -94,8 +99,16 @@ export interface RedirectConnector {
 /** A provider that checks a username and password itself (LDAP). */
 export interface PasswordConnector {
   readonly kind: 'password';
-  /** The identity, or null for an unknown user or a wrong password (never told apart). */
-  authenticate(username: string, password: string): Promise<ExternalIdentity | null>;
+  /**
+   * The identity, or null for an unknown user or a wrong password (never told apart to the
+   * caller). `options.onRefusal` hears why it was null, worded for the operator's log (no entry,
+   * several entries, the password refused for a DN); never with the password.
+   */
+  authenticate(
+    username: string,
+    password: string,
+    options?: { onRefusal?: (reason: string) => void },
+  ): Promise<ExternalIdentity | null>;
 }
 
 /** Either kind of connector. */

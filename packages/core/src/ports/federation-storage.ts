@@ -42,6 +42,8 @@ export type LoginTransactionUse =
 /** External sign-ins in progress. */
 export interface LoginTransactionRepository {
   create(transaction: LoginTransactionRecord): Promise<void>;
+  /** The transaction of a state, consumed or not (to check whose it is before consuming it). */
+  find(stateHash: string): Promise<LoginTransactionRecord | undefined>;
   /** Marks it consumed, atomically: one caller gets `consumed`, every other `replayed`. */
   consume(stateHash: string, at: Date): Promise<LoginTransactionUse>;
   purgeExpired(now: Date): Promise<number>;

@@ -97,6 +97,9 @@ export function createMemoryFederationRepositories(tables: () => FederationTable
         if (loginTransactions.has(transaction.stateHash)) throw new StorageConflictError('stateHash');
         loginTransactions.set(transaction.stateHash, copy(transaction));
       },
+      async find(stateHash) {
+        return copy(tables().loginTransactions.get(stateHash));
+      },
       async consume(stateHash, at) {
         const transaction = tables().loginTransactions.get(stateHash);
         if (transaction === undefined) return { status: 'unknown' };

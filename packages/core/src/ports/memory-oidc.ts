@@ -112,8 +112,11 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
       async revoke(id, at) {
         return revokeWhere((grant) => grant.id === id, at).length > 0;
       },
-      async revokeBySession(sessionId, at) {
-        return revokeWhere((grant) => grant.sessionId === sessionId, at);
+      async revokeBySession(sessionId, at, clientId) {
+        return revokeWhere(
+          (grant) => grant.sessionId === sessionId && (clientId === undefined || grant.clientId === clientId),
+          at,
+        );
       },
       async revokeByUser(userId, at) {
         return revokeWhere((grant) => grant.userId === userId, at);

@@ -15,8 +15,11 @@ export interface GrantRepository {
   findById(id: string): Promise<GrantRecord | undefined>;
   /** Revokes a live grant; false when missing or already revoked. */
   revoke(id: string, at: Date): Promise<boolean>;
-  /** Revokes every live grant of a browser session; returns the revoked grants. */
-  revokeBySession(sessionId: string, at: Date): Promise<GrantRecord[]>;
+  /**
+   * Revokes every live grant of a browser session (only those of `clientId`, when given);
+   * returns the revoked grants.
+   */
+  revokeBySession(sessionId: string, at: Date, clientId?: string): Promise<GrantRecord[]>;
   /** Revokes every live grant of a user; returns the revoked grants. */
   revokeByUser(userId: string, at: Date): Promise<GrantRecord[]>;
 }

@@ -117,6 +117,8 @@ export async function startFakeOidc(): Promise<FakeOidc> {
         redirectUri: REDIRECT,
         codeVerifier: VERIFIER,
         nonce: NONCE,
+        // RFC 9207: the callback names the issuer, as the discovery document says it does.
+        iss: discovery.issuer as string,
       }),
     failure: (promise, expected) =>
       connectorFailure(promise, expected, [CLIENT_SECRET, CODE, VERIFIER, ACCESS_TOKEN, fake.idToken]),

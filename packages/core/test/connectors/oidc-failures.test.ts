@@ -57,6 +57,23 @@ describe('upstream OpenID Connect ID token checks', () => {
 });
 
 describe('upstream OpenID Connect failures', () => {
+  it("compares the authorization response's iss with the issuer, and requires it when the upstream says it sends it (RFC 9207)", async () => {
+    const signIn = (iss?: string) =>
+      fake
+        .connector()
+        .exchangeCode({ code: CODE, redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE, iss });
+    expect((await fake.failure(signIn('https://evil.example'), 'upstream_error')).message).toBe(
+      'the authorization response from the identity provider corp names another issuer in its iss parameter (RFC 9207)',
+    );
+    expect((await fake.failure(signIn(), 'upstream_error')).message).toBe(
+      'the authorization response from the identity provider corp carries no iss parameter, which it says it sends (RFC 9207)',
+    );
+    expect(fake.upstream.requestsTo('POST /token')).toHaveLength(0);
+    fake.discovery.authorization_response_iss_parameter_supported = false;
+    expect((await signIn()).subject).toBe('u-100');
+    fake.discovery.authorization_response_iss_parameter_supported = true;
+  });
+
   it('reports an upstream that does not answer, or answers too slowly', async () => {
     const down = await closedPortUrl();
     expect((await fake.failure(start({ issuer: down }), 'upstream_unavailable')).message).toBe(
@@ -64,9 +81,13 @@ describe('upstream OpenID Connect failures', () => {
     );
     fake.upstream.route('POST /token', { hang: true });
     const started = Date.now();
-    const slow = fake
-      .connector({}, { timeoutMs: 200 })
-      .exchangeCode({ code: CODE, redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE });
+    const slow = fake.connector({}, { timeoutMs: 200 }).exchangeCode({
+      code: CODE,
+      redirectUri: REDIRECT,
+      codeVerifier: VERIFIER,
+      nonce: NONCE,
+      iss: fake.upstream.url,
+    });
     expect((await fake.failure(slow, 'upstream_unavailable')).message).toBe(
       'the identity provider corp did not answer',
     );
@@ -113,7 +134,15 @@ describe('upstream OpenID Connect failures', () => {
       json: { ...fake.discovery, issuer },
     }));
     fake.idToken = await fake.sign({ iss: issuer });
-    expect((await fake.exchange({ issuer: `${issuer}/` })).subject).toBe('u-100');
+    const connector = fake.connector({ issuer: `${issuer}/` });
+    const identity = await connector.exchangeCode({
+      code: CODE,
+      redirectUri: REDIRECT,
+      codeVerifier: VERIFIER,
+      nonce: NONCE,
+      iss: issuer,
+    });
+    expect(identity.subject).toBe('u-100');
   });
 
   it('reports a refused code with the plain-text reason, never quoting the code or verifier', async () => {

@@ -100,7 +100,13 @@ describe('upstream OpenID Connect sign-in', () => {
     });
     const connector = fake.connector();
     const signIn = () =>
-      connector.exchangeCode({ code: CODE, redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE });
+      connector.exchangeCode({
+        code: CODE,
+        redirectUri: REDIRECT,
+        codeVerifier: VERIFIER,
+        nonce: NONCE,
+        iss: fake.upstream.url,
+      });
     await fake.failure(signIn(), 'upstream_unavailable');
     fake.upstream.route('GET /.well-known/openid-configuration', () => ({ json: fake.discovery }));
     for (let i = 0; i < 3; i++) expect((await signIn()).subject).toBe('u-100');
@@ -118,7 +124,13 @@ describe('upstream OpenID Connect sign-in', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const connector = fake.connector();
     const signIn = () =>
-      connector.exchangeCode({ code: CODE, redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE });
+      connector.exchangeCode({
+        code: CODE,
+        redirectUri: REDIRECT,
+        codeVerifier: VERIFIER,
+        nonce: NONCE,
+        iss: fake.upstream.url,
+      });
     expect((await signIn()).subject).toBe('u-100');
     const rotated = await fake.rotate('k2');
     vi.setSystemTime(Date.now() + 61_000);
@@ -134,7 +146,13 @@ describe('upstream OpenID Connect sign-in', () => {
       return fetch(input, init);
     };
     const connector = fake.connector({ useUserinfo: true }, { fetch: recording });
-    await connector.exchangeCode({ code: CODE, redirectUri: REDIRECT, codeVerifier: VERIFIER, nonce: NONCE });
+    await connector.exchangeCode({
+      code: CODE,
+      redirectUri: REDIRECT,
+      codeVerifier: VERIFIER,
+      nonce: NONCE,
+      iss: fake.upstream.url,
+    });
     expect(seen).toEqual(['/.well-known/openid-configuration', '/token', '/jwks', '/userinfo']);
   });
 });

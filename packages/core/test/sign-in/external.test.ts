@@ -151,7 +151,7 @@ describe('consent and sign-out', () => {
     expect((await storage.consents.find('u-1', 'portal'))?.scope).toEqual(['openid', 'email', 'groups']);
   });
 
-  it('ends a browser session and, when asked, revokes its grants for every replica', async () => {
+  it('ends a browser session and revokes the grants asked for (one client’s, all, none) for every replica', async () => {
     const storage = createMemoryStorage();
     const clock = manualClock();
     const now = new Date(clock.now());
@@ -175,9 +175,27 @@ describe('consent and sign-out', () => {
       expiresAt: new Date(clock.now() + 3_600_000),
       revokedAt: null,
     });
+    await storage.grants.create({
+      id: 'g-2',
+      userId: 'u-1',
+      clientId: 'kubectl',
+      scope: ['openid'],
+      authTime: now,
+      sessionId: 's-1',
+      createdAt: now,
+      expiresAt: new Date(clock.now() + 3_600_000),
+      revokedAt: null,
+    });
     const context = { storage, clock, maxTokenLifetimeSeconds: 600 };
-    expect(await endBrowserSession('s-1', { revokeGrants: true }, context)).toBe(1);
+    // Signing out of an application that is not named revokes nothing; of the portal, its grant only.
+    expect(await endBrowserSession('s-1', { revokeGrants: 'client' }, context)).toBe(0);
+    expect(await endBrowserSession('s-1', { revokeGrants: 'none', clientId: 'portal' }, context)).toBe(0);
+    expect(await endBrowserSession('s-1', { revokeGrants: 'client', clientId: 'portal' }, context)).toBe(1);
     expect((await storage.sessions.findById('s-1'))?.endedAt).not.toBeNull();
     expect(await storage.revocations.isRevoked('sid', 'g-1', now)).toBe(true);
+    expect(await storage.revocations.isRevoked('sid', 'g-2', now)).toBe(false);
+    // A global logout takes the rest.
+    expect(await endBrowserSession('s-1', { revokeGrants: 'all' }, context)).toBe(1);
+    expect(await storage.revocations.isRevoked('sid', 'g-2', now)).toBe(true);
   });
 });

@@ -2,11 +2,21 @@ import { isAdminError } from '@idgate/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
+import type { RouteDoc } from '../../http/route-doc.js';
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what the check looks for
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** What every admin route plugin shares, from {@link adminScope}. */
 export interface AdminScope {
   /** Route options: errors as RFC 9457 problems. */
   readonly options: { config: { errorFormat: 'problem' } };
+  /**
+   * Route options with the route's OpenAPI description (errors as problems, security
+   * `adminApiKey` unless the doc says otherwise).
+   * @example app.get(BASE, route({ operationId: 'listUsers', ... }), handler)
+   */
+  route(doc: RouteDoc): { config: { errorFormat: 'problem'; doc: RouteDoc } };
   /** The server's root URL (the issuer without `/oauth`), for `Location` headers. */
   readonly root: string;
   /**
@@ -29,6 +39,16 @@ export function adminScope(app: FastifyInstance): AdminScope {
     reply.header('Cache-Control', 'no-store');
     await authenticate(request);
   });
+  // No object is named with a control character; PostgreSQL cannot even compare one (NUL).
+  app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+    const params = (request.params ?? {}) as Record<string, unknown>;
+    for (const value of Object.values(params)) {
+      if (typeof value === 'string' && CONTROL.test(value)) {
+        return sendProblem(reply, 404, 'not_found', 'no object is named with a control character');
+      }
+    }
+    return undefined;
+  });
   app.setErrorHandler((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
     if (isAdminError(error) && error.code === 'not_found') {
       const what = `there is no ${error.object.replaceAll('_', ' ')} ${(error.key ?? '').slice(0, 64)}`;
@@ -38,6 +58,7 @@ export function adminScope(app: FastifyInstance): AdminScope {
   });
   return {
     options: { config: { errorFormat: 'problem' } },
+    route: (doc) => ({ config: { errorFormat: 'problem', doc: { security: ['adminApiKey'], ...doc } } }),
     root: app.idgate.config.issuer.slice(0, -'/oauth'.length),
     requireJson(request, reply, what) {
       if (request.headers['content-type']?.toLowerCase().startsWith('application/json')) return undefined;

@@ -1,6 +1,5 @@
 import {
   approveDeviceAuthorization,
-  constantTimeEqual,
   type DeviceApprovalContext,
   denyDeviceAuthorization,
   enterUserCode,
@@ -142,7 +141,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       return flow.errorPage(reply, 400, EXPIRED);
     }
     const { interaction, stored } = found;
-    if (!constantTimeEqual(field(request.body, 'csrf') ?? '', interaction.csrfToken)) {
+    if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
       return flow.errorPage(reply, 403, 'The form was not sent from this page. Go back and try again.');
     }
     const user = await idgate.storage.users.findById(interaction.userId as string);

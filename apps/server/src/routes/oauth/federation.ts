@@ -119,6 +119,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
           redirectUri: transactions.redirectUri(name),
           codeVerifier: transaction.codeVerifier,
           nonce: transaction.nonce,
+          iss: code.data.iss,
         });
       } else if (token.success) {
         identity = await provider.connector.identityFromAccessToken({

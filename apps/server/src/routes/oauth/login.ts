@@ -1,7 +1,6 @@
 import {
   AuthorizationError,
   type AuthorizationRequest,
-  constantTimeEqual,
   giveConsent,
   OAuthProtocolError,
   type PasswordSignIn,
@@ -19,6 +18,10 @@ import { messagePage } from '../../views/message.js';
 
 const EXPIRED =
   'This sign-in request has expired or was started in another browser. Go back to the application and try again.';
+
+/** Where signing in may send the browser next: the client's redirect URI of an authorization request. */
+const redirectOf = (stored: StoredRequest): string | undefined =>
+  isStandalone(stored) || isDeviceApproval(stored) ? undefined : stored.redirectUri;
 
 const field = (body: FormBody | undefined, name: string): string | undefined => {
   const value = body?.[name];
@@ -46,6 +49,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     extra: { error?: string; username?: string; provider?: string } = {},
   ) => {
     const enabled = await idgate.providers.enabled();
+    const stored = interaction.request as unknown as StoredRequest;
     const named = (p: (typeof enabled)[number]) => ({
       name: p.config.name,
       displayName: p.config.displayName ?? p.config.name,
@@ -68,6 +72,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         passwordProviders: enabled.filter((p) => p.connector.kind === 'password').map(named),
         ...extra,
       }),
+      { formRedirects: [redirectOf(stored)] },
     );
   };
 
@@ -102,13 +107,14 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         username: user.username,
         scopes: stored.scope,
       }),
+      { formRedirects: [stored.redirectUri] },
     );
   });
 
   app.post<{ Body: FormBody | undefined }>('/oauth/login', PAGE_ROUTE, async (request, reply) => {
     const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
     if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
-    if (!constantTimeEqual(field(request.body, 'csrf') ?? '', interaction.csrfToken)) {
+    if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
       return flow.errorPage(
         reply,
         403,
@@ -134,13 +140,12 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
             hasher: idgate.hasher,
             dummyHash: idgate.dummyHash,
           },
-          externalPasswords: (name) => externalPasswordCheck(idgate, name),
+          externalPasswords: (name) => externalPasswordCheck(idgate, name, request.log),
           throttle: idgate.throttle,
         },
       );
     } catch (error) {
       if (!(error instanceof OAuthProtocolError)) throw error;
-      request.log.warn({ err: error }, 'password provider unavailable');
       const error503 = 'The directory cannot be reached right now. Try again later.';
       return showLogin(reply, 503, interaction, { error: error503, ...shown });
     }
@@ -198,7 +203,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     if (interaction === undefined || interaction.userId === null || interaction.authTime === null) {
       return flow.errorPage(reply, 400, EXPIRED);
     }
-    if (!constantTimeEqual(field(request.body, 'csrf') ?? '', interaction.csrfToken)) {
+    if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
       return flow.errorPage(
         reply,
         403,

@@ -68,12 +68,13 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
           username: current.user.username,
           params: passed,
         }),
+        { formRedirects: [validated.redirectTo] },
       );
     }
     if (current !== undefined) {
       await endBrowserSession(
         current.session.id,
-        { revokeGrants: idgate.config.logout.revokeGrants },
+        { revokeGrants: idgate.config.logout.revokeGrants, clientId: validated.clientId },
         idgate,
       );
     }

@@ -25,7 +25,7 @@ export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest
       maxAccessToken: idgate.maxTokenLifetimeSeconds,
     },
     refreshForTrustedClients: tokens.refreshForTrustedClients,
-    externalPasswords: (name) => externalPasswordCheck(idgate, name),
+    externalPasswords: (name) => externalPasswordCheck(idgate, name, request.log),
     throttle: idgate.throttle,
     clusterAudiences: async () => (await idgate.storage.clusters.list()).map((cluster) => cluster.audience),
     sourceAddress: request.ip,

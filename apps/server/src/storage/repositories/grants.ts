@@ -28,11 +28,13 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
     column: 'id' | 'session_id' | 'user_id',
     value: string,
     at: Date,
+    clientId?: string,
   ): Promise<GrantRecord[]> => {
     const rows = await db
       .updateTable('grants')
       .set({ revoked_at: toMs(at) })
       .where(column, '=', value)
+      .$if(clientId !== undefined, (query) => query.where('client_id', '=', clientId as string))
       .where('revoked_at', 'is', null)
       .returningAll()
       .execute();
@@ -67,7 +69,7 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
       return (await revokeWhere('id', id, at)).length > 0;
     },
 
-    revokeBySession: (sessionId, at) => revokeWhere('session_id', sessionId, at),
+    revokeBySession: (sessionId, at, clientId) => revokeWhere('session_id', sessionId, at, clientId),
 
     revokeByUser: (userId, at) => revokeWhere('user_id', userId, at),
   };

@@ -28,7 +28,7 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
         request: JSON.stringify(interaction.request),
         user_id: interaction.userId,
         auth_time: toMsOrNull(interaction.authTime),
-        csrf_token: interaction.csrfToken,
+        csrf_token: interaction.csrfTokenHash,
         created_at: toMs(interaction.createdAt),
         expires_at: toMs(interaction.expiresAt),
       });
@@ -63,7 +63,7 @@ function toInteraction(row: Selectable<InteractionsTable>): InteractionRecord {
     request: fromJsonObject(row.request, 'interactions.request'),
     userId: row.user_id,
     authTime: toDateOrNull(row.auth_time),
-    csrfToken: row.csrf_token,
+    csrfTokenHash: row.csrf_token,
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
   };

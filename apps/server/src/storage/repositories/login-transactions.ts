@@ -35,6 +35,15 @@ export function createLoginTransactionRepository(ctx: RepositoryContext): LoginT
       });
     },
 
+    async find(stateHash) {
+      const row = await db
+        .selectFrom('login_transactions')
+        .selectAll()
+        .where('state_hash', '=', stateHash)
+        .executeTakeFirst();
+      return row && toTransaction(row);
+    },
+
     async consume(stateHash, at) {
       const claim = await claimOnce(db, 'login_transactions', stateHash, at);
       if (claim === undefined) return { status: 'unknown' };

@@ -1,0 +1,77 @@
+import type { OAuthErrorCode, ProblemCode } from '@idgate/schema';
+import type { z } from 'zod';
+
+/**
+ * How a caller proves who it is to a route, as the OpenAPI document names its security schemes:
+ * - `adminApiKey`: `Authorization: Bearer idg_…`, an API key with the `admin` scope;
+ * - `tokenReviewApiKey`: the same, with the `tokenreview` scope;
+ * - `clientSecretBasic` / `clientSecretPost`: an OAuth client's credentials (RFC 6749 §2.3.1);
+ *   a public client sends only its `client_id`;
+ * - `accessToken`: `Authorization: Bearer <access token>` (RFC 6750);
+ * - `browserSession`: the sign-in cookie the login pages set.
+ * An empty list means anyone may call the route.
+ */
+export type RouteSecurity =
+  | 'adminApiKey'
+  | 'tokenReviewApiKey'
+  | 'clientSecretBasic'
+  | 'clientSecretPost'
+  | 'accessToken'
+  | 'browserSession';
+
+/** One response a route may answer, by status. */
+export interface ResponseDoc {
+  readonly description: string;
+  /** An `application/json` body of this schema (its output side). */
+  readonly json?: z.ZodType;
+  /** An RFC 9457 problem (`application/problem+json`) with one of these codes. */
+  readonly problem?: readonly ProblemCode[];
+  /** An RFC 6749 error object (`application/json`) with one of these codes. */
+  readonly oauthError?: readonly OAuthErrorCode[];
+  /** An HTML page. */
+  readonly html?: true;
+  /** Plain text (`text/plain`), e.g. Prometheus metrics. */
+  readonly text?: string;
+  /** Response headers worth documenting: name → what it holds. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What the OpenAPI document says of one route, declared beside the route as its
+ * `config.doc`: the document is generated from these, and a test walks the router and fails on
+ * any route without one. The schemas are the zod schemas the route itself validates with (input
+ * side for parameters and bodies, output side for responses), never copies of them.
+ * @example
+ * app.get('/admin/v1/users/:username', route({
+ *   operationId: 'getUser', summary: 'A user', tags: ['users'],
+ *   params: z.object({ username: z.string() }),
+ *   responses: { 200: { description: 'the user', json: User, headers: { ETag: 'its version' } } },
+ * }), handler);
+ */
+export interface RouteDoc {
+  /** Unique across the document, lowerCamelCase (`listUsers`); the SDK's method name where one exists. */
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags: readonly string[];
+  /** Defaults: `adminApiKey` for routes in an admin scope, none elsewhere. */
+  readonly security?: readonly RouteSecurity[];
+  readonly deprecated?: boolean;
+  /** Path parameters, by the names the route declares (`:username` → `username`). */
+  readonly params?: z.ZodObject;
+  readonly query?: z.ZodObject;
+  /** The request body: JSON, or an `application/x-www-form-urlencoded` form. */
+  readonly body?: { readonly json?: z.ZodType; readonly form?: z.ZodType; readonly required?: boolean };
+  /**
+   * Every status the route answers on purpose. Responses every route of its kind shares (401/403
+   * of an API key, 503 of storage, 415/413 of a body) are added by the generator.
+   */
+  readonly responses: Readonly<Record<number, ResponseDoc>>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's OpenAPI description (see {@link RouteDoc}). */
+    doc?: RouteDoc;
+  }
+}

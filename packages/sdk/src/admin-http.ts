@@ -1,0 +1,44 @@
+import { IdgateSdkError } from './errors.js';
+import { type Call, type Parser, send, type TransportOptions } from './http.js';
+
+/** Accepts any body: a 204 has none. */
+export const NO_CONTENT: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
+
+/**
+ * Sends a call of the admin API (`/admin/v1`) with `apiKey` as its Bearer credential, redacting
+ * it and `secrets` from every error.
+ * @throws IdgateSdkError naming `method` before anything is sent when the client has no API key.
+ * @example return adminSend(transport, apiKey, 'listUsers', { method: 'GET', path: 'admin/v1/users', schema, schemaName: 'Page<User>' });
+ */
+export function adminSend<T>(
+  transport: TransportOptions,
+  apiKey: string | undefined,
+  method: string,
+  call: Omit<Call<T>, 'secrets'>,
+  secrets: ReadonlyArray<string | undefined> = [],
+): Promise<T> {
+  if (!apiKey) {
+    return Promise.reject(
+      new IdgateSdkError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
+        endpoint: `${call.method} /${call.path}`,
+      }),
+    );
+  }
+  return send(transport, {
+    ...call,
+    headers: { ...call.headers, authorization: `Bearer ${apiKey}` },
+    secrets: [apiKey, ...secrets],
+  });
+}
+
+/**
+ * `input` as a JSON request body.
+ * @throws IdgateSdkError when it cannot be serialized (a cycle, a BigInt).
+ */
+export function jsonBody(input: unknown, endpoint: string): string {
+  try {
+    return JSON.stringify(input);
+  } catch (error) {
+    throw new IdgateSdkError('input must be serializable as JSON', { endpoint, cause: error });
+  }
+}
