@@ -85,6 +85,11 @@ const ConfigSchema = z.strictObject({
       grantTtl: Seconds.default(7_776_000),
       /** Give trusted clients refresh tokens without `offline_access`. */
       refreshForTrustedClients: z.stringbool().or(z.boolean()).default(false),
+      /**
+       * Seconds after a rotation during which the rotated refresh token answers the same successor
+       * (concurrent refreshes); later, or with 0, presenting it again revokes the grant.
+       */
+      refreshReuseWindow: z.coerce.number().int().min(0).max(300).default(10),
     })
     .prefault({}),
   session: z.strictObject({ ttl: Seconds.default(86_400) }).prefault({}),
@@ -163,6 +168,7 @@ const ENV: Record<string, string[]> = {
   IDGATE_KEY_ACTIVATION_DELAY: ['signing', 'activationDelay'],
   IDGATE_ACCESS_TOKEN_TTL: ['tokens', 'accessTokenTtl'],
   IDGATE_ID_TOKEN_TTL: ['tokens', 'idTokenTtl'],
+  IDGATE_REFRESH_REUSE_WINDOW: ['tokens', 'refreshReuseWindow'],
   IDGATE_SESSION_TTL: ['session', 'ttl'],
   IDGATE_DEVICE_CODE_TTL: ['device', 'codeTtl'],
   IDGATE_DEVICE_POLL_INTERVAL: ['device', 'interval'],

@@ -5,7 +5,9 @@ import {
   LoginThrottle,
   type PasswordHasher,
   type PurgedRecords,
+  refreshSuccessorKey,
   type Storage,
+  type TokenEndpointContext,
 } from '@idgate/core';
 import { adminPorts } from './admin-ports.js';
 import { ChangeFeed } from './cache/change-feed.js';
@@ -42,6 +44,8 @@ export interface AppContext {
   readonly admin: AdminPorts;
   /** Brute-force protection of every password sign-in, shared by the login page and the password grant. */
   readonly throttle: LoginThrottle;
+  /** The token endpoint's concurrent-refresh window (`tokens.refreshReuseWindow`) and its key. */
+  readonly refreshReuse: NonNullable<TokenEndpointContext['refreshReuse']>;
   /** The key ring in force now. */
   keys(): KeyRing;
 }
@@ -115,6 +119,10 @@ export async function createAppContext(
       config.bruteForce,
       services.clock,
     ),
+    refreshReuse: {
+      windowSeconds: config.tokens.refreshReuseWindow,
+      successorKey: await refreshSuccessorKey(services.keyPolicy.secret),
+    },
     keys: () => services.keys(),
   };
   const report = options.onPurge ?? (() => {});

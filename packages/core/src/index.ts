@@ -166,7 +166,7 @@ export { deviceCodeGrant, SLOW_DOWN_INCREMENT_SECONDS } from './grants/device-co
 export { issueFederatedTokens } from './grants/federation.js';
 export { type FormFields, parseTokenRequest } from './grants/parse.js';
 export { passwordGrant } from './grants/password.js';
-export { refreshTokenGrant } from './grants/refresh-token.js';
+export { refreshSuccessorKey, refreshTokenGrant } from './grants/refresh-token.js';
 export { type GrantRevocationContext, publishGrantRevocations, revokeGrant } from './grants/revoke-grant.js';
 export { handleTokenRequest, TOKEN_ENDPOINT_GRANT_TYPES } from './grants/token-endpoint.js';
 export {

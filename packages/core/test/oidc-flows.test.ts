@@ -9,6 +9,7 @@ import {
   LoginThrottle,
   nextAuthorizationStep,
   OAuthProtocolError,
+  refreshSuccessorKey,
   type TokenEndpointContext,
   validateAuthorizationRequest,
   validateLogoutRequest,
@@ -147,6 +148,86 @@ describe('RFC 9700 §4.14.2 refresh token rotation', () => {
       codes: storage.authorizationCodes,
     });
     expect(await exchange(value)).not.toHaveProperty('refresh_token');
+  });
+});
+
+describe('concurrent refresh: the reuse window', () => {
+  const SERVER_SECRET = 'server-secret-0123456789-0123456789';
+  async function windowed(windowSeconds: number) {
+    const flow = await setup();
+    flow.context.refreshReuse = { windowSeconds, successorKey: await refreshSuccessorKey(SERVER_SECRET) };
+    const first = await flow.exchange(await flow.code());
+    return { ...flow, first: first.refresh_token as string };
+  }
+
+  it('answers the same successor to a token presented again within the window, and keeps the grant', async () => {
+    const { clock, refresh, first } = await windowed(10);
+    const a = await refresh(first);
+    clock.advance(9);
+    const b = await refresh(first);
+    expect(b.refresh_token).toBe(a.refresh_token);
+    expect(b.access_token).not.toBe(a.access_token);
+    // The successor works once, and the chain goes on.
+    const c = await refresh(a.refresh_token as string);
+    expect(c.refresh_token).not.toBe(a.refresh_token);
+    expect(await refresh(c.refresh_token as string)).toHaveProperty('refresh_token');
+  });
+
+  it('revokes the grant when the token comes back after the window', async () => {
+    const { clock, refresh, first } = await windowed(10);
+    const a = await refresh(first);
+    clock.advance(11);
+    expect((await refusal(refresh(first))).description).toBe(
+      'the refresh token was already used; the grant is revoked',
+    );
+    expect((await refusal(refresh(a.refresh_token as string))).description).toBe(
+      'the grant has been revoked',
+    );
+  });
+
+  it('revokes the grant when the successor was already used, however soon the old token comes back', async () => {
+    const { refresh, first } = await windowed(10);
+    const a = await refresh(first);
+    const b = await refresh(a.refresh_token as string);
+    expect((await refusal(refresh(first))).description).toBe(
+      'the refresh token was already used; the grant is revoked',
+    );
+    expect((await refusal(refresh(b.refresh_token as string))).description).toBe(
+      'the grant has been revoked',
+    );
+  });
+
+  it('with a window of 0 any re-presentation is reuse, and successors are random', async () => {
+    const { refresh, first } = await windowed(0);
+    const a = await refresh(first);
+    expect((await refusal(refresh(first))).description).toBe(
+      'the refresh token was already used; the grant is revoked',
+    );
+    expect((await refusal(refresh(a.refresh_token as string))).description).toBe(
+      'the grant has been revoked',
+    );
+  });
+
+  it('derives successors a holder of the token cannot compute without the server secret', async () => {
+    const one = await windowed(10);
+    const other = await refreshSuccessorKey('another-secret-0123456789-0123456789');
+    const a = await one.refresh(one.first);
+    const sign = async (key: CryptoKey) =>
+      btoa(
+        String.fromCharCode(
+          ...new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(one.first))),
+        ),
+      );
+    // Not a plain hash of the token, and not the successor another secret gives.
+    const digest = btoa(
+      String.fromCharCode(
+        ...new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(one.first))),
+      ),
+    );
+    const asBase64url = (b64: string) => b64.replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+    expect(a.refresh_token).not.toBe(asBase64url(digest));
+    expect(a.refresh_token).not.toBe(asBase64url(await sign(other)));
+    expect(a.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 });
 

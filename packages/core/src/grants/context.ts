@@ -64,4 +64,12 @@ export interface TokenEndpointContext {
   clusterAudiences?: () => Promise<readonly string[]>;
   /** A new grant id; defaults to a random UUID. */
   newGrantId?: () => string;
+  /**
+   * Concurrent refresh: a refresh token presented again within `windowSeconds` of its rotation
+   * answers the same successor instead of revoking the grant (two tabs, two kubectl processes).
+   * Successors are then derived from the presented token with `successorKey` (see
+   * {@link refreshSuccessorKey}), so no plaintext token is ever stored. Omitted or a window of 0:
+   * every re-presentation is reuse.
+   */
+  refreshReuse?: { windowSeconds: number; successorKey: CryptoKey };
 }

@@ -1,6 +1,7 @@
 import type { RefreshTokenGrantRequest, TokenResponse } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
-import type { ClientRecord } from '../model.js';
+import { base64url, utf8 } from '../internal/encoding.js';
+import type { ClientRecord, RefreshTokenRecord } from '../model.js';
 import { parseScope, tokenAudience } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
@@ -11,7 +12,10 @@ const invalid = (description: string) => new OAuthProtocolError('invalid_grant',
 
 /**
  * Refresh token grant (RFC 6749 §6) with rotation: every use returns a new refresh token and
- * retires the old one; presenting a retired one again revokes the whole grant (RFC 9700 §4.14.2).
+ * retires the old one; presenting a retired one again revokes the whole grant (RFC 9700 §4.14.2)
+ * — unless it comes back within the configured reuse window (`context.refreshReuse`) and its
+ * successor has not been used yet: then it answers that same successor, so concurrent refreshes
+ * of one token (two tabs, several kubectl processes) do not sign the user out.
  * The scope may be narrowed for the new access token, never widened; the new refresh token keeps
  * the grant's scope.
  * @example const tokens = await refreshTokenGrant(request, client, context);
@@ -40,7 +44,8 @@ export async function refreshTokenGrant(
 
   const use = await storage.refreshTokens.use(hash, new Date(clock.now()));
   if (use.status === 'unknown') throw invalid('the refresh token is not valid');
-  if (use.status === 'reused') {
+  const successor = await successorOf(request.refresh_token, context);
+  if (use.status === 'reused' && !(await withinReuseWindow(use.token, successor, context))) {
     await revokeGrant(
       { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
       presented.grantId,
@@ -60,8 +65,50 @@ export async function refreshTokenGrant(
     user,
     scope: requested ?? token.scope,
     refreshScope: token.scope,
+    ...(successor === undefined ? {} : { refreshSecret: successor }),
     ...(resource === undefined ? {} : { resource }),
   });
+}
+
+/**
+ * The key successors are derived with: HMAC-SHA-256 under a key derived (HKDF) from the server
+ * secret, so only the server can compute a token's successor, and only from the token itself.
+ * @example const successorKey = await refreshSuccessorKey(config.secret);
+ */
+export async function refreshSuccessorKey(secret: string): Promise<CryptoKey> {
+  const material = await crypto.subtle.importKey('raw', utf8(secret), 'HKDF', false, ['deriveKey']);
+  return crypto.subtle.deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: utf8('idgate refresh successor v1'), info: new Uint8Array() },
+    material,
+    { name: 'HMAC', hash: 'SHA-256', length: 256 },
+    false,
+    ['sign'],
+  );
+}
+
+/** The successor of a refresh token when a reuse window is on: the same for every presentation. */
+async function successorOf(token: string, context: TokenEndpointContext): Promise<string | undefined> {
+  const reuse = context.refreshReuse;
+  if (reuse === undefined || reuse.windowSeconds <= 0) return undefined;
+  return base64url(new Uint8Array(await crypto.subtle.sign('HMAC', reuse.successorKey, utf8(token))));
+}
+
+/**
+ * Whether a token rotated by someone else may be answered with its successor: it was rotated
+ * within the window and its successor has not been used (once the chain moved on, presenting an
+ * older token is reuse, whenever it happens).
+ */
+async function withinReuseWindow(
+  token: RefreshTokenRecord,
+  successor: string | undefined,
+  context: TokenEndpointContext,
+): Promise<boolean> {
+  const window = context.refreshReuse?.windowSeconds ?? 0;
+  if (successor === undefined || token.usedAt === null) return false;
+  if (context.clock.now() - token.usedAt.getTime() > window * 1000) return false;
+  const next = await context.storage.refreshTokens.findByHash(await hashSecret(successor));
+  // Not stored yet: the winner is still issuing it; it will be the same token.
+  return next === undefined || next.usedAt === null;
 }
 
 function refreshResource(resource: string | string[] | undefined): string[] | undefined {

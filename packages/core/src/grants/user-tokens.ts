@@ -1,5 +1,6 @@
 import type { TokenResponse } from '@idgate/schema';
-import type { ClientRecord, GrantRecord, UserRecord } from '../model.js';
+import type { ClientRecord, GrantRecord, RefreshTokenRecord, UserRecord } from '../model.js';
+import { StorageConflictError } from '../ports/storage.js';
 import { tokenAudience } from '../scopes.js';
 import { generateSecret, hashSecret } from '../secrets.js';
 import { issueAccessToken } from '../tokens/access-token.js';
@@ -46,6 +47,8 @@ export interface UserTokenRequest {
   nonce?: string | null;
   /** The scope a new refresh token carries; omit to issue none. */
   refreshScope?: string[];
+  /** The new refresh token itself when it is derived (a rotation with a reuse window); else random. */
+  refreshSecret?: string;
   resource?: string | string[];
 }
 
@@ -105,17 +108,21 @@ export async function issueUserTokens(
   }
   if (request.refreshScope !== undefined) {
     const now = context.clock.now();
-    const refreshToken = generateSecret();
-    await context.storage.refreshTokens.create({
-      hash: await hashSecret(refreshToken),
-      grantId: grant.id,
-      clientId: client.clientId,
-      userId: user.id,
-      scope: request.refreshScope,
-      createdAt: new Date(now),
-      expiresAt: new Date(Math.min(now + client.refreshTokenTtl * 1000, grant.expiresAt.getTime())),
-      usedAt: null,
-    });
+    const refreshToken = request.refreshSecret ?? generateSecret();
+    await storeRefreshToken(
+      context.storage,
+      {
+        hash: await hashSecret(refreshToken),
+        grantId: grant.id,
+        clientId: client.clientId,
+        userId: user.id,
+        scope: request.refreshScope,
+        createdAt: new Date(now),
+        expiresAt: new Date(Math.min(now + client.refreshTokenTtl * 1000, grant.expiresAt.getTime())),
+        usedAt: null,
+      },
+      request.refreshSecret !== undefined,
+    );
     response.refresh_token = refreshToken;
   }
   return response;
@@ -147,4 +154,20 @@ export async function issueSignInTokens(
     ...(request.resource === undefined ? {} : { resource: request.resource }),
     ...(grantsRefreshToken(client, scope, context) ? { refreshScope: scope } : {}),
   });
+}
+
+/**
+ * Stores a refresh token whose plaintext may be derived twice (a successor in the reuse window):
+ * the second store of the same token is not an error.
+ */
+async function storeRefreshToken(
+  storage: Pick<TokenEndpointContext['storage'], 'refreshTokens'>,
+  record: RefreshTokenRecord,
+  derived: boolean,
+): Promise<void> {
+  try {
+    await storage.refreshTokens.create(record);
+  } catch (error) {
+    if (!(derived && error instanceof StorageConflictError)) throw error;
+  }
 }

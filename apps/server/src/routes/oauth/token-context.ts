@@ -29,5 +29,6 @@ export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest
     throttle: idgate.throttle,
     clusterAudiences: async () => (await idgate.storage.clusters.list()).map((cluster) => cluster.audience),
     sourceAddress: request.ip,
+    refreshReuse: idgate.refreshReuse,
   };
 }
