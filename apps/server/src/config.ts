@@ -107,6 +107,8 @@ const ConfigSchema = z.strictObject({
       maxFailures: z.coerce.number().int().min(1).max(1000).default(5),
       windowSeconds: Seconds.default(900),
       maxFailuresPerAddress: z.coerce.number().int().min(1).max(100_000).default(100),
+      /** Failed password-grant attempts through one client within the window that block it. */
+      maxFailuresPerClient: z.coerce.number().int().min(1).max(1_000_000).default(500),
     })
     .prefault({}),
   logout: z

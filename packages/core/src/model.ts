@@ -256,6 +256,13 @@ export interface LoginAttemptRecord {
   /** Why it failed: `invalid_credentials`, `disabled`, `locked`. */
   reason: string | null;
   createdAt: Date;
+  /** The client of a password grant; null (or absent) for the login page and the device page. */
+  clientId?: string | null;
+  /**
+   * Whether the account had signed in successfully from this address before this failure: smart
+   * lockout counts failures from familiar addresses apart from the others.
+   */
+  familiar?: boolean;
 }
 
 /** An identity provider kept in the database; its secrets are sealed with the configured secret. */

@@ -186,6 +186,10 @@ export interface LoginAttemptsTable {
   success: number;
   reason: string | null;
   created_at: number;
+  /** The password grant's client; null for the browser's pages. */
+  client_id: string | null;
+  /** 0 or 1: the account had signed in from this address before this failure. */
+  familiar: Generated<number>;
 }
 
 export interface IdentityProvidersTable {

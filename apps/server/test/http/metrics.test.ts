@@ -316,6 +316,12 @@ describe('metric helpers', () => {
       async failuresFromAddress() {
         return { count: 0, latest: null };
       }
+      async failuresForClient() {
+        return { count: 0, latest: null };
+      }
+      async hasSucceededFrom() {
+        return false;
+      }
       async listByUsername(username: string) {
         return this.#records.filter((r) => r.username === username);
       }
@@ -357,6 +363,8 @@ describe('metric helpers', () => {
         record: async () => {},
         failuresForUsername: async () => ({ count: 0, latest: null }),
         failuresFromAddress: async () => ({ count: 0, latest: null }),
+        failuresForClient: async () => ({ count: 0, latest: null }),
+        hasSucceededFrom: async () => false,
         listByUsername: async () => [],
       },
       metrics,

@@ -12,6 +12,7 @@ import {
   pendingMigrations,
 } from '../../src/storage/index.js';
 import * as m0001 from '../../src/storage/migrations/0001_initial.js';
+import { MIGRATION_NAMES } from '../../src/storage/migrations/index.js';
 import { TABLES } from '../../src/storage/schema.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { newApiKey, newClient, newUser } from './fixtures.js';
@@ -51,6 +52,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0005_users_email',
       '0006_device_authorizations',
       '0007_clusters',
+      '0014_login_attempt_origin',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -86,14 +88,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         ${JSON.stringify(before.scopes)}, ${JSON.stringify(before.audiences)}, ${before.accessTokenTtl},
         ${before.refreshTokenTtl}, ${before.createdAt.getTime()})`.execute(database.db);
     expect(await migrateToLatest(database)).toEqual({
-      applied: [
-        '0002_oidc_flows',
-        '0003_federation',
-        '0004_change_log',
-        '0005_users_email',
-        '0006_device_authorizations',
-        '0007_clusters',
-      ],
+      applied: MIGRATION_NAMES.filter((m) => m >= '0002_oidc_flows'),
     });
     const storage = createSqlStorage(database);
     expect(await storage.clients.findById(before.clientId)).toStrictEqual({
@@ -109,19 +104,10 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       await migrateToLatest(database);
       // As if the process died after 0002's first steps: its record is gone, its column and tables stay
       // (and 0003, which cannot have run before 0002 finished, is not recorded either).
-      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
-        database.db,
-      );
+      await sql`delete from kysely_migration where name >= ${'0002_oidc_flows'}`.execute(database.db);
       await sql`drop table login_attempts`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: [
-          '0002_oidc_flows',
-          '0003_federation',
-          '0004_change_log',
-          '0005_users_email',
-          '0006_device_authorizations',
-          '0007_clusters',
-        ],
+        applied: MIGRATION_NAMES.filter((m) => m >= '0002_oidc_flows'),
       });
       expect(await database.db.selectFrom('login_attempts').selectAll().execute()).toEqual([]);
       await createSqlStorage(database).clients.create(newClient());
@@ -133,18 +119,10 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
-        database.db,
-      );
+      await sql`delete from kysely_migration where name >= ${'0003_federation'}`.execute(database.db);
       await sql`drop table login_transactions`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: [
-          '0003_federation',
-          '0004_change_log',
-          '0005_users_email',
-          '0006_device_authorizations',
-          '0007_clusters',
-        ],
+        applied: MIGRATION_NAMES.filter((m) => m >= '0003_federation'),
       });
       expect(await database.db.selectFrom('login_transactions').selectAll().execute()).toEqual([]);
       expect(await database.db.selectFrom('identity_providers').selectAll().execute()).toEqual([]);
@@ -156,12 +134,12 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name >= ${'0006_device_authorizations'}`.execute(
         database.db,
       );
       await sql`drop index device_authorizations_user_code_unique`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: ['0006_device_authorizations', '0007_clusters'],
+        applied: MIGRATION_NAMES.filter((m) => m >= '0006_device_authorizations'),
       });
       const storage = createSqlStorage(database);
       const record = {
@@ -195,9 +173,11 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       const database = await fresh(create);
       await migrateToLatest(database);
       // As if the process died after the first column: the table and that column stay.
-      await sql`delete from kysely_migration where name = '0007_clusters'`.execute(database.db);
+      await sql`delete from kysely_migration where name >= ${'0007_clusters'}`.execute(database.db);
       await sql`alter table authorization_codes drop column resource`.execute(database.db);
-      expect(await migrateToLatest(database)).toEqual({ applied: ['0007_clusters'] });
+      expect(await migrateToLatest(database)).toEqual({
+        applied: MIGRATION_NAMES.filter((m) => m >= '0007_clusters'),
+      });
       const storage = createSqlStorage(database);
       await storage.apiKeys.create(newApiKey({ cluster: { name: 'prod', audience: 'kubernetes:prod' } }));
       expect((await storage.apiKeys.list())[0]?.cluster).toEqual({

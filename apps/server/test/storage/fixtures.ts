@@ -206,6 +206,8 @@ export function newLoginAttempt(overrides: Partial<LoginAttemptRecord> = {}): Lo
     success: false,
     reason: 'invalid_credentials',
     createdAt: at('2026-01-01T10:00:00.000Z'),
+    clientId: null,
+    familiar: false,
     ...overrides,
   };
 }

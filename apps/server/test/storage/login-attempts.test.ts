@@ -128,4 +128,61 @@ describe.each(testDatabaseUrls())('login attempts on $name', (kind) => {
       latest: null,
     });
   });
+
+  it('keys accounts by provider: another provider’s failures and successes leave the account alone', async () => {
+    const { storage } = fixture();
+    const { loginAttempts } = storage;
+    await loginAttempts.record(failure('p-1', 1));
+    await loginAttempts.record(failure('p-2', 2, { provider: 'corp' }));
+    await loginAttempts.record(success('p-3', 3, { provider: 'corp' }));
+    await loginAttempts.record(failure('p-4', 4));
+    expect(
+      await loginAttempts.failuresForUsername('alice', minute(0), { provider: 'password' }),
+    ).toStrictEqual({
+      count: 2,
+      latest: minute(4),
+    });
+    expect(await loginAttempts.failuresForUsername('alice', minute(0), { provider: 'corp' })).toStrictEqual({
+      count: 0,
+      latest: null,
+    });
+  });
+
+  it('counts familiar and unfamiliar failures apart, and knows where an account signed in', async () => {
+    const { storage } = fixture();
+    const { loginAttempts } = storage;
+    await loginAttempts.record(success('f-1', 1, { sourceAddress: '198.51.100.10' }));
+    await loginAttempts.record(failure('f-2', 2, { familiar: true, sourceAddress: '198.51.100.10' }));
+    await loginAttempts.record(failure('f-3', 3, { sourceAddress: '192.0.2.66' }));
+    await loginAttempts.record(failure('f-4', 4, { sourceAddress: '192.0.2.67' }));
+    const count = async (familiar: boolean) =>
+      (await loginAttempts.failuresForUsername('alice', minute(0), { provider: 'password', familiar })).count;
+    expect([await count(true), await count(false)]).toEqual([1, 2]);
+    expect(await loginAttempts.hasSucceededFrom('ALICE', 'password', '198.51.100.10')).toBe(true);
+    expect(await loginAttempts.hasSucceededFrom('alice', 'corp', '198.51.100.10')).toBe(false);
+    expect(await loginAttempts.hasSucceededFrom('alice', 'password', '192.0.2.66')).toBe(false);
+    expect((await loginAttempts.listByUsername('alice', 1))[0]).toMatchObject({
+      id: 'f-4',
+      familiar: false,
+      clientId: null,
+    });
+  });
+
+  it('counts the password grant per client and per address apart from the browser', async () => {
+    const { storage } = fixture();
+    const { loginAttempts } = storage;
+    await loginAttempts.record(failure('c-1', 1, { clientId: 'cl_a' }));
+    await loginAttempts.record(failure('c-2', 2, { clientId: 'cl_a', sourceAddress: '192.0.2.5' }));
+    await loginAttempts.record(failure('c-3', 3, { clientId: 'cl_b' }));
+    await loginAttempts.record(failure('c-4', 4));
+    expect(await loginAttempts.failuresForClient('cl_a', minute(0))).toStrictEqual({
+      count: 2,
+      latest: minute(2),
+    });
+    const fromAddress = (channel?: 'browser' | 'grant') =>
+      loginAttempts.failuresFromAddress('203.0.113.7', minute(0), channel === undefined ? {} : { channel });
+    expect((await fromAddress('grant')).count).toBe(2);
+    expect((await fromAddress('browser')).count).toBe(1);
+    expect((await fromAddress()).count).toBe(3);
+  });
 });

@@ -31,21 +31,21 @@ export async function passwordGrant(
       password: request.password,
       provider: request.provider,
       sourceAddress: context.sourceAddress ?? 'unknown',
-      // The caller is the client's server, not the user's browser: only the account is throttled.
-      throttleAddress: false,
+      clientId: client.clientId,
     },
     context,
   );
   if (!login.ok) {
     if (login.failure === 'locked') {
-      throw new OAuthProtocolError(
-        'invalid_grant',
-        'too many failed sign-ins: the account is locked for now',
-        {
-          status: 429,
-          headers: { 'Retry-After': String(login.retryAfterSeconds) },
-        },
-      );
+      const why = {
+        account: 'too many failed sign-ins: the account is locked for now',
+        address: 'too many failed sign-ins from this address: try again later',
+        client: 'too many failed sign-ins through this client: try again later',
+      };
+      throw new OAuthProtocolError('invalid_grant', why[login.scope], {
+        status: 429,
+        headers: { 'Retry-After': String(login.retryAfterSeconds) },
+      });
     }
     const messages = {
       disabled: 'the account is disabled',

@@ -266,22 +266,42 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         const stored = { ...attempt, username: attempt.username.toLowerCase() };
         insertNew(tables().loginAttempts, attempt.id, stored, 'id');
       },
-      async failuresForUsername(username, since) {
-        const attempts = attemptsFor(username);
+      async failuresForUsername(username, since, options = {}) {
+        const attempts = attemptsFor(username).filter(
+          (a) => options.provider === undefined || a.provider === options.provider,
+        );
         const lastSuccess = attempts.reduce(
           (max, a) => (a.success && a.createdAt.getTime() > max ? a.createdAt.getTime() : max),
           Number.NEGATIVE_INFINITY,
         );
         return failures(
-          attempts.filter((a) => a.createdAt.getTime() > lastSuccess),
+          attempts.filter(
+            (a) =>
+              a.createdAt.getTime() > lastSuccess &&
+              (options.familiar === undefined || (a.familiar ?? false) === options.familiar),
+          ),
           since,
         );
       },
-      async failuresFromAddress(sourceAddress, since) {
+      async failuresFromAddress(sourceAddress, since, options = {}) {
+        const attempts = [...tables().loginAttempts.values()];
+        const inChannel = (a: LoginAttemptRecord) =>
+          options.channel === undefined || (options.channel === 'grant') === Boolean(a.clientId);
+        return failures(
+          attempts.filter((a) => a.sourceAddress === sourceAddress && inChannel(a)),
+          since,
+        );
+      },
+      async failuresForClient(clientId, since) {
         const attempts = [...tables().loginAttempts.values()];
         return failures(
-          attempts.filter((a) => a.sourceAddress === sourceAddress),
+          attempts.filter((a) => a.clientId === clientId),
           since,
+        );
+      },
+      async hasSucceededFrom(username, provider, sourceAddress) {
+        return attemptsFor(username).some(
+          (a) => a.success && a.provider === provider && a.sourceAddress === sourceAddress,
         );
       },
       async listByUsername(username, limit) {

@@ -92,11 +92,28 @@ export interface LoginAttemptRepository {
   record(attempt: LoginAttemptRecord): Promise<void>;
   /**
    * Failed attempts for a lower-cased username since `since`, counting only those after the
-   * latest successful one.
+   * latest successful one. With `provider`, only that provider's account (an LDAP `bob` and a
+   * local `bob` are two accounts; its successes alone reset the count); with `familiar`, only
+   * failures from addresses that were (true) or were not (false) familiar when they happened.
    */
-  failuresForUsername(username: string, since: Date): Promise<{ count: number; latest: Date | null }>;
-  /** Failed attempts from a source address since `since`. */
-  failuresFromAddress(sourceAddress: string, since: Date): Promise<{ count: number; latest: Date | null }>;
+  failuresForUsername(
+    username: string,
+    since: Date,
+    options?: { provider?: string; familiar?: boolean },
+  ): Promise<{ count: number; latest: Date | null }>;
+  /**
+   * Failed attempts from a source address since `since`; with `channel`, only the browser's
+   * (login and device pages: no client) or only the password grant's (a client).
+   */
+  failuresFromAddress(
+    sourceAddress: string,
+    since: Date,
+    options?: { channel?: 'browser' | 'grant' },
+  ): Promise<{ count: number; latest: Date | null }>;
+  /** Failed password-grant attempts through a client since `since`. */
+  failuresForClient(clientId: string, since: Date): Promise<{ count: number; latest: Date | null }>;
+  /** Whether the account (lower-cased username, provider) ever signed in successfully from the address. */
+  hasSucceededFrom(username: string, provider: string, sourceAddress: string): Promise<boolean>;
   /** The latest attempts for a lower-cased username, newest first. */
   listByUsername(username: string, limit: number): Promise<LoginAttemptRecord[]>;
 }

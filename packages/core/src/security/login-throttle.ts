@@ -7,21 +7,38 @@ export interface LoginThrottlePolicy {
   maxFailures: number;
   /** The window, and how long a lock lasts after the failure that set it, in seconds. */
   windowSeconds: number;
-  /** Failed attempts from one source address within the window that block it (any account). */
+  /**
+   * Failed attempts from one source address within the window that block it (any account); the
+   * browser's pages and the password grant are counted apart.
+   */
   maxFailuresPerAddress: number;
+  /** Failed password-grant attempts through one client within the window that block the client. */
+  maxFailuresPerClient?: number;
 }
 
-/** 5 failures in 15 minutes lock an account; 100 from one address block that address. */
-export const DEFAULT_LOGIN_THROTTLE: LoginThrottlePolicy = {
+/**
+ * 5 failures in 15 minutes lock an account (for unfamiliar addresses and familiar ones apart); 100
+ * from one address block that address; 500 through one client's password grant block the client.
+ */
+export const DEFAULT_LOGIN_THROTTLE: Required<LoginThrottlePolicy> = {
   maxFailures: 5,
   windowSeconds: 900,
   maxFailuresPerAddress: 100,
+  maxFailuresPerClient: 500,
 };
 
 /** The outcome of a throttle check. */
 export type ThrottleDecision =
   | { locked: false }
-  | { locked: true; retryAfterSeconds: number; scope: 'account' | 'address' };
+  | { locked: true; retryAfterSeconds: number; scope: 'account' | 'address' | 'client' };
+
+/** Where an attempt comes from, beyond its address. */
+export interface ThrottleOrigin {
+  /** The account's provider: `password` (the default) for a local account, else the provider's name. */
+  provider?: string;
+  /** The client of a password grant: its failures are counted per client and per address apart. */
+  clientId?: string;
+}
 
 /** One attempt to record. */
 export interface LoginAttempt {
@@ -31,13 +48,21 @@ export interface LoginAttempt {
   provider: string;
   success: boolean;
   reason: string | null;
+  /** The client of a password grant; absent for the login and device pages. */
+  clientId?: string | null;
 }
 
 /**
  * Brute-force protection over the shared login-attempt records, so every replica sees the same
- * counts. An account is locked once `maxFailures` attempts failed within one window since its
- * last successful sign-in; the lock ends `windowSeconds` after the latest failure. Refused
- * attempts are recorded too, so an ongoing attack keeps the lock in place.
+ * counts. An account — a username at one provider: an LDAP `bob` and a local `bob` are two — is
+ * locked once `maxFailures` attempts failed within one window since its last successful sign-in;
+ * the lock ends `windowSeconds` after the latest failure. Smart lockout: failures from addresses
+ * the account has signed in from before are counted apart from the others, so an attacker
+ * elsewhere locks the account only for unfamiliar addresses, never out of the places its owner
+ * works from. Addresses are blocked after `maxFailuresPerAddress` failures on any account — the
+ * browser's pages and the password grant counted apart — and a client's password grant after
+ * `maxFailuresPerClient`. Refused attempts are recorded too, so an ongoing attack keeps the lock
+ * in place.
  * @example
  * const decision = await throttle.check('alice', '203.0.113.7');
  * if (decision.locked) reply.header('Retry-After', decision.retryAfterSeconds);
@@ -49,16 +74,43 @@ export class LoginThrottle {
     private readonly clock: Clock,
   ) {}
 
-  /** Whether a sign-in for `username` (from `sourceAddress`, when given) may be tried now. */
-  async check(username: string, sourceAddress?: string): Promise<ThrottleDecision> {
+  /**
+   * Whether a sign-in for `username` (from `sourceAddress`, when given) may be tried now: the
+   * account (of `origin.provider`) as seen from that address, the address, and the client of a
+   * password grant.
+   */
+  async check(
+    username: string,
+    sourceAddress?: string,
+    origin: ThrottleOrigin = {},
+  ): Promise<ThrottleDecision> {
+    const folded = username.toLowerCase();
+    const provider = origin.provider ?? 'password';
+    const familiar =
+      sourceAddress === undefined
+        ? undefined
+        : await this.attempts.hasSucceededFrom(folded, provider, sourceAddress);
     const account = await this.#lockedUntil(
-      (since) => this.attempts.failuresForUsername(username.toLowerCase(), since),
+      (since) =>
+        this.attempts.failuresForUsername(folded, since, {
+          provider,
+          ...(familiar === undefined ? {} : { familiar }),
+        }),
       this.policy.maxFailures,
     );
     if (account !== undefined) return { locked: true, retryAfterSeconds: account, scope: 'account' };
+    if (origin.clientId !== undefined) {
+      const clientId = origin.clientId;
+      const client = await this.#lockedUntil(
+        (since) => this.attempts.failuresForClient(clientId, since),
+        this.policy.maxFailuresPerClient ?? DEFAULT_LOGIN_THROTTLE.maxFailuresPerClient,
+      );
+      if (client !== undefined) return { locked: true, retryAfterSeconds: client, scope: 'client' };
+    }
     if (sourceAddress !== undefined) {
+      const channel = origin.clientId === undefined ? 'browser' : 'grant';
       const address = await this.#lockedUntil(
-        (since) => this.attempts.failuresFromAddress(sourceAddress, since),
+        (since) => this.attempts.failuresFromAddress(sourceAddress, since, { channel }),
         this.policy.maxFailuresPerAddress,
       );
       if (address !== undefined) return { locked: true, retryAfterSeconds: address, scope: 'address' };
@@ -72,7 +124,7 @@ export class LoginThrottle {
    */
   async checkAddress(sourceAddress: string): Promise<ThrottleDecision> {
     const address = await this.#lockedUntil(
-      (since) => this.attempts.failuresFromAddress(sourceAddress, since),
+      (since) => this.attempts.failuresFromAddress(sourceAddress, since, { channel: 'browser' }),
       this.policy.maxFailuresPerAddress,
     );
     return address === undefined
@@ -97,12 +149,21 @@ export class LoginThrottle {
     return Math.max(1, Math.ceil((latest.getTime() + windowMs - now) / 1000));
   }
 
-  /** Records an attempt (the username lower-cased). */
+  /**
+   * Records an attempt (the username lower-cased); a failure notes whether its address was
+   * familiar to the account (see {@link LoginThrottle}).
+   */
   async record(attempt: LoginAttempt): Promise<void> {
+    const username = attempt.username.toLowerCase();
+    const familiar =
+      !attempt.success &&
+      (await this.attempts.hasSucceededFrom(username, attempt.provider, attempt.sourceAddress));
     await this.attempts.record({
       id: crypto.randomUUID(),
       ...attempt,
-      username: attempt.username.toLowerCase(),
+      clientId: attempt.clientId ?? null,
+      familiar,
+      username,
       createdAt: new Date(this.clock.now()),
     });
   }

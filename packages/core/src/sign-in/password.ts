@@ -20,10 +20,11 @@ export interface PasswordSignInRequest {
   /** The caller's address, for the login records. */
   sourceAddress: string;
   /**
-   * Whether the address is throttled too: yes for a browser (the login page), no for a client's
-   * server calling the password grant on its users' behalf, whose one address would lock everyone.
+   * The client of a password grant; absent for the login page. A grant's failures are counted per
+   * client and per address apart from the browser's, so a client's server calling on its users'
+   * behalf neither spends nor is blocked by the login page's per-address allowance.
    */
-  throttleAddress: boolean;
+  clientId?: string | undefined;
 }
 
 /** What {@link signInWithPassword} needs. */
@@ -38,7 +39,7 @@ export interface PasswordSignInContext {
 export type PasswordSignIn =
   | { ok: true; user: UserRecord }
   | { ok: false; failure: Exclude<PasswordSignInFailure, 'locked'> }
-  | { ok: false; failure: 'locked'; retryAfterSeconds: number };
+  | { ok: false; failure: 'locked'; retryAfterSeconds: number; scope: 'account' | 'address' | 'client' };
 
 /**
  * Password sign-in, the one sequence behind the login page and the password grant: refuse a
@@ -48,7 +49,7 @@ export type PasswordSignIn =
  * wrong password, and is not recorded as one.
  * @example
  * const result = await signInWithPassword(
- *   { username: 'alice', password, sourceAddress: request.ip, throttleAddress: true },
+ *   { username: 'alice', password, sourceAddress: request.ip },
  *   context,
  * );
  */
@@ -68,14 +69,20 @@ export async function signInWithPassword(
     username: request.username,
     sourceAddress: request.sourceAddress,
     provider: provider ?? 'password',
+    ...(request.clientId === undefined ? {} : { clientId: request.clientId }),
   };
-  const decision = await context.throttle?.check(
-    request.username,
-    request.throttleAddress ? request.sourceAddress : undefined,
-  );
+  const decision = await context.throttle?.check(request.username, request.sourceAddress, {
+    provider: attempt.provider,
+    ...(request.clientId === undefined ? {} : { clientId: request.clientId }),
+  });
   if (decision?.locked) {
     await context.throttle?.record({ ...attempt, userId: null, success: false, reason: 'locked' });
-    return { ok: false, failure: 'locked', retryAfterSeconds: decision.retryAfterSeconds };
+    return {
+      ok: false,
+      failure: 'locked',
+      retryAfterSeconds: decision.retryAfterSeconds,
+      scope: decision.scope,
+    };
   }
   const login = await check(request.username, request.password);
   if (!login.ok) {

@@ -133,7 +133,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     let login: PasswordSignIn;
     try {
       login = await signInWithPassword(
-        { username, password, provider: external, sourceAddress: request.ip, throttleAddress: true },
+        { username, password, provider: external, sourceAddress: request.ip },
         {
           passwords: {
             findUserByUsername: (name) => idgate.storage.users.findByUsername(name),

@@ -52,35 +52,58 @@ export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttem
         success: toFlag(attempt.success),
         reason: attempt.reason,
         created_at: toMs(attempt.createdAt),
+        client_id: attempt.clientId ?? null,
+        familiar: toFlag(attempt.familiar ?? false),
       });
     },
 
-    failuresForUsername(username, since) {
+    failuresForUsername(username, since, options = {}) {
       const folded = fold(username);
+      const { provider, familiar } = options;
+      return failures((eb) => {
+        // Only failures after the latest success count: a success resets the counter.
+        let lastSuccess = eb
+          .selectFrom('login_attempts as s')
+          .select((s) => s.fn.max('s.created_at').as('t'))
+          .where('s.username', '=', folded)
+          .where('s.success', '=', 1);
+        if (provider !== undefined) lastSuccess = lastSuccess.where('s.provider', '=', provider);
+        return eb.and([
+          eb('username', '=', folded),
+          ...(provider === undefined ? [] : [eb('provider', '=', provider)]),
+          ...(familiar === undefined ? [] : [eb('familiar', '=', toFlag(familiar))]),
+          eb('created_at', '>', eb.fn.coalesce(lastSuccess, eb.val(Number.MIN_SAFE_INTEGER))),
+        ]);
+      }, since);
+    },
+
+    failuresFromAddress(sourceAddress, since, options = {}) {
+      const { channel } = options;
       return failures(
         (eb) =>
           eb.and([
-            eb('username', '=', folded),
-            // Only failures after the latest success count: a success resets the counter.
-            eb(
-              'created_at',
-              '>',
-              eb.fn.coalesce(
-                eb
-                  .selectFrom('login_attempts as s')
-                  .select((s) => s.fn.max('s.created_at').as('t'))
-                  .where('s.username', '=', folded)
-                  .where('s.success', '=', 1),
-                eb.val(Number.MIN_SAFE_INTEGER),
-              ),
-            ),
+            eb('source_address', '=', sourceAddress),
+            ...(channel === undefined ? [] : [eb('client_id', channel === 'grant' ? 'is not' : 'is', null)]),
           ]),
         since,
       );
     },
 
-    failuresFromAddress(sourceAddress, since) {
-      return failures((eb) => eb.and([eb('source_address', '=', sourceAddress)]), since);
+    failuresForClient(clientId, since) {
+      return failures((eb) => eb.and([eb('client_id', '=', clientId)]), since);
+    },
+
+    async hasSucceededFrom(username, provider, sourceAddress) {
+      const row = await db
+        .selectFrom('login_attempts')
+        .select('id')
+        .where('username', '=', fold(username))
+        .where('provider', '=', provider)
+        .where('source_address', '=', sourceAddress)
+        .where('success', '=', 1)
+        .limit(1)
+        .executeTakeFirst();
+      return row !== undefined;
     },
 
     async listByUsername(username, limit) {
@@ -107,5 +130,7 @@ function toAttempt(row: Selectable<LoginAttemptsTable>): LoginAttemptRecord {
     success: fromFlag(row.success),
     reason: row.reason,
     createdAt: toDate(row.created_at),
+    clientId: row.client_id,
+    familiar: fromFlag(row.familiar),
   };
 }
