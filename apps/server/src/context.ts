@@ -15,6 +15,7 @@ import { ProviderRegistry } from './federation/registry.js';
 import { type PurgeJob, startPurgeJob } from './maintenance.js';
 import { createMetrics, instrumentLoginAttempts, type Metrics } from './metrics.js';
 import type { Services } from './services.js';
+import { postgresTimeouts } from './storage/database.js';
 import type { Database } from './storage/index.js';
 
 /**
@@ -73,7 +74,9 @@ export async function createAppContext(
 ): Promise<RunningContext> {
   const { config, database } = services;
   const feed = new ChangeFeed(database, {
-    ...(database.dialect === 'postgres' ? { listenUrl: config.database.url } : {}),
+    ...(database.dialect === 'postgres'
+      ? { listenUrl: config.database.url, listenOptions: postgresTimeouts(config.database) }
+      : {}),
     ...(options.onFeedError === undefined ? {} : { onError: options.onFeedError }),
   });
   const directory = new Directory({
@@ -83,6 +86,7 @@ export async function createAppContext(
     keys: () => services.keys(),
     reloadKeys: () => services.reloadKeys(),
     maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
+    maxStalenessSeconds: config.cache.maxStaleness,
   });
   try {
     await directory.start(services.changes, feed);

@@ -56,7 +56,16 @@ export interface DirectoryOptions {
   reloadKeys(): Promise<unknown>;
   /** The longest token lifetime: how long a revocation heard from the change log must be kept. */
   maxTokenLifetimeSeconds: number;
+  /**
+   * How long (s) the directory may go without hearing from the database — the change feed's last
+   * successful read, or a resync — before it stops answering from memory and reads through to the
+   * database (which answers 503 while it is away). 0 or absent: no limit.
+   */
+  maxStalenessSeconds?: number;
 }
+
+/** What the directory follows: the change feed, or a stand-in for it. */
+export type ChangeSource = Pick<ChangeFeed, 'subscribe' | 'onResync' | 'onSynced'>;
 
 /**
  * What the hot paths read — users (with their identities' groups), clients, API keys, the
@@ -89,9 +98,12 @@ export class Directory {
   /** `kind:value` → expiry (ms). */
   readonly #revoked = new Map<string, number>();
   readonly #liveTokens: LiveTokenContext;
+  /** When (the options' clock, ms) the directory last heard from the database. */
+  #syncedAt: number;
 
   constructor(options: DirectoryOptions) {
     this.#options = options;
+    this.#syncedAt = options.clock.now();
     const { storage } = options;
     const { users, clients, apiKeys, revocations } = storage;
     this.storage = {
@@ -107,7 +119,7 @@ export class Directory {
       },
       revocations: {
         ...revocations,
-        isRevoked: (kind, value) => (this.isRevoked(kind, value) ? REVOKED : NOT_REVOKED),
+        isRevoked: (kind, value) => this.#isRevokedNow(kind, value),
       },
     };
     this.#liveTokens = {
@@ -119,22 +131,52 @@ export class Directory {
       findUser: (id) => this.findSubject(id),
       findClient: (id) => this.storage.clients.findById(id),
       // The same settled promises every time: awaiting them is awaiting a fresh one.
-      isRevoked: (kind, value) => (this.isRevoked(kind, value) ? REVOKED : NOT_REVOKED),
+      isRevoked: (kind, value) => this.#isRevokedNow(kind, value),
       verify: (token) => this.verify(token),
     };
   }
 
-  /** Loads the revocation set and follows this process's changes and, when given, `feed`. */
-  async start(local: LocalChanges, feed?: ChangeFeed): Promise<void> {
-    await this.#loadRevocations();
+  /**
+   * Loads the revocation set and follows this process's changes and, when given, `feed` (whose
+   * successful reads are what keeps the directory fresh, see `maxStalenessSeconds`).
+   */
+  async start(local: LocalChanges, feed?: ChangeSource): Promise<void> {
+    this.#replaceRevocations(await this.#readRevocations());
     local.subscribe((topic, key) => void this.#apply([{ id: 0, topic, key }]));
     if (feed !== undefined) {
       feed.subscribe((changes) => void this.#apply(changes));
       feed.onResync(() => void this.resync());
+      feed.onSynced(() => this.markSynced());
     }
   }
 
-  async resync(): Promise<void> {
+  /** The database was heard from now: what the directory holds is up to date as of now. */
+  markSynced(): void {
+    this.#syncedAt = this.#options.clock.now();
+  }
+
+  /**
+   * Whether the directory has gone longer than `maxStalenessSeconds` without hearing from the
+   * database; then it answers nothing from memory.
+   */
+  get stale(): boolean {
+    const max = this.#options.maxStalenessSeconds ?? 0;
+    return max > 0 && this.#options.clock.now() - this.#syncedAt > max * 1000;
+  }
+
+  /**
+   * Drops what is held and reloads the revocation set and the keys — only once the database has
+   * answered: a resync that fails (an outage) keeps the last good state, so reviews of known
+   * tokens go on being answered from memory for an outage of any length (see `stale`).
+   * @returns whether it resynced.
+   */
+  async resync(): Promise<boolean> {
+    let live: Awaited<ReturnType<Storage['revocations']['listLive']>>;
+    try {
+      live = await this.#readRevocations();
+    } catch {
+      return false;
+    }
     this.#users.clear();
     this.#subjects.clear();
     this.#clients.clear();
@@ -142,15 +184,27 @@ export class Directory {
     this.#presentedKeys.clear();
     this.#verified.clear();
     this.#refused.clear();
-    await this.#loadRevocations().catch(() => undefined);
+    this.#replaceRevocations(live);
+    this.markSynced();
     await this.#options.reloadKeys().catch(() => undefined);
+    return true;
   }
 
-  async #loadRevocations(): Promise<void> {
+  #readRevocations() {
     const { storage, clock } = this.#options;
-    const live = await storage.revocations.listLive(new Date(clock.now()));
+    return storage.revocations.listLive(new Date(clock.now()));
+  }
+
+  #replaceRevocations(live: Awaited<ReturnType<Storage['revocations']['listLive']>>): void {
     this.#revoked.clear();
     for (const entry of live) this.#revoked.set(`${entry.kind}:${entry.value}`, entry.expiresAt.getTime());
+  }
+
+  /** Whether `kind:value` is revoked: from memory, or from the database once the directory is stale. */
+  #isRevokedNow(kind: RevocationKind, value: string): Promise<boolean> {
+    const { storage, clock } = this.#options;
+    if (this.stale) return storage.revocations.isRevoked(kind, value, new Date(clock.now()));
+    return this.isRevoked(kind, value) ? REVOKED : NOT_REVOKED;
   }
 
   async #apply(changes: Change[]): Promise<void> {
@@ -213,7 +267,7 @@ export class Directory {
    * {@link Directory.authenticateApiKey}, which decides and throws).
    */
   knownApiKey(presented: string | undefined, scope: ApiKeyScope | null): ApiKeyRecord | undefined {
-    if (presented === undefined) return undefined;
+    if (presented === undefined || this.stale) return undefined;
     const hit = this.#presentedKeys.get(tokenKey(presented));
     return hit !== undefined && hit.revokedAt === null && (scope === null || hit.scopes.includes(scope))
       ? hit
@@ -236,7 +290,8 @@ export class Directory {
   }
 
   #memo<V>(cache: Bounded<Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
-    const hit = cache.get(key);
+    // Stale: nothing from memory; what is read now is remembered for when the database is back.
+    const hit = this.stale ? undefined : cache.get(key);
     if (hit !== undefined) return hit;
     const loading = load();
     cache.set(key, loading);

@@ -1,0 +1,70 @@
+import type { StorageUnavailability, StorageUnavailableError } from '@idgate/core';
+
+/** Where {@link StorageHealth} writes its two lines (a pino logger is one). */
+export interface HealthLogger {
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+}
+
+/** What the storage is doing now: answering, or not since `since` (epoch ms) for `reason`. */
+export type StorageState =
+  | { readonly available: true }
+  | { readonly available: false; readonly since: number; readonly reason: StorageUnavailability };
+
+/**
+ * Whether the database answers, as the queries going through it tell: the first query that fails
+ * because the database cannot answer turns it unavailable, the first one that succeeds after
+ * that turns it available again. Each turn is logged once — a warning `storage unavailable` with
+ * the reason and the driver's error, then `storage available again` with the outage's length —
+ * rather than once per failed request.
+ * @example
+ * const health = new StorageHealth();
+ * health.logTo(app.log);
+ * health.failed(error); // logs "storage unavailable" once
+ * health.succeeded(); // logs "storage available again" with outageMs
+ */
+export class StorageHealth {
+  #state: StorageState = { available: true };
+  #logger: HealthLogger | undefined;
+  readonly #now: () => number;
+
+  constructor(options: { now?: () => number } = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Where the next turns are logged (until then they are not). */
+  logTo(logger: HealthLogger): void {
+    this.#logger = logger;
+  }
+
+  get state(): StorageState {
+    return this.#state;
+  }
+
+  get available(): boolean {
+    return this.#state.available;
+  }
+
+  /**
+   * A query failed because the database cannot answer. Returns whether this turned the storage
+   * unavailable (and so was logged, to `logger` when given, e.g. a request's logger).
+   */
+  failed(error: StorageUnavailableError, logger: HealthLogger | undefined = this.#logger): boolean {
+    if (!this.#state.available) return false;
+    this.#state = { available: false, since: this.#now(), reason: error.code };
+    logger?.warn({ reason: error.code, err: error }, 'storage unavailable');
+    return true;
+  }
+
+  /** A query succeeded. Returns whether this turned the storage available again (and was logged). */
+  succeeded(): boolean {
+    const state = this.#state;
+    if (state.available) return false;
+    this.#state = { available: true };
+    this.#logger?.info(
+      { outageMs: this.#now() - state.since, reason: state.reason },
+      'storage available again',
+    );
+    return true;
+  }
+}
