@@ -87,6 +87,7 @@ export async function createAppContext(
     reloadKeys: () => services.reloadKeys(),
     maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
     maxStalenessSeconds: config.cache.maxStaleness,
+    storageAvailable: () => database.health.available,
   });
   try {
     await directory.start(services.changes, feed);

@@ -8,6 +8,7 @@ import {
   type LiveTokenContext,
   type RevocationKind,
   type Storage,
+  StorageUnavailableError,
   type UserRecord,
   verifyAccessToken,
 } from '@idgate/core';
@@ -36,6 +37,34 @@ class Bounded<V> {
   clear(): void {
     this.#map.clear();
   }
+  /** Copies every entry into `other` (the newest last, so `other` forgets the oldest first). */
+  copyTo(other: Bounded<V>): void {
+    for (const [key, value] of this.#map) other.set(key, value);
+  }
+}
+
+/** A cache of loads and, beside it, what the loads answered before the last resync. */
+class Generations<V> {
+  readonly current: Bounded<Promise<V>>;
+  /** Answers from before the last resync: served only while the database cannot answer. */
+  readonly previous: Bounded<Promise<V>>;
+  constructor(max: number) {
+    this.current = new Bounded(max);
+    this.previous = new Bounded(max);
+  }
+  /** A resync: what is held becomes the previous generation, the current one starts empty. */
+  turn(): void {
+    this.current.copyTo(this.previous);
+    this.current.clear();
+  }
+  delete(key: string): void {
+    this.current.delete(key);
+    this.previous.delete(key);
+  }
+  clear(): void {
+    this.current.clear();
+    this.previous.clear();
+  }
 }
 
 // One-shot `crypto.hash` (Node ≥ 20.12): the same digest as `createHash`, without a Hash object.
@@ -62,6 +91,11 @@ export interface DirectoryOptions {
    * database (which answers 503 while it is away). 0 or absent: no limit.
    */
   maxStalenessSeconds?: number;
+  /**
+   * Whether the database answers now (StorageHealth). While it does not, what was known before
+   * the last resync is answered at once instead of after a query's timeout.
+   */
+  storageAvailable?(): boolean;
 }
 
 /** What the directory follows: the change feed, or a stand-in for it. */
@@ -80,11 +114,11 @@ export type ChangeSource = Pick<ChangeFeed, 'subscribe' | 'onResync' | 'onSynced
 export class Directory {
   readonly storage: Storage;
   readonly #options: DirectoryOptions;
-  readonly #users = new Bounded<Promise<UserRecord | undefined>>(50_000);
+  readonly #users = new Generations<UserRecord | undefined>(50_000);
   /** Users as tokens describe them: their own groups and those of their linked identities. */
-  readonly #subjects = new Bounded<Promise<UserRecord | undefined>>(50_000);
-  readonly #clients = new Bounded<Promise<Awaited<ReturnType<Storage['clients']['findById']>>>>(10_000);
-  readonly #apiKeys = new Bounded<Promise<ApiKeyRecord | undefined>>(10_000);
+  readonly #subjects = new Generations<UserRecord | undefined>(50_000);
+  readonly #clients = new Generations<Awaited<ReturnType<Storage['clients']['findById']>>>(10_000);
+  readonly #apiKeys = new Generations<ApiKeyRecord | undefined>(10_000);
   /** Tokens that verified, until their `exp`. */
   readonly #verified = new Bounded<AccessTokenVerification>(20_000);
   /**
@@ -177,10 +211,11 @@ export class Directory {
     } catch {
       return false;
     }
-    this.#users.clear();
-    this.#subjects.clear();
-    this.#clients.clear();
-    this.#apiKeys.clear();
+    // What was known stays at hand for an outage that starts before it is read again.
+    this.#users.turn();
+    this.#subjects.turn();
+    this.#clients.turn();
+    this.#apiKeys.turn();
     this.#presentedKeys.clear();
     this.#verified.clear();
     this.#refused.clear();
@@ -289,15 +324,29 @@ export class Directory {
     return record;
   }
 
-  #memo<V>(cache: Bounded<Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
-    // Stale: nothing from memory; what is read now is remembered for when the database is back.
-    const hit = this.stale ? undefined : cache.get(key);
+  /**
+   * `key` from memory, else loaded (and remembered). A load the database cannot answer is
+   * answered from before the last resync when that knew `key` — not remembered as current, so the
+   * next request asks the database again. Stale, the directory answers nothing from memory.
+   */
+  #memo<V>(cache: Generations<V>, key: string, load: () => Promise<V>): Promise<V> {
+    const stale = this.stale;
+    const hit = stale ? undefined : cache.current.get(key);
     if (hit !== undefined) return hit;
+    // The database known to be away: what it said before, without waiting out a timeout.
+    const before =
+      stale || this.#options.storageAvailable?.() !== false ? undefined : cache.previous.get(key);
+    if (before !== undefined) return before;
     const loading = load();
-    cache.set(key, loading);
+    cache.current.set(key, loading);
     // A failed load is not remembered.
-    loading.catch(() => cache.delete(key));
-    return loading;
+    loading.catch(() => cache.current.delete(key));
+    if (stale) return loading;
+    return loading.catch((error: unknown) => {
+      const before = error instanceof StorageUnavailableError ? cache.previous.get(key) : undefined;
+      if (before === undefined) throw error;
+      return before;
+    });
   }
 
   /**

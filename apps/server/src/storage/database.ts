@@ -137,7 +137,9 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   pool.on('connect', (client) => client.on('error', () => {}));
   const health = new StorageHealth();
   const db = new Kysely<Schema>({
-    dialect: reportingUnavailability(new PostgresDialect({ pool: droppingBrokenClients(pool) }), health),
+    dialect: reportingUnavailability(new PostgresDialect({ pool: droppingBrokenClients(pool) }), health, {
+      oneProbeWhileDown: true,
+    }),
   });
   try {
     // Fail at startup, not at the first request, when the server is unreachable or refuses us.

@@ -52,7 +52,9 @@ export class StorageHealth {
   failed(error: StorageUnavailableError, logger: HealthLogger | undefined = this.#logger): boolean {
     if (!this.#state.available) return false;
     this.#state = { available: false, since: this.#now(), reason: error.code };
-    logger?.warn({ reason: error.code, err: error }, 'storage unavailable');
+    // The driver's words (a refused connection, a timeout), without a stack: one line, readable.
+    const cause = error.cause instanceof Error ? error.cause.message : String(error.cause ?? error.message);
+    logger?.warn({ reason: error.code, cause }, 'storage unavailable');
     return true;
   }
 

@@ -134,15 +134,46 @@ class ClassifyingConnection implements DatabaseConnection {
 
 const inner = (connection: DatabaseConnection) => (connection as ClassifyingConnection).inner;
 
-function classifyingDriver(driver: Driver, health: StorageHealth | undefined): Driver {
+/** What {@link reportingUnavailability} does besides classifying. */
+export interface ReportingOptions {
+  /**
+   * While `health` says the database is away, let one connection attempt at a time through (the
+   * probe that notices the database is back) and answer the others unavailable at once, instead
+   * of each waiting out the connect timeout and piling connection attempts on a frozen server.
+   * For a connection pool (PostgreSQL), not for SQLite's single connection.
+   */
+  oneProbeWhileDown?: boolean;
+}
+
+function classifyingDriver(
+  driver: Driver,
+  health: StorageHealth | undefined,
+  options: ReportingOptions,
+): Driver {
   const guarded = guard(health);
   const classified = classifier(health);
+  let probing = false;
+  const acquire = () => {
+    if (!options.oneProbeWhileDown || health === undefined) return guarded(() => driver.acquireConnection());
+    const state = health.state;
+    if (state.available) return guarded(() => driver.acquireConnection());
+    if (probing)
+      return Promise.reject(
+        new StorageUnavailableError(state.reason, {
+          cause: new Error(
+            'storage unavailable: another connection attempt is finding out whether it is back',
+          ),
+        }),
+      );
+    probing = true;
+    return guarded(() => driver.acquireConnection()).finally(() => {
+      probing = false;
+    });
+  };
   const wrapped: Driver = {
     init: () => guarded(() => driver.init()),
     acquireConnection: () =>
-      guarded(() => driver.acquireConnection()).then(
-        (connection) => new ClassifyingConnection(connection, guarded, classified),
-      ),
+      acquire().then((connection) => new ClassifyingConnection(connection, guarded, classified)),
     beginTransaction: (connection: DatabaseConnection, settings: TransactionSettings) =>
       guarded(() => driver.beginTransaction(inner(connection), settings)),
     commitTransaction: (connection) => guarded(() => driver.commitTransaction(inner(connection))),
@@ -171,9 +202,13 @@ function classifyingDriver(driver: Driver, health: StorageHealth | undefined): D
  * such error and every success after one is told to it (see {@link StorageHealth}).
  * @example new Kysely<Schema>({ dialect: reportingUnavailability(new SqliteDialect({ database }), health) })
  */
-export function reportingUnavailability(dialect: Dialect, health?: StorageHealth): Dialect {
+export function reportingUnavailability(
+  dialect: Dialect,
+  health?: StorageHealth,
+  options: ReportingOptions = {},
+): Dialect {
   return {
-    createDriver: () => classifyingDriver(dialect.createDriver(), health),
+    createDriver: () => classifyingDriver(dialect.createDriver(), health, options),
     createQueryCompiler: () => dialect.createQueryCompiler(),
     createAdapter: () => dialect.createAdapter(),
     createIntrospector: (db) => dialect.createIntrospector(db),
