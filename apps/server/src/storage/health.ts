@@ -6,6 +6,9 @@ export interface HealthLogger {
   info(fields: object, message: string): void;
 }
 
+/** How often a database that stays busy (locked) is logged at most. */
+const BUSY_LOG_INTERVAL_MS = 60_000;
+
 /** What the storage is doing now: answering, or not since `since` (epoch ms) for `reason`. */
 export type StorageState =
   | { readonly available: true }
@@ -13,7 +16,7 @@ export type StorageState =
 
 /**
  * Whether the database answers, as the queries going through it tell: the first query that fails
- * because the database cannot answer turns it unavailable, the first one that succeeds after
+ * because the database cannot answer (unreachable, or too slow) turns it unavailable, the first one that succeeds after
  * that turns it available again. Each turn is logged once — a warning `storage unavailable` with
  * the reason and the driver's error, then `storage available again` with the outage's length —
  * rather than once per failed request.
@@ -27,6 +30,8 @@ export class StorageHealth {
   #state: StorageState = { available: true };
   #logger: HealthLogger | undefined;
   readonly #now: () => number;
+  #busyLoggedAt: number | undefined;
+  #busyUnlogged = 0;
 
   constructor(options: { now?: () => number } = {}) {
     this.#now = options.now ?? Date.now;
@@ -46,14 +51,28 @@ export class StorageHealth {
   }
 
   /**
-   * A query failed because the database cannot answer. Returns whether this turned the storage
-   * unavailable (and so was logged, to `logger` when given, e.g. a request's logger).
+   * A query failed because the database cannot answer. Returns whether this was logged (to
+   * `logger` when given, e.g. a request's logger): the first failure of an outage turns the
+   * storage unavailable and is logged; a `busy` database (locked, out of connections) still
+   * answers other queries, so it turns nothing and is logged at most once a minute as `storage
+   * busy`, with how many busy failures were not logged since.
    */
   failed(error: StorageUnavailableError, logger: HealthLogger | undefined = this.#logger): boolean {
-    if (!this.#state.available) return false;
-    this.#state = { available: false, since: this.#now(), reason: error.code };
     // The driver's words (a refused connection, a timeout), without a stack: one line, readable.
     const cause = error.cause instanceof Error ? error.cause.message : String(error.cause ?? error.message);
+    if (error.code === 'busy') {
+      const now = this.#now();
+      if (this.#busyLoggedAt !== undefined && now - this.#busyLoggedAt < BUSY_LOG_INTERVAL_MS) {
+        this.#busyUnlogged++;
+        return false;
+      }
+      logger?.warn({ reason: 'busy', cause, unlogged: this.#busyUnlogged }, 'storage busy');
+      this.#busyLoggedAt = now;
+      this.#busyUnlogged = 0;
+      return true;
+    }
+    if (!this.#state.available) return false;
+    this.#state = { available: false, since: this.#now(), reason: error.code };
     logger?.warn({ reason: error.code, cause }, 'storage unavailable');
     return true;
   }

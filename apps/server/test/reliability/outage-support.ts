@@ -37,17 +37,21 @@ export async function walkEveryRoute(
   credentials: WalkCredentials,
   limitMs: number,
 ): Promise<Answer[]> {
+  // A body for the token, revocation, introspection and device endpoints (the client is in the
+  // Authorization header); a query for the pages.
   const form = new URLSearchParams({
     grant_type: 'password',
     username: credentials.username,
     password: credentials.password,
     scope: 'openid',
     token: credentials.accessToken,
+    user_code: 'ABCD-EFGH',
+  }).toString();
+  const query = `${form}&${new URLSearchParams({
     client_id: 'x',
     response_type: 'code',
     redirect_uri: 'https://app.example.test/cb',
-    user_code: 'ABCD-EFGH',
-  }).toString();
+  })}`;
   const requests: Array<{ label: string; init: RequestInit; path: string }> = [];
   for (const [method, route] of registeredRoutes(app)) {
     const path = route
@@ -74,13 +78,13 @@ export async function walkEveryRoute(
                       kind: 'TokenReview',
                       spec: { token: credentials.accessToken },
                     })
-                  : JSON.stringify({ name: 'n', type: 'github', clientId: 'c', clientSecret: 's' }),
+                  : JSON.stringify({ name: 'gh', type: 'github', clientId: 'Iv1.x', clientSecret: 'plain' }),
               }),
         },
       },
       {
         label: `${method} ${route} (client credentials, form)`,
-        path: bodyless ? `${path}?${form}` : path,
+        path: bodyless ? `${path}?${query}` : path,
         init: {
           method,
           headers: {
