@@ -26,7 +26,12 @@ interface Rig {
 async function rig(maxStalenessSeconds?: number): Promise<Rig> {
   const base = createMemoryStorage();
   let now = T0;
-  const clock = { now: () => now, advance: (ms: number) => void (now += ms) };
+  const clock = {
+    now: () => now,
+    advance(ms: number) {
+      now += ms;
+    },
+  };
   let out = false;
   const reads = { users: 0 };
   const fail = () => Promise.reject(new StorageUnavailableError('unreachable'));
