@@ -95,7 +95,7 @@ const MIGRATION_TIMEOUT_SECONDS = 3600;
 async function migratePostgres(config: IdgateConfig): Promise<string[]> {
   const database = await openDatabase(config.database.url, {
     ...config.database,
-    poolMax: 1,
+    poolMax: 2,
     statementTimeout: MIGRATION_TIMEOUT_SECONDS,
     queryTimeout: MIGRATION_TIMEOUT_SECONDS,
     idleInTransactionTimeout: MIGRATION_TIMEOUT_SECONDS,
