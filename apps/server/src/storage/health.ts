@@ -6,6 +6,15 @@ export interface HealthLogger {
   info(fields: object, message: string): void;
 }
 
+/**
+ * Whether `cause` is an error the PostgreSQL server itself sent (a SQLSTATE) other than about the
+ * connection (class 08) or the server going away (57P0x): the server is alive.
+ */
+function serverAnswered(cause: unknown): boolean {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57P0)/.test(code);
+}
+
 /** How often a database that stays busy (locked) is logged at most. */
 const BUSY_LOG_INTERVAL_MS = 60_000;
 
@@ -53,20 +62,21 @@ export class StorageHealth {
   /**
    * A query failed because the database cannot answer. Returns whether this was logged (to
    * `logger` when given, e.g. a request's logger): the first failure of an outage turns the
-   * storage unavailable and is logged; a `busy` database (locked, out of connections) still
-   * answers other queries, so it turns nothing and is logged at most once a minute as `storage
-   * busy`, with how many busy failures were not logged since.
+   * storage unavailable and is logged; a `busy` database (locked, out of connections), or a
+   * PostgreSQL server that answered with an error of its own (a statement cancelled by
+   * `statement_timeout`), still answers other queries, so it turns nothing and is logged at most
+   * once a minute as `storage busy`, with how many such failures were not logged since.
    */
   failed(error: StorageUnavailableError, logger: HealthLogger | undefined = this.#logger): boolean {
     // The driver's words (a refused connection, a timeout), without a stack: one line, readable.
     const cause = error.cause instanceof Error ? error.cause.message : String(error.cause ?? error.message);
-    if (error.code === 'busy') {
+    if (error.code === 'busy' || serverAnswered(error.cause)) {
       const now = this.#now();
       if (this.#busyLoggedAt !== undefined && now - this.#busyLoggedAt < BUSY_LOG_INTERVAL_MS) {
         this.#busyUnlogged++;
         return false;
       }
-      logger?.warn({ reason: 'busy', cause, unlogged: this.#busyUnlogged }, 'storage busy');
+      logger?.warn({ reason: error.code, cause, unlogged: this.#busyUnlogged }, 'storage busy');
       this.#busyLoggedAt = now;
       this.#busyUnlogged = 0;
       return true;

@@ -50,6 +50,22 @@ describe('StorageHealth', () => {
     ]);
   });
 
+  it('a statement PostgreSQL cancelled (57014) or too many connections (53300) is the server answering: not an outage', () => {
+    const health = new StorageHealth();
+    const said: string[] = [];
+    health.logTo({ warn: (_f, m) => void said.push(m), info: (_f, m) => void said.push(m) });
+    const sqlstate = (code: string) =>
+      new StorageUnavailableError('timeout', {
+        cause: Object.assign(new Error('canceling statement due to statement timeout'), { code }),
+      });
+    health.failed(sqlstate('57014'));
+    health.failed(sqlstate('53300'));
+    expect(health.available).toBe(true);
+    health.failed(sqlstate('57P01'));
+    expect(health.available).toBe(false);
+    expect(said).toEqual(['storage busy', 'storage unavailable']);
+  });
+
   it('logs the turn to the logger it is given (a request’s), else to its own', () => {
     const health = new StorageHealth();
     const own: string[] = [];
