@@ -90,7 +90,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         }),
       },
     } as NonNullable<FastifyServerOptions['logger']>);
-  const errors = errorHandling({ assetsPath: assetsPathOf(context.config.issuer), baseHeaders });
+  const { health } = context.database;
+  const errors = errorHandling({
+    assetsPath: assetsPathOf(context.config.issuer),
+    baseHeaders,
+    storageFailed: (error, log) => health.failed(error, log),
+  });
   const app = Fastify({
     logger,
     frameworkErrors: errors.frameworkErrors,

@@ -17,6 +17,9 @@ const Issuer = z
 
 const Seconds = z.coerce.number().int().positive().max(31_536_000);
 
+/** A timeout in seconds, fractions allowed (`0.5`), at least a millisecond and at most ten minutes. */
+const Timeout = z.coerce.number().min(0.001).max(600);
+
 /** An IPv4 or IPv6 address, or a CIDR range of them (`10.0.0.0/8`, `fd00::/8`). */
 function isAddressOrRange(value: string): boolean {
   const [address = '', bits, extra] = value.split('/');
@@ -65,7 +68,26 @@ const ConfigSchema = z.strictObject({
   host: z.string().min(1).default('0.0.0.0'),
   port: z.coerce.number().int().min(0).max(65_535).default(8080),
   issuer: Issuer.default('http://localhost:8080/oauth'),
-  database: z.strictObject({ url: z.string().min(1).default('sqlite:./data/idgate.db') }).prefault({}),
+  database: z
+    .strictObject({
+      url: z.string().min(1).default('sqlite:./data/idgate.db'),
+      /** Seconds to open a PostgreSQL connection or wait for a free one in the pool. */
+      connectTimeout: Timeout.default(5),
+      /** Seconds PostgreSQL lets one statement run before cancelling it (`statement_timeout`). */
+      statementTimeout: Timeout.default(10),
+      /**
+       * Seconds the client waits for any answer to a query (the backstop when the server does not
+       * answer at all, e.g. frozen); at least `statementTimeout`.
+       */
+      queryTimeout: Timeout.default(12),
+      /** Seconds a PostgreSQL session may sit idle inside a transaction before the server ends it. */
+      idleInTransactionTimeout: Timeout.default(30),
+      /** Seconds of silence before TCP keepalive probes a PostgreSQL connection; 0 for none. */
+      keepAlive: z.coerce.number().min(0).max(3600).default(10),
+      /** Seconds SQLite waits for another connection's write lock before giving up (`busy_timeout`). */
+      busyTimeout: Timeout.default(5),
+    })
+    .prefault({}),
   secret: z.string().min(32, 'must be at least 32 characters').optional(),
   secretFile: z.string().min(1).optional(),
   signing: z
@@ -141,6 +163,16 @@ const ConfigSchema = z.strictObject({
       tokenClientId: z.string().min(1).optional(),
     })
     .prefault({}),
+  cache: z
+    .strictObject({
+      /**
+       * Seconds the in-memory directory may go without hearing from the database (an outage)
+       * before it stops answering token reviews, introspection and userinfo from memory and
+       * answers 503 instead; 0 for no limit.
+       */
+      maxStaleness: z.coerce.number().int().min(0).max(31_536_000).default(0),
+    })
+    .prefault({}),
   trustProxy: TrustProxy.default(false),
   bodyLimit: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
 });
@@ -164,6 +196,13 @@ const ENV: Record<string, string[]> = {
   IDGATE_PORT: ['port'],
   IDGATE_ISSUER: ['issuer'],
   IDGATE_DATABASE_URL: ['database', 'url'],
+  IDGATE_DATABASE_CONNECT_TIMEOUT: ['database', 'connectTimeout'],
+  IDGATE_DATABASE_STATEMENT_TIMEOUT: ['database', 'statementTimeout'],
+  IDGATE_DATABASE_QUERY_TIMEOUT: ['database', 'queryTimeout'],
+  IDGATE_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: ['database', 'idleInTransactionTimeout'],
+  IDGATE_DATABASE_KEEPALIVE: ['database', 'keepAlive'],
+  IDGATE_DATABASE_BUSY_TIMEOUT: ['database', 'busyTimeout'],
+  IDGATE_CACHE_MAX_STALENESS: ['cache', 'maxStaleness'],
   IDGATE_SECRET: ['secret'],
   IDGATE_SECRET_FILE: ['secretFile'],
   IDGATE_SIGNING_ALGORITHM: ['signing', 'algorithm'],
@@ -267,6 +306,11 @@ export function loadConfig(
     if (value > maxAccessTokenTtl)
       conflicts.push(`${name}: must not exceed tokens.maxAccessTokenTtl (${maxAccessTokenTtl})`);
   }
+  const { statementTimeout, queryTimeout } = result.data.database;
+  if (queryTimeout < statementTimeout)
+    conflicts.push(
+      `database.queryTimeout: must be at least database.statementTimeout (${statementTimeout}), so the server cancels a slow statement before the client gives up on it`,
+    );
   const names = result.data.identityProviders.map((provider) => provider.name);
   const repeated = names.filter((name, i) => names.indexOf(name) !== i);
   if (repeated.length > 0)

@@ -17,6 +17,7 @@ import { ProviderRegistry } from './federation/registry.js';
 import { type PurgeJob, startPurgeJob } from './maintenance.js';
 import { createMetrics, instrumentLoginAttempts, type Metrics } from './metrics.js';
 import type { Services } from './services.js';
+import { postgresTimeouts } from './storage/database.js';
 import type { Database } from './storage/index.js';
 
 /**
@@ -77,7 +78,9 @@ export async function createAppContext(
 ): Promise<RunningContext> {
   const { config, database } = services;
   const feed = new ChangeFeed(database, {
-    ...(database.dialect === 'postgres' ? { listenUrl: config.database.url } : {}),
+    ...(database.dialect === 'postgres'
+      ? { listenUrl: config.database.url, listenOptions: postgresTimeouts(config.database) }
+      : {}),
     ...(options.onFeedError === undefined ? {} : { onError: options.onFeedError }),
   });
   const directory = new Directory({
@@ -87,6 +90,8 @@ export async function createAppContext(
     keys: () => services.keys(),
     reloadKeys: () => services.reloadKeys(),
     maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
+    maxStalenessSeconds: config.cache.maxStaleness,
+    storageAvailable: () => database.health.available,
   });
   try {
     await directory.start(services.changes, feed);

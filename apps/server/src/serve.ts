@@ -1,9 +1,10 @@
-import type { Clock } from '@idgate/core';
+import { type Clock, StorageUnavailableError } from '@idgate/core';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { IdgateConfig } from './config.js';
 import { type AppContext, createAppContext } from './context.js';
 import { openServices, type Services } from './services.js';
+import { storageUnavailability } from './storage/unavailable.js';
 
 /** A composed server: services open, context built, every route registered, not listening. */
 export interface ComposedServer {
@@ -49,11 +50,19 @@ export async function composeServer(
   let running: Awaited<ReturnType<typeof createAppContext>>;
   try {
     running = await createAppContext(services, {
-      onFeedError: (err, what) => app?.log.warn({ err }, `change feed: ${what} failed`),
-      onPurge: (purged, err) =>
-        err === undefined
-          ? app?.log.info({ purged }, 'purged expired records')
-          : app?.log.warn({ err }, 'purging expired records failed; the next round tries again'),
+      // A failure because the database is away is the outage StorageHealth logs once: not again here.
+      onFeedError: (err, what) =>
+        outage(err)
+          ? app?.log.debug({ err }, `change feed: ${what} failed`)
+          : app?.log.warn({ err }, `change feed: ${what} failed`),
+      onPurge: (purged, err) => {
+        if (err === undefined) app?.log.info({ purged }, 'purged expired records');
+        else
+          app?.log[outage(err) ? 'debug' : 'warn'](
+            { err },
+            'purging expired records failed; the next round tries again',
+          );
+      },
     });
   } catch (error) {
     await services.close();
@@ -72,6 +81,7 @@ export async function composeServer(
   }
   const built = app;
   for (const { level, message } of early) built.log[level](message);
+  services.database.health.logTo(built.log);
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -94,6 +104,11 @@ export async function composeServer(
     return closing;
   };
   return { app: built, services, context, close };
+}
+
+/** Whether `error` says the database cannot answer now (what StorageHealth reports). */
+function outage(error: unknown): boolean {
+  return error instanceof StorageUnavailableError || storageUnavailability(error) !== undefined;
 }
 
 /** How long a shutdown waits for requests in flight before it cuts their connections (ms). */

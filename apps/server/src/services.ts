@@ -84,6 +84,29 @@ export function resolveSecret(config: IdgateConfig, logger: StartupLogger): stri
   return secret;
 }
 
+/** How long a migration's statements may run (s): longer than any request's timeout. */
+const MIGRATION_TIMEOUT_SECONDS = 3600;
+
+/**
+ * Applies pending PostgreSQL migrations over a connection of their own whose statement and query
+ * timeouts are an hour, not the request timeouts (an index built over a large table takes longer
+ * than a request may).
+ */
+async function migratePostgres(config: IdgateConfig): Promise<string[]> {
+  const database = await openDatabase(config.database.url, {
+    ...config.database,
+    poolMax: 2,
+    statementTimeout: MIGRATION_TIMEOUT_SECONDS,
+    queryTimeout: MIGRATION_TIMEOUT_SECONDS,
+    idleInTransactionTimeout: MIGRATION_TIMEOUT_SECONDS,
+  });
+  try {
+    return (await migrateToLatest(database)).applied;
+  } finally {
+    await database.close();
+  }
+}
+
 /**
  * Opens the database, applies pending migrations, makes sure a signing key exists and loads the
  * key ring.
@@ -92,9 +115,12 @@ export async function openServices(
   config: IdgateConfig,
   options: { logger: StartupLogger; hasher?: PasswordHasher; clock?: Clock },
 ): Promise<Services> {
-  const database = await openDatabase(config.database.url);
+  const database = await openDatabase(config.database.url, config.database);
   try {
-    const { applied } = await migrateToLatest(database);
+    const applied =
+      database.dialect === 'postgres'
+        ? await migratePostgres(config)
+        : (await migrateToLatest(database)).applied;
     if (applied.length > 0) options.logger.info(`applied migrations: ${applied.join(', ')}`);
     const changes = new LocalChanges();
     const storage = recordChanges(createSqlStorage(database), database, changes);

@@ -88,10 +88,51 @@ describe('configuration', () => {
     ['IDGATE_ISSUER', 'http://localhost:8080/oauth?x=1'],
     ['IDGATE_SECRET', 'too-short'],
     ['IDGATE_BODY_LIMIT', '10'],
+    ['IDGATE_DATABASE_CONNECT_TIMEOUT', '0'],
+    ['IDGATE_DATABASE_STATEMENT_TIMEOUT', 'soon'],
+    ['IDGATE_DATABASE_BUSY_TIMEOUT', '-1'],
+    ['IDGATE_DATABASE_KEEPALIVE', '7200'],
+    ['IDGATE_CACHE_MAX_STALENESS', '1.5'],
   ])('refuses %s=%s', (name, value) => {
     const found = problems(() => loadConfig({ env: { [name]: value } }));
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(new RegExp(`^${name}: `));
+  });
+
+  it('bounds every wait on the database: defaults, environment, and a query timeout no shorter than the statement timeout', () => {
+    expect(loadConfig({ env: {} }).database).toEqual({
+      url: 'sqlite:./data/idgate.db',
+      connectTimeout: 5,
+      statementTimeout: 10,
+      queryTimeout: 12,
+      idleInTransactionTimeout: 30,
+      keepAlive: 10,
+      busyTimeout: 5,
+    });
+    expect(loadConfig({ env: {} }).cache.maxStaleness).toBe(0);
+    const set = loadConfig({
+      env: {
+        IDGATE_DATABASE_CONNECT_TIMEOUT: '2',
+        IDGATE_DATABASE_STATEMENT_TIMEOUT: '0.5',
+        IDGATE_DATABASE_QUERY_TIMEOUT: '3',
+        IDGATE_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: '20',
+        IDGATE_DATABASE_KEEPALIVE: '0',
+        IDGATE_DATABASE_BUSY_TIMEOUT: '0.25',
+        IDGATE_CACHE_MAX_STALENESS: '300',
+      },
+    });
+    expect(set.database).toMatchObject({
+      connectTimeout: 2,
+      statementTimeout: 0.5,
+      queryTimeout: 3,
+      idleInTransactionTimeout: 20,
+      keepAlive: 0,
+      busyTimeout: 0.25,
+    });
+    expect(set.cache.maxStaleness).toBe(300);
+    expect(problems(() => loadConfig({ env: { IDGATE_DATABASE_QUERY_TIMEOUT: '5' } }))).toEqual([
+      'database.queryTimeout: must be at least database.statementTimeout (10), so the server cancels a slow statement before the client gives up on it',
+    ]);
   });
 
   it('names the file when it cannot be read or parsed', () => {

@@ -16,6 +16,8 @@ export interface ChangeFeedOptions {
   resyncIntervalMs?: number;
   /** The PostgreSQL URL to LISTEN on (the pool's connections cannot hold a LISTEN). */
   listenUrl?: string;
+  /** Options of the LISTEN connection besides its URL: its timeouts and keepalive. */
+  listenOptions?: pg.ClientConfig;
   onError?: (error: unknown, what: string) => void;
 }
 
@@ -35,6 +37,9 @@ export class ChangeFeed {
   readonly #options: ChangeFeedOptions;
   readonly #listeners = new Set<(changes: Change[]) => void>();
   readonly #resyncListeners = new Set<() => void>();
+  readonly #syncListeners = new Set<() => void>();
+  /** Whether the last read of the log failed (the database away). */
+  #failing = false;
   readonly #seen = new Set<number>();
   #lastId = 0;
   #timers: NodeJS.Timeout[] = [];
@@ -55,6 +60,15 @@ export class ChangeFeed {
 
   onResync(listener: () => void): void {
     this.#resyncListeners.add(listener);
+  }
+
+  /**
+   * `listener` runs after every read of the log that succeeded: what it was told is up to date
+   * as of then. After reads that failed (an outage), the first success also resyncs subscribers,
+   * whatever the log says: the outage may have outlasted the log's retention.
+   */
+  onSynced(listener: () => void): void {
+    this.#syncListeners.add(listener);
   }
 
   async start(): Promise<void> {
@@ -91,8 +105,18 @@ export class ChangeFeed {
     this.#polling = (async () => {
       do {
         this.#again = false;
-        await this.#read().catch((error: unknown) =>
-          this.#options.onError?.(error, 'reading the change log'),
+        await this.#read().then(
+          () => {
+            for (const listener of this.#syncListeners) listener();
+            if (this.#failing) {
+              this.#failing = false;
+              this.#resync();
+            }
+          },
+          (error: unknown) => {
+            this.#failing = true;
+            this.#options.onError?.(error, 'reading the change log');
+          },
         );
       } while (this.#again && !this.#stopped);
     })().finally(() => {
@@ -135,7 +159,10 @@ export class ChangeFeed {
 
   async #listen(): Promise<void> {
     if (this.#stopped) return;
-    const client = new pg.Client({ connectionString: this.#options.listenUrl });
+    const client = new pg.Client({
+      ...this.#options.listenOptions,
+      connectionString: this.#options.listenUrl,
+    });
     client.on('notification', () => void this.poll());
     client.on('error', (error) => {
       this.#options.onError?.(error, 'listening for changes');

@@ -8,6 +8,7 @@ import {
   type LiveTokenContext,
   type RevocationKind,
   type Storage,
+  StorageUnavailableError,
   type UserRecord,
   verifyAccessToken,
 } from '@idgate/core';
@@ -36,6 +37,34 @@ class Bounded<V> {
   clear(): void {
     this.#map.clear();
   }
+  /** Copies every entry into `other` (the newest last, so `other` forgets the oldest first). */
+  copyTo(other: Bounded<V>): void {
+    for (const [key, value] of this.#map) other.set(key, value);
+  }
+}
+
+/** A cache of loads and, beside it, what the loads answered before the last resync. */
+class Generations<V> {
+  readonly current: Bounded<Promise<V>>;
+  /** Answers from before the last resync: served only while the database cannot answer. */
+  readonly previous: Bounded<Promise<V>>;
+  constructor(max: number) {
+    this.current = new Bounded(max);
+    this.previous = new Bounded(max);
+  }
+  /** A resync: what is held becomes the previous generation, the current one starts empty. */
+  turn(): void {
+    this.current.copyTo(this.previous);
+    this.current.clear();
+  }
+  delete(key: string): void {
+    this.current.delete(key);
+    this.previous.delete(key);
+  }
+  clear(): void {
+    this.current.clear();
+    this.previous.clear();
+  }
 }
 
 // One-shot `crypto.hash` (Node ≥ 20.12): the same digest as `createHash`, without a Hash object.
@@ -56,7 +85,21 @@ export interface DirectoryOptions {
   reloadKeys(): Promise<unknown>;
   /** The longest token lifetime: how long a revocation heard from the change log must be kept. */
   maxTokenLifetimeSeconds: number;
+  /**
+   * How long (s) the directory may go without hearing from the database — the change feed's last
+   * successful read, or a resync — before it stops answering from memory and reads through to the
+   * database (which answers 503 while it is away). 0 or absent: no limit.
+   */
+  maxStalenessSeconds?: number;
+  /**
+   * Whether the database answers now (StorageHealth). While it does not, what was known before
+   * the last resync is answered at once instead of after a query's timeout.
+   */
+  storageAvailable?(): boolean;
 }
+
+/** What the directory follows: the change feed, or a stand-in for it. */
+export type ChangeSource = Pick<ChangeFeed, 'subscribe' | 'onResync' | 'onSynced'>;
 
 /**
  * What the hot paths read — users (with their identities' groups), clients, API keys, the
@@ -71,11 +114,11 @@ export interface DirectoryOptions {
 export class Directory {
   readonly storage: Storage;
   readonly #options: DirectoryOptions;
-  readonly #users = new Bounded<Promise<UserRecord | undefined>>(50_000);
+  readonly #users = new Generations<UserRecord | undefined>(50_000);
   /** Users as tokens describe them: their own groups and those of their linked identities. */
-  readonly #subjects = new Bounded<Promise<UserRecord | undefined>>(50_000);
-  readonly #clients = new Bounded<Promise<Awaited<ReturnType<Storage['clients']['findById']>>>>(10_000);
-  readonly #apiKeys = new Bounded<Promise<ApiKeyRecord | undefined>>(10_000);
+  readonly #subjects = new Generations<UserRecord | undefined>(50_000);
+  readonly #clients = new Generations<Awaited<ReturnType<Storage['clients']['findById']>>>(10_000);
+  readonly #apiKeys = new Generations<ApiKeyRecord | undefined>(10_000);
   /** Tokens that verified, until their `exp`. */
   readonly #verified = new Bounded<AccessTokenVerification>(20_000);
   /**
@@ -89,9 +132,12 @@ export class Directory {
   /** `kind:value` → expiry (ms). */
   readonly #revoked = new Map<string, number>();
   readonly #liveTokens: LiveTokenContext;
+  /** When (the options' clock, ms) the directory last heard from the database. */
+  #syncedAt: number;
 
   constructor(options: DirectoryOptions) {
     this.#options = options;
+    this.#syncedAt = options.clock.now();
     const { storage } = options;
     const { users, clients, apiKeys, revocations } = storage;
     this.storage = {
@@ -107,7 +153,7 @@ export class Directory {
       },
       revocations: {
         ...revocations,
-        isRevoked: (kind, value) => (this.isRevoked(kind, value) ? REVOKED : NOT_REVOKED),
+        isRevoked: (kind, value) => this.#isRevokedNow(kind, value),
       },
     };
     this.#liveTokens = {
@@ -119,38 +165,81 @@ export class Directory {
       findUser: (id) => this.findSubject(id),
       findClient: (id) => this.storage.clients.findById(id),
       // The same settled promises every time: awaiting them is awaiting a fresh one.
-      isRevoked: (kind, value) => (this.isRevoked(kind, value) ? REVOKED : NOT_REVOKED),
+      isRevoked: (kind, value) => this.#isRevokedNow(kind, value),
       verify: (token) => this.verify(token),
     };
   }
 
-  /** Loads the revocation set and follows this process's changes and, when given, `feed`. */
-  async start(local: LocalChanges, feed?: ChangeFeed): Promise<void> {
-    await this.#loadRevocations();
+  /**
+   * Loads the revocation set and follows this process's changes and, when given, `feed` (whose
+   * successful reads are what keeps the directory fresh, see `maxStalenessSeconds`).
+   */
+  async start(local: LocalChanges, feed?: ChangeSource): Promise<void> {
+    this.#replaceRevocations(await this.#readRevocations());
     local.subscribe((topic, key) => void this.#apply([{ id: 0, topic, key }]));
     if (feed !== undefined) {
       feed.subscribe((changes) => void this.#apply(changes));
       feed.onResync(() => void this.resync());
+      feed.onSynced(() => this.markSynced());
     }
   }
 
-  async resync(): Promise<void> {
-    this.#users.clear();
-    this.#subjects.clear();
-    this.#clients.clear();
-    this.#apiKeys.clear();
+  /** The database was heard from now: what the directory holds is up to date as of now. */
+  markSynced(): void {
+    this.#syncedAt = this.#options.clock.now();
+  }
+
+  /**
+   * Whether the directory has gone longer than `maxStalenessSeconds` without hearing from the
+   * database; then it answers nothing from memory.
+   */
+  get stale(): boolean {
+    const max = this.#options.maxStalenessSeconds ?? 0;
+    return max > 0 && this.#options.clock.now() - this.#syncedAt > max * 1000;
+  }
+
+  /**
+   * Drops what is held and reloads the revocation set and the keys — only once the database has
+   * answered: a resync that fails (an outage) keeps the last good state, so reviews of known
+   * tokens go on being answered from memory for an outage of any length (see `stale`).
+   * @returns whether it resynced.
+   */
+  async resync(): Promise<boolean> {
+    let live: Awaited<ReturnType<Storage['revocations']['listLive']>>;
+    try {
+      live = await this.#readRevocations();
+    } catch {
+      return false;
+    }
+    // What was known stays at hand for an outage that starts before it is read again.
+    this.#users.turn();
+    this.#subjects.turn();
+    this.#clients.turn();
+    this.#apiKeys.turn();
     this.#presentedKeys.clear();
     this.#verified.clear();
     this.#refused.clear();
-    await this.#loadRevocations().catch(() => undefined);
+    this.#replaceRevocations(live);
+    this.markSynced();
     await this.#options.reloadKeys().catch(() => undefined);
+    return true;
   }
 
-  async #loadRevocations(): Promise<void> {
+  #readRevocations() {
     const { storage, clock } = this.#options;
-    const live = await storage.revocations.listLive(new Date(clock.now()));
+    return storage.revocations.listLive(new Date(clock.now()));
+  }
+
+  #replaceRevocations(live: Awaited<ReturnType<Storage['revocations']['listLive']>>): void {
     this.#revoked.clear();
     for (const entry of live) this.#revoked.set(`${entry.kind}:${entry.value}`, entry.expiresAt.getTime());
+  }
+
+  /** Whether `kind:value` is revoked: from memory, or from the database once the directory is stale. */
+  #isRevokedNow(kind: RevocationKind, value: string): Promise<boolean> {
+    const { storage, clock } = this.#options;
+    if (this.stale) return storage.revocations.isRevoked(kind, value, new Date(clock.now()));
+    return this.isRevoked(kind, value) ? REVOKED : NOT_REVOKED;
   }
 
   async #apply(changes: Change[]): Promise<void> {
@@ -213,7 +302,7 @@ export class Directory {
    * {@link Directory.authenticateApiKey}, which decides and throws).
    */
   knownApiKey(presented: string | undefined, scope: ApiKeyScope | null): ApiKeyRecord | undefined {
-    if (presented === undefined) return undefined;
+    if (presented === undefined || this.stale) return undefined;
     const hit = this.#presentedKeys.get(tokenKey(presented));
     return hit !== undefined && hit.revokedAt === null && (scope === null || hit.scopes.includes(scope))
       ? hit
@@ -235,14 +324,29 @@ export class Directory {
     return record;
   }
 
-  #memo<V>(cache: Bounded<Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
-    const hit = cache.get(key);
+  /**
+   * `key` from memory, else loaded (and remembered). A load the database cannot answer is
+   * answered from before the last resync when that knew `key` — not remembered as current, so the
+   * next request asks the database again. Stale, the directory answers nothing from memory.
+   */
+  #memo<V>(cache: Generations<V>, key: string, load: () => Promise<V>): Promise<V> {
+    const stale = this.stale;
+    const hit = stale ? undefined : cache.current.get(key);
     if (hit !== undefined) return hit;
+    // The database known to be away: what it said before, without waiting out a timeout.
+    const before =
+      stale || this.#options.storageAvailable?.() !== false ? undefined : cache.previous.get(key);
+    if (before !== undefined) return before;
     const loading = load();
-    cache.set(key, loading);
+    cache.current.set(key, loading);
     // A failed load is not remembered.
-    loading.catch(() => cache.delete(key));
-    return loading;
+    loading.catch(() => cache.current.delete(key));
+    if (stale) return loading;
+    return loading.catch((error: unknown) => {
+      const before = error instanceof StorageUnavailableError ? cache.previous.get(key) : undefined;
+      if (before === undefined) throw error;
+      return before;
+    });
   }
 
   /**

@@ -24,7 +24,13 @@ export function registerMigrate(program: Command, ctx: CliContext): void {
     .option('--json', 'print {"applied": [...]}')
     .action(async (options: { json?: boolean }, command: Command) => {
       const config = ctx.config(command);
-      const database = await openDatabase(config.database.url);
+      // Migrations may run longer than a request may: an hour per statement.
+      const database = await openDatabase(config.database.url, {
+        ...config.database,
+        statementTimeout: 3600,
+        queryTimeout: 3600,
+        idleInTransactionTimeout: 3600,
+      });
       try {
         const { applied } = await migrateToLatest(database);
         if (options.json) ctx.json({ applied });

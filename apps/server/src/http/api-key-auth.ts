@@ -1,4 +1,4 @@
-import { type ApiKeyRecord, apiKeyFromAuthorization } from '@idgate/core';
+import { type ApiKeyRecord, apiKeyFromAuthorization, StorageUnavailableError } from '@idgate/core';
 import type { ApiKeyScope } from '@idgate/schema';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -26,7 +26,13 @@ export function apiKeyAuthenticator(
       lastTouched.set(key.id, now);
       storage.apiKeys
         .touch(key.id, new Date(now))
-        .catch((err: unknown) => request.log.warn({ err }, 'could not record API key use'));
+        // While the database is away the outage is logged once (StorageHealth), not per key.
+        .catch((err: unknown) =>
+          request.log[err instanceof StorageUnavailableError ? 'debug' : 'warn'](
+            { err },
+            'could not record API key use',
+          ),
+        );
     }
     return key;
   };

@@ -1,4 +1,4 @@
-import { isIdgateError } from '@idgate/core';
+import { isIdgateError, type StorageUnavailableError } from '@idgate/core';
 import type { OAuthErrorCode, ProblemCode } from '@idgate/schema';
 import type {
   FastifyError,
@@ -9,6 +9,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import { sendErrorPage } from '../browser/pages.js';
+import type { HealthLogger } from '../storage/health.js';
 
 /**
  * How errors read: RFC 6749 JSON for OAuth endpoints, RFC 9457 problems for the admin API and
@@ -208,6 +209,11 @@ export interface ErrorHandlingOptions {
   assetsPath: string;
   /** Headers every response carries; the error paths that skip `onSend` set them here. */
   baseHeaders(request: FastifyRequest, reply: FastifyReply): void;
+  /**
+   * Told of every request that failed because storage could not answer; returns whether it logged
+   * that (the first failure of an outage), so the others are not logged once per request.
+   */
+  storageFailed?(error: StorageUnavailableError, logger: HealthLogger): boolean;
 }
 
 /**
@@ -265,7 +271,10 @@ export function errorHandling(options: ErrorHandlingOptions): {
       request.log.error({ err: error }, 'unexpected error');
       return send(request, reply, UNEXPECTED, declared);
     }
-    if (answer.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (isIdgateError(error) && error.kind === 'storage_unavailable' && options.storageFailed !== undefined) {
+      // An outage is logged once, when it starts (StorageHealth), not once per request.
+      if (!options.storageFailed(error, request.log)) request.log.debug({ err: error }, 'request failed');
+    } else if (answer.status >= 500) request.log.error({ err: error }, 'request failed');
     else if (error.cause !== undefined) request.log.warn({ err: error }, 'request refused');
     return send(request, reply, answer, declared);
   };

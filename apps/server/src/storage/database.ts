@@ -2,10 +2,18 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StorageUnavailableError } from '@idgate/core';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  SqliteDialect,
+  sql,
+} from 'kysely';
 import pg from 'pg';
+import { StorageHealth } from './health.js';
 import type { Schema } from './schema.js';
-import { reportingUnavailability } from './unavailable.js';
+import { reportingUnavailability, storageUnavailability } from './unavailable.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -15,13 +23,50 @@ export interface Database {
   readonly dialect: DialectName;
   /** The connection pool behind a PostgreSQL database (for pool metrics); absent for SQLite. */
   readonly pool?: pg.Pool;
+  /** Whether the database answers now, as the queries through `db` tell (logged once per turn). */
+  readonly health: StorageHealth;
   /** Closes the connection(s); calling it again does nothing. */
   close(): Promise<void>;
 }
 
+/**
+ * How long to wait for the database before answering "unavailable", in seconds (fractions
+ * allowed): the `database.*` settings.
+ */
 export interface OpenDatabaseOptions {
   /** Largest number of PostgreSQL connections in the pool (default 10). Ignored for SQLite. */
   poolMax?: number;
+  /** Opening a PostgreSQL connection, or waiting for a free one in the pool (default 5). */
+  connectTimeout?: number;
+  /** PostgreSQL's `statement_timeout`: the server cancels a statement running longer (default 10). */
+  statementTimeout?: number;
+  /** The client gives up on a query the server does not answer at all, e.g. frozen (default 12). */
+  queryTimeout?: number;
+  /** PostgreSQL's `idle_in_transaction_session_timeout` (default 30). */
+  idleInTransactionTimeout?: number;
+  /** Seconds of silence before TCP keepalive probes a PostgreSQL connection; 0 for none (default 10). */
+  keepAlive?: number;
+  /** SQLite's `busy_timeout`: waiting for another connection's write lock (default 5). */
+  busyTimeout?: number;
+}
+
+const ms = (seconds: number) => Math.max(1, Math.round(seconds * 1000));
+
+/**
+ * The options of `pg.Client` and `pg.Pool` that bound every wait on PostgreSQL: connecting, a
+ * statement (server side), a query's answer (client side), an idle transaction, and keepalive.
+ * @example new pg.Client({ connectionString: url, ...postgresTimeouts({ connectTimeout: 2 }) })
+ */
+export function postgresTimeouts(options: OpenDatabaseOptions = {}): pg.ClientConfig {
+  const keepAlive = options.keepAlive ?? 10;
+  return {
+    connectionTimeoutMillis: ms(options.connectTimeout ?? 5),
+    statement_timeout: ms(options.statementTimeout ?? 10),
+    query_timeout: ms(options.queryTimeout ?? 12),
+    idle_in_transaction_session_timeout: ms(options.idleInTransactionTimeout ?? 30),
+    keepAlive: keepAlive > 0,
+    ...(keepAlive > 0 ? { keepAliveInitialDelayMillis: ms(keepAlive) } : {}),
+  };
 }
 
 const ACCEPTED_FORMS =
@@ -34,7 +79,7 @@ const ACCEPTED_FORMS =
  * @throws Error for any other URL; the message never repeats the URL, which may hold a password.
  */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options);
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   // Only the scheme is named: the rest of the URL may hold credentials.
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1];
@@ -43,7 +88,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   throw new Error(`Unsupported database URL: idgate does not support ${what}. Use ${ACCEPTED_FORMS}`);
 }
 
-function openSqlite(location: string): Database {
+function openSqlite(location: string, options: OpenDatabaseOptions): Database {
   if (location === '') throw new Error(`The SQLite database URL names no file. Use ${ACCEPTED_FORMS}`);
   // `sqlite://x` is ambiguous (host or path?); refuse it rather than guess where the data goes.
   if (location.startsWith('//')) {
@@ -59,16 +104,17 @@ function openSqlite(location: string): Database {
     // WAL lets readers proceed during a write; busy_timeout waits out short write locks instead of failing.
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`busy_timeout = ${ms(options.busyTimeout ?? 5)}`);
     sqlite.pragma('synchronous = NORMAL');
   } catch (error) {
     sqlite.close();
     throw error;
   }
+  const health = new StorageHealth();
   const db = new Kysely<Schema>({
-    dialect: reportingUnavailability(new SqliteDialect({ database: sqlite })),
+    dialect: reportingUnavailability(new SqliteDialect({ database: sqlite }), health),
   });
-  return { db, dialect: 'sqlite', close: once(() => db.destroy()) };
+  return { db, dialect: 'sqlite', health, close: once(() => db.destroy()) };
 }
 
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
@@ -76,7 +122,12 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // pool only, so other pg users in the process keep the default (string) behaviour.
   const types = new pg.TypeOverrides();
   types.setTypeParser(20, 'text', parseInt8);
-  const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 10, types });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolMax ?? 10,
+    types,
+    ...postgresTimeouts(options),
+  });
   // An idle connection that breaks (server restart) is dropped by the pool and the next query reconnects;
   // without a listener the 'error' event would crash the process.
   pool.on('error', () => {});
@@ -84,7 +135,12 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // 'error', which the pool does not listen to then: the query's rejection carries the failure
   // (answered as unavailable storage), and the pool drops the connection when it comes back.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Schema>({ dialect: reportingUnavailability(new PostgresDialect({ pool })) });
+  const health = new StorageHealth();
+  const db = new Kysely<Schema>({
+    dialect: reportingUnavailability(new PostgresDialect({ pool: droppingBrokenClients(pool) }), health, {
+      oneProbeWhileDown: true,
+    }),
+  });
   try {
     // Fail at startup, not at the first request, when the server is unreachable or refuses us.
     await sql`select 1`.execute(db);
@@ -95,7 +151,35 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw new Error(`Cannot connect to PostgreSQL at ${describeServer(url)}: ${reason}`, { cause });
   }
-  return { db, dialect: 'postgres', pool, close: once(() => db.destroy()) };
+  return { db, dialect: 'postgres', pool, health, close: once(() => db.destroy()) };
+}
+
+/**
+ * `pool` as Kysely uses it, except that a connection whose query failed for want of an answer
+ * (the client's query timeout, a broken socket) is destroyed when released instead of going back
+ * to the pool: a frozen server may still be working on that query, and the next one would queue
+ * behind it.
+ */
+function droppingBrokenClients(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      return {
+        query: ((...args: unknown[]) => {
+          const result = (client.query as (...a: unknown[]) => unknown).apply(client, args);
+          if (result instanceof Promise)
+            result.catch((error: unknown) => {
+              const code = storageUnavailability(error);
+              if (code === 'timeout' || code === 'unreachable') broken ??= error as Error;
+            });
+          return result;
+        }) as PostgresPoolClient['query'],
+        release: () => client.release(broken),
+      };
+    },
+    end: () => pool.end(),
+  };
 }
 
 function parseInt8(value: string): number {

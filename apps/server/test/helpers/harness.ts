@@ -70,10 +70,11 @@ export async function startHarness<Server extends ComposedServer>(
       env: {},
       overrides: {
         issuer: settings.issuer,
-        database: { url: database.url },
         secret: TEST_SECRET,
         log: { level: 'info' },
         ...settings.overrides,
+        // Database settings (timeouts) apply to the database made here unless a URL is given.
+        database: { url: database.url, ...settings.overrides.database },
       },
     });
     server = await compose(config, {
