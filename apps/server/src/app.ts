@@ -14,6 +14,7 @@ import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
 import { adminClusterRoutes } from './routes/admin/clusters.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
+import { adminSessionRoutes } from './routes/admin/sessions.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
@@ -140,6 +141,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(resourceRoutes);
   await app.register(adminIdentityProviderRoutes);
   await app.register(adminClusterRoutes);
+  await app.register(adminSessionRoutes);
   await app.register(openapiRoutes);
   return app;
 }

@@ -46,6 +46,15 @@ export {
   SECRET_PLACEHOLDER,
   sealProviderConfig,
 } from './admin/provider-config.js';
+export {
+  type AdminPage,
+  endAllUserSessions,
+  endUserSession,
+  listUserGrants,
+  listUserSessions,
+  revokeAllUserGrants,
+  revokeUserGrant,
+} from './admin/sessions.js';
 export { listSigningKeys, rotateSigningKeys } from './admin/signing-keys.js';
 export {
   createUser,
@@ -59,8 +68,10 @@ export {
   apiKeyView,
   clientView,
   clusterView,
+  grantInfoView,
   linkedIdentityView,
   loginAttemptView,
+  sessionInfoView,
   signingKeyView,
   userView,
 } from './admin/views.js';
@@ -237,8 +248,10 @@ export type {
   GrantRepository,
   InteractionRepository,
   LoginAttemptRepository,
+  PageRequest,
   RefreshTokenRepository,
   RefreshTokenUse,
+  SessionActivity,
 } from './ports/oidc-storage.js';
 export { type Clock, type PasswordHasher, systemClock } from './ports/runtime.js';
 export {

@@ -130,6 +130,10 @@ export interface GrantRecord {
   /** The absolute end of the grant: no refresh token outlives it. */
   expiresAt: Date;
   revokedAt: Date | null;
+  /** The latest token request on the grant (its opening, then each refresh); absent when not recorded. */
+  lastUsedAt?: Date | null;
+  /** The caller's address at that request. */
+  lastUsedAddress?: string | null;
 }
 
 /** PKCE methods (RFC 7636 §4.2). */
@@ -182,6 +186,10 @@ export interface BrowserSessionRecord {
   createdAt: Date;
   expiresAt: Date;
   endedAt: Date | null;
+  /** The address the browser signed in from; absent when not recorded. */
+  sourceAddress?: string | null;
+  /** The browser's `User-Agent` at sign-in (at most 512 characters). */
+  userAgent?: string | null;
 }
 
 /** A user's remembered consent to a client's scopes. */

@@ -141,6 +141,25 @@ describe('RFC 9700 §4.14.2 refresh token rotation', () => {
     );
   });
 
+  it("records the time and address of the grant's latest token request, and none on a revoked grant", async () => {
+    const { clock, context, storage, code, exchange, refresh } = await setup();
+    context.sourceAddress = '192.0.2.1';
+    const tokens = await exchange(await code());
+    const opened = (await storage.grants.listLiveByUser('u-alice', new Date(clock.now()), { limit: 10 }))[0];
+    expect(opened).toMatchObject({ lastUsedAt: new Date(clock.now()), lastUsedAddress: '192.0.2.1' });
+    clock.advance(60);
+    context.sourceAddress = '192.0.2.2';
+    await refresh(tokens.refresh_token as string);
+    const id = opened?.id as string;
+    expect(await storage.grants.findById(id)).toMatchObject({
+      lastUsedAt: new Date(clock.now()),
+      lastUsedAddress: '192.0.2.2',
+    });
+    await storage.grants.revoke(id, new Date(clock.now()));
+    expect(await storage.grants.recordUse(id, new Date(clock.now() + 1000), '192.0.2.3')).toBeUndefined();
+    expect((await storage.grants.findById(id))?.lastUsedAddress).toBe('192.0.2.2');
+  });
+
   it('issues no refresh token without offline_access', async () => {
     const { storage, clock, authentication, request, exchange } = await setup();
     const value = await issueAuthorizationCode({ ...request, scope: ['openid'] }, authentication, {

@@ -286,3 +286,80 @@ export const InitResult = z.strictObject({
   client: z.strictObject({ client_id: z.string(), client_secret: z.string() }),
 });
 export type InitResult = z.infer<typeof InitResult>;
+
+/**
+ * The id of a browser session or of a grant in an admin path: 1–64 letters, digits and `-`
+ * (idgate makes UUIDs).
+ * @example SessionId.parse('0b6f7c2e-7d1a-4c53-9d7e-2f1c4b8a9e10')
+ */
+export const SessionId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9-]+$/, 'must be an id of 1–64 letters, digits and -');
+export type SessionId = z.infer<typeof SessionId>;
+
+/**
+ * The id of a grant in an admin path (same form as {@link SessionId}).
+ * @example GrantId.parse('5c1e0d7a-0f4b-4e8e-bb2f-6a9d3c2e1f00')
+ */
+export const GrantId = SessionId;
+export type GrantId = SessionId;
+
+/**
+ * A signed-in browser of a user, as listed (`GET /admin/v1/users/{username}/sessions`): when it
+ * signed in, when it was last seen signing in to an application, where from, and the applications
+ * it signed in to. Never its cookie secret or hash.
+ * @example SessionInfo.parse({ id: 's1', createdAt: '2026-01-01T00:00:00.000Z', lastSeenAt: '2026-01-01T00:05:00.000Z', expiresAt: '2026-01-02T00:00:00.000Z', sourceAddress: '203.0.113.7', userAgent: 'Mozilla/5.0', clients: [{ clientId: 'cl_web', name: 'Web' }] })
+ */
+export const SessionInfo = z.object({
+  id: z.string(),
+  createdAt: Timestamp,
+  /** The latest time the session signed the browser in to an application (its creation at first). */
+  lastSeenAt: Timestamp,
+  expiresAt: Timestamp,
+  /** The address the browser signed in from; null for sessions older than idgate recording it. */
+  sourceAddress: z.string().nullable(),
+  userAgent: z.string().nullable(),
+  /** The applications the session signed in to (name null when the client is gone). */
+  clients: z.array(z.object({ clientId: z.string(), name: z.string().nullable() })),
+});
+export type SessionInfo = z.infer<typeof SessionInfo>;
+
+/**
+ * A live grant of a user, as listed (`GET /admin/v1/users/{username}/grants`): an application's
+ * authorization to act for the user — what its refresh tokens and access tokens stand on.
+ * @example GrantInfo.parse({ id: 'g1', clientId: 'cl_web', clientName: 'Web', scopes: ['openid', 'offline_access'], sessionId: null, createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: '2026-01-01T01:00:00.000Z', lastUsedAddress: '203.0.113.7', expiresAt: '2026-01-31T00:00:00.000Z' })
+ */
+export const GrantInfo = z.object({
+  id: z.string(),
+  clientId: z.string(),
+  /** null when the client is gone. */
+  clientName: z.string().nullable(),
+  scopes: z.array(z.string()),
+  /** The browser session the grant was made in, if any. */
+  sessionId: z.string().nullable(),
+  createdAt: Timestamp,
+  /** The latest token request on the grant (its code exchange, then each refresh). */
+  lastUsedAt: Timestamp.nullable(),
+  /** The address of that request. */
+  lastUsedAddress: z.string().nullable(),
+  /** The grant's absolute end: no refresh token outlives it. */
+  expiresAt: Timestamp,
+});
+export type GrantInfo = z.infer<typeof GrantInfo>;
+
+/**
+ * What ending every session of a user did: how many sessions ended and how many grants made in
+ * them were revoked.
+ * @example EndedSessions.parse({ ended: 2, revokedGrants: 3 })
+ */
+export const EndedSessions = z.object({ ended: z.int().min(0), revokedGrants: z.int().min(0) });
+export type EndedSessions = z.infer<typeof EndedSessions>;
+
+/**
+ * What revoking every grant of a user did: how many were revoked.
+ * @example RevokedGrants.parse({ revoked: 2 })
+ */
+export const RevokedGrants = z.object({ revoked: z.int().min(0) });
+export type RevokedGrants = z.infer<typeof RevokedGrants>;

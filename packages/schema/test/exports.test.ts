@@ -26,6 +26,7 @@ describe('@idgate/schema exports', () => {
       'DeviceAuthorizationResponse',
       'DeviceCodeGrantRequest',
       'EXEC_CREDENTIAL_API_VERSIONS',
+      'EndedSessions',
       'ExecCredential',
       'ExecCredentialApiVersion',
       'ExecCredentialRequest',
@@ -37,6 +38,8 @@ describe('@idgate/schema exports', () => {
       'GitLabProviderConfig',
       'GitLabUser',
       'GitLabUserinfo',
+      'GrantId',
+      'GrantInfo',
       'GrantType',
       'GroupName',
       'IDENTITY_PROVIDER_SECRETS',
@@ -57,6 +60,7 @@ describe('@idgate/schema exports', () => {
       'OAuthErrorCode',
       'OidcClaimNames',
       'OidcProviderConfig',
+      'PageQuery',
       'PasswordGrantRequest',
       'Problem',
       'ProblemCode',
@@ -65,7 +69,10 @@ describe('@idgate/schema exports', () => {
       'RedirectUri',
       'RefreshTokenGrantRequest',
       'RegisterClientInput',
+      'RevokedGrants',
       'ScopeToken',
+      'SessionId',
+      'SessionInfo',
       'SigningAlgorithm',
       'SigningKeyInfo',
       'TOKEN_REVIEW_API_VERSIONS',
@@ -83,6 +90,7 @@ describe('@idgate/schema exports', () => {
       'Username',
       'defaultClusterAudience',
       'describeFirstIssue',
+      'pageOf',
     ]);
   });
 });

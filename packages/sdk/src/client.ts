@@ -8,10 +8,10 @@ import {
   UserInfo,
 } from '@idgate/schema';
 import { buildAuthorizationRequest } from './authorization.js';
-import { ClusterMethods } from './clusters.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
 import { IdgateSdkError } from './errors.js';
 import { type Parser, send, type TransportOptions } from './http.js';
+import { SessionMethods } from './sessions.js';
 import type {
   AuthorizationCodeGrantOptions,
   AuthorizationRequest,
@@ -65,7 +65,7 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
   return new Client(transport, options.apiKey);
 }
 
-class Client extends ClusterMethods implements IdgateClient {
+class Client extends SessionMethods implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
 

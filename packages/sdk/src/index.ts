@@ -17,6 +17,8 @@
 /** Wire types of `@idgate/schema` that the client's methods take and return (each documented there). */
 export type {
   DeviceAuthorizationResponse,
+  EndedSessions,
+  GrantInfo,
   IdentityProvider,
   IdentityProviderConfigInput,
   IntrospectionResponse,
@@ -27,6 +29,8 @@ export type {
   Problem,
   ProblemCode,
   ProviderMetadata,
+  RevokedGrants,
+  SessionInfo,
   TokenRequest,
   TokenResponse,
   TokenReviewApiVersion,
@@ -63,6 +67,7 @@ export type {
   NativeRevokeOptions,
   PollDeviceAuthorizationOptions,
 } from './native-types.js';
+export type { IdgateSessionMethods, PageOptions } from './sessions.js';
 export type {
   AuthorizationCodeGrantOptions,
   AuthorizationPrompt,

@@ -105,6 +105,9 @@ export class BrowserState {
       createdAt: now,
       expiresAt: new Date(now.getTime() + this.idgate.config.session.ttl * 1000),
       endedAt: null,
+      // What the admin API lists of the session: where and what it signed in from.
+      sourceAddress: request.ip,
+      userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
     };
     await this.idgate.storage.sessions.create(session);
     this.#cookie(reply, SESSION_COOKIE, secret, this.idgate.config.session.ttl);

@@ -10,6 +10,7 @@ import { registerIdps } from './idps.js';
 import { registerInit } from './init.js';
 import { registerKeys } from './keys.js';
 import { registerMigrate, registerServe } from './serve.js';
+import { registerSessions } from './sessions.js';
 import { registerUsers } from './users.js';
 
 export { CliError, type CliIo } from './context.js';
@@ -64,6 +65,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerKeys(program, ctx);
   registerIdps(program, ctx);
   registerClusters(program, ctx);
+  registerSessions(program, ctx);
   return program;
 }
 

@@ -90,6 +90,9 @@ export interface GrantsTable {
   created_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /** Null for grants older than migration 0009. */
+  last_used_at: number | null;
+  last_used_address: string | null;
 }
 
 export interface AuthorizationCodesTable {
@@ -132,6 +135,9 @@ export interface BrowserSessionsTable {
   created_at: number;
   expires_at: number;
   ended_at: number | null;
+  /** Null for sessions older than migration 0009. */
+  source_address: string | null;
+  user_agent: string | null;
 }
 
 export interface ConsentsTable {

@@ -122,6 +122,8 @@ export function newGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     createdAt: at('2026-01-01T10:00:00.000Z'),
     expiresAt: at('2026-01-31T10:00:00.000Z'),
     revokedAt: null,
+    lastUsedAt: null,
+    lastUsedAddress: null,
     ...overrides,
   };
 }
@@ -170,6 +172,8 @@ export function newSession(overrides: Partial<BrowserSessionRecord> = {}): Brows
     createdAt: at('2026-01-01T09:59:00.000Z'),
     expiresAt: at('2026-01-02T09:59:00.000Z'),
     endedAt: null,
+    sourceAddress: null,
+    userAgent: null,
     ...overrides,
   };
 }

@@ -27,6 +27,52 @@ describe.each(testDatabaseUrls())('grants on $name', (kind) => {
     await expect(attempt).rejects.toMatchObject({ field: 'id' });
   });
 
+  it('records a use on a grant that is not revoked, in the statement that reads it', async () => {
+    const { storage } = fixture();
+    await storage.grants.create(newGrant());
+    const used = at('2026-01-05T00:00:00.000Z');
+    expect(await storage.grants.recordUse('g-1', used, '2001:db8::1')).toStrictEqual(
+      newGrant({ lastUsedAt: used, lastUsedAddress: '2001:db8::1' }),
+    );
+    expect(await storage.grants.recordUse('missing', used, null)).toBeUndefined();
+    await storage.grants.revoke('g-1', REVOKED_AT);
+    expect(await storage.grants.recordUse('g-1', at('2026-01-06T00:00:00.000Z'), null)).toBeUndefined();
+    expect((await storage.grants.findById('g-1'))?.lastUsedAt).toStrictEqual(used);
+  });
+
+  it("pages a user's live grants by (createdAt, id), ids compared byte-wise", async () => {
+    const { storage } = fixture();
+    const same = at('2026-01-01T10:00:00.000Z');
+    // Upper case sorts before lower case byte-wise, unlike most collations.
+    for (const id of ['g-b', 'G-c', 'g-a']) await storage.grants.create(newGrant({ id, createdAt: same }));
+    await storage.grants.create(newGrant({ id: 'g-0', createdAt: at('2026-01-01T09:00:00.000Z') }));
+    await storage.grants.create(newGrant({ id: 'g-revoked', revokedAt: REVOKED_AT }));
+    await storage.grants.create(newGrant({ id: 'g-expired', expiresAt: at('2026-01-01T11:00:00.000Z') }));
+    await storage.grants.create(newGrant({ id: 'g-bob', userId: 'u-bob' }));
+    const now = at('2026-01-02T00:00:00.000Z');
+    const ids = async (page: Parameters<typeof storage.grants.listLiveByUser>[2]) =>
+      (await storage.grants.listLiveByUser('u-alice', now, page)).map((g) => g.id);
+    expect(await ids({ limit: 10 })).toEqual(['g-0', 'G-c', 'g-a', 'g-b']);
+    expect(await ids({ limit: 2 })).toEqual(['g-0', 'G-c']);
+    expect(await ids({ limit: 2, after: { createdAt: same, id: 'G-c' } })).toEqual(['g-a', 'g-b']);
+    expect(await ids({ limit: 2, after: { createdAt: same, id: 'g-b' } })).toEqual([]);
+  });
+
+  it('tells, per browser session and client, when the latest grant was made', async () => {
+    const { storage } = fixture();
+    await storage.grants.create(newGrant({ id: 'g-1' }));
+    await storage.grants.create(newGrant({ id: 'g-2', createdAt: at('2026-01-01T11:00:00.000Z') }));
+    await storage.grants.create(newGrant({ id: 'g-3', clientId: 'web', revokedAt: REVOKED_AT }));
+    await storage.grants.create(newGrant({ id: 'g-4', sessionId: 's-2' }));
+    await storage.grants.create(newGrant({ id: 'g-5', sessionId: null }));
+    const activity = await storage.grants.sessionActivity(['s-1', 's-9']);
+    expect(activity.sort((a, b) => (a.clientId < b.clientId ? -1 : 1))).toEqual([
+      { sessionId: 's-1', clientId: 'ci', lastGrantAt: at('2026-01-01T11:00:00.000Z') },
+      { sessionId: 's-1', clientId: 'web', lastGrantAt: at('2026-01-01T10:00:00.000Z') },
+    ]);
+    expect(await storage.grants.sessionActivity([])).toEqual([]);
+  });
+
   it('revokes a live grant once; false when missing or already revoked', async () => {
     const { storage } = fixture();
     await storage.grants.create(newGrant());

@@ -36,6 +36,35 @@ describe.each(testDatabaseUrls())('browser sessions on $name', (kind) => {
     expect(await storage.sessions.end('missing', endedAt)).toBe(false);
     expect(await storage.sessions.findById('s-1')).toStrictEqual(newSession({ endedAt }));
   });
+
+  it('keeps where and with what the browser signed in', async () => {
+    const { storage } = fixture();
+    const session = newSession({ sourceAddress: '203.0.113.5', userAgent: 'Mozilla/5.0 (X11)' });
+    await storage.sessions.create(session);
+    expect(await storage.sessions.findById('s-1')).toStrictEqual(session);
+  });
+
+  it("pages a user's live sessions and ends them all at once", async () => {
+    const { storage } = fixture();
+    const same = at('2026-01-01T09:59:00.000Z');
+    for (const id of ['s-b', 'S-c', 's-a']) {
+      await storage.sessions.create(newSession({ id, secretHash: `h-${id}`, createdAt: same }));
+    }
+    await storage.sessions.create(newSession({ id: 's-ended', secretHash: 'h-e', endedAt: same }));
+    await storage.sessions.create(newSession({ id: 's-expired', secretHash: 'h-x', expiresAt: same }));
+    await storage.sessions.create(newSession({ id: 's-bob', secretHash: 'h-b', userId: 'u-bob' }));
+    const now = at('2026-01-01T12:00:00.000Z');
+    const ids = async (page: Parameters<typeof storage.sessions.listLiveByUser>[2]) =>
+      (await storage.sessions.listLiveByUser('u-alice', now, page)).map((s) => s.id);
+    expect(await ids({ limit: 100 })).toEqual(['S-c', 's-a', 's-b']);
+    expect(await ids({ limit: 1, after: { createdAt: same, id: 'S-c' } })).toEqual(['s-a']);
+
+    expect((await storage.sessions.endByUser('u-alice', now)).sort()).toEqual(['S-c', 's-a', 's-b']);
+    expect(await storage.sessions.endByUser('u-alice', now)).toEqual([]);
+    expect(await ids({ limit: 100 })).toEqual([]);
+    expect((await storage.sessions.findById('s-expired'))?.endedAt).toBeNull();
+    expect((await storage.sessions.findById('s-bob'))?.endedAt).toBeNull();
+  });
 });
 
 describe.each(testDatabaseUrls())('consents on $name', (kind) => {

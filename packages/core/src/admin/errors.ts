@@ -80,7 +80,8 @@ export class AdminError extends IdgateError<AdminErrorCode> {
   /** `<object>_not_found`, `<object>_exists`, `<object>_read_only` or `invalid_<object>`, where idgate names one. */
   get problemCode(): ProblemCode {
     const specific = {
-      invalid_input: `invalid_${this.object}`,
+      // `invalid_grant` is the token endpoint's OAuth error: a bad grant id is `invalid_grant_id`.
+      invalid_input: this.object === 'grant' ? 'invalid_grant_id' : `invalid_${this.object}`,
       not_found: `${this.object}_not_found`,
       conflict: `${this.object}_exists`,
       read_only: `${this.object}_read_only`,

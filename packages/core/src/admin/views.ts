@@ -1,17 +1,21 @@
 import {
   ApiKey,
   Cluster,
+  GrantInfo,
   LinkedIdentity,
   LoginAttempt,
   OAuthClient,
+  SessionInfo,
   SigningKeyInfo,
   User,
 } from '@idgate/schema';
 import { signingKeyState } from '../keys/signing-key.js';
 import type {
   ApiKeyRecord,
+  BrowserSessionRecord,
   ClientRecord,
   ClusterRecord,
+  GrantRecord,
   LinkedIdentityRecord,
   LoginAttemptRecord,
   SigningKeyRecord,
@@ -114,5 +118,40 @@ export function clusterView(cluster: ClusterRecord, kubectlClientId: string | nu
     audience: cluster.audience,
     kubectlClientId,
     createdAt: cluster.createdAt.toISOString(),
+  });
+}
+
+/**
+ * A browser session without its secret hash, with when it was last seen and the applications it
+ * signed in to. @example sessionInfoView(session, lastSeenAt, [{ clientId: 'cl_web', name: 'Web' }])
+ */
+export function sessionInfoView(
+  session: BrowserSessionRecord,
+  lastSeenAt: Date,
+  clients: { clientId: string; name: string | null }[],
+): SessionInfo {
+  return SessionInfo.parse({
+    id: session.id,
+    createdAt: session.createdAt.toISOString(),
+    lastSeenAt: lastSeenAt.toISOString(),
+    expiresAt: session.expiresAt.toISOString(),
+    sourceAddress: session.sourceAddress ?? null,
+    userAgent: session.userAgent ?? null,
+    clients,
+  });
+}
+
+/** A grant with its client's name (null when the client is gone). @example grantInfoView(grant, 'Web').lastUsedAt */
+export function grantInfoView(grant: GrantRecord, clientName: string | null): GrantInfo {
+  return GrantInfo.parse({
+    id: grant.id,
+    clientId: grant.clientId,
+    clientName,
+    scopes: grant.scope,
+    sessionId: grant.sessionId,
+    createdAt: grant.createdAt.toISOString(),
+    lastUsedAt: grant.lastUsedAt?.toISOString() ?? null,
+    lastUsedAddress: grant.lastUsedAddress ?? null,
+    expiresAt: grant.expiresAt.toISOString(),
   });
 }

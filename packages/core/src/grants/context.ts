@@ -55,7 +55,7 @@ export interface TokenEndpointContext {
   externalPasswords?: (name: string) => Promise<ExternalPasswordCheck | undefined>;
   /** Brute-force protection for the password grant. */
   throttle?: LoginThrottle;
-  /** The caller's address, for login records. */
+  /** The caller's address, for login records and a grant's last use. */
   sourceAddress?: string;
   /**
    * The audiences of the registered Kubernetes clusters: an access token for one of them carries

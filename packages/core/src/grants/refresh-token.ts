@@ -53,7 +53,12 @@ export async function refreshTokenGrant(
     throw invalid('the refresh token was already used; the grant is revoked');
   }
   const token = use.token;
-  const grant = await storage.grants.findById(token.grantId);
+  // Reads the grant and records this use in one statement (the admin API lists it).
+  const grant = await storage.grants.recordUse(
+    token.grantId,
+    new Date(clock.now()),
+    context.sourceAddress ?? null,
+  );
   if (grant === undefined || grant.revokedAt !== null) throw invalid('the grant has been revoked');
   if (grant.expiresAt.getTime() <= clock.now()) throw invalid('the grant has expired');
   const user = await storage.users.findById(token.userId);

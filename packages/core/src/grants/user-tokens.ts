@@ -34,6 +34,9 @@ export async function openGrant(
     createdAt: new Date(now),
     expiresAt: new Date(now + context.lifetimes.grant * 1000),
     revokedAt: null,
+    // The opening is the grant's first use: recorded in the same insert.
+    lastUsedAt: new Date(now),
+    lastUsedAddress: context.sourceAddress ?? null,
   });
 }
 

@@ -8,6 +8,7 @@ import type {
   LoginAttemptRecord,
   RefreshTokenRecord,
 } from '../model.js';
+import type { PageRequest, SessionActivity } from './oidc-storage.js';
 import { type Storage, StorageConflictError } from './storage.js';
 
 /** The tables of the OIDC flows, part of the in-memory storage's state (and of its snapshots). */
@@ -52,8 +53,19 @@ export function emptyOidcTables(): OidcTables {
 const copy = <T>(value: T): T => structuredClone(value);
 // JSON of the pair, so no user id / client id combination can collide with another.
 const consentKey = (userId: string, clientId: string) => JSON.stringify([userId, clientId]);
-const byCreation = (a: GrantRecord, b: GrantRecord) =>
+const byCreation = (a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The live records of `records` after `page.after`, oldest first by (createdAt, id), at most `page.limit`. */
+function keysetPage<T extends { id: string; createdAt: Date }>(records: Iterable<T>, page: PageRequest): T[] {
+  const { after } = page;
+  const later = (record: T) =>
+    after === undefined ||
+    record.createdAt.getTime() > after.createdAt.getTime() ||
+    (record.createdAt.getTime() === after.createdAt.getTime() && record.id > after.id);
+  const sorted = [...records].filter(later).sort(byCreation);
+  return copy(sorted.slice(0, Math.max(0, page.limit)));
+}
 
 function insertNew<T>(table: Map<string, T>, key: string, record: T, field: string): void {
   if (table.has(key)) throw new StorageConflictError(field);
@@ -121,6 +133,35 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
       async revokeByUser(userId, at) {
         return revokeWhere((grant) => grant.userId === userId, at);
       },
+      async recordUse(id, at, address) {
+        const grant = tables().grants.get(id);
+        if (grant === undefined || grant.revokedAt !== null) return undefined;
+        grant.lastUsedAt = new Date(at);
+        grant.lastUsedAddress = address;
+        return copy(grant);
+      },
+      async listLiveByUser(userId, now, page) {
+        const live = [...tables().grants.values()].filter(
+          (grant) =>
+            grant.userId === userId && grant.revokedAt === null && grant.expiresAt.getTime() > now.getTime(),
+        );
+        return keysetPage(live, page);
+      },
+      async sessionActivity(sessionIds) {
+        const latest = new Map<string, SessionActivity>();
+        for (const grant of tables().grants.values()) {
+          if (grant.sessionId === null || !sessionIds.includes(grant.sessionId)) continue;
+          const key = JSON.stringify([grant.sessionId, grant.clientId]);
+          const seen = latest.get(key);
+          if (seen === undefined || seen.lastGrantAt.getTime() < grant.createdAt.getTime())
+            latest.set(key, {
+              sessionId: grant.sessionId,
+              clientId: grant.clientId,
+              lastGrantAt: new Date(grant.createdAt),
+            });
+        }
+        return [...latest.values()];
+      },
     },
     authorizationCodes: {
       async create(code) {
@@ -177,6 +218,25 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         if (session === undefined || session.endedAt !== null) return false;
         session.endedAt = new Date(at);
         return true;
+      },
+      async listLiveByUser(userId, now, page) {
+        const live = [...tables().sessions.values()].filter(
+          (session) =>
+            session.userId === userId &&
+            session.endedAt === null &&
+            session.expiresAt.getTime() > now.getTime(),
+        );
+        return keysetPage(live, page);
+      },
+      async endByUser(userId, at) {
+        const ended: string[] = [];
+        for (const session of tables().sessions.values()) {
+          if (session.userId !== userId || session.endedAt !== null) continue;
+          if (session.expiresAt.getTime() <= at.getTime()) continue;
+          session.endedAt = new Date(at);
+          ended.push(session.id);
+        }
+        return ended;
       },
     },
     consents: {

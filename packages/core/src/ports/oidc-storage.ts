@@ -22,6 +22,36 @@ export interface GrantRepository {
   revokeBySession(sessionId: string, at: Date, clientId?: string): Promise<GrantRecord[]>;
   /** Revokes every live grant of a user; returns the revoked grants. */
   revokeByUser(userId: string, at: Date): Promise<GrantRecord[]>;
+  /**
+   * Records a token request on a grant that is not revoked (`lastUsedAt`, `lastUsedAddress`) and
+   * answers the grant as it is then; undefined when there is no such grant or it is revoked.
+   * One statement: it is on the refresh path.
+   */
+  recordUse(id: string, at: Date, address: string | null): Promise<GrantRecord | undefined>;
+  /**
+   * One page of a user's live grants (neither revoked nor expired at `now`), oldest first by
+   * (`createdAt`, `id`), starting after `page.after` when given; at most `page.limit`.
+   */
+  listLiveByUser(userId: string, now: Date, page: PageRequest): Promise<GrantRecord[]>;
+  /**
+   * What the grants made in these browser sessions show of them: for each session and client,
+   * the latest grant's creation.
+   */
+  sessionActivity(sessionIds: readonly string[]): Promise<SessionActivity[]>;
+}
+
+/** Where a keyset page starts and how long it is. */
+export interface PageRequest {
+  limit: number;
+  /** The sort key of the last item of the page before. */
+  after?: { createdAt: Date; id: string };
+}
+
+/** A client a browser session signed in to, and when it last did. */
+export interface SessionActivity {
+  sessionId: string;
+  clientId: string;
+  lastGrantAt: Date;
 }
 
 /** What happened when a code was presented. */
@@ -67,6 +97,13 @@ export interface BrowserSessionRepository {
   findById(id: string): Promise<BrowserSessionRecord | undefined>;
   /** Ends a live session; false when missing or already ended. */
   end(id: string, at: Date): Promise<boolean>;
+  /**
+   * One page of a user's live sessions (neither ended nor expired at `now`), oldest first by
+   * (`createdAt`, `id`), starting after `page.after` when given; at most `page.limit`.
+   */
+  listLiveByUser(userId: string, now: Date, page: PageRequest): Promise<BrowserSessionRecord[]>;
+  /** Ends every live session of a user (not ended, not expired at `at`); returns their ids. */
+  endByUser(userId: string, at: Date): Promise<string[]>;
 }
 
 /** Remembered consents, one per user and client. */

@@ -5,6 +5,7 @@ import {
   type ConflictFields,
   fromJsonArray,
   insertRowReturning,
+  keysetPage,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -56,6 +57,8 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
         created_at: toMs(grant.createdAt),
         expires_at: toMs(grant.expiresAt),
         revoked_at: toMsOrNull(grant.revokedAt),
+        last_used_at: toMsOrNull(grant.lastUsedAt ?? null),
+        last_used_address: grant.lastUsedAddress ?? null,
       });
       return toGrant(row);
     },
@@ -72,6 +75,47 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
     revokeBySession: (sessionId, at, clientId) => revokeWhere('session_id', sessionId, at, clientId),
 
     revokeByUser: (userId, at) => revokeWhere('user_id', userId, at),
+
+    async recordUse(id, at, address) {
+      // The refresh path's read of the grant and the record of its use, as one statement.
+      const row = await db
+        .updateTable('grants')
+        .set({ last_used_at: toMs(at), last_used_address: address })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+      return row && toGrant(row);
+    },
+
+    async listLiveByUser(userId, now, page) {
+      const rows = await keysetPage(
+        ctx,
+        db
+          .selectFrom('grants')
+          .selectAll()
+          .where('user_id', '=', userId)
+          .where('revoked_at', 'is', null)
+          .where('expires_at', '>', toMs(now)),
+        page,
+      ).execute();
+      return rows.map(toGrant);
+    },
+
+    async sessionActivity(sessionIds) {
+      if (sessionIds.length === 0) return [];
+      const rows = await db
+        .selectFrom('grants')
+        .select(['session_id', 'client_id', (eb) => eb.fn.max('created_at').as('last_grant_at')])
+        .where('session_id', 'in', [...sessionIds])
+        .groupBy(['session_id', 'client_id'])
+        .execute();
+      return rows.map((row) => ({
+        sessionId: row.session_id as string,
+        clientId: row.client_id,
+        lastGrantAt: toDate(row.last_grant_at),
+      }));
+    },
   };
 }
 
@@ -86,5 +130,7 @@ function toGrant(row: Selectable<GrantsTable>): GrantRecord {
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
     revokedAt: toDateOrNull(row.revoked_at),
+    lastUsedAt: toDateOrNull(row.last_used_at),
+    lastUsedAddress: row.last_used_address,
   };
 }

@@ -4,6 +4,7 @@ import type { BrowserSessionsTable } from '../schema.js';
 import {
   type ConflictFields,
   insertRow,
+  keysetPage,
   type RepositoryContext,
   stampOnce,
   toDate,
@@ -31,6 +32,8 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
         created_at: toMs(session.createdAt),
         expires_at: toMs(session.expiresAt),
         ended_at: toMsOrNull(session.endedAt),
+        source_address: session.sourceAddress ?? null,
+        user_agent: session.userAgent ?? null,
       });
     },
 
@@ -49,6 +52,32 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
     },
 
     end: (id, at) => stampOnce(db, 'browser_sessions', id, at),
+
+    async listLiveByUser(userId, now, page) {
+      const rows = await keysetPage(
+        ctx,
+        db
+          .selectFrom('browser_sessions')
+          .selectAll()
+          .where('user_id', '=', userId)
+          .where('ended_at', 'is', null)
+          .where('expires_at', '>', toMs(now)),
+        page,
+      ).execute();
+      return rows.map(toSession);
+    },
+
+    async endByUser(userId, at) {
+      const rows = await db
+        .updateTable('browser_sessions')
+        .set({ ended_at: toMs(at) })
+        .where('user_id', '=', userId)
+        .where('ended_at', 'is', null)
+        .where('expires_at', '>', toMs(at))
+        .returning('id')
+        .execute();
+      return rows.map((row) => row.id);
+    },
   };
 }
 
@@ -61,5 +90,7 @@ function toSession(row: Selectable<BrowserSessionsTable>): BrowserSessionRecord 
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
     endedAt: toDateOrNull(row.ended_at),
+    sourceAddress: row.source_address,
+    userAgent: row.user_agent,
   };
 }

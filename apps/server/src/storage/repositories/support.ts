@@ -1,5 +1,5 @@
-import { StorageConflictError } from '@idgate/core';
-import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+import { type PageRequest, StorageConflictError } from '@idgate/core';
+import { type Insertable, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { DialectName } from '../database.js';
 import type { Schema } from '../schema.js';
 
@@ -205,4 +205,26 @@ export async function claimOnce<T extends StampedTable>(
     .where(STAMPS[table].key, '=', key)
     .executeTakeFirst();
   return row && { won, row: row as Selectable<Schema[T]> };
+}
+
+/**
+ * One keyset page of `query` over a table keyed for listing by (`created_at`, `id`): the rows after
+ * `page.after` in that order, at most `page.limit`. Ids compare byte-wise in PostgreSQL too
+ * (`collate "C"`), whatever the database's collation, so both dialects and the in-memory storage
+ * page alike.
+ */
+export function keysetPage<T extends 'grants' | 'browser_sessions', O>(
+  ctx: RepositoryContext,
+  query: SelectQueryBuilder<Schema, T, O>,
+  page: PageRequest,
+): SelectQueryBuilder<Schema, T, O> {
+  const id = ctx.dialect === 'postgres' ? sql`id collate "C"` : sql`id`;
+  const { after } = page;
+  const from =
+    after === undefined
+      ? query
+      : query.where(
+          sql<boolean>`(created_at > ${toMs(after.createdAt)} or (created_at = ${toMs(after.createdAt)} and ${id} > ${after.id}))`,
+        );
+  return from.orderBy(sql`created_at`).orderBy(id).limit(page.limit);
 }

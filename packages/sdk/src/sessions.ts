@@ -1,0 +1,204 @@
+import {
+  EndedSessions,
+  GrantId,
+  GrantInfo,
+  pageOf,
+  RevokedGrants,
+  SessionId,
+  SessionInfo,
+  Username,
+} from '@idgate/schema';
+import { adminSend, NO_CONTENT } from './admin-http.js';
+import { ClusterMethods } from './clusters.js';
+import { IdgateSdkError } from './errors.js';
+import type { Call, TransportOptions } from './http.js';
+
+const SESSIONS = pageOf(SessionInfo);
+const GRANTS = pageOf(GrantInfo);
+
+/** The paging of a listing: at most `limit` items (1–500, default 100), after `cursor`. */
+export interface PageOptions {
+  limit?: number;
+  /** The `nextCursor` of the page before. */
+  cursor?: string;
+}
+
+/**
+ * The methods of {@link IdgateClient} about a user's browser sessions and grants: the admin API
+ * under `/admin/v1/users/{username}`, which needs an `apiKey` with the `admin` scope (without one
+ * they reject before sending anything). Unknown users answer a 404 `IdgateHttpError` with problem
+ * code `user_not_found`.
+ * @example
+ * const admin = createIdgateClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
+ * const { items } = await admin.listUserGrants('alice');
+ * await admin.revokeUserGrant('alice', items[0].id);
+ */
+export interface IdgateSessionMethods {
+  /**
+   * `GET /admin/v1/users/{username}/sessions`: one page of the user's live browser sessions,
+   * oldest first, with where each signed in from and the applications it signed in to.
+   * @example const { items, nextCursor } = await admin.listUserSessions('alice', { limit: 50 });
+   */
+  listUserSessions(
+    username: string,
+    page?: PageOptions,
+  ): Promise<{ items: SessionInfo[]; nextCursor: string | null }>;
+
+  /**
+   * `DELETE /admin/v1/users/{username}/sessions/{id}`: ends the session (the browser is signed
+   * out) and revokes the grants made in it. A 404 (`session_not_found`) when it is not a live
+   * session of the user. Never retried.
+   * @example await admin.revokeUserSession('alice', sessionId);
+   */
+  revokeUserSession(username: string, id: string): Promise<void>;
+
+  /**
+   * `DELETE /admin/v1/users/{username}/sessions`: ends every session of the user; answers how
+   * many ended and how many grants made in them were revoked. Never retried.
+   * @example const { ended } = await admin.revokeUserSessions('alice');
+   */
+  revokeUserSessions(username: string): Promise<EndedSessions>;
+
+  /**
+   * `GET /admin/v1/users/{username}/grants`: one page of the user's live grants, oldest first:
+   * client, scopes, and the time and address of the latest token request on each.
+   * @example const { items } = await admin.listUserGrants('alice');
+   */
+  listUserGrants(
+    username: string,
+    page?: PageOptions,
+  ): Promise<{ items: GrantInfo[]; nextCursor: string | null }>;
+
+  /**
+   * `DELETE /admin/v1/users/{username}/grants/{id}`: revokes the grant; its refresh tokens stop
+   * working at once and its access tokens fail introspection and token review. A 404
+   * (`grant_not_found`) when it is not a live grant of the user. Never retried.
+   * @example await admin.revokeUserGrant('alice', grantId);
+   */
+  revokeUserGrant(username: string, id: string): Promise<void>;
+
+  /**
+   * `DELETE /admin/v1/users/{username}/grants`: revokes every grant of the user; answers how
+   * many. Never retried.
+   * @example const { revoked } = await admin.revokeUserGrants('alice');
+   */
+  revokeUserGrants(username: string): Promise<RevokedGrants>;
+}
+
+/** The session and grant methods of the client; the client class extends this one. */
+export class SessionMethods extends ClusterMethods implements IdgateSessionMethods {
+  readonly #transport: TransportOptions;
+  readonly #apiKey: string | undefined;
+
+  constructor(transport: TransportOptions, apiKey: string | undefined) {
+    super(transport, apiKey);
+    this.#transport = transport;
+    this.#apiKey = apiKey;
+  }
+
+  async listUserSessions(
+    username: string,
+    page: PageOptions = {},
+  ): Promise<{ items: SessionInfo[]; nextCursor: string | null }> {
+    const endpoint = 'GET /admin/v1/users/{username}/sessions';
+    return this.#send('listUserSessions', {
+      method: 'GET',
+      path: `${userPath(username, endpoint)}/sessions${pageQuery(page, endpoint)}`,
+      schema: SESSIONS,
+      schemaName: '{ items: SessionInfo[], nextCursor }',
+    });
+  }
+
+  async revokeUserSession(username: string, id: string): Promise<void> {
+    const endpoint = 'DELETE /admin/v1/users/{username}/sessions/{id}';
+    await this.#send('revokeUserSession', {
+      method: 'DELETE',
+      path: `${userPath(username, endpoint)}/sessions/${idSegment(SessionId, id, endpoint)}`,
+      schema: NO_CONTENT,
+      schemaName: 'an empty response',
+      retry: 0,
+    });
+  }
+
+  async revokeUserSessions(username: string): Promise<EndedSessions> {
+    return this.#send('revokeUserSessions', {
+      method: 'DELETE',
+      path: `${userPath(username, 'DELETE /admin/v1/users/{username}/sessions')}/sessions`,
+      schema: EndedSessions,
+      schemaName: 'EndedSessions',
+      retry: 0,
+    });
+  }
+
+  async listUserGrants(
+    username: string,
+    page: PageOptions = {},
+  ): Promise<{ items: GrantInfo[]; nextCursor: string | null }> {
+    const endpoint = 'GET /admin/v1/users/{username}/grants';
+    return this.#send('listUserGrants', {
+      method: 'GET',
+      path: `${userPath(username, endpoint)}/grants${pageQuery(page, endpoint)}`,
+      schema: GRANTS,
+      schemaName: '{ items: GrantInfo[], nextCursor }',
+    });
+  }
+
+  async revokeUserGrant(username: string, id: string): Promise<void> {
+    const endpoint = 'DELETE /admin/v1/users/{username}/grants/{id}';
+    await this.#send('revokeUserGrant', {
+      method: 'DELETE',
+      path: `${userPath(username, endpoint)}/grants/${idSegment(GrantId, id, endpoint)}`,
+      schema: NO_CONTENT,
+      schemaName: 'an empty response',
+      retry: 0,
+    });
+  }
+
+  async revokeUserGrants(username: string): Promise<RevokedGrants> {
+    return this.#send('revokeUserGrants', {
+      method: 'DELETE',
+      path: `${userPath(username, 'DELETE /admin/v1/users/{username}/grants')}/grants`,
+      schema: RevokedGrants,
+      schemaName: 'RevokedGrants',
+      retry: 0,
+    });
+  }
+
+  #send<T>(method: string, call: Omit<Call<T>, 'secrets'>): Promise<T> {
+    return adminSend(this.#transport, this.#apiKey, method, call);
+  }
+}
+
+/** The user's path, the username checked first so that nothing like `..` can change the path. */
+function userPath(username: string, endpoint: string): string {
+  if (typeof username !== 'string' || !Username.safeParse(username).success) {
+    throw new IdgateSdkError(
+      'username must be 1–128 letters, digits and . _ @ -, starting with a letter or digit',
+      {
+        endpoint,
+      },
+    );
+  }
+  return `admin/v1/users/${encodeURIComponent(username)}`;
+}
+
+/** `id` as a path segment, checked first so that nothing like `..` can change the path. */
+function idSegment(schema: typeof SessionId, id: string, endpoint: string): string {
+  if (typeof id !== 'string' || !schema.safeParse(id).success) {
+    throw new IdgateSdkError('id must be 1–64 letters, digits and -', { endpoint });
+  }
+  return id;
+}
+
+function pageQuery(page: PageOptions, endpoint: string): string {
+  const query = new URLSearchParams();
+  if (page.limit !== undefined) {
+    if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > 500) {
+      throw new IdgateSdkError('limit must be a whole number from 1 to 500', { endpoint });
+    }
+    query.set('limit', String(page.limit));
+  }
+  if (page.cursor !== undefined) query.set('cursor', page.cursor);
+  const text = query.toString();
+  return text === '' ? '' : `?${text}`;
+}
