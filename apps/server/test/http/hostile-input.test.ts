@@ -1,29 +1,13 @@
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
+import { registeredRoutes } from '../helpers/routes.js';
 
 // Every route the server answers, walked from its router (a route added later is covered without
 // anyone remembering to add it here), sent malformed, oversized, duplicated, prototype-polluting
 // and wrongly encoded input, with and without credentials. Nothing may answer 5xx or show
 // internal text (a stack, an exception's name, a file path, SQL).
-
-/** Every route of `app` as [method, path] (HEAD routes fastify adds for GET are left out). */
-export function registeredRoutes(app: FastifyInstance): Array<[string, string]> {
-  const routes: Array<[string, string]> = [];
-  const prefixes: string[] = [];
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^((?:[│ ] {3})*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (match === null) continue;
-    const depth = (match[1] ?? '').length / 4;
-    const path = (prefixes[depth - 1] ?? '') + (match[2] ?? '');
-    prefixes[depth] = path;
-    prefixes.length = depth + 1;
-    for (const method of (match[3] ?? '').split(', ').filter((m) => m !== '' && m !== 'HEAD'))
-      routes.push([method, path]);
-  }
-  return routes;
-}
 
 const PARAM_VALUES = [
   'x',
