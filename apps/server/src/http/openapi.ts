@@ -338,6 +338,9 @@ function commonResponses(route: CatalogedRoute, doc: RouteDoc): Record<number, R
           'invalid_request',
         ),
   };
+  // A path parameter over the router's length limit.
+  if (route.path.includes('{'))
+    common[414] = refusal(format, 'a path parameter is too long', ['invalid_url'], 'invalid_request');
   const security = doc.security ?? [];
   const anonymous = security.length === 0 || security.includes('anonymous');
   if (!anonymous && (security.includes('adminApiKey') || security.includes('tokenReviewApiKey'))) {
