@@ -11,6 +11,7 @@ import type { IdgateConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { errorHandling } from './http/errors.js';
 import { installFormParser } from './http/form.js';
+import { RouteCatalog } from './http/openapi.js';
 import { redactUrl } from './http/redact.js';
 import { adminClusterRoutes } from './routes/admin/clusters.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
@@ -122,6 +123,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.decorate('idgate', context);
   errors.install(app);
   installFormParser(app);
+  // Before any route: the OpenAPI document is made of every route this hook sees.
+  const catalog = new RouteCatalog();
+  app.addHook('onRoute', catalog.record);
   await app.register(metricsRoutes);
   await app.register(healthRoutes);
   await app.register(discoveryRoutes);
@@ -142,6 +146,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(adminIdentityProviderRoutes);
   await app.register(adminClusterRoutes);
   await app.register(adminSessionRoutes);
-  await app.register(openapiRoutes);
+  await app.register(openapiRoutes, { catalog });
   return app;
 }

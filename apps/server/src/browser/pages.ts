@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import type { ResponseDoc, RouteDoc } from '../http/route-doc.js';
 import { messagePage } from '../views/message.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
@@ -58,6 +59,32 @@ export function sendPage(
 
 /** Route options of a page a browser navigates to: its errors are pages too. */
 export const PAGE_ROUTE = { config: { errorFormat: 'html' } } as const;
+
+/**
+ * {@link PAGE_ROUTE} with the page's OpenAPI description (tag `pages`; the browser's session
+ * cookie, when there is one, by default).
+ * @example app.get('/oauth/login', pageRoute({ operationId: 'getLoginPage', summary: 'The login page', responses: { 200: PAGE } }), handler)
+ */
+export function pageRoute(doc: Omit<RouteDoc, 'tags'> & { tags?: RouteDoc['tags'] }): {
+  config: { errorFormat: 'html'; doc: RouteDoc };
+} {
+  return {
+    config: {
+      errorFormat: 'html',
+      doc: { tags: ['pages'], security: ['browserSession', 'anonymous'], ...doc },
+    },
+  };
+}
+
+/** Answers of the pages, for their descriptions. */
+export const PAGE_ANSWERS = {
+  page: (description: string): ResponseDoc => ({ description, html: true }),
+  redirect: (description: string): ResponseDoc => ({
+    description,
+    headers: { Location: 'where the browser goes next' },
+  }),
+  error: (description: string): ResponseDoc => ({ description, html: true }),
+} as const;
 
 /** Where the pages of the issuer find their stylesheet: `<issuer path>/assets`. */
 export function assetsPathOf(issuer: string): string {

@@ -19,6 +19,12 @@ export type RouteSecurity =
   | 'accessToken'
   | 'browserSession';
 
+/**
+ * A header a response carries (or a request sends): what it holds, as a sentence, or that with
+ * the schema of its value (a string otherwise).
+ */
+export type HeaderDoc = string | { readonly description: string; readonly schema?: z.ZodType };
+
 /** One response a route may answer, by status. */
 export interface ResponseDoc {
   readonly description: string;
@@ -30,10 +36,12 @@ export interface ResponseDoc {
   readonly oauthError?: readonly OAuthErrorCode[];
   /** An HTML page. */
   readonly html?: true;
-  /** Plain text (`text/plain`), e.g. Prometheus metrics. */
+  /** Plain text (`text/plain`), e.g. Prometheus metrics: what the text holds. */
   readonly text?: string;
+  /** Bodies of other media types: media type (`text/css`) → what the body holds. */
+  readonly content?: Readonly<Record<string, string>>;
   /** Response headers worth documenting: name → what it holds. */
-  readonly headers?: Readonly<Record<string, string>>;
+  readonly headers?: Readonly<Record<string, HeaderDoc>>;
 }
 
 /**
@@ -54,12 +62,18 @@ export interface RouteDoc {
   readonly summary: string;
   readonly description?: string;
   readonly tags: readonly string[];
-  /** Defaults: `adminApiKey` for routes in an admin scope, none elsewhere. */
-  readonly security?: readonly RouteSecurity[];
+  /**
+   * The ways to call the route, any one of them (defaults: `adminApiKey` for routes in an admin
+   * scope, none elsewhere). `anonymous` adds calling without credentials (a public client at the
+   * token endpoint); an empty list means anyone may call the route.
+   */
+  readonly security?: readonly (RouteSecurity | 'anonymous')[];
   readonly deprecated?: boolean;
   /** Path parameters, by the names the route declares (`:username` → `username`). */
   readonly params?: z.ZodObject;
   readonly query?: z.ZodObject;
+  /** Request headers the route reads (`If-Match`), by name; their string values' schemas. */
+  readonly headers?: z.ZodObject;
   /** The request body: JSON, or an `application/x-www-form-urlencoded` form. */
   readonly body?: { readonly json?: z.ZodType; readonly form?: z.ZodType; readonly required?: boolean };
   /**

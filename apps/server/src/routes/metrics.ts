@@ -18,10 +18,31 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     done();
   });
 
-  app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {
-    const body = await metrics.registry.metrics();
-    return reply.header('Cache-Control', 'no-store').type(metrics.registry.contentType).send(body);
-  });
+  app.get(
+    '/metrics',
+    {
+      logLevel: 'warn',
+      config: {
+        doc: {
+          operationId: 'getMetrics',
+          summary: 'Prometheus metrics',
+          description:
+            'Unauthenticated: scraped from inside the cluster; route patterns and fixed labels only.',
+          tags: ['operations'],
+          responses: {
+            200: {
+              description: 'the metrics',
+              text: 'the Prometheus text exposition format (version 0.0.4)',
+            },
+          },
+        },
+      },
+    },
+    async (_request, reply) => {
+      const body = await metrics.registry.metrics();
+      return reply.header('Cache-Control', 'no-store').type(metrics.registry.contentType).send(body);
+    },
+  );
 }
 
 /** Not encapsulated (fastify-plugin): its `onResponse` hook counts the whole application's requests. */

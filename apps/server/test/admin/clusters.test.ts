@@ -109,7 +109,10 @@ describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenRevi
     };
     expect(Object.keys(document.paths[BASE] ?? {})).toEqual(['get', 'post']);
     expect(Object.keys(document.paths[`${BASE}/{name}`] ?? {})).toEqual(['get', 'delete']);
-    expect(document.paths[BASE]?.post).toMatchObject({ tags: ['admin'], security: [{ apiKey: [] }] });
+    expect(document.paths[BASE]?.post).toMatchObject({
+      tags: ['clusters'],
+      security: [{ adminApiKey: [] }],
+    });
     expect(Object.keys(document.paths[BASE]?.post?.responses ?? {})).toEqual([
       '201',
       '400',
@@ -118,6 +121,7 @@ describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenRevi
       '409',
       '413',
       '415',
+      '503',
     ]);
   });
 

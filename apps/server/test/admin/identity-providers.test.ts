@@ -214,11 +214,14 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
       `${BASE}/{name}`,
       `${BASE}/{name}/disable`,
       `${BASE}/{name}/enable`,
+      '/admin/v1/users/{username}/identities',
       '/admin/v1/clusters',
       '/admin/v1/clusters/{name}',
-      '/admin/v1/users/{username}/identities',
     ]);
-    expect(document.paths[BASE]?.post).toMatchObject({ tags: ['admin'], security: [{ apiKey: [] }] });
+    expect(document.paths[BASE]?.post).toMatchObject({
+      tags: ['identity-providers'],
+      security: [{ adminApiKey: [] }],
+    });
   });
 
   describe('with a provider declared in the configuration file', () => {

@@ -151,7 +151,7 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
       openapi: string;
       paths: Record<string, Record<string, { deprecated?: boolean }>>;
     };
-    expect(document.openapi).toBe('3.0.3');
+    expect(document.openapi).toBe('3.1.0');
     expect(document.paths['/oauth/authenticate']?.post?.deprecated).toBe(true);
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining(['/oauth/token', '/oauth/keys', '/oauth/.well-known/openid-configuration']),

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
+import type { ResponseDoc } from '../../http/route-doc.js';
 import { recordTokenReview } from '../../metrics.js';
 
 declare module 'fastify' {
@@ -18,6 +19,30 @@ declare module 'fastify' {
  * Kubernetes webhook contract keeps it alive).
  */
 export const TOKEN_REVIEW_DEPRECATION = '@1795219200';
+
+/**
+ * The `Link` header (RFC 8288) every TokenReview answer carries beside `Deprecation`: the
+ * successor (`alternate`: the provider metadata Kubernetes' structured authentication verifies
+ * idgate's tokens with) and what says more of the deprecation (`deprecation`, RFC 9745 §3: this
+ * server's OpenAPI document, whose operation is marked deprecated and says why).
+ * @example tokenReviewLink('https://id.example.com/oauth') // '<https://id.example.com/oauth/.well-known/openid-configuration>; rel="alternate", …'
+ */
+export function tokenReviewLink(issuer: string): string {
+  const root = issuer.slice(0, -'/oauth'.length);
+  return [
+    `<${issuer}/.well-known/openid-configuration>; rel="alternate"; type="application/json"`,
+    `<${root}/openapi.json>; rel="deprecation"; type="application/json"`,
+  ].join(', ');
+}
+
+const DEPRECATION_HEADERS = {
+  Deprecation: `since when the endpoint is deprecated (RFC 9745): ${TOKEN_REVIEW_DEPRECATION}`,
+  Link: 'the successor, the provider metadata (rel="alternate"), and this document (rel="deprecation", RFC 9745 §3)',
+};
+const deprecated = (response: Omit<ResponseDoc, 'headers'>): ResponseDoc => ({
+  ...response,
+  headers: DEPRECATION_HEADERS,
+});
 
 /**
  * The `detail` of the 400 for a body that is not a TokenReview: its first issue, naming the field
@@ -50,12 +75,36 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
   const authenticate = apiKeyAuthenticator(idgate, 'tokenreview');
   const { metrics } = idgate;
   const liveTokens = idgate.directory.liveTokenContext();
+  const link = tokenReviewLink(idgate.config.issuer);
   app.decorateRequest('reviewerKey', null);
 
   app.post(
     '/oauth/authenticate',
     {
-      config: { errorFormat: 'problem' },
+      config: {
+        errorFormat: 'problem',
+        doc: {
+          operationId: 'reviewToken',
+          summary: 'Kubernetes TokenReview (webhook token authenticator)',
+          description:
+            "Deprecated: kept for the Kubernetes webhook contract; Kubernetes' structured authentication (the API server verifying idgate's tokens itself against the provider metadata) replaces it. Every answer carries `Deprecation` (RFC 9745) and `Link` (RFC 8288) headers. A token that does not authenticate is answered 200 with `status.authenticated: false` (Kubernetes treats any other status as an outage).",
+          tags: ['kubernetes'],
+          deprecated: true,
+          security: ['tokenReviewApiKey'],
+          body: { json: TokenReviewRequest },
+          responses: {
+            200: deprecated({ description: 'the review', json: TokenReviewResponse }),
+            400: deprecated({
+              description: 'the body is not a TokenReview: the detail names the field',
+              problem: ['invalid_token_review'],
+            }),
+            401: deprecated({ description: 'no API key, or not a valid one' }),
+            403: deprecated({ description: 'the API key lacks the tokenreview scope' }),
+            413: deprecated({ description: 'the body is over the size limit' }),
+            415: deprecated({ description: 'the body is not application/json' }),
+          },
+        },
+      },
       schema: {
         body: TOKEN_REVIEW_BODY,
         response: { 200: z.toJSONSchema(TokenReviewResponse, { target: 'draft-7' }) },
@@ -64,7 +113,10 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
       attachValidation: true,
       // A callback hook: a known API key goes on at once, without a promise.
       onRequest: (request, reply, done) => {
-        reply.header('Deprecation', TOKEN_REVIEW_DEPRECATION).header('Cache-Control', 'no-store');
+        reply
+          .header('Deprecation', TOKEN_REVIEW_DEPRECATION)
+          .header('Link', link)
+          .header('Cache-Control', 'no-store');
         const key = authenticate(request);
         if (key instanceof Promise)
           key.then((record) => {

@@ -1,10 +1,49 @@
 import { AuthorizationError, validateAuthorizationRequest } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { PAGE_ROUTE } from '../../browser/pages.js';
+import { PAGE_ANSWERS, pageRoute } from '../../browser/pages.js';
 import { BrowserState } from '../../browser/state.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
 import { STYLESHEET } from '../../views/html.js';
+
+// The authorization request's parameters, as `validateAuthorizationRequest` reads them.
+const AuthorizationRequest = z.object({
+  response_type: z.literal('code'),
+  client_id: z.string(),
+  redirect_uri: z
+    .string()
+    .describe('exactly as registered (a loopback redirect of a public client: any port)'),
+  scope: z.string().optional().describe('space-separated; `openid` for an ID token'),
+  state: z.string().optional(),
+  nonce: z.string().optional(),
+  code_challenge: z.string().optional().describe('PKCE (RFC 7636); required of public clients'),
+  code_challenge_method: z.enum(['S256', 'plain']).optional(),
+  response_mode: z.literal('query').optional(),
+  prompt: z.string().optional().describe('none, login, consent or select_account (OIDC Core §3.1.2.1)'),
+  max_age: z
+    .string()
+    .regex(/^[0-9]+$/)
+    .optional(),
+  login_hint: z.string().optional(),
+  resource: z.string().optional().describe('RFC 8707: the audience of the tokens (a cluster)'),
+});
+
+const authorizeDoc = (method: 'GET' | 'POST') =>
+  pageRoute({
+    operationId: method === 'GET' ? 'authorize' : 'authorizeByPost',
+    summary: `Authorization endpoint (OIDC Core §3.1.2, RFC 6749 §4.1)${method === 'POST' ? ', by form POST' : ''}`,
+    description:
+      'Starts the authorization code flow: the person signs in (unless their browser session is still valid), consents where needed, and goes back to the redirect URI with a code, or with an error (RFC 6749 §4.1.2.1).',
+    ...(method === 'GET' ? { query: AuthorizationRequest } : { body: { form: AuthorizationRequest } }),
+    responses: {
+      200: PAGE_ANSWERS.page('the consent page'),
+      303: PAGE_ANSWERS.redirect('to the login page, or back to the redirect URI with the code or an error'),
+      400: PAGE_ANSWERS.error(
+        'the request is not valid and the redirect URI cannot be trusted with the error',
+      ),
+    },
+  });
 
 /** `GET/POST /oauth/authorize` (OIDC Core §3.1.2, RFC 6749 §4.1, RFC 7636) and the pages' stylesheet. */
 export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
@@ -37,17 +76,39 @@ export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
     return flow.proceed(reply, validated.request, validated.client, authentication);
   };
 
-  app.get<{ Querystring: FormBody }>('/oauth/authorize', PAGE_ROUTE, (request, reply) =>
+  app.get<{ Querystring: FormBody }>('/oauth/authorize', authorizeDoc('GET'), (request, reply) =>
     authorize(request, reply, request.query),
   );
-  app.post<{ Body: FormBody | undefined }>('/oauth/authorize', PAGE_ROUTE, async (request, reply) => {
-    if (!isFormRequest(request)) {
-      return flow.errorPage(reply, 400, 'The authorization request must be sent as a form.');
-    }
-    return authorize(request, reply, request.body ?? {});
-  });
+  app.post<{ Body: FormBody | undefined }>(
+    '/oauth/authorize',
+    authorizeDoc('POST'),
+    async (request, reply) => {
+      if (!isFormRequest(request)) {
+        return flow.errorPage(reply, 400, 'The authorization request must be sent as a form.');
+      }
+      return authorize(request, reply, request.body ?? {});
+    },
+  );
 
-  app.get(`/oauth/assets/idgate.css`, async (_request, reply) =>
-    reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=86400').send(STYLESHEET),
+  app.get(
+    `/oauth/assets/idgate.css`,
+    {
+      config: {
+        doc: {
+          operationId: 'getStylesheet',
+          summary: "The pages' stylesheet",
+          tags: ['pages'],
+          responses: {
+            200: {
+              description: 'the stylesheet',
+              content: { 'text/css': 'CSS' },
+              headers: { 'Cache-Control': 'public, max-age=86400' },
+            },
+          },
+        },
+      },
+    },
+    async (_request, reply) =>
+      reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=86400').send(STYLESHEET),
   );
 }

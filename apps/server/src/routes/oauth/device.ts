@@ -7,9 +7,10 @@ import {
   formatUserCode,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { deviceTargets } from '../../browser/device-targets.js';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { PAGE_ROUTE, sendPage } from '../../browser/pages.js';
+import { PAGE_ANSWERS, pageRoute, sendPage } from '../../browser/pages.js';
 import {
   BrowserState,
   type DeviceApprovalRequest,
@@ -19,6 +20,15 @@ import {
 import type { FormBody } from '../../http/form.js';
 import { deviceCodePage, deviceConfirmPage } from '../../views/device.js';
 import { messagePage } from '../../views/message.js';
+
+const UserCode = z.string().describe('the code the device shows (case, spaces and dashes ignored)');
+const InteractionId = z.string().describe('the device request being confirmed, after sign-in');
+const DeviceForm = z.object({
+  user_code: UserCode.optional(),
+  interaction: InteractionId.optional(),
+  csrf: z.string().optional().describe("the confirmation form's CSRF token"),
+  decision: z.enum(['allow', 'deny']).optional(),
+});
 
 const WRONG_CODE =
   'That code is not valid or has expired. Check the code on your device, or start again there.';
@@ -63,7 +73,18 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Querystring: { user_code?: string; interaction?: string } }>(
     '/oauth/device',
-    PAGE_ROUTE,
+    pageRoute({
+      operationId: 'getDevicePage',
+      summary: 'Device verification page (RFC 8628 §3.3)',
+      description:
+        'Without parameters: a form for the user code; ?user_code= prefills it (verification_uri_complete). With ?interaction= (after sign-in): the confirmation page naming the application, the scopes and the audiences, with Allow and Deny.',
+      query: z.object({ user_code: UserCode.optional(), interaction: InteractionId.optional() }),
+      responses: {
+        200: PAGE_ANSWERS.page('the code form, or the confirmation page'),
+        303: PAGE_ANSWERS.redirect('to the login page, until the person is signed in'),
+        400: PAGE_ANSWERS.error('the request expired, or the code was used'),
+      },
+    }),
     async (request, reply) => {
       const { interaction: interactionId, user_code: userCode } = request.query;
       if (interactionId === undefined) {
@@ -100,37 +121,55 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<{ Body: FormBody | undefined }>('/oauth/device', PAGE_ROUTE, async (request, reply) => {
-    if (field(request.body, 'interaction') !== undefined) return decide(request, reply);
-    const typed = (field(request.body, 'user_code') ?? '').trim().slice(0, 32);
-    if (typed === '') return showCodeForm(reply, 400, '', 'Enter the code shown on your device.');
-    const found = await enterUserCode(typed, request.ip, context);
-    if (!found.ok) {
-      switch (found.failure) {
-        case 'locked': {
-          reply.header('Retry-After', String(found.retryAfterSeconds));
-          const minutes = Math.ceil(found.retryAfterSeconds / 60);
-          const error = `Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
-          return showCodeForm(reply, 429, typed, error);
+  app.post<{ Body: FormBody | undefined }>(
+    '/oauth/device',
+    pageRoute({
+      operationId: 'verifyDevice',
+      summary: 'Device verification form: the user code, or the Allow / Deny decision',
+      body: { form: DeviceForm },
+      responses: {
+        200: PAGE_ANSWERS.page('the device was allowed or denied, or the confirmation page'),
+        303: PAGE_ANSWERS.redirect('to sign in, or to the confirmation page'),
+        400: PAGE_ANSWERS.error('a wrong, expired or used code'),
+        403: PAGE_ANSWERS.error('the CSRF token does not match'),
+        429: {
+          ...PAGE_ANSWERS.error('too many wrong codes from this address'),
+          headers: { 'Retry-After': 'seconds until a code may be entered again' },
+        },
+      },
+    }),
+    async (request, reply) => {
+      if (field(request.body, 'interaction') !== undefined) return decide(request, reply);
+      const typed = (field(request.body, 'user_code') ?? '').trim().slice(0, 32);
+      if (typed === '') return showCodeForm(reply, 400, '', 'Enter the code shown on your device.');
+      const found = await enterUserCode(typed, request.ip, context);
+      if (!found.ok) {
+        switch (found.failure) {
+          case 'locked': {
+            reply.header('Retry-After', String(found.retryAfterSeconds));
+            const minutes = Math.ceil(found.retryAfterSeconds / 60);
+            const error = `Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+            return showCodeForm(reply, 429, typed, error);
+          }
+          case 'decided':
+            return showCodeForm(reply, 400, typed, DECIDED);
+          default:
+            return showCodeForm(reply, 400, typed, WRONG_CODE);
         }
-        case 'decided':
-          return showCodeForm(reply, 400, typed, DECIDED);
-        default:
-          return showCodeForm(reply, 400, typed, WRONG_CODE);
       }
-    }
-    const stored: DeviceApprovalRequest = {
-      device: { deviceCodeHash: found.request.deviceCodeHash },
-      clientId: found.client.clientId,
-    };
-    const interaction = await state.createInteraction(reply, stored);
-    const current = await state.currentSession(request);
-    if (current === undefined) {
-      return reply.redirect(`${loginPath}?interaction=${encodeURIComponent(interaction.id)}`, 303);
-    }
-    await idgate.storage.interactions.setUser(interaction.id, current.user.id, current.session.authTime);
-    return flow.confirmDevice(reply, interaction.id);
-  });
+      const stored: DeviceApprovalRequest = {
+        device: { deviceCodeHash: found.request.deviceCodeHash },
+        clientId: found.client.clientId,
+      };
+      const interaction = await state.createInteraction(reply, stored);
+      const current = await state.currentSession(request);
+      if (current === undefined) {
+        return reply.redirect(`${loginPath}?interaction=${encodeURIComponent(interaction.id)}`, 303);
+      }
+      await idgate.storage.interactions.setUser(interaction.id, current.user.id, current.session.authTime);
+      return flow.confirmDevice(reply, interaction.id);
+    },
+  );
 
   async function decide(
     request: FastifyRequest<{ Body: FormBody | undefined }>,

@@ -5,9 +5,12 @@ import {
   type KeyRing,
   TOKEN_ENDPOINT_GRANT_TYPES,
 } from '@idgate/core';
+import { Jwks, ProviderMetadata } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { sendProblem } from '../../http/errors.js';
+import type { RouteDoc } from '../../http/route-doc.js';
 
 /** A JSON body computed once per key ring, with its strong ETag. */
 interface CachedBody {
@@ -62,6 +65,61 @@ function sendCached(
   return reply.type('application/json; charset=utf-8').send(entry.body);
 }
 
+const PUBLIC_JSON =
+  'Public. An Authorization header is optional, but one that is sent must be valid (a live API key of any scope, or an idgate access token). Answers CORS requests from any origin.';
+
+/** The description of a cached public JSON document: `ETag`, `304`, `Cache-Control`. */
+const cachedDoc = (
+  operationId: string,
+  summary: string,
+  description: string,
+  json: z.ZodType,
+  what: string,
+): { config: { doc: RouteDoc } } => ({
+  config: {
+    doc: {
+      operationId,
+      summary,
+      description: `${description} ${PUBLIC_JSON}`,
+      tags: ['oidc'],
+      responses: {
+        200: {
+          description: what,
+          json,
+          headers: {
+            ETag: 'a strong validator of the body (send it back in If-None-Match)',
+            'Cache-Control': 'public, with a max-age',
+          },
+        },
+        304: { description: 'not modified: If-None-Match named the current ETag' },
+        401: {
+          description: 'an Authorization header was sent and is not valid',
+          problem: ['authorization_invalid'],
+          headers: { 'WWW-Authenticate': 'the Bearer challenge (RFC 6750 §3)' },
+        },
+      },
+    },
+  },
+});
+
+const DISCOVERY_URLS = [
+  [
+    '/oauth/.well-known/openid-configuration',
+    'getOpenIdConfiguration',
+    'OpenID Provider Metadata (OpenID Connect Discovery 1.0 §4)',
+  ],
+  [
+    '/.well-known/openid-configuration',
+    'getOpenIdConfigurationAtRoot',
+    'OpenID Provider Metadata, at the root of the host',
+  ],
+  [
+    '/.well-known/oauth-authorization-server/oauth',
+    'getAuthorizationServerMetadata',
+    'OAuth 2.0 Authorization Server Metadata (RFC 8414 §3)',
+  ],
+] as const;
+
 /** `GET /oauth/.well-known/openid-configuration` (and its aliases) and `GET /oauth/keys`. */
 export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
@@ -99,15 +157,28 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
   const discovery = guarded((request, reply) =>
     sendCached(request, reply, metadata(idgate.keys()), 'public, max-age=300'),
   );
-  for (const url of [
-    '/oauth/.well-known/openid-configuration',
-    '/.well-known/openid-configuration',
-    '/.well-known/oauth-authorization-server/oauth',
-  ]) {
-    app.get(url, discovery);
+  for (const [url, operationId, summary] of DISCOVERY_URLS) {
+    app.get(
+      url,
+      cachedDoc(
+        operationId,
+        summary,
+        'The same metadata at each of its three addresses: endpoints, supported grants, scopes, signing algorithms.',
+        ProviderMetadata,
+        'the provider metadata',
+      ),
+      discovery,
+    );
   }
   app.get(
     '/oauth/keys',
+    cachedDoc(
+      'getJwks',
+      'JSON Web Key Set (RFC 7517 §5)',
+      "The public keys tokens are signed with: the active key, and retired keys while tokens they signed may still be live. The provider metadata's jwks_uri.",
+      Jwks,
+      'the public signing keys',
+    ),
     guarded((request, reply) => sendCached(request, reply, jwks(idgate.keys()), 'public, max-age=60')),
   );
 }

@@ -4,15 +4,37 @@ import {
   OAuthProtocolError,
   signInWithExternalIdentity,
 } from '@idgate/core';
-import { CallbackCodeQuery, CallbackErrorQuery, CallbackTokenQuery } from '@idgate/schema';
+import { CallbackCodeQuery, CallbackErrorQuery, CallbackTokenQuery, TokenResponse } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { BrowserState, isDeviceApproval, isStandalone, type StoredRequest } from '../../browser/state.js';
 import { mappingPolicy, type ResolvedProvider } from '../../federation/registry.js';
 import { LoginTransactions, TRANSACTION_MESSAGES } from '../../federation/transactions.js';
+import type { ResponseDoc, RouteDoc } from '../../http/route-doc.js';
 import { tokenEndpointContext } from './token-context.js';
 
 type Query = Record<string, string | string[] | undefined>;
+
+// Any of the three forms of the callback query: the code, the token, or the provider's error.
+const CallbackParameters = z.object({
+  ...CallbackCodeQuery.partial().shape,
+  ...CallbackTokenQuery.partial().shape,
+  ...CallbackErrorQuery.partial().shape,
+});
+
+/** A refusal: JSON to programs, a page to a browser that accepts text/html. */
+const refused = (description: string, codes: NonNullable<ResponseDoc['oauthError']>): ResponseDoc => ({
+  description,
+  oauthError: codes,
+  html: true,
+});
+const REDIRECT: NonNullable<ResponseDoc['headers']> = { Location: 'where the browser goes next' };
+const federationDoc = (doc: Omit<RouteDoc, 'tags' | 'security'>): RouteDoc => ({
+  tags: ['pages'],
+  security: ['browserSession', 'anonymous'],
+  ...doc,
+});
 
 // A refused sign-in answers 400, as the token endpoint's errors do (RFC 6749 §5.2), not 403.
 const denied = (description: string) => new OAuthProtocolError('access_denied', description, { status: 400 });
@@ -66,7 +88,31 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: { idp: string }; Querystring: Query }>(
     '/oauth/login/:idp',
-    options,
+    {
+      ...options,
+      config: {
+        ...options.config,
+        doc: federationDoc({
+          operationId: 'startExternalSignIn',
+          summary: 'Sign in at an external identity provider (OIDC, GitHub, GitLab)',
+          params: z.object({ idp: z.string().describe("the identity provider's name") }),
+          query: z.object({
+            interaction: z
+              .string()
+              .optional()
+              .describe('the sign-in request (from the login page) to continue after'),
+          }),
+          responses: {
+            303: { description: "to the provider's authorization endpoint", headers: REDIRECT },
+            400: refused('the provider is disabled, takes a password, or the sign-in request expired', [
+              'invalid_request',
+              'access_denied',
+            ]),
+            404: refused('there is no such identity provider', ['invalid_request']),
+          },
+        }),
+      },
+    },
     async (request, reply) => {
       const provider = await redirectProvider(request.params.idp);
       const { interaction: interactionId } = single(request.query);
@@ -93,7 +139,33 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: { callback: string }; Querystring: Query }>(
     '/oauth/callback/:callback',
-    options,
+    {
+      ...options,
+      config: {
+        ...options.config,
+        doc: federationDoc({
+          operationId: 'finishExternalSignIn',
+          summary: "An external identity provider's callback",
+          description:
+            'The provider sends the browser back with a code (or an access token, or its error). A sign-in that came from an authorization request continues it (consent, code, back to the client); otherwise the answer is the token response, as JSON.',
+          params: z.object({ callback: z.string().describe("the identity provider's name") }),
+          query: CallbackParameters,
+          responses: {
+            200: {
+              description: 'a standalone sign-in: the tokens of the configured token client',
+              json: TokenResponse,
+              headers: { 'Cache-Control': 'no-store' },
+            },
+            303: { description: 'on with the authorization or device flow', headers: REDIRECT },
+            400: refused(
+              'the provider refused, the account is not linked or disabled, or the callback is not valid',
+              ['invalid_request', 'access_denied'],
+            ),
+            404: refused('there is no such identity provider', ['invalid_request']),
+          },
+        }),
+      },
+    },
     async (request, reply) => {
       const provider = await redirectProvider(request.params.callback);
       const name = provider.config.name;

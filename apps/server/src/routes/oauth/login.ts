@@ -7,14 +7,33 @@ import {
   signInWithPassword,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { PAGE_ROUTE, sendPage } from '../../browser/pages.js';
+import { PAGE_ANSWERS, pageRoute, sendPage } from '../../browser/pages.js';
 import { BrowserState, isDeviceApproval, isStandalone, type StoredRequest } from '../../browser/state.js';
 import { externalPasswordCheck } from '../../federation/password-providers.js';
 import type { FormBody } from '../../http/form.js';
 import { consentPage } from '../../views/consent.js';
 import { loginPage } from '../../views/login.js';
 import { messagePage } from '../../views/message.js';
+
+const Interaction = z.string().describe('the sign-in request (interaction) the form belongs to');
+const Csrf = z.string().describe("the form's CSRF token");
+const LoginForm = z.object({
+  interaction: Interaction,
+  csrf: Csrf,
+  username: z.string(),
+  password: z.string(),
+  provider: z
+    .string()
+    .optional()
+    .describe('a password identity provider (LDAP) to check the credentials with'),
+});
+const ConsentForm = z.object({
+  interaction: Interaction,
+  csrf: Csrf,
+  decision: z.enum(['allow', 'deny']),
+});
 
 const EXPIRED =
   'This sign-in request has expired or was started in another browser. Go back to the application and try again.';
@@ -76,169 +95,217 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     );
   };
 
-  app.get<{ Querystring: { interaction?: string } }>('/oauth/login', PAGE_ROUTE, async (request, reply) => {
-    if (request.query.interaction === undefined) {
-      const current = await state.currentSession(request);
-      if (current !== undefined) {
-        const message = `You are signed in as ${current.user.username}.`;
-        return sendPage(reply, 200, messagePage({ assetsPath, title: 'Signed in', message }));
-      }
-      const interaction = await state.createInteraction(reply, { standalone: true });
-      return showLogin(reply, 200, interaction);
-    }
-    const interaction = await state.loadInteraction(request, request.query.interaction);
-    if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
-    if (interaction.userId === null) return showLogin(reply, 200, interaction);
-    const stored = interaction.request as unknown as StoredRequest;
-    if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
-    const user = await idgate.storage.users.findById(interaction.userId);
-    if (isStandalone(stored) || user === undefined) return flow.errorPage(reply, 400, EXPIRED);
-    const client = await idgate.storage.clients.findById(stored.clientId);
-    if (client === undefined) return flow.errorPage(reply, 400, EXPIRED);
-    return sendPage(
-      reply,
-      200,
-      consentPage({
-        assetsPath,
-        action: consentPath,
-        interactionId: interaction.id,
-        csrfToken: interaction.csrfToken,
-        clientName: client.name,
-        username: user.username,
-        scopes: stored.scope,
-      }),
-      { formRedirects: [stored.redirectUri] },
-    );
-  });
-
-  app.post<{ Body: FormBody | undefined }>('/oauth/login', PAGE_ROUTE, async (request, reply) => {
-    const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
-    if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
-    if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
-      return flow.errorPage(
-        reply,
-        403,
-        'The form was not sent from this sign-in page. Go back and try again.',
-      );
-    }
-    const username = (field(request.body, 'username') ?? '').trim().slice(0, 256);
-    const password = field(request.body, 'password') ?? '';
-    if (username === '' || password === '') {
-      return showLogin(reply, 400, interaction, { error: 'Enter your username and password.', username });
-    }
-    const providerName = field(request.body, 'provider');
-    const external =
-      providerName === undefined || providerName === 'local' ? undefined : providerName.toLowerCase();
-    const shown = { username, ...(external === undefined ? {} : { provider: external }) };
-    let login: PasswordSignIn;
-    try {
-      login = await signInWithPassword(
-        { username, password, provider: external, sourceAddress: request.ip },
-        {
-          passwords: {
-            findUserByUsername: (name) => idgate.storage.users.findByUsername(name),
-            hasher: idgate.hasher,
-            dummyHash: idgate.dummyHash,
-          },
-          externalPasswords: (name) => externalPasswordCheck(idgate, name, request.log),
-          throttle: idgate.throttle,
-        },
-      );
-    } catch (error) {
-      if (!(error instanceof OAuthProtocolError)) throw error;
-      const error503 = 'The directory cannot be reached right now. Try again later.';
-      return showLogin(reply, 503, interaction, { error: error503, ...shown });
-    }
-    if (!login.ok) {
-      switch (login.failure) {
-        case 'unknown_provider':
-          return showLogin(reply, 400, interaction, {
-            error: 'Choose one of the offered accounts.',
-            username,
-          });
-        case 'locked': {
-          reply.header('Retry-After', String(login.retryAfterSeconds));
-          const minutes = Math.ceil(login.retryAfterSeconds / 60);
-          return showLogin(reply, 429, interaction, {
-            error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-            ...shown,
-          });
+  app.get<{ Querystring: { interaction?: string } }>(
+    '/oauth/login',
+    pageRoute({
+      operationId: 'getLoginPage',
+      summary: 'The login page',
+      description:
+        'With ?interaction= (from the authorization or device flow): the sign-in form, or the consent page once signed in. Without: a standalone sign-in (or who is signed in).',
+      query: z.object({ interaction: Interaction.optional() }),
+      responses: {
+        200: PAGE_ANSWERS.page('the login, consent or signed-in page'),
+        303: PAGE_ANSWERS.redirect('to the device confirmation page'),
+        400: PAGE_ANSWERS.error('the sign-in request expired or was started in another browser'),
+      },
+    }),
+    async (request, reply) => {
+      if (request.query.interaction === undefined) {
+        const current = await state.currentSession(request);
+        if (current !== undefined) {
+          const message = `You are signed in as ${current.user.username}.`;
+          return sendPage(reply, 200, messagePage({ assetsPath, title: 'Signed in', message }));
         }
-        default: {
-          const messages = {
-            disabled: 'This account is disabled.',
-            not_linked: 'No idgate account is linked to this directory account.',
-            invalid_credentials: 'Invalid username or password.',
-          };
-          return showLogin(reply, 401, interaction, { error: messages[login.failure], ...shown });
-        }
+        const interaction = await state.createInteraction(reply, { standalone: true });
+        return showLogin(reply, 200, interaction);
       }
-    }
-    const session = await state.startSession(request, reply, login.user);
-    const stored = interaction.request as unknown as StoredRequest;
-    if (isStandalone(stored)) {
-      await state.finishInteraction(reply, interaction.id);
+      const interaction = await state.loadInteraction(request, request.query.interaction);
+      if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
+      if (interaction.userId === null) return showLogin(reply, 200, interaction);
+      const stored = interaction.request as unknown as StoredRequest;
+      if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
+      const user = await idgate.storage.users.findById(interaction.userId);
+      if (isStandalone(stored) || user === undefined) return flow.errorPage(reply, 400, EXPIRED);
+      const client = await idgate.storage.clients.findById(stored.clientId);
+      if (client === undefined) return flow.errorPage(reply, 400, EXPIRED);
       return sendPage(
         reply,
         200,
-        messagePage({
+        consentPage({
           assetsPath,
-          title: 'Signed in',
-          message: `You are signed in as ${login.user.username}.`,
+          action: consentPath,
+          interactionId: interaction.id,
+          csrfToken: interaction.csrfToken,
+          clientName: client.name,
+          username: user.username,
+          scopes: stored.scope,
         }),
+        { formRedirects: [stored.redirectUri] },
       );
-    }
-    await idgate.storage.interactions.setUser(interaction.id, login.user.id, session.authTime);
-    if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
-    return proceedWith(
-      reply,
-      stored,
-      { user: login.user, authTime: session.authTime, sessionId: session.id, fresh: true },
-      interaction.id,
-    );
-  });
+    },
+  );
 
-  app.post<{ Body: FormBody | undefined }>('/oauth/consent', PAGE_ROUTE, async (request, reply) => {
-    const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
-    if (interaction === undefined || interaction.userId === null || interaction.authTime === null) {
-      return flow.errorPage(reply, 400, EXPIRED);
-    }
-    if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
-      return flow.errorPage(
+  app.post<{ Body: FormBody | undefined }>(
+    '/oauth/login',
+    pageRoute({
+      operationId: 'signIn',
+      summary: 'Sign in with a username and password',
+      body: { form: LoginForm },
+      responses: {
+        200: PAGE_ANSWERS.page('the consent page, or a standalone sign-in done'),
+        303: PAGE_ANSWERS.redirect('back to the application, or on to the next step of the flow'),
+        400: PAGE_ANSWERS.error('the sign-in request expired, or a field is missing'),
+        401: PAGE_ANSWERS.error('the username or password is wrong'),
+        403: PAGE_ANSWERS.error('the CSRF token does not match'),
+        429: {
+          ...PAGE_ANSWERS.error('too many failed sign-ins: the account is locked for now'),
+          headers: { 'Retry-After': 'seconds until the account may sign in again' },
+        },
+        503: PAGE_ANSWERS.error('the identity provider or the database cannot answer now'),
+      },
+    }),
+    async (request, reply) => {
+      const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
+      if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
+      if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
+        return flow.errorPage(
+          reply,
+          403,
+          'The form was not sent from this sign-in page. Go back and try again.',
+        );
+      }
+      const username = (field(request.body, 'username') ?? '').trim().slice(0, 256);
+      const password = field(request.body, 'password') ?? '';
+      if (username === '' || password === '') {
+        return showLogin(reply, 400, interaction, { error: 'Enter your username and password.', username });
+      }
+      const providerName = field(request.body, 'provider');
+      const external =
+        providerName === undefined || providerName === 'local' ? undefined : providerName.toLowerCase();
+      const shown = { username, ...(external === undefined ? {} : { provider: external }) };
+      let login: PasswordSignIn;
+      try {
+        login = await signInWithPassword(
+          { username, password, provider: external, sourceAddress: request.ip },
+          {
+            passwords: {
+              findUserByUsername: (name) => idgate.storage.users.findByUsername(name),
+              hasher: idgate.hasher,
+              dummyHash: idgate.dummyHash,
+            },
+            externalPasswords: (name) => externalPasswordCheck(idgate, name, request.log),
+            throttle: idgate.throttle,
+          },
+        );
+      } catch (error) {
+        if (!(error instanceof OAuthProtocolError)) throw error;
+        const error503 = 'The directory cannot be reached right now. Try again later.';
+        return showLogin(reply, 503, interaction, { error: error503, ...shown });
+      }
+      if (!login.ok) {
+        switch (login.failure) {
+          case 'unknown_provider':
+            return showLogin(reply, 400, interaction, {
+              error: 'Choose one of the offered accounts.',
+              username,
+            });
+          case 'locked': {
+            reply.header('Retry-After', String(login.retryAfterSeconds));
+            const minutes = Math.ceil(login.retryAfterSeconds / 60);
+            return showLogin(reply, 429, interaction, {
+              error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+              ...shown,
+            });
+          }
+          default: {
+            const messages = {
+              disabled: 'This account is disabled.',
+              not_linked: 'No idgate account is linked to this directory account.',
+              invalid_credentials: 'Invalid username or password.',
+            };
+            return showLogin(reply, 401, interaction, { error: messages[login.failure], ...shown });
+          }
+        }
+      }
+      const session = await state.startSession(request, reply, login.user);
+      const stored = interaction.request as unknown as StoredRequest;
+      if (isStandalone(stored)) {
+        await state.finishInteraction(reply, interaction.id);
+        return sendPage(
+          reply,
+          200,
+          messagePage({
+            assetsPath,
+            title: 'Signed in',
+            message: `You are signed in as ${login.user.username}.`,
+          }),
+        );
+      }
+      await idgate.storage.interactions.setUser(interaction.id, login.user.id, session.authTime);
+      if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
+      return proceedWith(
         reply,
-        403,
-        'The form was not sent from this consent page. Go back and try again.',
+        stored,
+        { user: login.user, authTime: session.authTime, sessionId: session.id, fresh: true },
+        interaction.id,
       );
-    }
-    const stored = interaction.request as unknown as StoredRequest;
-    const user = await idgate.storage.users.findById(interaction.userId);
-    if (isStandalone(stored) || isDeviceApproval(stored) || user === undefined)
-      return flow.errorPage(reply, 400, EXPIRED);
-    const current = await state.currentSession(request);
-    const authentication = {
-      user,
-      authTime: interaction.authTime,
-      sessionId: current?.session.id ?? null,
-      fresh: true,
-    };
-    if (field(request.body, 'decision') !== 'allow') {
-      await state.finishInteraction(reply, interaction.id);
-      return flow.fail(
-        reply,
-        new AuthorizationError(
-          'access_denied',
-          'the user denied the request',
-          stored.redirectUri,
-          stored.state,
-        ),
-      );
-    }
-    await giveConsent(user.id, stored.clientId, stored.scope, {
-      consents: idgate.storage.consents,
-      clock: idgate.clock,
-    });
-    return proceedWith(reply, stored, authentication, interaction.id, true);
-  });
+    },
+  );
+
+  app.post<{ Body: FormBody | undefined }>(
+    '/oauth/consent',
+    pageRoute({
+      operationId: 'giveConsent',
+      summary: 'Allow or deny an application what it asked for',
+      body: { form: ConsentForm },
+      responses: {
+        303: PAGE_ANSWERS.redirect('back to the redirect URI, with the code or access_denied'),
+        400: PAGE_ANSWERS.error('the sign-in request expired'),
+        403: PAGE_ANSWERS.error('the CSRF token does not match'),
+      },
+    }),
+    async (request, reply) => {
+      const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
+      if (interaction === undefined || interaction.userId === null || interaction.authTime === null) {
+        return flow.errorPage(reply, 400, EXPIRED);
+      }
+      if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
+        return flow.errorPage(
+          reply,
+          403,
+          'The form was not sent from this consent page. Go back and try again.',
+        );
+      }
+      const stored = interaction.request as unknown as StoredRequest;
+      const user = await idgate.storage.users.findById(interaction.userId);
+      if (isStandalone(stored) || isDeviceApproval(stored) || user === undefined)
+        return flow.errorPage(reply, 400, EXPIRED);
+      const current = await state.currentSession(request);
+      const authentication = {
+        user,
+        authTime: interaction.authTime,
+        sessionId: current?.session.id ?? null,
+        fresh: true,
+      };
+      if (field(request.body, 'decision') !== 'allow') {
+        await state.finishInteraction(reply, interaction.id);
+        return flow.fail(
+          reply,
+          new AuthorizationError(
+            'access_denied',
+            'the user denied the request',
+            stored.redirectUri,
+            stored.state,
+          ),
+        );
+      }
+      await giveConsent(user.id, stored.clientId, stored.scope, {
+        consents: idgate.storage.consents,
+        clock: idgate.clock,
+      });
+      return proceedWith(reply, stored, authentication, interaction.id, true);
+    },
+  );
 
   async function proceedWith(
     reply: FastifyReply,

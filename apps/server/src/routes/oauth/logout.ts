@@ -6,14 +6,41 @@ import {
   validateLogoutRequest,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { PAGE_ROUTE, sendPage } from '../../browser/pages.js';
+import { PAGE_ANSWERS, pageRoute, sendPage } from '../../browser/pages.js';
 import { BrowserState } from '../../browser/state.js';
 import { cookieOptions } from '../../http/cookies.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
 import { logoutConfirmPage, messagePage } from '../../views/message.js';
 
 const CSRF_COOKIE = 'idgate_logout';
+
+// The parameters of RP-Initiated Logout 1.0 §2, as `validateLogoutRequest` reads them, and the
+// confirmation form's.
+const LogoutRequest = z.object({
+  id_token_hint: z.string().optional().describe('an ID token idgate issued: signs out without asking'),
+  post_logout_redirect_uri: z.string().optional().describe('registered for the client'),
+  state: z.string().optional(),
+  client_id: z.string().optional(),
+});
+const LogoutForm = LogoutRequest.extend({
+  confirm: z.literal('yes').optional().describe('the confirmation page says yes'),
+  csrf: z.string().optional().describe("the confirmation form's CSRF token"),
+});
+const logoutDoc = (method: 'GET' | 'POST') =>
+  pageRoute({
+    operationId: method === 'GET' ? 'logout' : 'logoutByPost',
+    summary: `End the browser session (OIDC RP-Initiated Logout 1.0)${method === 'POST' ? ', by form POST' : ''}`,
+    description:
+      'A request with a valid id_token_hint signs out at once; any other asks the person first, so a link on another site cannot sign anyone out. Per configuration, the grants made in the session are revoked.',
+    ...(method === 'GET' ? { query: LogoutRequest } : { body: { form: LogoutForm } }),
+    responses: {
+      200: PAGE_ANSWERS.page('the confirmation page, or signed out'),
+      303: PAGE_ANSWERS.redirect('to the post_logout_redirect_uri'),
+      400: PAGE_ANSWERS.error('the sign-out request is not valid'),
+    },
+  });
 const PASSED_ON = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const;
 
 /**
@@ -87,10 +114,10 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
     );
   };
 
-  app.get<{ Querystring: FormBody }>('/oauth/logout', PAGE_ROUTE, (request, reply) =>
+  app.get<{ Querystring: FormBody }>('/oauth/logout', logoutDoc('GET'), (request, reply) =>
     logout(request, reply, request.query),
   );
-  app.post<{ Body: FormBody | undefined }>('/oauth/logout', PAGE_ROUTE, (request, reply) => {
+  app.post<{ Body: FormBody | undefined }>('/oauth/logout', logoutDoc('POST'), (request, reply) => {
     if (!isFormRequest(request)) {
       return flow.errorPage(reply, 400, 'The sign-out request must be sent as a form.');
     }

@@ -6,9 +6,60 @@ import {
   revokeToken,
   userinfo,
 } from '@idgate/core';
+import { IntrospectionResponse, UserInfo } from '@idgate/schema';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { allowAnyOrigin, installPreflight } from '../../http/cors.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
+import type { ResponseDoc, RouteDoc } from '../../http/route-doc.js';
+
+// The forms of these endpoints, as their handlers read them (field by field, a repeated field
+// refused): what the OpenAPI document shows.
+const ClientCredentials = {
+  client_id: z.string().optional().describe('client_secret_post, or a public client alone'),
+  client_secret: z.string().optional().describe('client_secret_post'),
+};
+const TokenForm = z.object({
+  token: z.string().min(1).describe('the token (only its first 8192 characters are read)'),
+  token_type_hint: z.enum(['access_token', 'refresh_token']).optional(),
+  ...ClientCredentials,
+});
+const UserinfoForm = z.object({
+  access_token: z
+    .string()
+    .optional()
+    .describe('the access token, when it is not in the Authorization header (RFC 6750 §2.2)'),
+});
+
+const CORS_NO_STORE = { 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*' };
+const INVALID_CLIENT: ResponseDoc = {
+  description: 'client authentication failed',
+  oauthError: ['invalid_client'],
+  headers: { 'WWW-Authenticate': 'the Basic challenge' },
+};
+const userinfoDoc = (method: 'GET' | 'POST'): RouteDoc => ({
+  operationId: method === 'GET' ? 'getUserinfo' : 'postUserinfo',
+  summary: `UserInfo endpoint (OIDC Core §5.3)${method === 'POST' ? ', by POST' : ''}`,
+  description:
+    'The claims of the user an access token granted `openid` belongs to, by scope (profile, email, groups).',
+  tags: ['oauth'],
+  security: ['accessToken'],
+  ...(method === 'POST' ? { body: { form: UserinfoForm, required: false } } : {}),
+  responses: {
+    200: { description: 'the claims', json: UserInfo, headers: CORS_NO_STORE },
+    400: { description: 'the request is not valid', oauthError: ['invalid_request'] },
+    401: {
+      description: 'no access token, or not a valid one (RFC 6750 §3.1)',
+      oauthError: ['invalid_request', 'invalid_token'],
+      headers: { 'WWW-Authenticate': 'the Bearer challenge, with the error' },
+    },
+    403: {
+      description: 'the token was not granted openid',
+      oauthError: ['insufficient_scope'],
+      headers: { 'WWW-Authenticate': 'the Bearer challenge, with the error' },
+    },
+  },
+});
 
 function formField(body: FormBody | undefined, name: string): string | undefined {
   const value = body?.[name];
@@ -63,10 +114,29 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
 
   const handleUserinfo = async (request: FastifyRequest<{ Body: FormBody | undefined }>) =>
     userinfo(bearerToken(request), live());
-  app.get<{ Body: FormBody | undefined }>('/oauth/userinfo', options, handleUserinfo);
-  app.post<{ Body: FormBody | undefined }>('/oauth/userinfo', options, handleUserinfo);
+  const documented = (doc: RouteDoc) => ({ ...options, config: { ...options.config, doc } });
+  app.get<{ Body: FormBody | undefined }>('/oauth/userinfo', documented(userinfoDoc('GET')), handleUserinfo);
+  app.post<{ Body: FormBody | undefined }>(
+    '/oauth/userinfo',
+    documented(userinfoDoc('POST')),
+    handleUserinfo,
+  );
 
-  app.post<{ Body: FormBody | undefined }>('/oauth/revoke', options, async (request, reply) => {
+  const revocation = documented({
+    operationId: 'revokeToken',
+    summary: 'Token revocation (RFC 7009)',
+    description:
+      "An access token is revoked until it expires; a refresh token revokes its whole grant. A token that is unknown, expired or not the caller's is answered 200 too (RFC 7009 §2.2).",
+    tags: ['oauth'],
+    security: ['clientSecretBasic', 'clientSecretPost', 'anonymous'],
+    body: { form: TokenForm },
+    responses: {
+      200: { description: 'revoked, or nothing to revoke', headers: CORS_NO_STORE },
+      400: { description: 'the request is not valid', oauthError: ['invalid_request'] },
+      401: INVALID_CLIENT,
+    },
+  });
+  app.post<{ Body: FormBody | undefined }>('/oauth/revoke', revocation, async (request, reply) => {
     requireForm(request);
     const { client: caller } = await client(request);
     const token = formField(request.body, 'token');
@@ -81,7 +151,21 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
     return reply.status(200).send();
   });
 
-  app.post<{ Body: FormBody | undefined }>('/oauth/introspect', options, async (request) => {
+  const introspection = documented({
+    operationId: 'introspectToken',
+    summary: 'Token introspection (RFC 7662)',
+    description:
+      'For authenticated (confidential) clients: the claims of a live token, `active: false` for anything else.',
+    tags: ['oauth'],
+    security: ['clientSecretBasic', 'clientSecretPost'],
+    body: { form: TokenForm },
+    responses: {
+      200: { description: "the token's state", json: IntrospectionResponse, headers: CORS_NO_STORE },
+      400: { description: 'the request is not valid', oauthError: ['invalid_request'] },
+      401: { ...INVALID_CLIENT, description: 'no client authentication, or it failed' },
+    },
+  });
+  app.post<{ Body: FormBody | undefined }>('/oauth/introspect', introspection, async (request) => {
     requireForm(request);
     const { method } = await client(request);
     // RFC 7662 §2.1: the caller must be authorized; a public client proves nothing.
