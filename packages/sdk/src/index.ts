@@ -19,6 +19,7 @@ export type {
   DeviceAuthorizationResponse,
   IdentityProvider,
   IdentityProviderConfigInput,
+  IdentityProviderPatch,
   IntrospectionResponse,
   Jwks,
   LinkedIdentity,
@@ -51,7 +52,7 @@ export {
   IdgateSchemaError,
   IdgateSdkError,
 } from './errors.js';
-export type { IdgateFederationMethods } from './federation-types.js';
+export type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
 export { createNativeClient, discoverIssuer } from './native-client.js';
 export type {
   DiscoveryOptions,

@@ -6,6 +6,7 @@ import {
   DeviceAuthorizationResponse,
   IdentityProvider,
   IdentityProviderConfig,
+  IdentityProviderPatch,
   Jwks,
   LinkedIdentity,
   OAuthError,
@@ -296,6 +297,22 @@ function adminPaths(): Record<string, unknown> {
         parameters: [name],
         responses: { 200: provider, ...auth, 404: unknown },
       }),
+      patch: operation(
+        "change an identity provider's settings (JSON merge patch; a secret given is rotated)",
+        {
+          parameters: [name, { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' } }],
+          requestBody: { required: true, content: json(IdentityProviderPatch, 'input') },
+          responses: {
+            200: provider,
+            400: problem('invalid_identity_provider (the detail names the first bad field), or invalid JSON'),
+            ...auth,
+            404: unknown,
+            409: readOnly,
+            412: problem('precondition_failed: If-Match is not the current ETag'),
+            415: problem('not application/json'),
+          },
+        },
+      ),
       delete: operation('delete an identity provider and every identity linked through it', {
         parameters: [name],
         responses: { 204: { description: 'deleted' }, ...auth, 404: unknown, 409: readOnly },
