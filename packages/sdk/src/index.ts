@@ -44,6 +44,13 @@ export { createIdgateClient } from './client.js';
 export type { IdgateClusterMethods } from './clusters.js';
 export type { DeviceFlowErrorCode } from './device-flow-error.js';
 export { IdgateDeviceFlowError } from './device-flow-error.js';
+export type {
+  ExternalLoginOptions,
+  HealthStatus,
+  LogoutParameters,
+  ReadinessStatus,
+} from './endpoints.js';
+export { externalLoginUrl, logoutUrl } from './endpoints.js';
 export type { SchemaIssue } from './errors.js';
 export {
   IdgateAuthorizationError,
