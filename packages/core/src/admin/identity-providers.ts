@@ -1,4 +1,5 @@
 import {
+  DEVICE_CODE_GRANT_TYPE,
   type DescribeIssueOptions,
   type GrantType,
   IDENTITY_PROVIDER_SECRETS,
@@ -126,7 +127,7 @@ export async function addIdentityProvider(
 const USER_GRANTS: ReadonlySet<GrantType> = new Set<GrantType>([
   'authorization_code',
   'password',
-  'urn:ietf:params:oauth:grant-type:device_code',
+  DEVICE_CODE_GRANT_TYPE,
 ]);
 
 /**
