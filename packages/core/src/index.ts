@@ -35,6 +35,7 @@ export {
   listIdentityProviders,
   removeIdentityProvider,
   setIdentityProviderDisabled,
+  updateIdentityProvider,
 } from './admin/identity-providers.js';
 export { ADMIN_GROUP, type Initialized, initializeStorage } from './admin/init.js';
 export type { AdminPorts, ClientLifetimes } from './admin/ports.js';
@@ -43,6 +44,7 @@ export {
   describeStoredProvider,
   type IdentityProviderSource,
   openProviderConfig,
+  resealProviderConfig,
   SECRET_PLACEHOLDER,
   sealProviderConfig,
 } from './admin/provider-config.js';

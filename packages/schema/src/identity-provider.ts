@@ -39,6 +39,13 @@ const Common = {
   groupsPrefix: z.string().max(64).optional(),
 };
 
+/**
+ * What idgate asks an upstream OpenID Connect provider for unless told otherwise: `groups` too,
+ * since group claims are what Kubernetes authorizes on.
+ * @example const scopes = [...DEFAULT_OIDC_SCOPES]; // openid profile email groups
+ */
+export const DEFAULT_OIDC_SCOPES = ['openid', 'profile', 'email', 'groups'] as const;
+
 /** Claim names of an upstream OIDC provider. */
 export const OidcClaimNames = z.strictObject({
   username: z.string().min(1).default('preferred_username'),
@@ -57,7 +64,7 @@ export const OidcProviderConfig = z.strictObject({
   issuer: HttpUrl,
   clientId: z.string().min(1).max(256),
   clientSecret: Secret,
-  scopes: z.array(z.string().min(1)).default(['openid', 'profile', 'email']),
+  scopes: z.array(z.string().min(1)).default([...DEFAULT_OIDC_SCOPES]),
   claims: OidcClaimNames.prefault({}),
   /** Also read the upstream userinfo endpoint after the code exchange. */
   useUserinfo: z.boolean().default(false),
@@ -162,7 +169,9 @@ export const IDENTITY_PROVIDER_SECRETS = ['clientSecret', 'bindPassword'] as con
 /**
  * An identity provider as listed: its configuration with secrets replaced by `"[set]"`, and where
  * it comes from (`config`: the YAML file, read-only; `database`: managed by CLI or admin API).
- * @example IdentityProvider.parse({ name: 'gitlab', type: 'gitlab', source: 'database', config: { clientSecret: '[set]' }, createdAt: null })
+ * `etag` is its version (also the `ETag` header), for `If-Match` on an update; it changes with
+ * every change, a rotated secret's included (`updatedAt` is part of it).
+ * @example IdentityProvider.parse({ name: 'gitlab', type: 'gitlab', source: 'database', config: { clientSecret: '[set]' }, createdAt: null, updatedAt: null, etag: '"0123456789abcdef"' })
  */
 export const IdentityProvider = z.object({
   name: z.string(),
@@ -170,8 +179,22 @@ export const IdentityProvider = z.object({
   source: z.enum(['config', 'database']),
   config: z.record(z.string(), z.unknown()),
   createdAt: z.iso.datetime({ offset: true }).nullable(),
+  /** When a stored provider last changed (null for one of the configuration file). */
+  updatedAt: z.iso.datetime({ offset: true }).nullable(),
+  etag: z.string(),
 });
 export type IdentityProvider = z.infer<typeof IdentityProvider>;
+
+/**
+ * A change to a stored identity provider, as a JSON merge patch (RFC 7396) of its configuration:
+ * the fields given replace the stored ones (objects such as `claims` or `userSearch` merge field
+ * by field), `null` removes an optional field, and the result is checked as a new provider's
+ * configuration is. `name` and `type` cannot change (linked identities are keyed by the name); a
+ * secret (`clientSecret`, `bindPassword`) given is a rotation, stored sealed and never shown.
+ * @example IdentityProviderPatch.parse({ clientSecret: 'rotated', scopes: ['openid', 'groups'], displayName: null })
+ */
+export const IdentityProviderPatch = z.record(z.string(), z.unknown());
+export type IdentityProviderPatch = z.infer<typeof IdentityProviderPatch>;
 
 /**
  * An external identity linked to a local user.

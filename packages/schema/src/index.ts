@@ -46,6 +46,7 @@ export {
   ExecCredentialRequest,
 } from './exec-credential.js';
 export {
+  DEFAULT_OIDC_SCOPES,
   GitHubProviderConfig,
   GitLabProviderConfig,
   IDENTITY_PROVIDER_SECRETS,
@@ -53,6 +54,7 @@ export {
   IdentityProviderConfig,
   type IdentityProviderConfigInput,
   IdentityProviderName,
+  IdentityProviderPatch,
   LdapProviderConfig,
   LinkedIdentity,
   MappingMethod,

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_OIDC_SCOPES,
   GitHubProviderConfig,
   GitLabProviderConfig,
   IDENTITY_PROVIDER_SECRETS,
   IdentityProvider,
+  IdentityProviderPatch,
   LdapProviderConfig,
   LinkedIdentity,
   OidcProviderConfig,
@@ -30,11 +32,13 @@ describe('IdentityProvider', () => {
     source: 'database',
     config: { clientId: 'x', clientSecret: '[set]' },
     createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-02T00:00:00.000Z',
+    etag: '"0123456789abcdef"',
   };
 
   it('accepts a listed provider, from the database or the configuration file', () => {
     expect(IdentityProvider.parse(listed)).toStrictEqual(listed);
-    const fromFile = { ...listed, source: 'config', createdAt: null };
+    const fromFile = { ...listed, source: 'config', createdAt: null, updatedAt: null };
     expect(IdentityProvider.parse(fromFile)).toStrictEqual(fromFile);
   });
 
@@ -44,8 +48,33 @@ describe('IdentityProvider', () => {
     [{ config: [] }, 'config'],
     [{ createdAt: 'yesterday' }, 'createdAt'],
     [{ createdAt: undefined }, 'createdAt'],
+    [{ updatedAt: 'today' }, 'updatedAt'],
+    [{ etag: undefined }, 'etag'],
   ])('rejects %j at %s', (change, path) => {
     expect(rejectedAt(IdentityProvider, { ...listed, ...change })).toEqual([path]);
+  });
+});
+
+describe('IdentityProviderPatch', () => {
+  it('takes any object of fields (the merged configuration is what gets checked), nothing else', () => {
+    const patch = { clientSecret: 'rotated', displayName: null, claims: { groups: 'roles' } };
+    expect(IdentityProviderPatch.parse(patch)).toStrictEqual(patch);
+    expect(rejectedAt(IdentityProviderPatch, ['displayName'])).toEqual(['']);
+    expect(rejectedAt(IdentityProviderPatch, null)).toEqual(['']);
+  });
+});
+
+describe('DEFAULT_OIDC_SCOPES', () => {
+  it('asks for groups, and is what an OIDC provider gets without scopes', () => {
+    expect(DEFAULT_OIDC_SCOPES).toEqual(['openid', 'profile', 'email', 'groups']);
+    const config = OidcProviderConfig.parse({
+      type: 'oidc',
+      name: 'corp',
+      issuer: 'https://sso.example.com',
+      clientId: 'x',
+      clientSecret: 's',
+    });
+    expect(config.scopes).toEqual([...DEFAULT_OIDC_SCOPES]);
   });
 });
 

@@ -68,7 +68,7 @@ describe('OidcProviderConfig', () => {
     expect(OidcProviderConfig.parse(oidc)).toStrictEqual({
       ...oidc,
       ...COMMON_DEFAULTS,
-      scopes: ['openid', 'profile', 'email'],
+      scopes: ['openid', 'profile', 'email', 'groups'],
       claims: { username: 'preferred_username', email: 'email', groups: 'groups', name: 'name' },
       useUserinfo: false,
     });

@@ -9,6 +9,13 @@ import {
 } from '@idgate/schema';
 import { buildAuthorizationRequest } from './authorization.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
+import {
+  EndpointMethods,
+  type ExternalLoginOptions,
+  type HealthStatus,
+  type LogoutParameters,
+  type ReadinessStatus,
+} from './endpoints.js';
 import { IdgateSdkError } from './errors.js';
 import { type Parser, send, type TransportOptions } from './http.js';
 import { SessionMethods } from './sessions.js';
@@ -68,11 +75,29 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
 class Client extends SessionMethods implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
+  readonly #endpoints: EndpointMethods;
 
   constructor(transport: TransportOptions, apiKey: string | undefined) {
     super(transport, apiKey);
     this.#transport = transport;
     this.#apiKey = apiKey;
+    this.#endpoints = new EndpointMethods(transport);
+  }
+
+  logoutUrl(parameters?: LogoutParameters): URL {
+    return this.#endpoints.logoutUrl(parameters);
+  }
+
+  externalLoginUrl(provider: string, options?: ExternalLoginOptions): URL {
+    return this.#endpoints.externalLoginUrl(provider, options);
+  }
+
+  health(): Promise<HealthStatus> {
+    return this.#endpoints.health();
+  }
+
+  readiness(): Promise<ReadinessStatus> {
+    return this.#endpoints.readiness();
   }
 
   getProviderMetadata(): Promise<ProviderMetadata> {
@@ -174,6 +199,8 @@ class Client extends SessionMethods implements IdgateClient {
       username: options.username,
       password: options.password,
       scope: options.scope,
+      provider: options.provider,
+      resource: options.resource,
     });
   }
 

@@ -1,9 +1,22 @@
 import type {
   IdentityProvider,
   IdentityProviderConfigInput,
+  IdentityProviderPatch,
   LinkedIdentity,
   TokenResponse,
 } from '@idgate/schema';
+
+/**
+ * Options of {@link IdgateFederationMethods.updateIdentityProvider}.
+ * @example const options: UpdateIdentityProviderOptions = { ifMatch: provider.etag };
+ */
+export interface UpdateIdentityProviderOptions {
+  /**
+   * The `etag` of the provider as last read: the change is refused (412 `precondition_failed`)
+   * when the provider changed since. Omit to change it whatever its version.
+   */
+  ifMatch?: string | undefined;
+}
 
 /**
  * The methods of {@link IdgateClient} about identity federation: finishing an external sign-in,
@@ -72,6 +85,30 @@ export interface IdgateFederationMethods {
    * @example await admin.setIdentityProviderDisabled('github', true);
    */
   setIdentityProviderDisabled(name: string, disabled: boolean): Promise<IdentityProvider>;
+
+  /**
+   * `PATCH /admin/v1/identity-providers/{name}`: changes a provider of the database with a JSON
+   * merge patch (RFC 7396) of its configuration: fields given replace the stored ones, nested
+   * objects (`claims`, `userSearch`, `groupSearch`) merge, `null` removes an optional field. A
+   * `clientSecret` or `bindPassword` given is a rotation: stored sealed, never answered, redacted
+   * from every error message. The name and type stay, so identities linked through the provider
+   * keep signing in to the same users. The server checks the merged configuration as it checks a
+   * new one: a 400 (`invalid_identity_provider`) names the first bad field; 404
+   * (`identity_provider_not_found`); 409 (`identity_provider_read_only`) for a provider of the
+   * configuration file; 412 (`precondition_failed`) when `ifMatch` is stale. Never retried.
+   * @example
+   * const corp = await admin.getIdentityProvider('corp');
+   * await admin.updateIdentityProvider(
+   *   'corp',
+   *   { clientSecret: process.env.CORP_NEW_SECRET ?? '', scopes: ['openid', 'profile', 'email', 'groups'] },
+   *   { ifMatch: corp.etag },
+   * );
+   */
+  updateIdentityProvider(
+    name: string,
+    patch: IdentityProviderPatch,
+    options?: UpdateIdentityProviderOptions,
+  ): Promise<IdentityProvider>;
 
   /**
    * `DELETE /admin/v1/identity-providers/{name}`: deletes a provider of the database and unlinks

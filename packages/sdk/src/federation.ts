@@ -3,13 +3,14 @@ import {
   IdentityProvider,
   type IdentityProviderConfigInput,
   IdentityProviderName,
+  type IdentityProviderPatch,
   LinkedIdentity,
   TokenResponse,
   Username,
 } from '@idgate/schema';
-import { adminSend, NO_CONTENT } from './admin-http.js';
+import { adminSend, jsonBody, NO_CONTENT } from './admin-http.js';
 import { IdgateSdkError, type SchemaIssue } from './errors.js';
-import type { IdgateFederationMethods } from './federation-types.js';
+import type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
 import { type Call, type Parser, send, type TransportOptions } from './http.js';
 
 /** Callback parameters that are credentials: redacted from every error message. */
@@ -108,10 +109,7 @@ export class FederationMethods implements IdgateFederationMethods {
   }
 
   async createIdentityProvider(config: IdentityProviderConfigInput): Promise<IdentityProvider> {
-    const values: Record<string, unknown> = typeof config === 'object' && config !== null ? config : {};
-    const secrets = IDENTITY_PROVIDER_SECRETS.map((field) => values[field]).filter(
-      (value): value is string => typeof value === 'string',
-    );
+    const secrets = secretsOf(config);
     let body: string;
     try {
       body = JSON.stringify(config);
@@ -132,6 +130,32 @@ export class FederationMethods implements IdgateFederationMethods {
         body,
       },
       secrets,
+    );
+  }
+
+  async updateIdentityProvider(
+    name: string,
+    patch: IdentityProviderPatch,
+    options: UpdateIdentityProviderOptions = {},
+  ): Promise<IdentityProvider> {
+    const endpoint = 'PATCH /admin/v1/identity-providers/{name}';
+    const segment = providerSegment(name, endpoint);
+    if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
+      throw new IdgateSdkError('patch must be an object of the fields to change', { endpoint });
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
+    return this.#admin(
+      'updateIdentityProvider',
+      {
+        method: 'PATCH',
+        path: `admin/v1/identity-providers/${segment}`,
+        schema: IdentityProvider,
+        schemaName: 'IdentityProvider',
+        headers,
+        body: jsonBody(patch, endpoint),
+        retry: 0,
+      },
+      secretsOf(patch),
     );
   }
 
@@ -173,6 +197,14 @@ export class FederationMethods implements IdgateFederationMethods {
   #admin<T>(method: string, call: Omit<Call<T>, 'secrets'>, secrets: string[] = []): Promise<T> {
     return adminSend(this.#transport, this.#apiKey, method, call, secrets);
   }
+}
+
+/** The secret fields of a provider configuration (or a change of one): redacted from errors. */
+function secretsOf(config: unknown): string[] {
+  const values = (typeof config === 'object' && config !== null ? config : {}) as Record<string, unknown>;
+  return IDENTITY_PROVIDER_SECRETS.map((field) => values[field]).filter(
+    (value): value is string => typeof value === 'string',
+  );
 }
 
 /**

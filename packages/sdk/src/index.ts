@@ -21,6 +21,7 @@ export type {
   GrantInfo,
   IdentityProvider,
   IdentityProviderConfigInput,
+  IdentityProviderPatch,
   IntrospectionResponse,
   Jwks,
   LinkedIdentity,
@@ -47,6 +48,13 @@ export { createIdgateClient } from './client.js';
 export type { IdgateClusterMethods } from './clusters.js';
 export type { DeviceFlowErrorCode } from './device-flow-error.js';
 export { IdgateDeviceFlowError } from './device-flow-error.js';
+export type {
+  ExternalLoginOptions,
+  HealthStatus,
+  LogoutParameters,
+  ReadinessStatus,
+} from './endpoints.js';
+export { externalLoginUrl, logoutUrl } from './endpoints.js';
 export type { SchemaIssue } from './errors.js';
 export {
   IdgateAuthorizationError,
@@ -55,7 +63,7 @@ export {
   IdgateSchemaError,
   IdgateSdkError,
 } from './errors.js';
-export type { IdgateFederationMethods } from './federation-types.js';
+export type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
 export { createNativeClient, discoverIssuer } from './native-client.js';
 export type {
   DiscoveryOptions,

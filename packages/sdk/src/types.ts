@@ -9,6 +9,7 @@ import type {
   UserInfo,
 } from '@idgate/schema';
 import type { IdgateClusterMethods } from './clusters.js';
+import type { ExternalLoginOptions, HealthStatus, LogoutParameters, ReadinessStatus } from './endpoints.js';
 import type { IdgateFederationMethods } from './federation-types.js';
 import type { IdgateSessionMethods } from './sessions.js';
 
@@ -72,7 +73,7 @@ export interface ReviewTokenOptions {
 /**
  * Options of {@link IdgateClient.passwordGrant} (RFC 6749 §4.3).
  * @example
- * const options: PasswordGrantOptions = { clientId: 'kubectl', username: 'alice', password: 'pw', scope: 'openid groups' };
+ * const options: PasswordGrantOptions = { clientId: 'kubectl', username: 'alice', password: 'pw', scope: 'openid groups', provider: 'corp-ldap', resource: 'kubernetes:prod' };
  */
 export interface PasswordGrantOptions {
   clientId: string;
@@ -81,6 +82,17 @@ export interface PasswordGrantOptions {
   username: string;
   password: string;
   scope?: string | undefined;
+  /**
+   * A password identity provider (an LDAP directory's name) to check the credentials with,
+   * instead of idgate's local accounts.
+   */
+  provider?: string | undefined;
+  /**
+   * RFC 8707 resource indicator(s): the audiences the access token is for (e.g. a cluster's
+   * `kubernetes:prod`), each one the client is allowed; a list is sent as repeated `resource`
+   * parameters.
+   */
+  resource?: string | string[] | undefined;
   /** Default `client_secret_basic`, or `none` when no `clientSecret` is given. */
   authMethod?: ClientAuthMethod | undefined;
 }
@@ -400,4 +412,35 @@ export interface IdgateClient extends IdgateFederationMethods, IdgateClusterMeth
    * });
    */
   createAuthorizationRequest(parameters: AuthorizationRequestParameters): Promise<AuthorizationRequest>;
+
+  /**
+   * {@link logoutUrl} for this server: `{baseUrl}/oauth/logout` (discovery's
+   * `end_session_endpoint`) with the RP-Initiated Logout parameters. Send the browser there.
+   * @example
+   * const url = client.logoutUrl({ idTokenHint: tokens.id_token, postLogoutRedirectUri: 'https://app.example.com/bye', state });
+   */
+  logoutUrl(parameters?: LogoutParameters): URL;
+
+  /**
+   * {@link externalLoginUrl} for this server: `{baseUrl}/oauth/login/{provider}`, which sends the
+   * browser to an external identity provider to sign in.
+   * @example const url = client.externalLoginUrl('github');
+   */
+  externalLoginUrl(provider: string, options?: ExternalLoginOptions): URL;
+
+  /**
+   * `GET /healthz`: resolves when the process answers (a liveness probe).
+   * @example await client.health(); // { status: 'ok' }
+   */
+  health(): Promise<HealthStatus>;
+
+  /**
+   * `GET /readyz`: whether the server can serve (database reachable, migrations applied, signing
+   * keys loaded). A 503 resolves too, with `ready: false` and the failing checks; only a failure
+   * to get an answer rejects.
+   * @example
+   * const { ready, checks } = await client.readiness();
+   * if (!ready) console.error('idgate is not ready:', checks);
+   */
+  readiness(): Promise<ReadinessStatus>;
 }

@@ -72,6 +72,8 @@ const github = {
   source: 'database',
   config: { name: 'github', type: 'github', clientId: 'Iv1.x', clientSecret: '[set]' },
   createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+  etag: '"0123456789abcdef"',
 };
 const identity = {
   provider: 'github',
@@ -165,6 +167,7 @@ describe('identity provider admin API', () => {
         () => client.createIdentityProvider({ type: 'github', name: 'gh', clientId: 'x', clientSecret: 'y' }),
       ],
       ['setIdentityProviderDisabled', () => client.setIdentityProviderDisabled('github', true)],
+      ['updateIdentityProvider', () => client.updateIdentityProvider('github', { displayName: 'GitHub' })],
       ['deleteIdentityProvider', () => client.deleteIdentityProvider('github')],
       ['listUserIdentities', () => client.listUserIdentities('alice')],
     ];
@@ -225,6 +228,7 @@ describe('identity provider admin API', () => {
       const client = admin();
       await failure(client.getIdentityProvider(name), IdgateSdkError);
       await failure(client.setIdentityProviderDisabled(name, true), IdgateSdkError);
+      await failure(client.updateIdentityProvider(name, {}), IdgateSdkError);
       await failure(client.deleteIdentityProvider(name), IdgateSdkError);
       expect(requests).toHaveLength(0);
     },
@@ -279,6 +283,51 @@ describe('identity provider admin API', () => {
     const second = await failure(ldap, IdgateHttpError);
     expect(second.message).not.toContain('ldap-bind-pw');
     expect(second.message).toContain('bindPassword [redacted] is wrong');
+  });
+
+  it('updates with a JSON PATCH, If-Match when given, never retried, the new secret redacted', async () => {
+    replies = [{ json: { ...github, etag: '"fedcba9876543210"' } }];
+    const patch = { clientSecret: 'rotated-secret', displayName: null };
+    const updated = await admin().updateIdentityProvider('GitHub', patch, { ifMatch: github.etag });
+    expect(updated.etag).toBe('"fedcba9876543210"');
+    const request = only();
+    expect([
+      request.method,
+      request.path,
+      request.headers['content-type'],
+      request.headers['if-match'],
+    ]).toEqual(['PATCH', '/admin/v1/identity-providers/GitHub', 'application/json', github.etag]);
+    expect(JSON.parse(request.body)).toEqual(patch);
+
+    requests = [];
+    replies = [
+      {
+        status: 412,
+        headers: { 'content-type': 'application/problem+json' },
+        json: {
+          title: 'Precondition Failed',
+          status: 412,
+          detail: 'rotated-secret?',
+          code: 'precondition_failed',
+        },
+      },
+      { json: github },
+    ];
+    const client = createIdgateClient({ baseUrl, apiKey: 'idg_admin_key', retry: 2 });
+    const stale = await failure(client.updateIdentityProvider('github', patch), IdgateHttpError);
+    expect([stale.status, stale.problem?.code]).toEqual([412, 'precondition_failed']);
+    expect(stale.message).not.toContain('rotated-secret');
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.headers['if-match']).toBeUndefined();
+
+    for (const bad of [null, ['displayName'], 'displayName']) {
+      const refused = await failure(
+        admin().updateIdentityProvider('github', bad as unknown as Record<string, unknown>),
+        IdgateSdkError,
+      );
+      expect(refused.message).toBe('patch must be an object of the fields to change');
+    }
+    expect(requests).toHaveLength(1);
   });
 
   it('disables and enables by POSTing without a body', async () => {

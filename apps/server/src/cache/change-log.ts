@@ -108,6 +108,9 @@ function wrap(
       setDisabled: after(identityProviders.setDisabled.bind(identityProviders), ([name]) =>
         log('identity_provider', name.toLowerCase()),
       ),
+      update: after(identityProviders.update.bind(identityProviders), ([name], updated) =>
+        updated === undefined ? undefined : log('identity_provider', name.toLowerCase()),
+      ),
       remove: after(identityProviders.remove.bind(identityProviders), ([name], removed) =>
         removed ? log('identity_provider', name.toLowerCase()) : undefined,
       ),

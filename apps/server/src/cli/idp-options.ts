@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import type { DescribeIssueOptions, IdentityProviderConfig } from '@idgate/schema';
+import { DEFAULT_OIDC_SCOPES, type DescribeIssueOptions, type IdentityProviderConfig } from '@idgate/schema';
 import { type Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { CliError, collect, optionLabels, readSecretFromStdin } from './context.js';
@@ -13,7 +13,7 @@ const OAUTH: readonly ProviderType[] = ['oidc', 'github', 'gitlab'];
 const OPTIONS: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }> = [
   { option: new Option('--name <name>', 'lower-case letters, digits and -; the callback path segment') },
   { option: new Option('--type <type>', 'the kind of provider').choices(TYPES) },
-  { option: new Option('--display-name <text>', 'what the login page shows') },
+  { option: new Option('--display-name <text>', 'what the login page shows (default: the name)') },
   {
     option: new Option('--mapping <method>', 'how identities become users (default: auto)').choices([
       'auto',
@@ -21,33 +21,70 @@ const OPTIONS: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }
       'manual',
     ]),
   },
-  { option: new Option('--link-by-verified-email', 'sign in users whose email the provider verified') },
-  { option: new Option('--token-client <client_id>', 'the client tokens answered from the callback go to') },
+  {
+    option: new Option(
+      '--link-by-verified-email',
+      'sign in users whose email the provider verified (default: off)',
+    ),
+  },
+  {
+    option: new Option(
+      '--token-client <client_id>',
+      'the client tokens answered from the callback go to; it must exist and take user sign-ins (default: federation.tokenClientId)',
+    ),
+  },
   { option: new Option('--groups-prefix <prefix>', 'put before every upstream group (default: <name>:)') },
   { option: new Option('--issuer <url>', 'the upstream issuer (discovery)'), types: ['oidc'] },
   { option: new Option('--client-id <id>', 'the client id at the provider'), types: OAUTH },
   { option: new Option('--client-secret-stdin', 'read the client secret from stdin'), types: OAUTH },
-  { option: new Option('--scope <scope...>', 'scopes to request (repeatable)'), types: ['oidc'] },
+  {
+    option: new Option(
+      '--scope <scope...>',
+      `scopes to request (repeatable; default: ${DEFAULT_OIDC_SCOPES.join(' ')})`,
+    ),
+    types: ['oidc'],
+  },
   { option: new Option('--username-claim <claim>', 'default: preferred_username'), types: ['oidc'] },
   { option: new Option('--email-claim <claim>', 'default: email'), types: ['oidc'] },
   { option: new Option('--groups-claim <claim>', 'default: groups'), types: ['oidc'] },
   { option: new Option('--name-claim <claim>', 'default: name'), types: ['oidc'] },
-  { option: new Option('--use-userinfo', 'also read the userinfo endpoint'), types: ['oidc'] },
-  { option: new Option('--base-url <url>', 'the GitHub or GitLab host'), types: ['github', 'gitlab'] },
-  { option: new Option('--api-url <url>', 'the GitHub REST API'), types: ['github'] },
+  { option: new Option('--use-userinfo', 'also read the userinfo endpoint (default: off)'), types: ['oidc'] },
   {
-    option: new Option('--allowed-org <org>', 'only members may sign in (repeatable)').argParser(collect),
+    option: new Option(
+      '--base-url <url>',
+      'the GitHub or GitLab host (default: https://github.com, https://gitlab.com)',
+    ),
+    types: ['github', 'gitlab'],
+  },
+  {
+    option: new Option('--api-url <url>', 'the GitHub REST API (default: https://api.github.com)'),
     types: ['github'],
   },
-  { option: new Option('--no-teams', 'do not load team memberships as groups'), types: ['github'] },
   {
-    option: new Option('--allowed-group <group>', 'only members may sign in (repeatable)').argParser(collect),
+    option: new Option(
+      '--allowed-org <org>',
+      'only members may sign in (repeatable; default: anyone)',
+    ).argParser(collect),
+    types: ['github'],
+  },
+  {
+    option: new Option('--no-teams', 'do not load team memberships as groups (default: loaded)'),
+    types: ['github'],
+  },
+  {
+    option: new Option(
+      '--allowed-group <group>',
+      'only members may sign in (repeatable; default: anyone)',
+    ).argParser(collect),
     types: ['gitlab'],
   },
   { option: new Option('--url <url>', 'ldap://host[:port] or ldaps://host[:port]'), types: ['ldap'] },
-  { option: new Option('--start-tls', 'upgrade ldap:// with StartTLS'), types: ['ldap'] },
-  { option: new Option('--ca-file <file>', "PEM of the directory's CA"), types: ['ldap'] },
-  { option: new Option('--bind-dn <dn>', 'manager bind DN (else anonymous)'), types: ['ldap'] },
+  { option: new Option('--start-tls', 'upgrade ldap:// with StartTLS (default: off)'), types: ['ldap'] },
+  {
+    option: new Option('--ca-file <file>', "PEM of the directory's CA (default: the system's)"),
+    types: ['ldap'],
+  },
+  { option: new Option('--bind-dn <dn>', 'manager bind DN (default: anonymous)'), types: ['ldap'] },
   { option: new Option('--bind-password-stdin', 'read the bind password from stdin'), types: ['ldap'] },
   { option: new Option('--user-base-dn <dn>', 'where users are searched'), types: ['ldap'] },
   { option: new Option('--user-filter <filter>', 'default: (uid={username})'), types: ['ldap'] },
@@ -55,11 +92,25 @@ const OPTIONS: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }
   { option: new Option('--email-attribute <attr>', 'default: mail'), types: ['ldap'] },
   { option: new Option('--name-attribute <attr>', 'default: cn'), types: ['ldap'] },
   { option: new Option('--id-attribute <attr>', 'default: entryUUID'), types: ['ldap'] },
-  { option: new Option('--group-base-dn <dn>', 'where groups are searched'), types: ['ldap'] },
+  {
+    option: new Option('--group-base-dn <dn>', 'where groups are searched (default: no groups)'),
+    types: ['ldap'],
+  },
   { option: new Option('--group-filter <filter>', 'default: (member={dn})'), types: ['ldap'] },
   { option: new Option('--group-name-attribute <attr>', 'default: cn'), types: ['ldap'] },
   { option: new Option('--timeout-ms <ms>', 'default: 5000'), types: ['ldap'] },
 ];
+
+/** What `idps update` adds: a way back for each on/off option of `idps add`. */
+const UPDATE_ONLY: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }> = [
+  { option: new Option('--no-link-by-verified-email', 'stop signing in users by verified email') },
+  { option: new Option('--no-use-userinfo', 'stop reading the userinfo endpoint'), types: ['oidc'] },
+  { option: new Option('--teams', 'load team memberships as groups again'), types: ['github'] },
+  { option: new Option('--no-start-tls', 'stop upgrading ldap:// with StartTLS'), types: ['ldap'] },
+];
+
+/** Options of `idps add` that `idps update` does not take: the name and type stay. */
+const ADD_ONLY = new Set(['--name', '--type']);
 
 /** Which option sets each configuration field, for errors that name what the user typed. */
 const FIELD_OPTIONS = optionLabels({
@@ -95,13 +146,26 @@ const FIELD_OPTIONS = optionLabels({
   'groupSearch.nameAttribute': '--group-name-attribute',
 });
 
+/** `option` with the provider types it applies to added to its description. */
+function described({ option, types }: { option: Option; types?: readonly ProviderType[] }): Option {
+  const only = types === undefined ? '' : ` [${types.join(', ')}]`;
+  const copy = new Option(option.flags, `${option.description}${only}`);
+  if (option.argChoices !== undefined) copy.choices(option.argChoices);
+  if (option.parseArg !== undefined) copy.argParser(option.parseArg);
+  return copy;
+}
+
 /** Adds the provider options to `idps add`. */
 export function addProviderOptions(command: Command): Command {
-  for (const { option, types } of OPTIONS) {
-    const only = types === undefined ? '' : ` [${types.join(', ')}]`;
-    command.addOption(Object.assign(option, { description: `${option.description}${only}` }));
-  }
+  for (const entry of OPTIONS) command.addOption(described(entry));
   return command.option('--from-file <file>', 'read one provider (JSON or YAML, secrets inline) instead');
+}
+
+/** Adds the provider options to `idps update`: those of `idps add` but the name and type, each optional. */
+export function addProviderUpdateOptions(command: Command): Command {
+  for (const entry of [...OPTIONS, ...UPDATE_ONLY])
+    if (!ADD_ONLY.has(entry.option.long ?? '')) command.addOption(described(entry));
+  return command;
 }
 
 /** The options the user typed on the command line (not defaults), by long flag. */
@@ -161,6 +225,47 @@ export async function providerFromCommand(
   if (given.has('--bind-password-stdin'))
     input.bindPassword = await readSecretFromStdin(stdin, 'bind password');
   return { input, describe: { label: FIELD_OPTIONS, requiredContext: ` for --type ${type}` } };
+}
+
+/**
+ * The change `idps update` describes, as a JSON merge patch of the provider's configuration: only
+ * the options typed, checked to apply to the provider's `type`; secrets read from stdin, never
+ * from argv. Errors name the option.
+ * @throws CliError for an option of another type, nothing to change, or options that do not go together.
+ */
+export async function providerPatchFromCommand(
+  command: Command,
+  stdin: NodeJS.ReadableStream,
+  type: ProviderType,
+): Promise<ProviderInput> {
+  const given = typed(command);
+  given.delete('--json');
+  given.delete('--if-match');
+  if (given.size === 0) throw new CliError('idps update needs at least one option to change');
+  for (const { option, types } of [...OPTIONS, ...UPDATE_ONLY]) {
+    if (types !== undefined && option.long !== undefined && given.has(option.long) && !types.includes(type))
+      throw new CliError(`${option.long} does not apply to a provider of type ${type}`);
+  }
+  const patch = await inputFrom(type, (flag) => given.get(flag));
+  // Commander keeps one value for --teams and --no-teams, under `teams`: true or false.
+  for (const [field, flag] of [
+    ['linkByVerifiedEmail', '--link-by-verified-email'],
+    ['useUserinfo', '--use-userinfo'],
+    ['startTls', '--start-tls'],
+    ['loadTeams', '--teams'],
+  ] as const) {
+    const value = given.get(flag) ?? given.get(`--no-${flag.slice(2)}`);
+    if (typeof value === 'boolean') patch[field] = value;
+  }
+  for (const nested of ['claims', 'userSearch'] as const) {
+    const value = patch[nested];
+    if (typeof value === 'object' && value !== null && Object.keys(value).length === 0) delete patch[nested];
+  }
+  if (given.has('--client-secret-stdin'))
+    patch.clientSecret = await readSecretFromStdin(stdin, 'client secret');
+  if (given.has('--bind-password-stdin'))
+    patch.bindPassword = await readSecretFromStdin(stdin, 'bind password');
+  return { input: patch, describe: { label: FIELD_OPTIONS } };
 }
 
 /** The configuration input the options describe (secrets are added by the caller). */

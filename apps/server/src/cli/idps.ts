@@ -1,13 +1,20 @@
 import {
   addIdentityProvider,
+  getIdentityProvider,
   listIdentityProviders,
   removeIdentityProvider,
   setIdentityProviderDisabled,
+  updateIdentityProvider,
 } from '@idgate/core';
 import type { IdentityProvider } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, table } from './context.js';
-import { addProviderOptions, providerFromCommand } from './idp-options.js';
+import {
+  addProviderOptions,
+  addProviderUpdateOptions,
+  providerFromCommand,
+  providerPatchFromCommand,
+} from './idp-options.js';
 
 export function registerIdps(program: Command, ctx: CliContext): void {
   const idps = program
@@ -41,6 +48,36 @@ export function registerIdps(program: Command, ctx: CliContext): void {
       });
     });
 
+  addProviderUpdateOptions(
+    idps
+      .command('update')
+      .description(
+        "change a stored identity provider's settings; options not given keep their value (the defaults " +
+          'shown are those of idps add). The name and type stay, so linked identities keep working; a secret ' +
+          'given (--client-secret-stdin, --bind-password-stdin) is rotated and stored sealed',
+      )
+      .argument('<name>'),
+  )
+    .option('--if-match <etag>', 'change it only if its etag (idps get --json) is still this one')
+    .option('--json', 'print the provider as JSON (secrets shown as "[set]")')
+    .action(async (name: string, options: { json?: boolean; ifMatch?: string }, command: Command) => {
+      const config = ctx.config(command);
+      await ctx.withAdmin(config, async (admin) => {
+        const current = await getIdentityProvider(admin, name);
+        const { input, describe } = await providerPatchFromCommand(command, ctx.io.stdin, current.type);
+        const provider = await updateIdentityProvider(admin, name, input, {
+          ...describe,
+          ifMatch: options.ifMatch,
+        });
+        if (options.json) {
+          ctx.json(provider);
+          return;
+        }
+        ctx.out(`updated identity provider ${provider.name} (${provider.type})`);
+        printConfig(ctx, provider);
+      });
+    });
+
   idps
     .command('list')
     .description('list the identity providers kept in the database (never their secrets)')
@@ -69,6 +106,26 @@ export function registerIdps(program: Command, ctx: CliContext): void {
             ]),
           ),
         );
+      });
+    });
+
+  idps
+    .command('get')
+    .description('show one identity provider (never its secrets) and its etag')
+    .argument('<name>')
+    .option('--json', 'print the provider as JSON (secrets shown as "[set]")')
+    .action(async (name: string, options: { json?: boolean }, command: Command) => {
+      await ctx.withAdmin(ctx.config(command), async (admin) => {
+        const provider = await getIdentityProvider(admin, name);
+        if (options.json) {
+          ctx.json(provider);
+          return;
+        }
+        ctx.out(
+          `identity provider ${provider.name} (${provider.type}, from the ${provider.source === 'config' ? 'configuration file' : 'database'})`,
+        );
+        printConfig(ctx, provider);
+        ctx.out(`  etag: ${provider.etag}`);
       });
     });
 

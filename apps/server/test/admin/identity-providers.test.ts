@@ -1,8 +1,11 @@
+import { openProviderConfig } from '@idgate/core';
 import type { IdentityProviderConfigInput } from '@idgate/schema';
 import { createIdgateClient, type IdgateClient, IdgateHttpError } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
+import { UserAgent } from '../helpers/user-agent.js';
 
 const BASE = '/admin/v1/identity-providers';
 
@@ -167,6 +170,118 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
     expect((await httpError(client.getIdentityProvider('gitlab'))).status).toBe(404);
   });
 
+  it('changes a provider with PATCH: merged, ETag and If-Match, a rotated secret sealed and never shown', async () => {
+    const created = await client.createIdentityProvider({
+      ...PROVIDERS.oidc,
+      name: 'patchable',
+      displayName: 'Patchable',
+      claims: { groups: 'roles' },
+    });
+    expect(created.config.scopes).toEqual(['openid', 'profile', 'email', 'groups']);
+    const read = await raw(`${BASE}/patchable`);
+    expect(read.headers.get('etag')).toBe(created.etag);
+
+    const patch = {
+      clientSecret: 'rotated-plain-secret',
+      issuer: 'https://sso2.example.com',
+      claims: { username: 'email' },
+      displayName: null,
+      name: 'patchable',
+    };
+    const updated = await client.updateIdentityProvider('Patchable', patch, { ifMatch: created.etag });
+    expect(updated).toMatchObject({ name: 'patchable', type: 'oidc', createdAt: created.createdAt });
+    expect(updated.etag).not.toBe(created.etag);
+    expect(updated.config).toMatchObject({
+      issuer: 'https://sso2.example.com',
+      clientSecret: '[set]',
+      claims: { username: 'email', groups: 'roles', email: 'email', name: 'name' },
+    });
+    expect(updated.config.displayName).toBeUndefined();
+    expect(JSON.stringify(updated)).not.toContain('rotated-plain-secret');
+    const record = await t.server.services.storage.identityProviders.findByName('patchable');
+    expect(JSON.stringify(record)).not.toContain('rotated-plain-secret');
+    if (record === undefined) throw new Error('not stored');
+    expect(await openProviderConfig(record, t.server.services.keyPolicy.secret)).toMatchObject({
+      clientSecret: 'rotated-plain-secret',
+    });
+
+    const response = await raw(`${BASE}/patchable`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', 'if-match': updated.etag },
+      body: JSON.stringify({ disabled: true }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const disabled = (await response.json()) as { etag: string; config: { disabled: boolean } };
+    expect(response.headers.get('etag')).toBe(disabled.etag);
+    expect(disabled.config.disabled).toBe(true);
+    expect((await t.server.services.storage.identityProviders.findByName('patchable'))?.disabled).toBe(true);
+  });
+
+  it('refuses a PATCH: 412 stale If-Match, 400 naming the field, 404 unknown, 415 not JSON', async () => {
+    const current = await client.getIdentityProvider('patchable');
+    const stale = await httpError(
+      client.updateIdentityProvider('patchable', { displayName: 'x' }, { ifMatch: '"0000000000000000"' }),
+    );
+    expect([stale.status, stale.problem?.code]).toEqual([412, 'precondition_failed']);
+
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ issuer: 'not a url' }, 'issuer "not a url"'],
+      [{ name: 'renamed' }, 'name cannot be changed'],
+      [{ type: 'github' }, 'type cannot be changed'],
+      [{ clientSecret: null }, 'clientSecret is required'],
+      [{ scopes: 'openid' }, 'scopes'],
+      [{ bogus: true }, 'body: unknown field bogus'],
+      [{ tokenClientId: 'no-such-client' }, 'tokenClientId "no-such-client": there is no such client'],
+    ];
+    for (const [patch, detail] of cases) {
+      const error = await httpError(client.updateIdentityProvider('patchable', patch));
+      expect([error.status, error.problem?.code]).toEqual([400, 'invalid_identity_provider']);
+      expect(error.problem?.detail).toContain(detail);
+    }
+    const robot = await t.addClient({ grants: ['client_credentials'] });
+    const machine = await httpError(
+      client.updateIdentityProvider('patchable', { tokenClientId: robot.clientId }),
+    );
+    expect(machine.problem?.detail).toContain('none of the grant types users sign in with');
+    for (const body of ['[]', '"x"']) {
+      const response = await raw(`${BASE}/patchable`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { detail: string }).detail).toContain('must be a JSON object');
+    }
+    const text = await raw(`${BASE}/patchable`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'text/plain' },
+      body: 'displayName=x',
+    });
+    expect(text.status).toBe(415);
+    const unknown = await httpError(client.updateIdentityProvider('nope', { displayName: 'x' }));
+    expect([unknown.status, unknown.problem?.code]).toEqual([404, 'identity_provider_not_found']);
+    expect((await client.getIdentityProvider('patchable')).etag).toBe(current.etag);
+  });
+
+  it('checks the token client when a provider is added: it must exist and take user sign-ins', async () => {
+    const missing = await httpError(
+      client.createIdentityProvider({ ...PROVIDERS.github, name: 'gh-tc', tokenClientId: 'nope' }),
+    );
+    expect([missing.status, missing.problem?.code]).toEqual([400, 'invalid_identity_provider']);
+    expect(missing.problem?.detail).toBe(
+      'tokenClientId "nope": there is no such client; name an existing client that users sign in to (e.g. kubectl\'s)',
+    );
+    const kubectl = await t.addClient({ grants: ['authorization_code'], trusted: true });
+    const added = await client.createIdentityProvider({
+      ...PROVIDERS.github,
+      name: 'gh-tc',
+      tokenClientId: kubectl.clientId,
+    });
+    expect(added.config.tokenClientId).toBe(kubectl.clientId);
+    await client.deleteIdentityProvider('gh-tc');
+  });
+
   it('answers 401 without a valid key and 403 without the admin scope', async () => {
     for (const authorization of [undefined, 'Bearer nonsense', `Bearer idg_aaaaaaaa_${'c'.repeat(43)}`]) {
       const response = await fetch(`${t.baseUrl}${BASE}`, {
@@ -251,6 +366,7 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
         () => admin.setIdentityProviderDisabled('gh-file', true),
         () => admin.setIdentityProviderDisabled('gh-file', false),
         () => admin.deleteIdentityProvider('gh-file'),
+        () => admin.updateIdentityProvider('GH-File', { displayName: 'x' }),
       ]) {
         const error = await httpError(call());
         expect([error.status, error.problem?.code]).toEqual([409, 'identity_provider_read_only']);
@@ -258,5 +374,88 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
       const taken = await httpError(admin.createIdentityProvider({ ...PROVIDERS.github, name: 'GH-File' }));
       expect([taken.status, taken.problem?.code]).toEqual([409, 'identity_provider_exists']);
     });
+  });
+});
+
+describe.each(testDatabaseUrls())('rotating an upstream client secret with PATCH on $name', (kind) => {
+  let t: TestServer;
+  let upstream: UpstreamOidc;
+  let admin: IdgateClient;
+
+  beforeAll(async () => {
+    t = await startTestServer(kind);
+    upstream = await startUpstreamOidc({ redirectUris: [`${t.issuer}/callback/corp`] });
+    upstream.accounts.set('u-100', { sub: 'u-100', preferred_username: 'alice', groups: ['dev'] });
+    upstream.nextAccount = 'u-100';
+    admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: await t.addApiKey(['admin']) });
+  });
+  afterAll(async () => {
+    await upstream?.stop();
+    await t?.close();
+  });
+
+  /** Follows /oauth/login/corp through the upstream and back; returns idgate's callback answer. */
+  async function signInThroughUpstream(): Promise<Response> {
+    const agent = new UserAgent();
+    const start = `${t.issuer}/login/corp`;
+    let response = await agent.request(start);
+    for (let hop = 0; hop < 12; hop++) {
+      const location = response.headers.get('location');
+      if (location === null) return response;
+      const next = new URL(location, response.url || start);
+      if (next.toString().startsWith(`${t.issuer}/callback/`)) return agent.request(next);
+      response = await agent.request(next);
+    }
+    throw new Error('too many redirects');
+  }
+
+  it('signs a user linked before the rotation in after it, as the same user', async () => {
+    const tokenClient = await t.addClient({
+      grants: ['authorization_code'],
+      trusted: true,
+      scopes: ['openid'],
+    });
+    const created = await admin.createIdentityProvider({
+      type: 'oidc',
+      name: 'corp',
+      issuer: upstream.issuer,
+      clientId: upstream.clientId,
+      clientSecret: upstream.clientSecret,
+      tokenClientId: tokenClient.clientId,
+    });
+    expect((await signInThroughUpstream()).status).toBe(200);
+    const { identities, users } = t.server.services.storage;
+    const linked = await identities.find('corp', 'u-100');
+    expect(linked?.username).toBe('alice');
+    const before = (await users.list()).length;
+
+    // A secret the upstream does not know: the next sign-in uses it, and fails at the code exchange.
+    const wrong = await admin.updateIdentityProvider(
+      'corp',
+      { clientSecret: 'not-the-upstream-secret-0123456789' },
+      { ifMatch: created.etag },
+    );
+    const refused = await signInThroughUpstream();
+    expect(refused.status).not.toBe(200);
+    expect(await refused.text()).not.toContain('access_token');
+
+    await admin.updateIdentityProvider(
+      'corp',
+      { clientSecret: upstream.clientSecret },
+      { ifMatch: wrong.etag },
+    );
+    const response = await signInThroughUpstream();
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { access_token?: string }).access_token).toEqual(expect.any(String));
+    expect((await identities.find('corp', 'u-100'))?.userId).toBe(linked?.userId);
+    expect((await users.list()).length).toBe(before);
+  });
+
+  it('refuses a sign-in that would answer tokens before going upstream when no token client is set', async () => {
+    await admin.updateIdentityProvider('corp', { tokenClientId: null });
+    const response = await new UserAgent().request(`${t.issuer}/login/corp`);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+    expect(await response.text()).toContain('browser sign-in only');
   });
 });

@@ -90,6 +90,25 @@ describe.each(testDatabaseUrls())('identity providers on $name', (kind) => {
     expect(await storage.identityProviders.setDisabled('gitlab', true, t2)).toBeUndefined();
   });
 
+  it('updates the config and flag in place, keeping name, type, creation and linked identities', async () => {
+    const { storage } = fixture();
+    await storage.identityProviders.create(newIdentityProvider());
+    await storage.identities.link(newLinkedIdentity({ subject: '1' }));
+    const t1 = at('2026-02-01T00:00:00.000Z');
+    const config = { clientId: 'Iv1.new', clientSecret: 'v1.sealed.new', allowedOrganizations: ['acme'] };
+    const updated = await storage.identityProviders.update('GitHub', {
+      config,
+      disabled: true,
+      updatedAt: t1,
+    });
+    expect(updated).toStrictEqual(newIdentityProvider({ config, disabled: true, updatedAt: t1 }));
+    expect(await storage.identityProviders.findByName('github')).toStrictEqual(updated);
+    expect(await storage.identities.find('github', '1')).toBeDefined();
+    expect(
+      await storage.identityProviders.update('gitlab', { config, disabled: false, updatedAt: t1 }),
+    ).toBeUndefined();
+  });
+
   it('removes a provider with every identity linked through it, and nothing else', async () => {
     const { storage } = fixture();
     await storage.identityProviders.create(newIdentityProvider());

@@ -1,5 +1,7 @@
 import {
+  DEVICE_CODE_GRANT_TYPE,
   type DescribeIssueOptions,
+  type GrantType,
   IDENTITY_PROVIDER_SECRETS,
   type IdentityProvider,
   IdentityProviderConfig,
@@ -8,13 +10,18 @@ import {
 import type { IdentityProviderRecord } from '../model.js';
 import type { Storage } from '../ports/storage.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
+import { checkIfMatch } from './etag.js';
 import { type AdminPorts, nowOf } from './ports.js';
 import {
   describeIdentityProvider,
   describeStoredProvider,
   type IdentityProviderSource,
+  resealProviderConfig,
   sealProviderConfig,
 } from './provider-config.js';
+
+/** How fields are named in a refusal (`label`), as in `DescribeIssueOptions`. */
+type FieldNames = Omit<DescribeIssueOptions, 'input' | 'secrets'>;
 
 type Ports = Pick<AdminPorts, 'storage' | 'declaredProviders'>;
 
@@ -54,7 +61,7 @@ export async function listIdentityProviders(
   options: { source?: IdentityProviderSource } = {},
 ): Promise<IdentityProvider[]> {
   const file = (ports.declaredProviders ?? []).map((config) =>
-    describeIdentityProvider(config, 'config', null),
+    describeIdentityProvider(config, 'config', null, null),
   );
   if (options.source === 'config') return file;
   const stored = await ports.storage.identityProviders.list();
@@ -69,7 +76,7 @@ export async function listIdentityProviders(
  */
 export async function getIdentityProvider(ports: Ports, name: string): Promise<IdentityProvider> {
   const file = declared(ports, name);
-  if (file !== undefined) return describeIdentityProvider(file, 'config', null);
+  if (file !== undefined) return describeIdentityProvider(file, 'config', null, null);
   const record = await findStored(ports.storage, name);
   if (record === undefined) throw notFound(name);
   return describeStoredProvider(record);
@@ -79,13 +86,14 @@ export async function getIdentityProvider(ports: Ports, name: string): Promise<I
  * Stores an identity provider, its secrets sealed with the key policy's secret. A name taken in
  * any case (stored, or declared by the configuration file) is refused before the configuration
  * is checked; `options` name fields as the caller's user knows them (secrets are never quoted).
+ * A `tokenClientId` must name a client users sign in to (see {@link checkTokenClient}).
  * @throws AdminError `conflict` for a taken name; `invalid_input` naming the first bad field.
  * @example const provider = await addIdentityProvider(ports, { type: 'github', name: 'github', clientId: 'x', clientSecret: 's' });
  */
 export async function addIdentityProvider(
   ports: Ports & Pick<AdminPorts, 'clock' | 'keyPolicy'>,
   input: unknown,
-  options: Omit<DescribeIssueOptions, 'input' | 'secrets'> = {},
+  options: FieldNames = {},
 ): Promise<IdentityProvider> {
   const given = typeof input === 'object' && input !== null ? (input as { name?: unknown }).name : undefined;
   if (typeof given === 'string' && given !== '') {
@@ -97,6 +105,7 @@ export async function addIdentityProvider(
     ...options,
     secrets: IDENTITY_PROVIDER_SECRETS,
   });
+  await checkTokenClient(ports.storage, config, options);
   const now = nowOf(ports);
   const sealed = await sealProviderConfig(config, ports.keyPolicy.secret);
   const record = await refusingConflicts(
@@ -111,13 +120,145 @@ export async function addIdentityProvider(
       }),
     () => taken(config.name),
   );
-  return describeIdentityProvider(config, 'database', record.createdAt);
+  return describeIdentityProvider(config, 'database', record.createdAt, record.updatedAt);
+}
+
+/** Grant types through which a user signs in: a token client must have one of them. */
+const USER_GRANTS: ReadonlySet<GrantType> = new Set<GrantType>([
+  'authorization_code',
+  'password',
+  DEVICE_CODE_GRANT_TYPE,
+]);
+
+/**
+ * Refuses a `tokenClientId` that cannot take the tokens of a sign-in answered straight from the
+ * callback: the client must exist and be one users sign in to (an authorization code, password
+ * or device grant), not a machine client with only `client_credentials`. Checked when the
+ * provider is added or changed, not after a user went through the whole upstream sign-in.
+ * @throws AdminError `invalid_input` naming the field and the reason.
+ */
+async function checkTokenClient(
+  storage: Pick<Storage, 'clients'>,
+  config: IdentityProviderConfig,
+  options: FieldNames,
+): Promise<void> {
+  const clientId = config.tokenClientId;
+  if (clientId === undefined) return;
+  const field = options.label?.('tokenClientId') ?? 'tokenClientId';
+  const shown = JSON.stringify(clientId.slice(0, 64));
+  const client = await storage.clients.findById(clientId);
+  if (client === undefined) {
+    throw new AdminError(
+      'invalid_input',
+      'identity_provider',
+      `${field} ${shown}: there is no such client; name an existing client that users sign in to (e.g. kubectl's)`,
+    );
+  }
+  if (!client.grantTypes.some((grant) => USER_GRANTS.has(grant))) {
+    throw new AdminError(
+      'invalid_input',
+      'identity_provider',
+      `${field} ${shown}: the client has none of the grant types users sign in with (authorization_code, password, device code), so it cannot take the tokens of a sign-in`,
+    );
+  }
 }
 
 function taken(name: string): AdminError {
   return new AdminError('conflict', 'identity_provider', `identity provider ${name} already exists`, {
     key: name,
   });
+}
+
+/** Fields of a stored provider that an update cannot change: identities are keyed by the name. */
+const FIXED = ['name', 'type'] as const;
+
+/**
+ * Changes a stored provider's settings with a JSON merge patch (RFC 7396) of its configuration:
+ * fields given replace the stored ones, nested objects merge, `null` removes an optional field.
+ * The merged configuration is checked exactly as {@link addIdentityProvider} checks a new one
+ * (its token client included); a secret given (`clientSecret`, `bindPassword`) is a rotation,
+ * sealed anew, while secrets not given stay sealed as they are, never opened. The name and type
+ * stay (a patch may repeat them), so the identities linked through the provider keep working.
+ * `ifMatch` is checked against the provider's `etag` in the same transaction as the write.
+ * @throws AdminError `read_only` for a provider of the configuration file; `not_found`;
+ * `precondition_failed` for a stale `ifMatch`; `invalid_input` naming the first bad field.
+ * @example const provider = await updateIdentityProvider(ports, 'corp', { clientSecret: 'rotated' }, { ifMatch: etag });
+ */
+export async function updateIdentityProvider(
+  ports: Ports & Pick<AdminPorts, 'clock' | 'keyPolicy'>,
+  name: string,
+  patch: unknown,
+  options: FieldNames & { ifMatch?: string | undefined } = {},
+): Promise<IdentityProvider> {
+  if (declared(ports, name) !== undefined) throw fromFile('read_only', name.toLowerCase());
+  const label = (path: string) => options.label?.(path) ?? (path || 'the change');
+  if (!isObject(patch)) {
+    throw new AdminError(
+      'invalid_input',
+      'identity_provider',
+      `${label('')} must be a JSON object of the fields to change`,
+    );
+  }
+  return ports.storage.transaction(async (tx) => {
+    const record = await findStored(tx, name);
+    if (record === undefined) throw notFound(name);
+    checkIfMatch(options.ifMatch, describeStoredProvider(record).etag, 'identity_provider', record.name);
+    for (const field of FIXED) {
+      const value = patch[field];
+      if (value !== undefined && (typeof value !== 'string' || value.toLowerCase() !== record[field])) {
+        throw new AdminError(
+          'invalid_input',
+          'identity_provider',
+          `${label(field)} cannot be changed (identities are linked by the provider's name and type): remove the provider and add a new one instead`,
+        );
+      }
+    }
+    const rotated = new Set(IDENTITY_PROVIDER_SECRETS.filter((field) => typeof patch[field] === 'string'));
+    // Secrets kept are checked as present, not by their sealed text (longer than a secret may be).
+    const base: Record<string, unknown> = { ...record.config };
+    for (const field of IDENTITY_PROVIDER_SECRETS) if (base[field] !== undefined) base[field] = 'kept';
+    const changes = Object.fromEntries(
+      Object.entries(patch).filter(([field]) => !(FIXED as readonly string[]).includes(field)),
+    );
+    const merged = mergePatch(
+      { ...base, name: record.name, type: record.type, disabled: record.disabled },
+      changes,
+    );
+    const config = parseAdminInput(IdentityProviderConfig, merged, 'identity_provider', {
+      ...options,
+      secrets: IDENTITY_PROVIDER_SECRETS,
+    });
+    await checkTokenClient(tx, config, options);
+    const sealed = await resealProviderConfig(config, record.config, rotated, ports.keyPolicy.secret);
+    // Strictly later than the last change: a server's connector cache is keyed by this stamp.
+    const at = new Date(Math.max(nowOf(ports).getTime(), record.updatedAt.getTime() + 1));
+    const updated = await tx.identityProviders.update(record.name, {
+      config: sealed,
+      disabled: config.disabled,
+      updatedAt: at,
+    });
+    if (updated === undefined) throw notFound(name);
+    return describeStoredProvider(updated);
+  });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `patch` applied to `target` (RFC 7396 §2): objects merge key by key, `null` removes a key, and
+ * anything else replaces. Built with `Object.fromEntries`, so a `__proto__` key stays a plain
+ * (and refused) field.
+ */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const merged = new Map(Object.entries(isObject(target) ? target : {}));
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) merged.delete(key);
+    else merged.set(key, mergePatch(merged.get(key), value));
+  }
+  return Object.fromEntries(merged);
 }
 
 /**

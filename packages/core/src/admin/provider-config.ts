@@ -6,6 +6,7 @@ import {
 } from '@idgate/schema';
 import { openText, sealText } from '../keys/seal.js';
 import type { IdentityProviderRecord } from '../model.js';
+import { etagOf } from './etag.js';
 
 /** What a secret field shows once stored: that it is set, never its value. */
 export const SECRET_PLACEHOLDER = '[set]';
@@ -52,6 +53,24 @@ export function sealProviderConfig(
 }
 
 /**
+ * The configuration as storage keeps it after a change: the secret fields named in `rotated`
+ * sealed anew with `secret`, every other one kept as `stored` holds it (sealed, never opened).
+ * @example const sealed = await resealProviderConfig(config, record.config, new Set(['clientSecret']), keyPolicy.secret);
+ */
+export function resealProviderConfig(
+  config: IdentityProviderConfig,
+  stored: Readonly<Record<string, unknown>>,
+  rotated: ReadonlySet<string>,
+  secret: string,
+): Promise<Record<string, unknown>> {
+  return mapSecrets(config, (value, field) =>
+    rotated.has(field) && typeof value === 'string'
+      ? sealText(value, secret, contextOf(config.name, field))
+      : stored[field],
+  );
+}
+
+/**
  * The configuration of a stored provider, its secrets opened and the whole validated again. The
  * record's columns win over what the JSON says: its name, its type and whether it is disabled.
  * @throws Error naming the provider when a secret cannot be opened or the configuration is not valid.
@@ -79,26 +98,31 @@ export function describeStoredProvider(record: IdentityProviderRecord): Identity
     checkStored(record, hideSecrets(record.config)),
     'database',
     record.createdAt,
+    record.updatedAt,
   );
 }
 
 /**
  * A provider as listed (`IdentityProvider`): its configuration with every secret field replaced by
- * `"[set]"`.
- * @example describeIdentityProvider(config, 'config', null)
+ * `"[set]"`, and its `etag` over every other field (`updatedAt` included, so that a rotated
+ * secret, which shows only as `"[set]"`, changes it too).
+ * @example describeIdentityProvider(config, 'config', null, null)
  */
 export function describeIdentityProvider(
   config: IdentityProviderConfig,
   source: IdentityProviderSource,
   createdAt: Date | null,
+  updatedAt: Date | null,
 ): IdentityProvider {
-  return IdentityProvider.parse({
+  const fields = {
     name: config.name,
     type: config.type,
     source,
     config: hideSecrets(config),
     createdAt: createdAt?.toISOString() ?? null,
-  });
+    updatedAt: updatedAt?.toISOString() ?? null,
+  };
+  return IdentityProvider.parse({ ...fields, etag: etagOf(fields) });
 }
 
 /** `config` with the record's columns, validated. */

@@ -10,6 +10,15 @@ export interface IdentityProviderRepository {
   list(): Promise<IdentityProviderRecord[]>;
   /** Returns the updated record, or undefined when there is none. */
   setDisabled(name: string, disabled: boolean, at: Date): Promise<IdentityProviderRecord | undefined>;
+  /**
+   * Replaces the configuration (secrets sealed) and the disabled flag; the name, the type and the
+   * identities linked through the provider stay. Returns the updated record, or undefined when
+   * there is none.
+   */
+  update(
+    name: string,
+    changes: Pick<IdentityProviderRecord, 'config' | 'disabled' | 'updatedAt'>,
+  ): Promise<IdentityProviderRecord | undefined>;
   /** Removes the provider and every identity linked through it; false when there was none. */
   remove(name: string): Promise<boolean>;
 }

@@ -51,6 +51,14 @@ export function createMemoryFederationRepositories(tables: () => FederationTable
         provider.updatedAt = new Date(at);
         return copy(provider);
       },
+      async update(name, changes) {
+        const provider = tables().identityProviders.get(name.toLowerCase());
+        if (provider === undefined) return undefined;
+        provider.config = copy(changes.config);
+        provider.disabled = changes.disabled;
+        provider.updatedAt = new Date(changes.updatedAt);
+        return copy(provider);
+      },
       async remove(name) {
         const { identityProviders, linkedIdentities } = tables();
         const folded = name.toLowerCase();

@@ -11,8 +11,9 @@ import {
   removeIdentityProvider,
   sealProviderConfig,
   setIdentityProviderDisabled,
+  updateIdentityProvider,
 } from '../../src/index.js';
-import { SECRET } from '../helpers.js';
+import { client, SECRET } from '../helpers.js';
 import { adminPorts, rejection } from './ports.js';
 
 const GITHUB = { type: 'github', name: 'github', clientId: 'Iv1.x', clientSecret: 'github-plain-secret' };
@@ -176,5 +177,128 @@ describe('disabling, enabling and removing identity providers', () => {
     expect(await rejection(setIdentityProviderDisabled(ports, 'nope', false))).toMatchObject({
       code: 'not_found',
     });
+  });
+});
+
+describe('changing an identity provider', () => {
+  const OIDC = {
+    type: 'oidc',
+    name: 'corp',
+    issuer: 'https://sso.example.com',
+    clientId: 'idgate',
+    clientSecret: 'first-plain-secret',
+    claims: { groups: 'roles' },
+  };
+  const stored = async (ports: ReturnType<typeof adminPorts>, name: string) => {
+    const record = await ports.storage.identityProviders.findByName(name);
+    if (record === undefined) throw new Error(`no provider ${name}`);
+    return record;
+  };
+
+  it('merges the patch, rotates a secret given and keeps the others sealed as they were', async () => {
+    const ports = adminPorts();
+    const added = await addIdentityProvider(ports, { ...OIDC, displayName: 'Corp' });
+    expect(added.config.scopes).toEqual(['openid', 'profile', 'email', 'groups']);
+    ports.clock.advance(60);
+    const updated = await updateIdentityProvider(
+      ports,
+      'Corp',
+      { clientSecret: 'rotated-plain-secret', claims: { username: 'email' }, displayName: null },
+      { ifMatch: added.etag },
+    );
+    expect(updated.etag).not.toBe(added.etag);
+    expect(updated.updatedAt).toBe('2026-11-21T10:01:00.000Z');
+    expect(updated.config).toMatchObject({
+      clientSecret: '[set]',
+      claims: { username: 'email', groups: 'roles' },
+    });
+    expect(updated.config.displayName).toBeUndefined();
+    const opened = await openProviderConfig(await stored(ports, 'corp'), SECRET);
+    expect(opened).toMatchObject({ clientSecret: 'rotated-plain-secret', issuer: 'https://sso.example.com' });
+    expect(JSON.stringify(await stored(ports, 'corp'))).not.toContain('rotated-plain-secret');
+
+    await addIdentityProvider(ports, LDAP);
+    const before = (await stored(ports, 'corp-ldap')).config.bindPassword;
+    await updateIdentityProvider(ports, 'corp-ldap', { userSearch: { filter: '(mail={username})' } });
+    const after = await stored(ports, 'corp-ldap');
+    expect(after.config.bindPassword).toBe(before);
+    expect(await openProviderConfig(after, SECRET)).toMatchObject({
+      bindPassword: 'ldap-plain-password',
+      userSearch: { baseDn: 'ou=people,dc=example,dc=com', filter: '(mail={username})' },
+    });
+  });
+
+  it('moves the change stamp even within one millisecond, so that cached connectors are rebuilt', async () => {
+    const ports = adminPorts();
+    await addIdentityProvider(ports, GITHUB);
+    const first = await updateIdentityProvider(ports, 'github', { displayName: 'GitHub' });
+    const second = await updateIdentityProvider(ports, 'github', { clientSecret: 'again' });
+    expect(first.updatedAt).toBe('2026-11-21T10:00:00.001Z');
+    expect(second.updatedAt).toBe('2026-11-21T10:00:00.002Z');
+    expect(second.etag).not.toBe(first.etag);
+  });
+
+  it('keeps the identities linked through the provider', async () => {
+    const ports = adminPorts();
+    await addIdentityProvider(ports, GITHUB);
+    await createUser(ports, CreateUserInput.parse({ username: 'alice' }));
+    await linkIdentity(ports, { username: 'alice', provider: 'github', subject: '7' });
+    await updateIdentityProvider(ports, 'github', {
+      clientSecret: 'rotated',
+      name: 'GitHub',
+      type: 'github',
+    });
+    expect(await ports.storage.identities.find('github', '7')).toMatchObject({ subject: '7' });
+  });
+
+  it('refuses a stale If-Match, a new name or type, and a bad merged field, changing nothing', async () => {
+    const ports = adminPorts();
+    const added = await addIdentityProvider(ports, OIDC);
+    await updateIdentityProvider(ports, 'corp', { displayName: 'Corp' });
+    expect(await rejection(updateIdentityProvider(ports, 'corp', {}, { ifMatch: added.etag }))).toMatchObject(
+      {
+        code: 'precondition_failed',
+      },
+    );
+    const refusals: Array<[unknown, string]> = [
+      [{ name: 'corp2' }, 'name cannot be changed'],
+      [{ type: 'github' }, 'type cannot be changed'],
+      [{ issuer: 'not a url' }, 'issuer'],
+      [{ clientSecret: null }, 'clientSecret is required'],
+      [{ bogus: 1 }, 'unknown field bogus'],
+      [JSON.parse('{"__proto__": {"x": 1}}'), 'unknown field __proto__'],
+      [['displayName'], 'must be a JSON object'],
+    ];
+    for (const [patch, message] of refusals) {
+      const error = await rejection(updateIdentityProvider(ports, 'corp', patch));
+      expect(error).toMatchObject({ code: 'invalid_input' });
+      expect(error.message).toContain(message);
+    }
+    expect(
+      JSON.stringify(await rejection(updateIdentityProvider(ports, 'corp', { clientSecret: '' }))),
+    ).not.toContain('first-plain-secret');
+    expect((await getIdentityProvider(ports, 'corp')).config.displayName).toBe('Corp');
+  });
+
+  it('checks the token client as adding does: it must exist and take user sign-ins', async () => {
+    const ports = adminPorts();
+    await ports.storage.clients.create(client({ clientId: 'kubectl', grantTypes: ['authorization_code'] }));
+    await ports.storage.clients.create(client({ clientId: 'robot', grantTypes: ['client_credentials'] }));
+    const missing = await rejection(addIdentityProvider(ports, { ...GITHUB, tokenClientId: 'nope' }));
+    expect(missing).toMatchObject({ code: 'invalid_input' });
+    expect(missing.message).toContain('tokenClientId "nope": there is no such client');
+    await addIdentityProvider(ports, { ...GITHUB, tokenClientId: 'kubectl' });
+    const machine = await rejection(updateIdentityProvider(ports, 'github', { tokenClientId: 'robot' }));
+    expect(machine.message).toContain('tokenClientId "robot": the client has none of the grant types');
+    const removed = await updateIdentityProvider(ports, 'github', { tokenClientId: null });
+    expect(removed.config.tokenClientId).toBeUndefined();
+  });
+
+  it('refuses providers of the configuration file and unknown names', async () => {
+    const ports = adminPorts({ declaredProviders: [DECLARED] });
+    expect(await rejection(updateIdentityProvider(ports, 'GL-File', { displayName: 'x' }))).toMatchObject({
+      code: 'read_only',
+    });
+    expect(await rejection(updateIdentityProvider(ports, 'nope', {}))).toMatchObject({ code: 'not_found' });
   });
 });

@@ -37,7 +37,7 @@ describe('upstream OpenID Connect sign-in', () => {
       nonce: NONCE,
       code_challenge: 'c'.repeat(43),
       code_challenge_method: 'S256',
-      scope: 'openid profile email',
+      scope: 'openid profile email groups',
     });
   });
 

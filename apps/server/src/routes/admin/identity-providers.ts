@@ -6,37 +6,56 @@ import {
   listUserIdentities,
   removeIdentityProvider,
   setIdentityProviderDisabled,
+  updateIdentityProvider,
 } from '@idgate/core';
-import { IdentityProvider, IdentityProviderConfig, LinkedIdentity } from '@idgate/schema';
+import {
+  IdentityProvider,
+  IdentityProviderConfig,
+  IdentityProviderPatch,
+  LinkedIdentity,
+  type ProblemCode,
+} from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { ResponseDoc } from '../../http/route-doc.js';
 import { adminScope } from './scope.js';
 
 const BASE = '/admin/v1/identity-providers';
-
-type Named = { Params: { name: string } };
-
-const NameParams = z.object({ name: z.string().describe('the identity provider name, in any case') });
-const PROVIDER = {
-  description: 'the identity provider (secret fields show as "[set]")',
-  json: IdentityProvider,
-};
-const NOT_FOUND = {
-  description: 'there is no such identity provider',
-  problem: ['identity_provider_not_found'],
-} as const;
-const READ_ONLY = {
-  description: 'the provider is declared in the configuration file, and read-only',
-  problem: ['identity_provider_read_only'],
-} as const;
 const TAGS = ['identity-providers'];
 
+type Named = { Params: { name: string }; Headers: { 'if-match'?: string } };
+
+const NAMED = z.object({
+  name: z.string().describe('the provider name, in any case'),
+});
+const PROVIDER: ResponseDoc = {
+  description: 'the identity provider (secret fields shown as "[set]")',
+  json: IdentityProvider,
+  headers: { ETag: 'its version, for If-Match on PATCH' },
+};
+const problem = (description: string, ...codes: ProblemCode[]): ResponseDoc => ({
+  description,
+  problem: codes,
+});
+const NOT_FOUND = problem('there is no such provider', 'identity_provider_not_found');
+const READ_ONLY = problem(
+  'the provider is declared in the configuration file: change it there',
+  'identity_provider_read_only',
+);
+const INVALID = problem(
+  'the configuration is not valid: the detail names the first bad field (a token client must exist and take user sign-ins)',
+  'invalid_identity_provider',
+  'invalid_body',
+);
+
 /**
- * The admin REST API of identity providers, under `/admin/v1`: list, read, create, disable,
- * enable and delete providers, and list a user's linked identities. Every route needs an API key
- * with the `admin` scope; errors are RFC 9457 problems; nothing answered is ever cached, and no
- * answer ever carries a secret (secret fields show as `"[set]"`). Providers declared in the
- * configuration file are listed (source `config`) but read-only: they win a name clash.
+ * The admin REST API of identity providers, under `/admin/v1`: list, read, create, change,
+ * disable, enable and delete providers, and list a user's linked identities. Every route needs
+ * an API key with the `admin` scope; errors are RFC 9457 problems; nothing answered is ever
+ * cached, and no answer ever carries a secret (secret fields show as `"[set]"`). Providers
+ * declared in the configuration file are listed (source `config`) but read-only: they win a
+ * name clash. A provider's view carries its `etag`, also sent as the `ETag` header; `PATCH`
+ * honours `If-Match`.
  */
 export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise<void> {
   const { admin } = app.idgate;
@@ -46,10 +65,11 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     BASE,
     route({
       operationId: 'listIdentityProviders',
-      summary: "List identity providers: the configuration file's (source config), then the database's",
+      summary: 'List identity providers',
+      description: "Those of the configuration file (source `config`) first, then the database's, by name.",
       tags: TAGS,
       responses: {
-        200: { description: 'the providers', json: z.object({ items: z.array(IdentityProvider) }) },
+        200: { description: 'every identity provider', json: z.object({ items: z.array(IdentityProvider) }) },
       },
     }),
     async () => ({ items: await listIdentityProviders(admin) }),
@@ -61,33 +81,76 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
       operationId: 'getIdentityProvider',
       summary: 'An identity provider',
       tags: TAGS,
-      params: NameParams,
+      params: NAMED,
       responses: { 200: PROVIDER, 404: NOT_FOUND },
     }),
-    (request) => getIdentityProvider(admin, request.params.name),
+    async (request, reply) => {
+      const provider = await getIdentityProvider(admin, request.params.name);
+      return reply.header('ETag', provider.etag).send(provider);
+    },
   );
 
   app.post(
     BASE,
     route({
       operationId: 'createIdentityProvider',
-      summary: 'Add an identity provider (secrets are stored sealed)',
+      summary: 'Add an identity provider',
+      description: 'Its secrets (`clientSecret`, `bindPassword`) are stored sealed and never shown again.',
       tags: TAGS,
-      body: { json: IdentityProviderConfig },
+      body: { json: IdentityProviderConfig, required: true },
       responses: {
-        201: { ...PROVIDER, headers: { Location: 'the URL of the provider' } },
-        400: {
-          description: 'a field is not valid: the detail names it',
-          problem: ['invalid_identity_provider'],
+        201: {
+          ...PROVIDER,
+          headers: { ...PROVIDER.headers, Location: 'the URL of the new provider' },
         },
-        409: { description: 'the name is taken, in any case', problem: ['identity_provider_exists'] },
+        400: INVALID,
+        409: problem(
+          'the name is taken, in any case (also by a provider of the configuration file)',
+          'identity_provider_exists',
+        ),
       },
     }),
     async (request, reply) => {
       const refused = requireJson(request, reply, 'an identity provider');
       if (refused !== undefined) return refused;
       const provider = await addIdentityProvider(admin, request.body, { label: (path) => path || 'body' });
-      return reply.status(201).header('Location', `${root}${BASE}/${provider.name}`).send(provider);
+      return reply
+        .status(201)
+        .header('Location', `${root}${BASE}/${provider.name}`)
+        .header('ETag', provider.etag)
+        .send(provider);
+    },
+  );
+
+  app.patch<Named>(
+    `${BASE}/:name`,
+    route({
+      operationId: 'updateIdentityProvider',
+      summary: "Change an identity provider's settings",
+      description:
+        'A JSON merge patch (RFC 7396) of the configuration: fields given replace the stored ones, nested ' +
+        'objects merge, `null` removes an optional field; the result is checked as a new provider is. ' +
+        'A secret given is a rotation (stored sealed, never shown). `name` and `type` cannot change, so ' +
+        'the identities linked through the provider keep working. Honours `If-Match`.',
+      tags: TAGS,
+      params: NAMED,
+      body: { json: IdentityProviderPatch, required: true },
+      responses: {
+        200: PROVIDER,
+        400: INVALID,
+        404: NOT_FOUND,
+        409: READ_ONLY,
+        412: problem('If-Match does not name the current version', 'precondition_failed'),
+      },
+    }),
+    async (request, reply) => {
+      const refused = requireJson(request, reply, 'a change of an identity provider');
+      if (refused !== undefined) return refused;
+      const provider = await updateIdentityProvider(admin, request.params.name, request.body, {
+        label: (path) => path || 'body',
+        ifMatch: request.headers['if-match'],
+      });
+      return reply.header('ETag', provider.etag).send(provider);
     },
   );
 
@@ -99,14 +162,16 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
       `${BASE}/:name/${verb}`,
       route({
         operationId: `${verb}IdentityProvider`,
-        summary: `${disabled ? 'Disable' : 'Enable'} an identity provider`,
+        summary: disabled
+          ? 'Stop offering an identity provider for sign-in'
+          : 'Offer a disabled identity provider again',
         tags: TAGS,
-        params: NameParams,
+        params: NAMED,
         responses: { 200: PROVIDER, 404: NOT_FOUND, 409: READ_ONLY },
       }),
-      async (request) => {
+      async (request, reply) => {
         const { provider } = await setIdentityProviderDisabled(admin, request.params.name, disabled);
-        return provider;
+        return reply.header('ETag', provider.etag).send(provider);
       },
     );
   }
@@ -117,7 +182,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
       operationId: 'deleteIdentityProvider',
       summary: 'Delete an identity provider and every identity linked through it',
       tags: TAGS,
-      params: NameParams,
+      params: NAMED,
       responses: { 204: { description: 'deleted' }, 404: NOT_FOUND, 409: READ_ONLY },
     }),
     async (request, reply) => {
@@ -131,11 +196,14 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     route({
       operationId: 'listUserIdentities',
       summary: "A user's linked external identities",
-      tags: ['identities'],
+      tags: ['users'],
       params: z.object({ username: z.string() }),
       responses: {
-        200: { description: 'the identities', json: z.object({ items: z.array(LinkedIdentity) }) },
-        404: { description: 'there is no such user', problem: ['user_not_found'] },
+        200: {
+          description: 'the identities, by provider then subject',
+          json: z.object({ items: z.array(LinkedIdentity) }),
+        },
+        404: problem('there is no such user', 'user_not_found'),
       },
     }),
     async (request) => {

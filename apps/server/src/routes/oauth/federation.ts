@@ -125,6 +125,9 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
             'the sign-in request has expired or was started in another browser',
           );
         pending = interaction.id;
+      } else {
+        // Answered as tokens: refuse now, not after the user went through the upstream sign-in.
+        await tokenClientOf(provider);
       }
       const name = provider.config.name;
       const begun = await transactions.begin(reply, name, pending);
@@ -208,6 +211,24 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
+  /** The client a sign-in answered as tokens (not continuing an authorization request) is issued to. */
+  async function tokenClientOf(provider: ResolvedProvider) {
+    const clientId = provider.config.tokenClientId ?? idgate.config.federation.tokenClientId;
+    if (clientId === undefined) {
+      throw new OAuthProtocolError(
+        'invalid_request',
+        `${provider.config.name} is set up for browser sign-in only: configure tokenClientId to answer tokens`,
+      );
+    }
+    const client = await idgate.storage.clients.findById(clientId);
+    if (client === undefined)
+      throw new OAuthProtocolError(
+        'invalid_request',
+        `the token client ${clientId.slice(0, 64)} does not exist`,
+      );
+    return client;
+  }
+
   async function signedIn(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -252,19 +273,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
       );
     }
 
-    const clientId = provider.config.tokenClientId ?? idgate.config.federation.tokenClientId;
-    if (clientId === undefined) {
-      throw new OAuthProtocolError(
-        'invalid_request',
-        `${provider.config.name} is set up for browser sign-in only: configure tokenClientId to answer tokens`,
-      );
-    }
-    const client = await idgate.storage.clients.findById(clientId);
-    if (client === undefined)
-      throw new OAuthProtocolError(
-        'invalid_request',
-        `the token client ${clientId.slice(0, 64)} does not exist`,
-      );
+    const client = await tokenClientOf(provider);
     const tokens = await issueFederatedTokens(user, client, tokenEndpointContext(idgate, request));
     return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(tokens);
   }

@@ -66,6 +66,20 @@ export function createIdentityProviderRepository(ctx: RepositoryContext): Identi
       return row && toProvider(row);
     },
 
+    async update(name, changes) {
+      const row = await db
+        .updateTable('identity_providers')
+        .set({
+          config: JSON.stringify(changes.config),
+          disabled: toFlag(changes.disabled),
+          updated_at: toMs(changes.updatedAt),
+        })
+        .where('name', '=', fold(name))
+        .returningAll()
+        .executeTakeFirst();
+      return row && toProvider(row);
+    },
+
     async remove(name) {
       const folded = fold(name);
       return inOneTransaction(async (trx) => {
