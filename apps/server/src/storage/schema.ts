@@ -90,6 +90,12 @@ export interface GrantsTable {
   created_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /** The identity provider a federated grant came from; null for others (and the next three). */
+  upstream_provider: string | null;
+  upstream_subject: string | null;
+  upstream_validated_at: number | null;
+  /** The connector's upstream tokens, sealed with the server secret. */
+  upstream_state: string | null;
 }
 
 export interface AuthorizationCodesTable {

@@ -1,4 +1,4 @@
-import type { GrantRecord, GrantRepository } from '@idgate/core';
+import type { GrantRecord, GrantRepository, GrantUpstream } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { GrantsTable } from '../schema.js';
 import {
@@ -56,8 +56,19 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
         created_at: toMs(grant.createdAt),
         expires_at: toMs(grant.expiresAt),
         revoked_at: toMsOrNull(grant.revokedAt),
+        ...upstreamColumns(grant.upstream ?? null),
       });
       return toGrant(row);
+    },
+
+    async updateUpstream(id, upstream, previous) {
+      const result = await db
+        .updateTable('grants')
+        .set(upstreamColumns(upstream))
+        .where('id', '=', id)
+        .where('upstream_validated_at', '=', toMs(previous))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
     },
 
     async findById(id) {
@@ -86,5 +97,23 @@ function toGrant(row: Selectable<GrantsTable>): GrantRecord {
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
     revokedAt: toDateOrNull(row.revoked_at),
+    upstream:
+      row.upstream_provider === null || row.upstream_subject === null || row.upstream_validated_at === null
+        ? null
+        : {
+            provider: row.upstream_provider,
+            subject: row.upstream_subject,
+            validatedAt: toDate(row.upstream_validated_at),
+            sealedState: row.upstream_state,
+          },
+  };
+}
+
+function upstreamColumns(upstream: GrantUpstream | null) {
+  return {
+    upstream_provider: upstream?.provider ?? null,
+    upstream_subject: upstream?.subject ?? null,
+    upstream_validated_at: upstream === null ? null : toMs(upstream.validatedAt),
+    upstream_state: upstream?.sealedState ?? null,
   };
 }
