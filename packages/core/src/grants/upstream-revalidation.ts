@@ -107,6 +107,8 @@ export async function revalidateUpstream(
     return 'unavailable';
   }
   const { identity } = answer;
+  // Whatever the connector checked: an answer about someone else never vouches for this grant.
+  if (identity.subject !== upstream.subject) return 'gone';
   // As a sign-in records it: the identity's username, email and groups as the provider gives them now.
   if ((await context.storage.identities.find(upstream.provider, upstream.subject)) !== undefined) {
     await context.storage.identities.recordSignIn(upstream.provider, upstream.subject, {
