@@ -14,7 +14,7 @@ import {
 import * as m0001 from '../../src/storage/migrations/0001_initial.js';
 import { TABLES } from '../../src/storage/schema.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { newApiKey, newClient, newUser } from './fixtures.js';
+import { newApiKey, newClient, newGrant, newUser } from './fixtures.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -51,6 +51,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0005_users_email',
       '0006_device_authorizations',
       '0007_clusters',
+      '0013_grant_upstream',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -93,6 +94,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         '0005_users_email',
         '0006_device_authorizations',
         '0007_clusters',
+        '0013_grant_upstream',
       ],
     });
     const storage = createSqlStorage(database);
@@ -109,7 +111,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       await migrateToLatest(database);
       // As if the process died after 0002's first steps: its record is gone, its column and tables stay
       // (and 0003, which cannot have run before 0002 finished, is not recorded either).
-      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters', '0013_grant_upstream')`.execute(
         database.db,
       );
       await sql`drop table login_attempts`.execute(database.db);
@@ -121,6 +123,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
           '0005_users_email',
           '0006_device_authorizations',
           '0007_clusters',
+          '0013_grant_upstream',
         ],
       });
       expect(await database.db.selectFrom('login_attempts').selectAll().execute()).toEqual([]);
@@ -133,7 +136,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters', '0013_grant_upstream')`.execute(
         database.db,
       );
       await sql`drop table login_transactions`.execute(database.db);
@@ -144,6 +147,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
           '0005_users_email',
           '0006_device_authorizations',
           '0007_clusters',
+          '0013_grant_upstream',
         ],
       });
       expect(await database.db.selectFrom('login_transactions').selectAll().execute()).toEqual([]);
@@ -156,12 +160,12 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0006_device_authorizations', '0007_clusters', '0013_grant_upstream')`.execute(
         database.db,
       );
       await sql`drop index device_authorizations_user_code_unique`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: ['0006_device_authorizations', '0007_clusters'],
+        applied: ['0006_device_authorizations', '0007_clusters', '0013_grant_upstream'],
       });
       const storage = createSqlStorage(database);
       const record = {
@@ -190,14 +194,33 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
   );
 
   it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0013_grant_upstream (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after the first two columns.
+      await sql`delete from kysely_migration where name = '0013_grant_upstream'`.execute(database.db);
+      await sql`alter table grants drop column upstream_state`.execute(database.db);
+      await sql`alter table grants drop column upstream_validated_at`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0013_grant_upstream'] });
+      const upstream = { provider: 'corp', subject: 's', validatedAt: new Date(1000), sealedState: 'v1.a.b' };
+      const storage = createSqlStorage(database);
+      await storage.grants.create({ ...newGrant(), upstream });
+      expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(upstream);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
     'finishes a half-applied 0007_clusters (SQLite runs it outside a transaction)',
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
       // As if the process died after the first column: the table and that column stay.
-      await sql`delete from kysely_migration where name = '0007_clusters'`.execute(database.db);
+      await sql`delete from kysely_migration where name in ('0007_clusters', '0013_grant_upstream')`.execute(
+        database.db,
+      );
       await sql`alter table authorization_codes drop column resource`.execute(database.db);
-      expect(await migrateToLatest(database)).toEqual({ applied: ['0007_clusters'] });
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0007_clusters', '0013_grant_upstream'] });
       const storage = createSqlStorage(database);
       await storage.apiKeys.create(newApiKey({ cluster: { name: 'prod', audience: 'kubernetes:prod' } }));
       expect((await storage.apiKeys.list())[0]?.cluster).toEqual({

@@ -122,6 +122,7 @@ export function newGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     createdAt: at('2026-01-01T10:00:00.000Z'),
     expiresAt: at('2026-01-31T10:00:00.000Z'),
     revokedAt: null,
+    upstream: null,
     ...overrides,
   };
 }
