@@ -156,6 +156,20 @@ describe.each(testDatabaseUrls())(
       expect(await groupsOf(tokens.access_token)).toBe('not authenticated');
     });
 
+    it('two concurrent refreshes of one token when a re-check is due: one asks upstream, both succeed', async () => {
+      setAccount('u-5', ['engineering']);
+      const tokens = await signInAs('u-5');
+      setAccount('u-5', ['platform']);
+      clock.advance(INTERVAL_MS + 1000);
+      const tokensBefore = tokenRequests();
+      const [a, b] = await Promise.all([refresh(tokens.refresh_token), refresh(tokens.refresh_token)]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      expect(tokenRequests()).toBe(tokensBefore + 1);
+      expect((await grantOf(tokens.access_token))?.revokedAt).toBeNull();
+      const next = (await b.json()) as { access_token: string };
+      expect((await a.json()).refresh_token).toEqual((next as { refresh_token?: string }).refresh_token);
+    });
+
     it('keeps the grant when the upstream is unreachable, answering from current data, and warns once', async () => {
       setAccount('u-4', ['engineering']);
       const tokens = await signInAs('u-4');
