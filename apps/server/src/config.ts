@@ -161,6 +161,11 @@ const ConfigSchema = z.strictObject({
     .strictObject({
       /** The client that tokens answered straight from a callback are issued to, unless the provider names one. */
       tokenClientId: z.string().min(1).optional(),
+      /**
+       * Seconds between re-checks of a federated grant's identity at its provider, on refresh
+       * (groups, email, whether the person still exists there); 0 never re-checks.
+       */
+      revalidateInterval: z.coerce.number().int().min(0).max(31_536_000).default(900),
     })
     .prefault({}),
   cache: z
@@ -219,6 +224,7 @@ const ENV: Record<string, string[]> = {
   IDGATE_LOG_LEVEL: ['log', 'level'],
   IDGATE_TRUST_PROXY: ['trustProxy'],
   IDGATE_BODY_LIMIT: ['bodyLimit'],
+  IDGATE_UPSTREAM_REVALIDATE_INTERVAL: ['federation', 'revalidateInterval'],
 };
 
 /** Every `IDGATE_*` variable the server reads, with the config path it sets. */

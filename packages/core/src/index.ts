@@ -127,6 +127,9 @@ export {
   type ExternalIdentity,
   type PasswordConnector,
   type RedirectConnector,
+  type RefreshConnector,
+  recheckOutcome,
+  type UpstreamRecheck,
 } from './connectors/types.js';
 export type { UpstreamOptions } from './connectors/upstream.js';
 export {
@@ -183,6 +186,13 @@ export { refreshSuccessorKey, refreshTokenGrant } from './grants/refresh-token.j
 export { type GrantRevocationContext, publishGrantRevocations, revokeGrant } from './grants/revoke-grant.js';
 export { handleTokenRequest, TOKEN_ENDPOINT_GRANT_TYPES } from './grants/token-endpoint.js';
 export {
+  grantUpstream,
+  revalidateUpstream,
+  sealUpstreamState,
+  type UpstreamRevalidation,
+  type UpstreamRevalidationContext,
+} from './grants/upstream-revalidation.js';
+export {
   grantsRefreshToken,
   issueUserTokens,
   openGrant,
@@ -216,6 +226,7 @@ export type {
   DeviceAuthorizationRecord,
   DeviceAuthorizationStatus,
   GrantRecord,
+  GrantUpstream,
   IdentityProviderRecord,
   InteractionRecord,
   LinkedIdentityRecord,

@@ -134,6 +134,23 @@ export interface GrantRecord {
   lastUsedAt?: Date | null;
   /** The caller's address at that request. */
   lastUsedAddress?: string | null;
+  /** The external identity the grant came from, re-checked on refresh; absent or null for none. */
+  upstream?: GrantUpstream | null;
+}
+
+/** The external identity behind a grant, as its refreshes re-check it upstream. */
+export interface GrantUpstream {
+  /** The identity provider's (lower-case) name. */
+  provider: string;
+  /** The identity's subject at the provider. */
+  subject: string;
+  /** When the upstream last vouched for the identity (the sign-in, then each re-check). */
+  validatedAt: Date;
+  /**
+   * The connector's upstream state (its upstream tokens), sealed with the server secret (see
+   * `sealUpstreamState`); null when the connector keeps none and so cannot re-check.
+   */
+  sealedState: string | null;
 }
 
 /** PKCE methods (RFC 7636 §4.2). */

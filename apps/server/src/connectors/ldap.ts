@@ -1,6 +1,11 @@
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import { ConnectorError, type ExternalIdentity, type PasswordConnector } from '@idgate/core';
+import {
+  ConnectorError,
+  type ExternalIdentity,
+  type PasswordConnector,
+  type UpstreamRecheck,
+} from '@idgate/core';
 import type { LdapProviderConfig } from '@idgate/schema';
 import {
   BusyError,
@@ -141,8 +146,76 @@ export function createLdapConnector(
     return [...new Set(names)].sort();
   }
 
+  /** Binds as idgate's service account, when one is configured. */
+  async function bindService(client: LdapClient): Promise<void> {
+    if (config.bindDn !== undefined && config.bindPassword !== undefined) {
+      await client.bind(config.bindDn, config.bindPassword).catch((error: unknown) => {
+        throw failure(error, "the directory refused idgate's service account");
+      });
+    }
+  }
+
+  /** The identity of a found entry, its groups searched for. */
+  async function identityOf(client: LdapClient, entry: Entry, username: string): Promise<ExternalIdentity> {
+    const directoryUsername = values(entry, userSearch.usernameAttribute)[0] ?? username;
+    return {
+      subject: subjectOf(entry, userSearch.idAttribute),
+      username: directoryUsername,
+      email: values(entry, userSearch.emailAttribute)[0] ?? null,
+      // A directory attribute is whatever was typed into it: nobody proved the user receives
+      // mail there, so it must not link accounts by email.
+      emailVerified: false,
+      displayName: values(entry, userSearch.nameAttribute)[0] ?? null,
+      groups: await searchGroups(client, entry.dn, directoryUsername),
+      // What a re-check searches for again; no password is ever kept.
+      upstreamState: JSON.stringify({ username: directoryUsername }),
+    };
+  }
+
   return {
     kind: 'password',
+
+    /**
+     * The user search again as the service account (no password: the person is not there), and
+     * the group search. No entry, several, or one with another id means the directory no longer
+     * knows the person (deleted, or the user search's filter now excludes them); any failure to
+     * ask is `unavailable`, never `gone`.
+     */
+    async refresh({ subject, state }): Promise<UpstreamRecheck> {
+      let username: unknown;
+      try {
+        username = (JSON.parse(state) as { username?: unknown } | null)?.username;
+      } catch {
+        username = undefined;
+      }
+      if (typeof username !== 'string' || username === '')
+        return { status: 'unavailable', reason: 'no directory username was kept' };
+      try {
+        const client = await open();
+        try {
+          await bindService(client);
+          const entries = await searchUsers(client, username);
+          const entry = entries[0];
+          if (entries.length !== 1 || entry === undefined || entry.dn === '')
+            return {
+              status: 'gone',
+              reason: `no single entry under ${userSearch.baseDn} matches the user search`,
+            };
+          const identity = await identityOf(client, entry, username);
+          if (identity.subject !== subject)
+            return { status: 'gone', reason: 'the entry matching the user search has another id' };
+          return { status: 'valid', identity };
+        } finally {
+          await close(client);
+        }
+      } catch (error) {
+        return {
+          status: 'unavailable',
+          reason: failure(error, 'the directory refused the re-check').message,
+        };
+      }
+    },
+
     async authenticate(username, password, { onRefusal = () => {} } = {}) {
       // An empty password makes the bind an unauthenticated one, which directories may accept as
       // anonymous (RFC 4513 §5.1.2): it would "succeed" for anyone's DN.
@@ -157,11 +230,7 @@ export function createLdapConnector(
 
       const client = await open();
       try {
-        if (config.bindDn !== undefined && config.bindPassword !== undefined) {
-          await client.bind(config.bindDn, config.bindPassword).catch((error: unknown) => {
-            throw failure(error, "the directory refused idgate's service account");
-          });
-        }
+        await bindService(client);
         const entries = await searchUsers(client, username);
         const entry = entries[0];
         // Ambiguous: never pick one of several entries, or a password would sign in as someone else.
@@ -180,18 +249,7 @@ export function createLdapConnector(
           return null;
         }
 
-        const directoryUsername = values(entry, userSearch.usernameAttribute)[0] ?? username;
-        const identity: ExternalIdentity = {
-          subject: subjectOf(entry, userSearch.idAttribute),
-          username: directoryUsername,
-          email: values(entry, userSearch.emailAttribute)[0] ?? null,
-          // A directory attribute is whatever was typed into it: nobody proved the user receives
-          // mail there, so it must not link accounts by email.
-          emailVerified: false,
-          displayName: values(entry, userSearch.nameAttribute)[0] ?? null,
-          groups: await searchGroups(client, entry.dn, directoryUsername),
-        };
-        return identity;
+        return await identityOf(client, entry, username);
       } finally {
         await close(client);
       }

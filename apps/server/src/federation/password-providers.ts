@@ -1,6 +1,7 @@
 import {
   ConnectorError,
   type ExternalPasswordCheck,
+  grantUpstream,
   mapExternalIdentity,
   OAuthProtocolError,
 } from '@idgate/core';
@@ -40,6 +41,9 @@ export async function externalPasswordCheck(
     }
     if (identity === null) return { ok: false, failure: 'invalid_credentials' };
     const mapped = await mapExternalIdentity(identity, mappingPolicy(provider), idgate);
-    return mapped.ok ? { ok: true, user: mapped.user } : { ok: false, failure: mapped.reason };
+    if (!mapped.ok) return { ok: false, failure: mapped.reason };
+    const now = new Date(idgate.clock.now());
+    const upstream = await grantUpstream(provider.config.name, identity, idgate.secret, now);
+    return { ok: true, user: mapped.user, upstream };
   };
 }

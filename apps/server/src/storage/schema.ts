@@ -93,6 +93,12 @@ export interface GrantsTable {
   /** Null for grants older than migration 0009. */
   last_used_at: number | null;
   last_used_address: string | null;
+  /** The identity provider a federated grant came from; null for others (and the next three). */
+  upstream_provider: string | null;
+  upstream_subject: string | null;
+  upstream_validated_at: number | null;
+  /** The connector's upstream tokens, sealed with the server secret. */
+  upstream_state: string | null;
 }
 
 export interface AuthorizationCodesTable {

@@ -25,6 +25,8 @@ export interface UpstreamOidc {
   accounts: Map<string, UpstreamAccount>;
   /** Who the next interaction signs in; `null` makes it answer `access_denied`. */
   nextAccount: string | null;
+  /** Every request the upstream received, as `METHOD /path`. */
+  requests: string[];
   stop(): Promise<void>;
 }
 
@@ -32,6 +34,8 @@ export async function startUpstreamOidc(options: {
   redirectUris: string[];
   clientId?: string;
   clientSecret?: string;
+  /** Issue refresh tokens to idgate's client (for re-validation on refresh). */
+  refreshTokens?: boolean;
 }): Promise<UpstreamOidc> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
@@ -44,7 +48,7 @@ export async function startUpstreamOidc(options: {
         client_id: clientId,
         client_secret: clientSecret,
         redirect_uris: options.redirectUris,
-        grant_types: ['authorization_code'],
+        grant_types: options.refreshTokens ? ['authorization_code', 'refresh_token'] : ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',
       },
@@ -64,6 +68,8 @@ export async function startUpstreamOidc(options: {
     },
     scopes: ['openid', 'profile', 'email', 'groups'],
     conformIdTokenClaims: false,
+    // Without offline_access in the scope: idgate asks the upstream for what its provider config says.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     features: { devInteractions: { enabled: false }, introspection: { enabled: true } },
     pkce: { required: () => true },
     cookies: { keys: ['upstream-cookie-key-0123456789abcdef'] },
@@ -89,10 +95,12 @@ export async function startUpstreamOidc(options: {
     provider,
     accounts,
     nextAccount: null,
+    requests: [],
     stop: async () => {},
   };
   const callback = provider.callback();
   const server: Server = createServer(async (req, res) => {
+    upstream.requests.push(`${req.method} ${new URL(req.url ?? '/', issuer).pathname}`);
     if (!req.url?.startsWith('/interaction/')) return callback(req, res);
     try {
       const details = await provider.interactionDetails(req, res);

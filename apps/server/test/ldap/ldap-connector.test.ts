@@ -57,6 +57,8 @@ describe('LDAP connector against slapd', () => {
       emailVerified: false,
       displayName: 'Alice Liddell',
       groups: ['admins', 'devs'],
+      // What a refresh searches for again; never the password.
+      upstreamState: JSON.stringify({ username: 'alice' }),
     });
     // A search connection (manager bind) and a fresh one for the user's bind, both closed.
     expect(clients.map((client) => client.binds)).toEqual([[slapd.managerDn], [userDn('alice')]]);

@@ -53,6 +53,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0006_device_authorizations',
       '0007_clusters',
       '0009_session_activity',
+      '0013_grant_upstream',
       '0014_login_attempt_origin',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
@@ -169,6 +170,25 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
   );
 
   it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0013_grant_upstream (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after the first two columns.
+      await sql`delete from kysely_migration where name >= ${'0013_grant_upstream'}`.execute(database.db);
+      await sql`alter table grants drop column upstream_state`.execute(database.db);
+      await sql`alter table grants drop column upstream_validated_at`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({
+        applied: MIGRATION_NAMES.filter((m) => m >= '0013_grant_upstream'),
+      });
+      const upstream = { provider: 'corp', subject: 's', validatedAt: new Date(1000), sealedState: 'v1.a.b' };
+      const storage = createSqlStorage(database);
+      await storage.grants.create({ ...newGrant(), upstream });
+      expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(upstream);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
     'finishes a half-applied 0007_clusters (SQLite runs it outside a transaction)',
     async () => {
       const database = await fresh(create);
@@ -194,10 +214,12 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       const database = await fresh(create);
       await migrateToLatest(database);
       // As if the process died after the first columns: they stay, the index is missing.
-      await sql`delete from kysely_migration where name = '0009_session_activity'`.execute(database.db);
+      await sql`delete from kysely_migration where name >= ${'0009_session_activity'}`.execute(database.db);
       await sql`drop index grants_user_created_idx`.execute(database.db);
       await sql`alter table grants drop column last_used_address`.execute(database.db);
-      expect(await migrateToLatest(database)).toEqual({ applied: ['0009_session_activity'] });
+      expect(await migrateToLatest(database)).toEqual({
+        applied: MIGRATION_NAMES.filter((m) => m >= '0009_session_activity'),
+      });
       const storage = createSqlStorage(database);
       const grant = await storage.grants.create(
         newGrant({ lastUsedAt: new Date(5), lastUsedAddress: '192.0.2.1' }),

@@ -124,6 +124,7 @@ export function newGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     revokedAt: null,
     lastUsedAt: null,
     lastUsedAddress: null,
+    upstream: null,
     ...overrides,
   };
 }

@@ -19,6 +19,33 @@ describe.each(testDatabaseUrls())('grants on $name', (kind) => {
     expect(await storage.grants.findById('missing')).toBeUndefined();
   });
 
+  it('keeps the upstream identity of a federated grant and replaces it only by compare-and-set', async () => {
+    const { storage } = fixture();
+    const upstream = {
+      provider: 'corp',
+      subject: 'u-100',
+      validatedAt: at('2026-01-01T10:00:00.000Z'),
+      sealedState: 'v1.aXY.c2VhbGVk',
+    };
+    await storage.grants.create(newGrant({ upstream }));
+    expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(upstream);
+
+    const checked = { ...upstream, validatedAt: at('2026-01-01T10:15:00.000Z') };
+    const results = await Promise.all([
+      storage.grants.updateUpstream('g-1', checked, upstream.validatedAt),
+      storage.grants.updateUpstream('g-1', checked, upstream.validatedAt),
+    ]);
+    expect(results.sort()).toEqual([false, true]);
+    const rotated = { ...checked, sealedState: 'v1.aXY.cm90YXRlZA' };
+    expect(await storage.grants.updateUpstream('g-1', rotated, upstream.validatedAt)).toBe(false);
+    expect(await storage.grants.updateUpstream('g-1', rotated, checked.validatedAt)).toBe(true);
+    expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(rotated);
+    // A grant without an upstream is never given one by a re-check.
+    await storage.grants.create(newGrant({ id: 'g-2' }));
+    expect(await storage.grants.updateUpstream('g-2', checked, upstream.validatedAt)).toBe(false);
+    expect(await storage.grants.updateUpstream('missing', checked, upstream.validatedAt)).toBe(false);
+  });
+
   it('rejects a duplicate id with an id conflict', async () => {
     const { storage } = fixture();
     await storage.grants.create(newGrant());

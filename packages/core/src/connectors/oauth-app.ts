@@ -4,6 +4,7 @@ import {
   type ConnectorFailure,
   type ExternalIdentity,
   type RedirectConnector,
+  recheckOutcome,
 } from './types.js';
 import type { Upstream } from './upstream.js';
 
@@ -52,7 +53,7 @@ export function oauthAppConnector(upstream: Upstream, app: OAuthApp): RedirectCo
     },
 
     async exchangeCode({ code, redirectUri, codeVerifier }) {
-      const accessToken = await exchange(upstream, app.tokenEndpoint, code, codeVerifier, {
+      const token = await exchange(upstream, app.tokenEndpoint, [code, codeVerifier], {
         ...app.tokenParameters,
         client_id: app.clientId,
         client_secret: app.clientSecret,
@@ -61,7 +62,8 @@ export function oauthAppConnector(upstream: Upstream, app: OAuthApp): RedirectCo
         code_verifier: codeVerifier,
       });
       // A token the upstream has just issued and then refuses is its failure, not a bad presented token.
-      return app.loadIdentity(accessToken, 'upstream_error');
+      const identity = await app.loadIdentity(token.accessToken, 'upstream_error');
+      return { ...identity, upstreamState: stateOf(token, redirectUri) };
     },
 
     async identityFromAccessToken({ accessToken, tokenType }) {
@@ -71,23 +73,95 @@ export function oauthAppConnector(upstream: Upstream, app: OAuthApp): RedirectCo
           `Only ${upstream.name} bearer tokens are accepted`,
         );
       }
-      return app.loadIdentity(accessToken, 'invalid_upstream_token');
+      const identity = await app.loadIdentity(accessToken, 'invalid_upstream_token');
+      return { ...identity, upstreamState: stateOf({ accessToken }, undefined) };
+    },
+
+    /**
+     * The user API again: with the upstream refresh token (GitLab, GitHub apps with expiring
+     * tokens) after a refresh grant, else with the kept access token. A refused refresh token, an
+     * access token the API no longer takes (401), a missing user (404) or a lost membership of an
+     * allowed organization or group means the person is gone.
+     */
+    async refresh({ subject, state }) {
+      const kept = parseState(state);
+      if (kept === undefined) return { status: 'unavailable', reason: 'no upstream token was kept' };
+      return recheckOutcome(subject, async () => {
+        let token: UpstreamToken = { accessToken: kept.accessToken ?? '' };
+        if (kept.refreshToken !== undefined) {
+          token = await exchange(
+            upstream,
+            app.tokenEndpoint,
+            [kept.refreshToken],
+            {
+              ...app.tokenParameters,
+              client_id: app.clientId,
+              client_secret: app.clientSecret,
+              grant_type: 'refresh_token',
+              refresh_token: kept.refreshToken,
+              ...(kept.redirectUri === undefined ? {} : { redirect_uri: kept.redirectUri }),
+            },
+            'refresh',
+          );
+        }
+        const identity = await app.loadIdentity(token.accessToken, 'invalid_upstream_token');
+        return { ...identity, upstreamState: stateOf(token, kept.redirectUri) };
+      });
     },
   };
 }
 
+/** What a token answer gave: the bearer token and, when the upstream issues one, a refresh token. */
+interface UpstreamToken {
+  accessToken: string;
+  refreshToken?: string | undefined;
+}
+
+/** The kept upstream state: the refresh token (and the redirect URI GitLab wants with it) or the access token. */
+function stateOf(token: UpstreamToken, redirectUri: string | undefined): string {
+  return JSON.stringify(
+    token.refreshToken === undefined
+      ? { accessToken: token.accessToken }
+      : { refreshToken: token.refreshToken, redirectUri },
+  );
+}
+
+function parseState(
+  state: string,
+): { accessToken?: string; refreshToken?: string; redirectUri?: string } | undefined {
+  try {
+    const parsed = JSON.parse(state) as Record<string, unknown> | null;
+    const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+    const accessToken = text(parsed?.accessToken);
+    const refreshToken = text(parsed?.refreshToken);
+    const redirectUri = text(parsed?.redirectUri);
+    if (accessToken === undefined && refreshToken === undefined) return undefined;
+    return {
+      ...(accessToken === undefined ? {} : { accessToken }),
+      ...(refreshToken === undefined ? {} : { refreshToken }),
+      ...(redirectUri === undefined ? {} : { redirectUri }),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Refusals of a refresh token that mean it is no longer good (GitHub says `bad_refresh_token`). */
+const REFRESH_TOKEN_REFUSED = ['invalid_grant', 'bad_refresh_token'];
+
 /**
- * The code exchange (RFC 6749 §4.1.3), answering the bearer access token. An answer carrying
- * `error` is a refusal whatever its status: GitHub refuses with 200.
+ * The code exchange (RFC 6749 §4.1.3) or a refresh (§6), answering the bearer access token and
+ * the refresh token, if any. An answer carrying `error` is a refusal whatever its status: GitHub
+ * refuses with 200. A refused refresh token is `invalid_upstream_token`; any other refusal of a
+ * refresh (a wrong client secret) says nothing about the person: `upstream_unavailable`.
  */
 async function exchange(
   upstream: Upstream,
   endpoint: string,
-  code: string,
-  codeVerifier: string,
+  secrets: string[],
   form: Record<string, string>,
-): Promise<string> {
-  const secrets = [code, codeVerifier];
+  purpose: 'sign-in' | 'refresh' = 'sign-in',
+): Promise<UpstreamToken> {
   const answer = await upstream.fetch(endpoint, {
     method: 'POST',
     headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
@@ -100,7 +174,13 @@ async function exchange(
   const refusal = OAuthError.safeParse(body);
   if (answer.status !== 200 || refusal.success) {
     const detail = upstream.detail(refusal.data, secrets);
-    throw upstream.error('upstream_error', `${upstream.name} refused the sign-in${detail}`);
+    if (purpose === 'sign-in')
+      throw upstream.error('upstream_error', `${upstream.name} refused the sign-in${detail}`);
+    const gone = REFRESH_TOKEN_REFUSED.includes(refusal.data?.error ?? '');
+    throw upstream.error(
+      gone ? 'invalid_upstream_token' : 'upstream_unavailable',
+      `${upstream.name} refused ${gone ? 'the refresh token' : "idgate's refresh request"}${detail}`,
+    );
   }
   const token = upstream.parse(body, 'token', UpstreamTokenResponse, secrets);
   if (token.token_type.toLowerCase() !== 'bearer' || !BEARER_TOKEN.test(token.access_token))
@@ -108,5 +188,9 @@ async function exchange(
       'invalid_upstream_response',
       `${upstream.name} issued a token of an unexpected type`,
     );
-  return token.access_token;
+  const refreshToken = (body as { refresh_token?: unknown }).refresh_token;
+  return {
+    accessToken: token.access_token,
+    ...(typeof refreshToken === 'string' && refreshToken !== '' ? { refreshToken } : {}),
+  };
 }

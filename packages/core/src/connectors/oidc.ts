@@ -5,6 +5,7 @@ import {
   type ConnectorFailure,
   type ExternalIdentity,
   type RedirectConnector,
+  recheckOutcome,
 } from './types.js';
 import { redact, Upstream, type UpstreamOptions } from './upstream.js';
 
@@ -14,8 +15,11 @@ interface Step {
   what: string;
   /** An answer that does not check out, as in "sent a token response that does not verify". */
   unexpected: string;
-  /** An answer other than 200, with the upstream's OAuth error (or the status) as `detail`. */
-  refused: (detail: string, status: number) => [ConnectorFailure, string];
+  /**
+   * An answer other than 200, with the upstream's OAuth error (or the status) as `detail`, and
+   * its `error` code when it sent one.
+   */
+  refused: (detail: string, status: number, error: string | undefined) => [ConnectorFailure, string];
 }
 
 function claimString(claims: Record<string, unknown>, name: string): string | null {
@@ -27,6 +31,19 @@ function claimGroups(claims: Record<string, unknown>, name: string): string[] {
   const value = claims[name];
   if (typeof value === 'string') return [value];
   return Array.isArray(value) ? value.filter((g): g is string => typeof g === 'string' && g !== '') : [];
+}
+
+/** The upstream state of an OIDC identity: its refresh token. */
+const stateOf = (refreshToken: string) => JSON.stringify({ refreshToken });
+
+function refreshTokenOf(state: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(state);
+    const token = (parsed as { refreshToken?: unknown } | null)?.refreshToken;
+    return typeof token === 'string' && token !== '' ? token : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The issuer as configured, and the same with its trailing slash added or taken away. */
@@ -78,7 +95,7 @@ export function createOidcConnector(
       if (error instanceof ConnectorError) throw error;
       if (status !== undefined && status !== 200) {
         const said = error instanceof oauth.ResponseBodyError ? error : undefined;
-        const [failure, message] = step.refused(upstream.detail(said, secrets), status);
+        const [failure, message] = step.refused(upstream.detail(said, secrets), status, said?.error);
         throw upstream.error(failure, message, error, secrets);
       }
       const code = error instanceof oauth.OperationProcessingError ? error.code : undefined;
@@ -242,9 +259,60 @@ export function createOidcConnector(
       const claims = oauth.getValidatedIdTokenClaims(tokens);
       if (claims === undefined || claims.sub === '')
         throw new ConnectorError('invalid_upstream_response', `${name} sent an ID token without a subject`);
-      if (!config.useUserinfo) return identityFrom(claims, claims.sub);
+      // The upstream refresh token is what lets a refresh of idgate's grant ask again later.
+      const state =
+        tokens.refresh_token === undefined ? {} : { upstreamState: stateOf(tokens.refresh_token) };
+      if (!config.useUserinfo) return { ...identityFrom(claims, claims.sub), ...state };
       const info = await userinfo(as, tokens.access_token, claims.sub, 'upstream_error');
-      return identityFrom({ ...claims, ...info }, claims.sub);
+      return { ...identityFrom({ ...claims, ...info }, claims.sub), ...state };
+    },
+
+    /**
+     * The upstream's refresh grant (RFC 6749 §6) with the stored refresh token, then the claims of
+     * the new ID token (and userinfo, when configured or when no ID token came back). A refused
+     * refresh token (`invalid_grant`) or a userinfo 401 means the upstream no longer knows the
+     * person; other refusals (a wrong client secret) say nothing about them.
+     */
+    async refresh({ subject, state }) {
+      const refreshToken = refreshTokenOf(state);
+      if (refreshToken === undefined) return { status: 'unavailable', reason: 'no upstream refresh token' };
+      return recheckOutcome(subject, async () => {
+        const as = await discover();
+        const step: Step = {
+          what: 'token',
+          unexpected: `${name} sent a refresh response that does not verify`,
+          refused: (detail, _status, error) =>
+            error === 'invalid_grant'
+              ? ['invalid_upstream_token', `${name} refused the refresh token${detail}`]
+              : ['upstream_unavailable', `${name} refused idgate's refresh request${detail}`],
+        };
+        const tokens = await exchange(
+          step,
+          [refreshToken],
+          () =>
+            oauth.refreshTokenGrantRequest(
+              as,
+              client,
+              clientAuth(as.token_endpoint_auth_methods_supported),
+              refreshToken,
+              http,
+            ),
+          async (answer) => {
+            const result = await oauth.processRefreshTokenResponse(as, client, answer);
+            if (result.id_token !== undefined)
+              await oauth.validateApplicationLevelSignature(as, answer, http);
+            return result;
+          },
+        );
+        const claims = oauth.getValidatedIdTokenClaims(tokens);
+        if (claims !== undefined && claims.sub !== subject)
+          throw new ConnectorError('invalid_upstream_token', `${name} refreshed another subject`);
+        const rotated = { upstreamState: stateOf(tokens.refresh_token ?? refreshToken) };
+        if (claims !== undefined && !config.useUserinfo)
+          return { ...identityFrom(claims, subject), ...rotated };
+        const info = await userinfo(as, tokens.access_token, subject, 'invalid_upstream_token');
+        return { ...identityFrom({ ...claims, ...info }, subject), ...rotated };
+      });
     },
 
     async identityFromAccessToken({ accessToken, tokenType }) {

@@ -13,6 +13,54 @@ export interface ExternalIdentity {
   displayName: string | null;
   /** Group names as the provider gives them (org, org:team, group path, LDAP cn). */
   groups: string[];
+  /**
+   * What the connector needs to check this identity upstream again later (see
+   * {@link RefreshConnector}): upstream tokens, so a secret; stored only sealed. Absent when the
+   * connector cannot check again (no upstream refresh token was issued).
+   */
+  upstreamState?: string | undefined;
+}
+
+/**
+ * What an upstream said when asked again about an identity (on refresh of a grant):
+ * - `valid`: the identity as it is now (with `upstreamState` when the upstream rotated tokens);
+ * - `gone`: the upstream no longer knows the person (refresh token refused, user API 401/404,
+ *   directory entry gone) or its allow-list now excludes them;
+ * - `unavailable`: the upstream could not be asked (network, timeout, 5xx): nothing is known.
+ */
+export type UpstreamRecheck =
+  | { status: 'valid'; identity: ExternalIdentity }
+  | { status: 'gone'; reason: string }
+  | { status: 'unavailable'; reason: string };
+
+/**
+ * A connector that can check an identity again without the person, as Dex's refresh connectors
+ * do: `state` is the `upstreamState` of the sign-in (or of the last check).
+ */
+export interface RefreshConnector {
+  refresh?(request: { subject: string; state: string }): Promise<UpstreamRecheck>;
+}
+
+/**
+ * The outcome of a re-check that ran `check`: a connector failure meaning the upstream could not
+ * answer (unreachable, or an answer that does not parse) is `unavailable`; any other refusal, or
+ * an identity with another subject, is `gone`.
+ * @example return recheckOutcome(subject, () => loadIdentity(accessToken, 'invalid_upstream_token'));
+ */
+export async function recheckOutcome(
+  subject: string,
+  check: () => Promise<ExternalIdentity>,
+): Promise<UpstreamRecheck> {
+  try {
+    const identity = await check();
+    if (identity.subject !== subject)
+      return { status: 'gone', reason: 'the upstream answered for another subject' };
+    return { status: 'valid', identity };
+  } catch (error) {
+    if (!(error instanceof ConnectorError)) throw error;
+    const unavailable = error.code === 'upstream_unavailable' || error.code === 'invalid_upstream_response';
+    return { status: unavailable ? 'unavailable' : 'gone', reason: error.message };
+  }
 }
 
 /** Why a connector could not produce an identity: the codes of {@link ConnectorError}. */
@@ -68,7 +116,7 @@ export class ConnectorError extends IdgateError<ConnectorFailure> {
 }
 
 /** A provider the browser is redirected to (OIDC, GitHub, GitLab). */
-export interface RedirectConnector {
+export interface RedirectConnector extends RefreshConnector {
   readonly kind: 'redirect';
   /** The upstream authorization URL for one sign-in. */
   authorizationUrl(request: {
@@ -97,7 +145,7 @@ export interface RedirectConnector {
 }
 
 /** A provider that checks a username and password itself (LDAP). */
-export interface PasswordConnector {
+export interface PasswordConnector extends RefreshConnector {
   readonly kind: 'password';
   /**
    * The identity, or null for an unknown user or a wrong password (never told apart to the

@@ -1,5 +1,5 @@
 import type { KeyRing } from '../keys/key-ring.js';
-import type { ClientRecord, UserRecord } from '../model.js';
+import type { ClientRecord, GrantRecord, GrantUpstream, UserRecord } from '../model.js';
 import type {
   AuthorizationCodeRepository,
   DeviceAuthorizationRepository,
@@ -10,12 +10,19 @@ import type { Clock } from '../ports/runtime.js';
 import type { RevocationRepository, UserRepository } from '../ports/storage.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 import type { PasswordLoginContext, PasswordLoginFailure } from '../users/authenticate.js';
+import type { UpstreamRevalidation } from './upstream-revalidation.js';
 
-/** A username/password check at an external provider, mapped to a local user. */
+/**
+ * A username/password check at an external provider, mapped to a local user; `upstream` is what
+ * the grant it opens keeps to re-check the identity on refresh.
+ */
 export type ExternalPasswordCheck = (
   username: string,
   password: string,
-) => Promise<{ ok: true; user: UserRecord } | { ok: false; failure: PasswordLoginFailure | 'not_linked' }>;
+) => Promise<
+  | { ok: true; user: UserRecord; upstream?: GrantUpstream }
+  | { ok: false; failure: PasswordLoginFailure | 'not_linked' }
+>;
 
 /** Lifetimes the grants work with, in seconds. */
 export interface GrantLifetimes {
@@ -72,4 +79,10 @@ export interface TokenEndpointContext {
    * every re-presentation is reuse.
    */
   refreshReuse?: { windowSeconds: number; successorKey: CryptoKey };
+  /**
+   * Re-checks a federated grant's identity upstream when due (see `revalidateUpstream`); a
+   * refresh of a grant whose upstream answers `gone` is refused and the grant revoked. Omitted:
+   * never re-checked.
+   */
+  revalidate?: (grant: GrantRecord) => Promise<UpstreamRevalidation>;
 }

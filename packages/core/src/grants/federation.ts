@@ -1,5 +1,5 @@
 import type { TokenResponse } from '@idgate/schema';
-import type { ClientRecord, UserRecord } from '../model.js';
+import type { ClientRecord, GrantUpstream, UserRecord } from '../model.js';
 import { USER_SCOPES } from '../scopes.js';
 import type { TokenEndpointContext } from './context.js';
 import { issueSignInTokens } from './user-tokens.js';
@@ -9,15 +9,17 @@ import { issueSignInTokens } from './user-tokens.js';
  * authorization request is waiting: a new grant of `user` to the provider's token client, with
  * every user scope the client may have, and a refresh token when that includes `offline_access`.
  * `user` is the signed-in user; the ID token describes them as tokens do (identity groups
- * included), read through `context.storage.users`.
- * @example const tokens = await issueFederatedTokens(user, tokenClient, context);
+ * included), read through `context.storage.users`. `upstream` (see `grantUpstream`) lets the
+ * grant's refreshes re-check the identity at the provider.
+ * @example const tokens = await issueFederatedTokens(user, tokenClient, context, upstream);
  */
 export async function issueFederatedTokens(
   user: UserRecord,
   client: ClientRecord,
   context: TokenEndpointContext,
+  upstream?: GrantUpstream,
 ): Promise<TokenResponse> {
   const described = (await context.storage.users.findById(user.id)) ?? user;
   const scope = USER_SCOPES.filter((s) => client.scopes.includes(s));
-  return issueSignInTokens(context, { user: described, client, scope: [...scope] });
+  return issueSignInTokens(context, { user: described, client, scope: [...scope], upstream });
 }

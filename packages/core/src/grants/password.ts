@@ -63,5 +63,6 @@ export async function passwordGrant(
     client,
     scope,
     ...(request.resource === undefined ? {} : { resource: request.resource }),
+    upstream: login.upstream,
   });
 }

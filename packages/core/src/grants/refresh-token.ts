@@ -17,7 +17,8 @@ const invalid = (description: string) => new OAuthProtocolError('invalid_grant',
  * successor has not been used yet: then it answers that same successor, so concurrent refreshes
  * of one token (two tabs, several kubectl processes) do not sign the user out.
  * The scope may be narrowed for the new access token, never widened; the new refresh token keeps
- * the grant's scope.
+ * the grant's scope. A grant from an external identity provider is re-checked upstream when due
+ * (`context.revalidate`): one the upstream no longer knows is revoked and refused.
  * @example const tokens = await refreshTokenGrant(request, client, context);
  */
 export async function refreshTokenGrant(
@@ -61,6 +62,13 @@ export async function refreshTokenGrant(
   );
   if (grant === undefined || grant.revokedAt !== null) throw invalid('the grant has been revoked');
   if (grant.expiresAt.getTime() <= clock.now()) throw invalid('the grant has expired');
+  if ((await context.revalidate?.(grant)) === 'gone') {
+    await revokeGrant(
+      { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
+      grant.id,
+    );
+    throw invalid('the identity provider no longer knows this account');
+  }
   const user = await storage.users.findById(token.userId);
   if (user === undefined || user.disabled) throw invalid('the account is not active');
 

@@ -1,5 +1,5 @@
 import type { TokenResponse } from '@idgate/schema';
-import type { ClientRecord, GrantRecord, RefreshTokenRecord, UserRecord } from '../model.js';
+import type { ClientRecord, GrantRecord, GrantUpstream, RefreshTokenRecord, UserRecord } from '../model.js';
 import { StorageConflictError } from '../ports/storage.js';
 import { tokenAudience } from '../scopes.js';
 import { generateSecret, hashSecret } from '../secrets.js';
@@ -25,7 +25,14 @@ export function grantsRefreshToken(
 /** Opens a grant for a user's sign-in. */
 export async function openGrant(
   context: TokenEndpointContext,
-  fields: { userId: string; clientId: string; scope: string[]; authTime: Date; sessionId: string | null },
+  fields: {
+    userId: string;
+    clientId: string;
+    scope: string[];
+    authTime: Date;
+    sessionId: string | null;
+    upstream?: GrantUpstream | null;
+  },
 ): Promise<GrantRecord> {
   const now = context.clock.now();
   return context.storage.grants.create({
@@ -139,7 +146,14 @@ export async function issueUserTokens(
  */
 export async function issueSignInTokens(
   context: TokenEndpointContext,
-  request: { user: UserRecord; client: ClientRecord; scope: string[]; resource?: string | string[] },
+  request: {
+    user: UserRecord;
+    client: ClientRecord;
+    scope: string[];
+    resource?: string | string[];
+    /** The external identity the sign-in went through, re-checked on refresh. */
+    upstream?: GrantUpstream | undefined;
+  },
 ): Promise<TokenResponse> {
   const { user, client, scope } = request;
   const grant = await openGrant(context, {
@@ -148,6 +162,7 @@ export async function issueSignInTokens(
     scope,
     authTime: new Date(context.clock.now()),
     sessionId: null,
+    upstream: request.upstream ?? null,
   });
   return issueUserTokens(context, {
     grant,

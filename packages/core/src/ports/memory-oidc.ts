@@ -124,6 +124,14 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
       async revoke(id, at) {
         return revokeWhere((grant) => grant.id === id, at).length > 0;
       },
+      async updateUpstream(id, upstream, previous) {
+        const grant = tables().grants.get(id);
+        const current = grant?.upstream ?? null;
+        if (grant === undefined || current === null || current.validatedAt.getTime() !== previous.getTime())
+          return false;
+        grant.upstream = copy(upstream);
+        return true;
+      },
       async revokeBySession(sessionId, at, clientId) {
         return revokeWhere(
           (grant) => grant.sessionId === sessionId && (clientId === undefined || grant.clientId === clientId),

@@ -4,6 +4,7 @@ import type {
   ConsentRecord,
   DeviceAuthorizationRecord,
   GrantRecord,
+  GrantUpstream,
   InteractionRecord,
   LoginAttemptRecord,
   RefreshTokenRecord,
@@ -22,6 +23,11 @@ export interface GrantRepository {
   revokeBySession(sessionId: string, at: Date, clientId?: string): Promise<GrantRecord[]>;
   /** Revokes every live grant of a user; returns the revoked grants. */
   revokeByUser(userId: string, at: Date): Promise<GrantRecord[]>;
+  /**
+   * Replaces a grant's upstream record only while its `validatedAt` is still `previous`
+   * (compare-and-set): of concurrent refreshes, exactly one gets true and asks the upstream.
+   */
+  updateUpstream(id: string, upstream: GrantUpstream, previous: Date): Promise<boolean>;
   /**
    * Records a token request on a grant that is not revoked (`lastUsedAt`, `lastUsedAddress`) and
    * answers the grant as it is then; undefined when there is no such grant or it is revoked.

@@ -1,5 +1,5 @@
 import type { ExternalPasswordCheck } from '../grants/context.js';
-import type { UserRecord } from '../model.js';
+import type { GrantUpstream, UserRecord } from '../model.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 import { type PasswordLoginContext, verifyUserPassword } from '../users/authenticate.js';
 
@@ -37,7 +37,7 @@ export interface PasswordSignInContext {
 
 /** The outcome of {@link signInWithPassword}. */
 export type PasswordSignIn =
-  | { ok: true; user: UserRecord }
+  | { ok: true; user: UserRecord; upstream?: GrantUpstream | undefined }
   | { ok: false; failure: Exclude<PasswordSignInFailure, 'locked'> }
   | { ok: false; failure: 'locked'; retryAfterSeconds: number; scope: 'account' | 'address' | 'client' };
 
@@ -90,5 +90,9 @@ export async function signInWithPassword(
     return { ok: false, failure: login.failure };
   }
   await context.throttle?.record({ ...attempt, userId: login.user.id, success: true, reason: null });
-  return { ok: true, user: login.user };
+  return {
+    ok: true,
+    user: login.user,
+    ...(login.upstream === undefined ? {} : { upstream: login.upstream }),
+  };
 }

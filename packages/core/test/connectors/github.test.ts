@@ -42,6 +42,8 @@ describe('GitHub sign-in', () => {
       emailVerified: true,
       displayName: 'monalisa octocat',
       groups: ['github', 'Octo-Org', 'github:justice-league', 'Octo-Org:platform-sre'],
+      // GitHub issued no refresh token: the access token is what a refresh re-checks with.
+      upstreamState: JSON.stringify({ accessToken: TOKEN }),
     });
 
     const [exchange] = upstream.requestsTo('POST /login/oauth/access_token');

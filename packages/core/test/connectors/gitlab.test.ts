@@ -80,6 +80,10 @@ describe('GitLab sign-in', () => {
       emailVerified: true,
       displayName: 'John Smith',
       groups: ['acme', 'acme/platform', 'acme/platform/infra', 'oss-friends'],
+      upstreamState: JSON.stringify({
+        refreshToken: '8257e65c97202ed1726cf9571600918f3bffb2544b26e00a61df9897668c33a1',
+        redirectUri: REDIRECT,
+      }),
     });
 
     const [exchange] = upstream.requestsTo('POST /oauth/token');

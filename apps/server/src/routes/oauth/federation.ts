@@ -1,5 +1,6 @@
 import {
   type ExternalIdentity,
+  grantUpstream,
   issueFederatedTokens,
   OAuthProtocolError,
   signInWithExternalIdentity,
@@ -274,7 +275,13 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     }
 
     const client = await tokenClientOf(provider);
-    const tokens = await issueFederatedTokens(user, client, tokenEndpointContext(idgate, request));
+    const upstream = await grantUpstream(
+      provider.config.name,
+      identity,
+      idgate.secret,
+      new Date(idgate.clock.now()),
+    );
+    const tokens = await issueFederatedTokens(user, client, tokenEndpointContext(idgate, request), upstream);
     return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(tokens);
   }
 }

@@ -1,4 +1,4 @@
-import type { TokenEndpointContext } from '@idgate/core';
+import { revalidateUpstream, type TokenEndpointContext } from '@idgate/core';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { effectiveUsers } from '../../federation/effective-users.js';
@@ -30,5 +30,22 @@ export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest
     clusterAudiences: async () => (await idgate.storage.clusters.list()).map((cluster) => cluster.audience),
     sourceAddress: request.ip,
     refreshReuse: idgate.refreshReuse,
+    revalidate: (grant) =>
+      revalidateUpstream(grant, {
+        clock: idgate.clock,
+        intervalSeconds: idgate.config.federation.revalidateInterval,
+        secret: idgate.secret,
+        storage: idgate.storage,
+        provider: async (name) => {
+          const provider = await idgate.providers.get(name);
+          return provider === undefined || provider.config.disabled ? undefined : provider;
+        },
+        // Logged once per grant per interval: the re-check is not tried again sooner.
+        onUnavailable: (grant, reason) =>
+          request.log.warn(
+            { grantId: grant.id, provider: grant.upstream?.provider, reason },
+            'identity provider unreachable on refresh; the grant keeps its current data',
+          ),
+      }),
   };
 }

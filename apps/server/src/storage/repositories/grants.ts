@@ -1,4 +1,4 @@
-import type { GrantRecord, GrantRepository } from '@idgate/core';
+import type { GrantRecord, GrantRepository, GrantUpstream } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { GrantsTable } from '../schema.js';
 import {
@@ -59,8 +59,19 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
         revoked_at: toMsOrNull(grant.revokedAt),
         last_used_at: toMsOrNull(grant.lastUsedAt ?? null),
         last_used_address: grant.lastUsedAddress ?? null,
+        ...upstreamColumns(grant.upstream ?? null),
       });
       return toGrant(row);
+    },
+
+    async updateUpstream(id, upstream, previous) {
+      const result = await db
+        .updateTable('grants')
+        .set(upstreamColumns(upstream))
+        .where('id', '=', id)
+        .where('upstream_validated_at', '=', toMs(previous))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
     },
 
     async findById(id) {
@@ -132,5 +143,23 @@ function toGrant(row: Selectable<GrantsTable>): GrantRecord {
     revokedAt: toDateOrNull(row.revoked_at),
     lastUsedAt: toDateOrNull(row.last_used_at),
     lastUsedAddress: row.last_used_address,
+    upstream:
+      row.upstream_provider === null || row.upstream_subject === null || row.upstream_validated_at === null
+        ? null
+        : {
+            provider: row.upstream_provider,
+            subject: row.upstream_subject,
+            validatedAt: toDate(row.upstream_validated_at),
+            sealedState: row.upstream_state,
+          },
+  };
+}
+
+function upstreamColumns(upstream: GrantUpstream | null) {
+  return {
+    upstream_provider: upstream?.provider ?? null,
+    upstream_subject: upstream?.subject ?? null,
+    upstream_validated_at: upstream === null ? null : toMs(upstream.validatedAt),
+    upstream_state: upstream?.sealedState ?? null,
   };
 }
