@@ -11,6 +11,8 @@ export {
   LinkIdentityInput,
   LoginAttempt,
   OAuthClient,
+  PageQuery,
+  pageOf,
   RedirectUri,
   RegisterClientInput,
   ScopeToken,
@@ -19,6 +21,15 @@ export {
   User,
   Username,
 } from './admin.js';
+export {
+  CreatedApiKey,
+  CreatedClient,
+  MAX_SECRET_GRACE_PERIOD,
+  RotateClientSecretInput,
+  RotatedClientSecret,
+  SigningKeyRotation,
+  UpdateClientInput,
+} from './admin-clients.js';
 export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
 export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
 export {

@@ -8,6 +8,7 @@ import {
   User,
 } from '@idgate/schema';
 import { signingKeyState } from '../keys/signing-key.js';
+import { etagOf } from './etag.js';
 import type {
   ApiKeyRecord,
   ClientRecord,
@@ -35,9 +36,9 @@ export function userView(user: UserRecord): User {
   });
 }
 
-/** A client without its secret hash. @example clientView(client).grantTypes */
+/** A client without its secret hashes, with its `etag`. @example clientView(client).grantTypes */
 export function clientView(client: ClientRecord): OAuthClient {
-  return OAuthClient.parse({
+  const fields = {
     clientId: client.clientId,
     name: client.name,
     public: client.public,
@@ -49,8 +50,10 @@ export function clientView(client: ClientRecord): OAuthClient {
     audiences: client.audiences,
     accessTokenTtl: client.accessTokenTtl,
     refreshTokenTtl: client.refreshTokenTtl,
+    previousSecretExpiresAt: client.previousSecretExpiresAt?.toISOString() ?? null,
     createdAt: client.createdAt.toISOString(),
-  });
+  };
+  return OAuthClient.parse({ ...fields, etag: etagOf(fields) });
 }
 
 /** @example linkedIdentityView(identity).lastLoginAt // null until the first sign-in */
@@ -77,6 +80,7 @@ export function apiKeyView(key: ApiKeyRecord): ApiKey {
     cluster: key.cluster?.name ?? null,
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    expiresAt: key.expiresAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
   });
 }

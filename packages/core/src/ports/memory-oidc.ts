@@ -121,6 +121,9 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
       async revokeByUser(userId, at) {
         return revokeWhere((grant) => grant.userId === userId, at);
       },
+      async revokeByClient(clientId, at) {
+        return revokeWhere((grant) => grant.clientId === clientId, at);
+      },
     },
     authorizationCodes: {
       async create(code) {

@@ -22,6 +22,8 @@ export interface GrantRepository {
   revokeBySession(sessionId: string, at: Date, clientId?: string): Promise<GrantRecord[]>;
   /** Revokes every live grant of a user; returns the revoked grants. */
   revokeByUser(userId: string, at: Date): Promise<GrantRecord[]>;
+  /** Revokes every live grant of a client; returns the revoked grants. */
+  revokeByClient(clientId: string, at: Date): Promise<GrantRecord[]>;
 }
 
 /** What happened when a code was presented. */

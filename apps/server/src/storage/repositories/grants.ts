@@ -25,7 +25,7 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
    * concurrently is reported by exactly one caller; returns them oldest first.
    */
   const revokeWhere = async (
-    column: 'id' | 'session_id' | 'user_id',
+    column: 'id' | 'session_id' | 'user_id' | 'client_id',
     value: string,
     at: Date,
     clientId?: string,
@@ -72,6 +72,8 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
     revokeBySession: (sessionId, at, clientId) => revokeWhere('session_id', sessionId, at, clientId),
 
     revokeByUser: (userId, at) => revokeWhere('user_id', userId, at),
+
+    revokeByClient: (clientId, at) => revokeWhere('client_id', clientId, at),
   };
 }
 
