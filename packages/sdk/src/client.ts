@@ -7,8 +7,8 @@ import {
   TokenReviewResponse,
   UserInfo,
 } from '@idgate/schema';
+import { ClientAdminMethods } from './admin-clients.js';
 import { buildAuthorizationRequest } from './authorization.js';
-import { ClusterMethods } from './clusters.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
 import { IdgateSdkError } from './errors.js';
 import { type Parser, send, type TransportOptions } from './http.js';
@@ -65,7 +65,7 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
   return new Client(transport, options.apiKey);
 }
 
-class Client extends ClusterMethods implements IdgateClient {
+class Client extends ClientAdminMethods implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
 

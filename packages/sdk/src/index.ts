@@ -16,23 +16,35 @@
 
 /** Wire types of `@idgate/schema` that the client's methods take and return (each documented there). */
 export type {
+  ApiKey,
+  CreateApiKeyInput,
+  CreatedApiKey,
+  CreatedClient,
   DeviceAuthorizationResponse,
   IdentityProvider,
   IdentityProviderConfigInput,
   IntrospectionResponse,
   Jwks,
   LinkedIdentity,
+  OAuthClient,
   OAuthError,
   OAuthErrorCode,
   Problem,
   ProblemCode,
   ProviderMetadata,
+  RegisterClientInput,
+  RotateClientSecretInput,
+  RotatedClientSecret,
+  SigningKeyInfo,
+  SigningKeyRotation,
   TokenRequest,
   TokenResponse,
   TokenReviewApiVersion,
   TokenReviewResponse,
+  UpdateClientInput,
   UserInfo,
 } from '@idgate/schema';
+export type { IdgateClientAdminMethods, Page, PageOptions } from './admin-clients.js';
 export {
   computeCodeChallenge,
   createAuthorizationRequest,

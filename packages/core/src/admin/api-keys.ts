@@ -1,4 +1,10 @@
-import { type ApiKey, CreateApiKeyInput, type CreatedApiKey, type DescribeIssueOptions, type PageQuery } from '@idgate/schema';
+import {
+  type ApiKey,
+  CreateApiKeyInput,
+  type CreatedApiKey,
+  type DescribeIssueOptions,
+  type PageQuery,
+} from '@idgate/schema';
 import { generateApiKey } from '../api-keys/api-key.js';
 import type { ApiKeyCluster, ApiKeyRecord } from '../model.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
@@ -79,7 +85,10 @@ export async function createApiKeyFromInput(
   input: unknown,
   options: Pick<DescribeIssueOptions, 'label'> = {},
 ): Promise<CreatedApiKey> {
-  const { record, key } = await createApiKey(ports, parseAdminInput(CreateApiKeyInput, input, 'api_key', options));
+  const { record, key } = await createApiKey(
+    ports,
+    parseAdminInput(CreateApiKeyInput, input, 'api_key', options),
+  );
   return { ...apiKeyView(record), key };
 }
 

@@ -13,9 +13,9 @@ import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import type { ClientRecord } from '../model.js';
 import { generateClientId, generateSecret, hashSecret } from '../secrets.js';
 import { findKubectlClient } from './clusters.js';
+import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
 import { checkIfMatch } from './etag.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.js';
-import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
 import { type AdminPorts, type ClientLifetimes, nowOf } from './ports.js';
 import { clientView } from './views.js';
 
@@ -324,9 +324,14 @@ export async function rotateClientSecret(
     const current = await tx.clients.findById(clientId);
     if (current === undefined) throw notFound(clientId);
     if (current.public || current.secretHash === null)
-      throw new AdminError('invalid_input', 'client', `client ${clientId} is public: it has no secret to rotate`, {
-        key: clientId,
-      });
+      throw new AdminError(
+        'invalid_input',
+        'client',
+        `client ${clientId} is public: it has no secret to rotate`,
+        {
+          key: clientId,
+        },
+      );
     const previousSecretExpiresAt = gracePeriod === 0 ? null : new Date(now.getTime() + gracePeriod * 1000);
     const next: ClientRecord = {
       ...current,

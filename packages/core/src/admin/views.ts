@@ -8,7 +8,6 @@ import {
   User,
 } from '@idgate/schema';
 import { signingKeyState } from '../keys/signing-key.js';
-import { etagOf } from './etag.js';
 import type {
   ApiKeyRecord,
   ClientRecord,
@@ -18,6 +17,7 @@ import type {
   SigningKeyRecord,
   UserRecord,
 } from '../model.js';
+import { etagOf } from './etag.js';
 
 // Records as the admin API and `--json` show them: the admin schemas' shapes, checked, so that no
 // hash, sealed key or other private field can slip out.

@@ -85,8 +85,7 @@ export async function authenticateClient(
   const matches = await verifySecret(secret as string, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
   // Both secrets are always compared, so that a match on either costs the same time.
   const previous = client?.previousSecretHash ?? null;
-  const previousLive =
-    previous !== null && (client?.previousSecretExpiresAt?.getTime() ?? 0) > now.getTime();
+  const previousLive = previous !== null && (client?.previousSecretExpiresAt?.getTime() ?? 0) > now.getTime();
   const matchesPrevious = await verifySecret(secret as string, previous ?? UNKNOWN_CLIENT_HASH);
   if (client === undefined || client.public || client.secretHash === null) throw invalidClient();
   if (!matches && !(previousLive && matchesPrevious)) throw invalidClient();

@@ -116,7 +116,9 @@ export function createMemoryStorage(): Storage {
         const rest =
           after === undefined
             ? sorted
-            : sorted.filter((c) => byCreationThenId(c, { createdAt: after.createdAt, clientId: after.clientId }) > 0);
+            : sorted.filter(
+                (c) => byCreationThenId(c, { createdAt: after.createdAt, clientId: after.clientId }) > 0,
+              );
         return copy(rest.slice(0, limit));
       },
       async update(client) {
@@ -157,7 +159,8 @@ export function createMemoryStorage(): Storage {
       async listPage(limit, after) {
         const key = (k: { createdAt: Date; id: string }) => ({ createdAt: k.createdAt, clientId: k.id });
         const sorted = [...tables.apiKeys.values()].sort((a, b) => byCreationThenId(key(a), key(b)));
-        const rest = after === undefined ? sorted : sorted.filter((k) => byCreationThenId(key(k), key(after)) > 0);
+        const rest =
+          after === undefined ? sorted : sorted.filter((k) => byCreationThenId(key(k), key(after)) > 0);
         return copy(rest.slice(0, limit));
       },
       async revoke(idOrPrefix, at) {

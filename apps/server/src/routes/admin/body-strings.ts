@@ -14,11 +14,16 @@ export function refuseControlCharacters(body: unknown, object: AdminObject, path
     if (CONTROL.test(body))
       throw new AdminError('invalid_input', object, `${path || 'body'}: must not contain control characters`);
   } else if (Array.isArray(body)) {
-    body.forEach((item, index) => refuseControlCharacters(item, object, `${path}[${index}]`));
+    for (const [index, item] of body.entries()) refuseControlCharacters(item, object, `${path}[${index}]`);
   } else if (typeof body === 'object' && body !== null) {
     for (const [key, value] of Object.entries(body)) {
       const field = path === '' ? key : `${path}.${key}`;
-      if (CONTROL.test(key)) throw new AdminError('invalid_input', object, `${path || 'body'}: a field name holds a control character`);
+      if (CONTROL.test(key))
+        throw new AdminError(
+          'invalid_input',
+          object,
+          `${path || 'body'}: a field name holds a control character`,
+        );
       refuseControlCharacters(value, object, field);
     }
   }
