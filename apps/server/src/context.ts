@@ -44,6 +44,8 @@ export interface AppContext {
   readonly throttle: LoginThrottle;
   /** The key ring in force now. */
   keys(): KeyRing;
+  /** Reloads the key ring from storage (after this process rotated the keys). */
+  reloadKeys(): Promise<unknown>;
 }
 
 /** A context and how to stop what it started. */
@@ -116,6 +118,7 @@ export async function createAppContext(
       services.clock,
     ),
     keys: () => services.keys(),
+    reloadKeys: () => services.reloadKeys(),
   };
   const report = options.onPurge ?? (() => {});
   const purge = startPurgeJob(services, config.maintenance.purgeInterval, {

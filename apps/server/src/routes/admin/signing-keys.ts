@@ -42,6 +42,11 @@ export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void>
       tags: TAGS,
       responses: { 200: { description: 'the new key and the retired kids', json: SigningKeyRotation } },
     }),
-    async () => rotateSigningKeys(admin),
+    async () => {
+      const rotation = await rotateSigningKeys(admin);
+      // This server publishes the new key before it answers; others follow the change feed.
+      await app.idgate.reloadKeys();
+      return rotation;
+    },
   );
 }
