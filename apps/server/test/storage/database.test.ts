@@ -51,6 +51,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0005_users_email',
       '0006_device_authorizations',
       '0007_clusters',
+      '0010_client_secrets',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -93,12 +94,15 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         '0005_users_email',
         '0006_device_authorizations',
         '0007_clusters',
+        '0010_client_secrets',
       ],
     });
     const storage = createSqlStorage(database);
     expect(await storage.clients.findById(before.clientId)).toStrictEqual({
       ...before,
       postLogoutRedirectUris: [],
+      previousSecretHash: null,
+      previousSecretExpiresAt: null,
     });
   });
 
@@ -109,7 +113,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       await migrateToLatest(database);
       // As if the process died after 0002's first steps: its record is gone, its column and tables stay
       // (and 0003, which cannot have run before 0002 finished, is not recorded either).
-      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters', '0010_client_secrets')`.execute(
         database.db,
       );
       await sql`drop table login_attempts`.execute(database.db);
@@ -121,6 +125,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
           '0005_users_email',
           '0006_device_authorizations',
           '0007_clusters',
+          '0010_client_secrets',
         ],
       });
       expect(await database.db.selectFrom('login_attempts').selectAll().execute()).toEqual([]);
@@ -133,7 +138,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters', '0010_client_secrets')`.execute(
         database.db,
       );
       await sql`drop table login_transactions`.execute(database.db);
@@ -144,6 +149,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
           '0005_users_email',
           '0006_device_authorizations',
           '0007_clusters',
+          '0010_client_secrets',
         ],
       });
       expect(await database.db.selectFrom('login_transactions').selectAll().execute()).toEqual([]);
@@ -156,12 +162,12 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0006_device_authorizations', '0007_clusters', '0010_client_secrets')`.execute(
         database.db,
       );
       await sql`drop index device_authorizations_user_code_unique`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: ['0006_device_authorizations', '0007_clusters'],
+        applied: ['0006_device_authorizations', '0007_clusters', '0010_client_secrets'],
       });
       const storage = createSqlStorage(database);
       const record = {
@@ -190,14 +196,32 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
   );
 
   it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0010_client_secrets (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after the client columns: they stay, the API key column is missing.
+      await sql`delete from kysely_migration where name = '0010_client_secrets'`.execute(database.db);
+      await sql`alter table api_keys drop column expires_at`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0010_client_secrets'] });
+      const storage = createSqlStorage(database);
+      const expiresAt = new Date(Date.UTC(2030, 0, 1));
+      await storage.apiKeys.create(newApiKey({ expiresAt }));
+      expect((await storage.apiKeys.list())[0]?.expiresAt).toEqual(expiresAt);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
     'finishes a half-applied 0007_clusters (SQLite runs it outside a transaction)',
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
       // As if the process died after the first column: the table and that column stay.
-      await sql`delete from kysely_migration where name = '0007_clusters'`.execute(database.db);
+      await sql`delete from kysely_migration where name in ('0007_clusters', '0010_client_secrets')`.execute(
+        database.db,
+      );
       await sql`alter table authorization_codes drop column resource`.execute(database.db);
-      expect(await migrateToLatest(database)).toEqual({ applied: ['0007_clusters'] });
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0007_clusters', '0010_client_secrets'] });
       const storage = createSqlStorage(database);
       await storage.apiKeys.create(newApiKey({ cluster: { name: 'prod', audience: 'kubernetes:prod' } }));
       expect((await storage.apiKeys.list())[0]?.cluster).toEqual({
