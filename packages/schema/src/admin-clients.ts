@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { ApiKey, GrantType, OAuthClient, RedirectUri, ScopeToken, SigningKeyInfo } from './admin.js';
+import {
+  ApiKey,
+  GrantType,
+  OAuthClient,
+  RedirectUri,
+  type RegisterClientInput,
+  ScopeToken,
+  SigningKeyInfo,
+} from './admin.js';
 
 const Timestamp = z.iso.datetime({ offset: true });
 
@@ -79,3 +87,16 @@ export type CreatedApiKey = z.infer<typeof CreatedApiKey>;
  */
 export const SigningKeyRotation = z.object({ created: SigningKeyInfo, retired: z.array(z.string()) });
 export type SigningKeyRotation = z.infer<typeof SigningKeyRotation>;
+
+/**
+ * What a caller sends to register a client: {@link RegisterClientInput} before its defaults are
+ * filled in (every field but `name` may be left out).
+ * @example const request: RegisterClientRequest = { name: 'CI' };
+ */
+export type RegisterClientRequest = z.input<typeof RegisterClientInput>;
+
+/**
+ * What a caller sends to rotate a client secret: `gracePeriod` may be left out (0).
+ * @example const request: RotateClientSecretRequest = { gracePeriod: 3600 };
+ */
+export type RotateClientSecretRequest = z.input<typeof RotateClientSecretInput>;

@@ -4,8 +4,8 @@ import {
   CreatedApiKey,
   CreatedClient,
   OAuthClient,
-  type RegisterClientInput,
-  type RotateClientSecretInput,
+  type RegisterClientRequest,
+  type RotateClientSecretRequest,
   RotatedClientSecret,
   SigningKeyInfo,
   SigningKeyRotation,
@@ -57,7 +57,7 @@ export interface IdgateClientAdminMethods {
    * `clientSecret` is answered only this once. Never retried.
    * @example const { clientId, clientSecret } = await admin.createClient({ name: 'CI', grantTypes: ['client_credentials'] });
    */
-  createClient(input: RegisterClientInput): Promise<CreatedClient>;
+  createClient(input: RegisterClientRequest): Promise<CreatedClient>;
 
   /**
    * `PATCH /admin/v1/clients/{clientId}`: changes the fields given. With `ifMatch` (an `etag`
@@ -76,7 +76,7 @@ export interface IdgateClientAdminMethods {
    * keeps working for `gracePeriod` seconds (default 0). Never retried.
    * @example const { clientSecret } = await admin.rotateClientSecret(id, { gracePeriod: 3600 });
    */
-  rotateClientSecret(clientId: string, input?: RotateClientSecretInput): Promise<RotatedClientSecret>;
+  rotateClientSecret(clientId: string, input?: RotateClientSecretRequest): Promise<RotatedClientSecret>;
 
   /**
    * `DELETE /admin/v1/clients/{clientId}`: deletes a client and revokes its grants. Never retried.
@@ -184,7 +184,7 @@ export class ClientAdminMethods extends ClusterMethods implements IdgateClientAd
     });
   }
 
-  createClient(input: RegisterClientInput): Promise<CreatedClient> {
+  createClient(input: RegisterClientRequest): Promise<CreatedClient> {
     return this.#send('createClient', {
       method: 'POST',
       path: 'admin/v1/clients',
@@ -216,10 +216,7 @@ export class ClientAdminMethods extends ClusterMethods implements IdgateClientAd
     });
   }
 
-  rotateClientSecret(
-    clientId: string,
-    input: RotateClientSecretInput = { gracePeriod: 0 },
-  ): Promise<RotatedClientSecret> {
+  rotateClientSecret(clientId: string, input: RotateClientSecretRequest = {}): Promise<RotatedClientSecret> {
     const endpoint = 'POST /admin/v1/clients/{clientId}/secret';
     return this.#send('rotateClientSecret', {
       method: 'POST',
