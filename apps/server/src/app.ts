@@ -13,9 +13,12 @@ import { errorHandling } from './http/errors.js';
 import { installFormParser } from './http/form.js';
 import { RouteCatalog } from './http/openapi.js';
 import { redactUrl } from './http/redact.js';
+import { adminApiKeyRoutes } from './routes/admin/api-keys.js';
+import { adminClientRoutes } from './routes/admin/clients.js';
 import { adminClusterRoutes } from './routes/admin/clusters.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
 import { adminSessionRoutes } from './routes/admin/sessions.js';
+import { adminSigningKeyRoutes } from './routes/admin/signing-keys.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
@@ -146,6 +149,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(adminIdentityProviderRoutes);
   await app.register(adminClusterRoutes);
   await app.register(adminSessionRoutes);
+  await app.register(adminClientRoutes);
+  await app.register(adminApiKeyRoutes);
+  await app.register(adminSigningKeyRoutes);
   await app.register(openapiRoutes, { catalog });
   return app;
 }

@@ -49,6 +49,8 @@ export interface AppContext {
   readonly refreshReuse: NonNullable<TokenEndpointContext['refreshReuse']>;
   /** The key ring in force now. */
   keys(): KeyRing;
+  /** Reloads the key ring from storage (after this process rotated the keys). */
+  reloadKeys(): Promise<unknown>;
 }
 
 /** A context and how to stop what it started. */
@@ -129,6 +131,7 @@ export async function createAppContext(
       successorKey: await refreshSuccessorKey(services.keyPolicy.secret),
     },
     keys: () => services.keys(),
+    reloadKeys: () => services.reloadKeys(),
   };
   const report = options.onPurge ?? (() => {});
   const purge = startPurgeJob(services, config.maintenance.purgeInterval, {

@@ -1,11 +1,24 @@
-export { createApiKey, listApiKeys, revokeApiKey } from './admin/api-keys.js';
+export {
+  createApiKey,
+  createApiKeyFromInput,
+  listApiKeyPage,
+  listApiKeys,
+  revokeApiKey,
+} from './admin/api-keys.js';
 export {
   type ClientSettings,
+  checkClientSettings,
+  createClient,
   DEFAULT_CLIENT_SCOPES,
+  defaultClientScopes,
+  getClient,
+  listClientPage,
   listClients,
   parseClientRegistration,
   registerClient,
   removeClient,
+  rotateClientSecret,
+  updateClient,
 } from './admin/clients.js';
 export {
   addCluster,
@@ -84,6 +97,7 @@ export {
   authenticateApiKey,
   type GeneratedApiKey,
   generateApiKey,
+  isApiKeyLive,
 } from './api-keys/api-key.js';
 export { giveConsent } from './authorize/consent.js';
 export {

@@ -50,6 +50,9 @@ export interface ClientRecord {
   accessTokenTtl: number;
   /** Refresh token lifetime in seconds. */
   refreshTokenTtl: number;
+  /** SHA-256 of the secret a rotation replaced, accepted until `previousSecretExpiresAt`; absent or null for none. */
+  previousSecretHash?: string | null;
+  previousSecretExpiresAt?: Date | null;
   createdAt: Date;
 }
 
@@ -69,6 +72,8 @@ export interface ApiKeyRecord {
   cluster: ApiKeyCluster | null;
   createdAt: Date;
   lastUsedAt: Date | null;
+  /** When the key stops working; absent or null for a key that works until revoked. */
+  expiresAt?: Date | null;
   revokedAt: Date | null;
 }
 

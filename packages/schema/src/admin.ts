@@ -103,12 +103,19 @@ export const ApiKeyScope = z.enum(['tokenreview', 'admin']);
 export type ApiKeyScope = z.infer<typeof ApiKeyScope>;
 
 /**
- * What creating an API key takes: a name and at least one scope, each kept once.
- * @example CreateApiKeyInput.parse({ name: 'apiserver', scopes: ['tokenreview'] })
+ * What creating an API key takes: a name and at least one scope, each kept once, and optionally
+ * how many seconds it lives.
+ * @example CreateApiKeyInput.parse({ name: 'apiserver', scopes: ['tokenreview'], expiresIn: 2592000 })
  */
 export const CreateApiKeyInput = z.strictObject({
   name: Label,
   scopes: distinct(ApiKeyScope).refine((scopes) => scopes.length > 0, 'give at least one'),
+  /** Seconds until the key stops working (at most ten years); absent: it works until revoked. */
+  expiresIn: z
+    .int({ error: 'must be a positive whole number of seconds' })
+    .positive('must be a positive whole number of seconds')
+    .max(315_360_000, 'must be at most 315360000 seconds (ten years)')
+    .optional(),
 });
 export type CreateApiKeyInput = z.infer<typeof CreateApiKeyInput>;
 
@@ -181,6 +188,7 @@ export const RegisterClientInput = z.strictObject({
   /** A trusted client may use the password grant and skips consent. */
   trusted: z.boolean().default(false),
   accessTokenTtl: Seconds.optional(),
+  refreshTokenTtl: Seconds.optional(),
 });
 export type RegisterClientInput = z.infer<typeof RegisterClientInput>;
 
@@ -205,8 +213,10 @@ export const User = z.object({
 export type User = z.infer<typeof User>;
 
 /**
- * An OAuth client as listed (never its secret or secret hash).
- * @example OAuthClient.parse({ clientId: 'c', name: 'CI', public: false, trusted: true, redirectUris: [], postLogoutRedirectUris: [], grantTypes: ['client_credentials'], scopes: ['openid'], audiences: [], accessTokenTtl: 3600, refreshTokenTtl: 2592000, createdAt: '2026-01-01T00:00:00.000Z' })
+ * An OAuth client as listed (never its secret or secret hash). `etag` is its version, for
+ * `If-Match`; `previousSecretExpiresAt` says until when the secret replaced by the last rotation
+ * is still accepted (null when none is).
+ * @example OAuthClient.parse({ clientId: 'c', name: 'CI', public: false, trusted: true, redirectUris: [], postLogoutRedirectUris: [], grantTypes: ['client_credentials'], scopes: ['openid'], audiences: [], accessTokenTtl: 3600, refreshTokenTtl: 2592000, previousSecretExpiresAt: null, createdAt: '2026-01-01T00:00:00.000Z', etag: '"0123456789abcdef"' })
  */
 export const OAuthClient = z.object({
   clientId: z.string(),
@@ -221,13 +231,15 @@ export const OAuthClient = z.object({
   audiences: z.array(z.string()),
   accessTokenTtl: z.int().positive(),
   refreshTokenTtl: z.int().positive(),
+  previousSecretExpiresAt: Timestamp.nullable(),
   createdAt: Timestamp,
+  etag: z.string(),
 });
 export type OAuthClient = z.infer<typeof OAuthClient>;
 
 /**
  * An API key as listed: its public prefix, never the key or its hash.
- * @example ApiKey.parse({ id: 'k1', name: 'apiserver', prefix: 'idg_ab12cd34', scopes: ['tokenreview'], createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null })
+ * @example ApiKey.parse({ id: 'k1', name: 'apiserver', prefix: 'idg_ab12cd34', scopes: ['tokenreview'], createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null, revokedAt: null })
  */
 export const ApiKey = z.object({
   id: z.string(),
@@ -238,6 +250,8 @@ export const ApiKey = z.object({
   cluster: z.string().nullable().optional(),
   createdAt: Timestamp,
   lastUsedAt: Timestamp.nullable(),
+  /** When the key stops working; null for a key that works until revoked. */
+  expiresAt: Timestamp.nullable(),
   revokedAt: Timestamp.nullable(),
 });
 export type ApiKey = z.infer<typeof ApiKey>;

@@ -27,6 +27,17 @@ export {
   User,
   Username,
 } from './admin.js';
+export {
+  CreatedApiKey,
+  CreatedClient,
+  MAX_SECRET_GRACE_PERIOD,
+  type RegisterClientRequest,
+  RotateClientSecretInput,
+  type RotateClientSecretRequest,
+  RotatedClientSecret,
+  SigningKeyRotation,
+  UpdateClientInput,
+} from './admin-clients.js';
 export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
 export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
 export {

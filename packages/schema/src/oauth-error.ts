@@ -94,6 +94,7 @@ export const ProblemCode = z.enum([
   'identity_provider_exists',
   'identity_provider_read_only',
   'cluster_exists',
+  'client_read_only',
   'invalid_group',
   'invalid_session',
   'invalid_grant_id',

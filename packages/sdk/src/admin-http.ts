@@ -42,3 +42,16 @@ export function jsonBody(input: unknown, endpoint: string): string {
     throw new IdgateSdkError('input must be serializable as JSON', { endpoint, cause: error });
   }
 }
+
+/** One page of a listing: `items` and the `nextCursor` to pass for the next page (null on the last). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** The paging of a listing: at most `limit` items (1–500, server default 100), after `cursor`. */
+export interface PageOptions {
+  limit?: number;
+  /** The `nextCursor` of the page before. */
+  cursor?: string;
+}

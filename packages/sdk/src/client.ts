@@ -7,6 +7,7 @@ import {
   TokenReviewResponse,
   UserInfo,
 } from '@idgate/schema';
+import { ClientAdminMethods } from './admin-clients.js';
 import { buildAuthorizationRequest } from './authorization.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
 import {
@@ -72,7 +73,7 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
   return new Client(transport, options.apiKey);
 }
 
-class Client extends SessionMethods implements IdgateClient {
+class Client extends ClientAdminMethods implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
   readonly #endpoints: EndpointMethods;

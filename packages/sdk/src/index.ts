@@ -16,6 +16,10 @@
 
 /** Wire types of `@idgate/schema` that the client's methods take and return (each documented there). */
 export type {
+  ApiKey,
+  CreateApiKeyInput,
+  CreatedApiKey,
+  CreatedClient,
   DeviceAuthorizationResponse,
   EndedSessions,
   GrantInfo,
@@ -25,19 +29,28 @@ export type {
   IntrospectionResponse,
   Jwks,
   LinkedIdentity,
+  OAuthClient,
   OAuthError,
   OAuthErrorCode,
   Problem,
   ProblemCode,
   ProviderMetadata,
+  RegisterClientRequest,
   RevokedGrants,
+  RotateClientSecretRequest,
+  RotatedClientSecret,
   SessionInfo,
+  SigningKeyInfo,
+  SigningKeyRotation,
   TokenRequest,
   TokenResponse,
   TokenReviewApiVersion,
   TokenReviewResponse,
+  UpdateClientInput,
   UserInfo,
 } from '@idgate/schema';
+export type { IdgateClientAdminMethods } from './admin-clients.js';
+export type { Page, PageOptions } from './admin-http.js';
 export {
   computeCodeChallenge,
   createAuthorizationRequest,
@@ -75,7 +88,7 @@ export type {
   NativeRevokeOptions,
   PollDeviceAuthorizationOptions,
 } from './native-types.js';
-export type { IdgateSessionMethods, PageOptions } from './sessions.js';
+export type { IdgateSessionMethods } from './sessions.js';
 export type {
   AuthorizationCodeGrantOptions,
   AuthorizationPrompt,

@@ -8,6 +8,7 @@ import {
   SessionInfo,
   Username,
 } from '@idgate/schema';
+import type { PageOptions } from './admin-http.js';
 import { adminSend, NO_CONTENT } from './admin-http.js';
 import { ClusterMethods } from './clusters.js';
 import { IdgateSdkError } from './errors.js';
@@ -15,13 +16,6 @@ import type { Call, TransportOptions } from './http.js';
 
 const SESSIONS = pageOf(SessionInfo);
 const GRANTS = pageOf(GrantInfo);
-
-/** The paging of a listing: at most `limit` items (1–500, default 100), after `cursor`. */
-export interface PageOptions {
-  limit?: number;
-  /** The `nextCursor` of the page before. */
-  cursor?: string;
-}
 
 /**
  * The methods of {@link IdgateClient} about a user's browser sessions and grants: the admin API

@@ -8,6 +8,7 @@ import type {
   TokenReviewResponse,
   UserInfo,
 } from '@idgate/schema';
+import type { IdgateClientAdminMethods } from './admin-clients.js';
 import type { IdgateClusterMethods } from './clusters.js';
 import type { ExternalLoginOptions, HealthStatus, LogoutParameters, ReadinessStatus } from './endpoints.js';
 import type { IdgateFederationMethods } from './federation-types.js';
@@ -304,7 +305,11 @@ export interface AuthorizationResponse {
  * const review = await client.reviewToken(token);
  * if (review.status.authenticated) console.log(review.status.user?.username);
  */
-export interface IdgateClient extends IdgateFederationMethods, IdgateClusterMethods, IdgateSessionMethods {
+export interface IdgateClient
+  extends IdgateFederationMethods,
+    IdgateClusterMethods,
+    IdgateSessionMethods,
+    IdgateClientAdminMethods {
   /**
    * `GET /oauth/.well-known/openid-configuration` (OIDC Discovery 1.0 §4).
    * @example const { issuer, token_endpoint } = await client.getProviderMetadata();

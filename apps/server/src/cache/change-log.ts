@@ -71,6 +71,9 @@ function wrap(
     clients: {
       ...clients,
       create: after(clients.create.bind(clients), ([client]) => log('client', client.clientId)),
+      update: after(clients.update.bind(clients), ([client], changed) =>
+        changed ? log('client', client.clientId) : undefined,
+      ),
       setAudiences: after(clients.setAudiences.bind(clients), ([clientId], changed) =>
         changed ? log('client', clientId) : undefined,
       ),

@@ -4,6 +4,7 @@ import {
   type ApiKeyRecord,
   authenticateApiKey,
   type Clock,
+  isApiKeyLive,
   type KeyRing,
   type LiveTokenContext,
   type RevocationKind,
@@ -304,7 +305,9 @@ export class Directory {
   knownApiKey(presented: string | undefined, scope: ApiKeyScope | null): ApiKeyRecord | undefined {
     if (presented === undefined || this.stale) return undefined;
     const hit = this.#presentedKeys.get(tokenKey(presented));
-    return hit !== undefined && hit.revokedAt === null && (scope === null || hit.scopes.includes(scope))
+    return hit !== undefined &&
+      isApiKeyLive(hit, new Date(this.#options.clock.now())) &&
+      (scope === null || hit.scopes.includes(scope))
       ? hit
       : undefined;
   }
@@ -317,8 +320,11 @@ export class Directory {
   async authenticateApiKey(presented: string | undefined, scope: ApiKeyScope | null): Promise<ApiKeyRecord> {
     const hit = this.knownApiKey(presented, scope);
     if (hit !== undefined) return hit;
-    const record = await authenticateApiKey(presented, scope, (prefix) =>
-      this.storage.apiKeys.findByPrefix(prefix),
+    const record = await authenticateApiKey(
+      presented,
+      scope,
+      (prefix) => this.storage.apiKeys.findByPrefix(prefix),
+      new Date(this.#options.clock.now()),
     );
     this.#presentedKeys.set(tokenKey(presented as string), record);
     return record;

@@ -36,6 +36,9 @@ export interface OAuthClientsTable {
   audiences: string;
   access_token_ttl: number;
   refresh_token_ttl: number;
+  /** Added by 0010_client_secrets: the secret a rotation replaced, and until when it is accepted. */
+  previous_secret_hash: string | null;
+  previous_secret_expires_at: number | null;
   created_at: number;
 }
 
@@ -51,6 +54,8 @@ export interface ApiKeysTable {
   cluster_audience: string | null;
   created_at: number;
   last_used_at: number | null;
+  /** Added by 0010_client_secrets; null: never expires. */
+  expires_at: number | null;
   revoked_at: number | null;
 }
 

@@ -63,11 +63,11 @@ describe('idgate clients add validation', () => {
     [[...add, '--scope', 'open"id'], '--scope "open\\"id": not a valid scope (RFC 6749 §3.3)'],
     [
       [...add, '--access-token-ttl', '0'],
-      '--access-token-ttl "0": must be a positive whole number of seconds',
+      '--access-token-ttl "0": must be a positive whole number of seconds, or a number with a unit s, m, h or d (30d)',
     ],
     [
       [...add, '--access-token-ttl', '1.5'],
-      '--access-token-ttl "1.5": must be a positive whole number of seconds',
+      '--access-token-ttl "1.5": must be a positive whole number of seconds, or a number with a unit s, m, h or d (30d)',
     ],
     [
       [...add, '--access-token-ttl', '86401'],
@@ -117,8 +117,10 @@ describe('idgate clients', () => {
     );
     expect(result.code).toBe(0);
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
-    expect(Object.keys(printed).sort()).toEqual([...CLIENT_KEYS, 'client_id', 'client_secret'].sort());
-    const { client_id, client_secret, ...view } = printed as { client_id: string; client_secret: string };
+    // One spelling: camelCase only.
+    expect(Object.keys(printed).sort()).toEqual([...CLIENT_KEYS, 'clientSecret'].sort());
+    const { clientSecret: client_secret, ...view } = printed as { clientId: string; clientSecret: string };
+    const client_id = view.clientId;
     expect(OAuthClient.parse(view)).toMatchObject({
       clientId: client_id,
       name: 'ci',
@@ -179,7 +181,7 @@ describe('idgate clients', () => {
     );
     expect(result.code).toBe(0);
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
-    expect(printed).not.toHaveProperty('client_secret');
+    expect(printed).not.toHaveProperty('clientSecret');
     expect(printed).toMatchObject({
       public: true,
       redirectUris: [],
@@ -188,7 +190,7 @@ describe('idgate clients', () => {
     });
     const services = await openTestServices(db.url);
     try {
-      const started = await startDeviceAuthorization({ client_id: printed.client_id as string }, undefined, {
+      const started = await startDeviceAuthorization({ client_id: printed.clientId as string }, undefined, {
         clock: services.clock,
         findClient: (id) => services.storage.clients.findById(id),
         storage: services.storage,
@@ -224,10 +226,10 @@ describe('idgate clients', () => {
     const result = await run([...args, '--scope', 'openid', '--scope', 'offline_access'], { env });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(
-      'idgate: applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters\n',
+      'idgate: applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters, 0010_client_secrets\n',
     );
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
-    expect(Object.keys(printed).sort()).toEqual([...CLIENT_KEYS, 'client_id'].sort());
+    expect(Object.keys(printed).sort()).toEqual(CLIENT_KEYS);
     expect(printed).toMatchObject({
       public: true,
       redirectUris: uris,
@@ -266,11 +268,15 @@ describe('idgate clients', () => {
   });
 
   it('removes a client; an unknown one fails with one line', async () => {
-    const { client_id } = JSON.parse(
+    const { clientId: client_id } = JSON.parse(
       (await run(['clients', 'add', '--name', 'x', '--json'], { env })).stdout,
     );
     const removed = await run(['clients', 'remove', client_id], { env });
-    expect(removed).toMatchObject({ code: 0, stdout: `client ${client_id} removed\n`, stderr: '' });
+    expect(removed).toMatchObject({
+      code: 0,
+      stdout: `client ${client_id} removed (0 grants revoked)\n`,
+      stderr: '',
+    });
     expect(JSON.parse((await runInProcess(['clients', 'list', '--json'], { env })).stdout)).toEqual([]);
     const again = await run(['clients', 'remove', client_id], { env });
     expect(again).toMatchObject({ code: 1, stdout: '', stderr: `idgate: no client ${client_id}\n` });

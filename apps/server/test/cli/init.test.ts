@@ -24,7 +24,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
     expect(result.code).toBe(0);
     // A configured secret: no warning, only the note about the migrations this first run applied.
     expect(result.stderr).toBe(
-      'idgate: applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters\n',
+      'idgate: applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters, 0010_client_secrets\n',
     );
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(Object.keys(printed).sort()).toEqual(['admin', 'apiKey', 'client', 'issuer']);

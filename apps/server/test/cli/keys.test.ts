@@ -74,6 +74,7 @@ describe('idgate migrate', () => {
         '0005_users_email',
         '0006_device_authorizations',
         '0007_clusters',
+        '0010_client_secrets',
       ],
     });
     const again = await run(['migrate', '--json'], { env });
@@ -87,7 +88,7 @@ describe('idgate migrate', () => {
     expect(result).toMatchObject({
       code: 0,
       stdout:
-        'applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters\n',
+        'applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters, 0010_client_secrets\n',
       stderr: '',
     });
   });

@@ -90,8 +90,8 @@ describe.each(testDatabaseUrls())('server process faults on $name', (kind) => {
         'offline_access',
         '--json',
       ),
-    ) as { clientId: string; client_secret: string };
-    client = { clientId: added.clientId, clientSecret: added.client_secret };
+    ) as { clientId: string; clientSecret: string };
+    client = { clientId: added.clientId, clientSecret: added.clientSecret };
   }, 60_000);
 
   afterAll(async () => {

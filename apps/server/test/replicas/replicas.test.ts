@@ -170,8 +170,8 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
     const created = JSON.parse(
       await cli('clients', 'add', '--name', 'short-lived', '--grant', 'client_credentials', '--json'),
     ) as {
-      client_id: string;
-      client_secret: string;
+      clientId: string;
+      clientSecret: string;
     };
     const grant = (replica: number) =>
       fetch(`${replicas[replica]?.url}/oauth/token`, {
@@ -179,8 +179,8 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({
           grant_type: 'client_credentials',
-          client_id: created.client_id,
-          client_secret: created.client_secret,
+          client_id: created.clientId,
+          client_secret: created.clientSecret,
         }),
       });
     const response = await grant(A);
@@ -189,7 +189,7 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
     expect((await grant(B)).status).toBe(200);
     expect((await grant(C)).status).toBe(200);
     expect(await authenticated(C, access_token)).toBe(true);
-    await cli('clients', 'remove', created.client_id);
+    await cli('clients', 'remove', created.clientId);
     await within(1000, async () => !(await authenticated(C, access_token)));
     await within(1000, async () => (await grant(B)).status === 401);
     expect((await grant(C)).status).toBe(401);

@@ -64,4 +64,41 @@ describe.each(testDatabaseUrls())('clients on $name', (kind) => {
     expect(await storage.clients.findById('ci')).toBeUndefined();
     expect(await storage.clients.count()).toBe(1);
   });
+
+  it('replaces every field but the id and creation time, the previous secret included', async () => {
+    const { storage } = fixture();
+    const client = newClient();
+    await storage.clients.create(client);
+    const changed = {
+      ...client,
+      name: 'renamed',
+      secretHash: 'bmV3LWhhc2g',
+      previousSecretHash: client.secretHash,
+      previousSecretExpiresAt: at('2026-02-01T00:00:00.000Z'),
+      trusted: false,
+      scopes: ['openid'],
+      accessTokenTtl: 60,
+    };
+    expect(await storage.clients.update({ ...changed, createdAt: at('2030-01-01T00:00:00.000Z') })).toBe(
+      true,
+    );
+    expect(await storage.clients.findById('ci')).toStrictEqual(changed);
+    expect(await storage.clients.update(newClient({ clientId: 'missing' }))).toBe(false);
+  });
+
+  it('pages by creation time, then id, after a position', async () => {
+    const { storage } = fixture();
+    const t = at('2026-01-01T00:00:00.000Z');
+    for (const [id, ms] of [
+      ['b', 0],
+      ['a', 0],
+      ['c', 1],
+      ['d', 2],
+    ] as const)
+      await storage.clients.create(newClient({ clientId: id, createdAt: new Date(t.getTime() + ms) }));
+    const ids = (clients: { clientId: string }[]) => clients.map((c) => c.clientId);
+    expect(ids(await storage.clients.listPage(3))).toEqual(['a', 'b', 'c']);
+    expect(ids(await storage.clients.listPage(3, { createdAt: t, clientId: 'b' }))).toEqual(['c', 'd']);
+    expect(ids(await storage.clients.listPage(1, { createdAt: t, clientId: 'a' }))).toEqual(['b']);
+  });
 });

@@ -53,6 +53,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0006_device_authorizations',
       '0007_clusters',
       '0009_session_activity',
+      '0010_client_secrets',
       '0013_grant_upstream',
       '0014_login_attempt_origin',
     ];
@@ -96,6 +97,8 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     expect(await storage.clients.findById(before.clientId)).toStrictEqual({
       ...before,
       postLogoutRedirectUris: [],
+      previousSecretHash: null,
+      previousSecretExpiresAt: null,
     });
   });
 

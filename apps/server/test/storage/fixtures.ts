@@ -78,6 +78,8 @@ export function newClient(overrides: Partial<ClientRecord> = {}): ClientRecord {
     audiences: ['kubernetes'],
     accessTokenTtl: 3600,
     refreshTokenTtl: 2_592_000,
+    previousSecretHash: null,
+    previousSecretExpiresAt: null,
     createdAt: at('2026-01-01T00:00:00.001Z'),
     ...overrides,
   };
@@ -93,6 +95,7 @@ export function newApiKey(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     cluster: null,
     createdAt: at('2026-01-01T00:00:00.000Z'),
     lastUsedAt: null,
+    expiresAt: null,
     revokedAt: null,
     ...overrides,
   };

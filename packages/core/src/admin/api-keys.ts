@@ -1,8 +1,16 @@
-import type { CreateApiKeyInput } from '@idgate/schema';
+import {
+  type ApiKey,
+  CreateApiKeyInput,
+  type CreatedApiKey,
+  type DescribeIssueOptions,
+  type PageQuery,
+} from '@idgate/schema';
 import { generateApiKey } from '../api-keys/api-key.js';
 import type { ApiKeyCluster, ApiKeyRecord } from '../model.js';
-import { AdminError, refusingConflicts } from './errors.js';
+import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
+import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.js';
 import { type AdminPorts, nowOf } from './ports.js';
+import { apiKeyView } from './views.js';
 
 /** A new API key's record and the key itself, which only the caller ever sees. */
 export async function prepareApiKey(
@@ -11,6 +19,7 @@ export async function prepareApiKey(
   cluster: ApiKeyCluster | null = null,
 ): Promise<{ record: ApiKeyRecord; key: string }> {
   const generated = await generateApiKey();
+  const now = nowOf(ports);
   const record: ApiKeyRecord = {
     id: crypto.randomUUID(),
     name: input.name,
@@ -18,8 +27,9 @@ export async function prepareApiKey(
     hash: generated.hash,
     scopes: input.scopes,
     cluster,
-    createdAt: nowOf(ports),
+    createdAt: now,
     lastUsedAt: null,
+    expiresAt: input.expiresIn === undefined ? null : new Date(now.getTime() + input.expiresIn * 1000),
     revokedAt: null,
   };
   return { record, key: generated.key };
@@ -27,6 +37,7 @@ export async function prepareApiKey(
 
 /**
  * Creates an API key; `key` is returned to be shown once, storage keeps its prefix and a hash.
+ * With `expiresIn` (seconds) the key stops working that long from now.
  * @throws AdminError `conflict` in the practically impossible case that the generated prefix exists.
  * @example const { record, key } = await createApiKey(ports, { name: 'apiserver', scopes: ['tokenreview'] });
  */
@@ -61,4 +72,42 @@ export async function revokeApiKey(
 ): Promise<void> {
   if (!(await ports.storage.apiKeys.revoke(idOrPrefix, nowOf(ports))))
     throw new AdminError('not_found', 'api_key', `no active API key ${idOrPrefix}`, { key: idOrPrefix });
+}
+
+/**
+ * Creates an API key from an admin request body (`{ name, scopes, expiresIn? }`), answering its
+ * view with the key itself, to be shown once.
+ * @throws AdminError `invalid_input` naming the first bad field.
+ * @example const { key, expiresAt } = await createApiKeyFromInput(ports, { name: 'ci', scopes: ['admin'], expiresIn: 86400 });
+ */
+export async function createApiKeyFromInput(
+  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  input: unknown,
+  options: Pick<DescribeIssueOptions, 'label'> = {},
+): Promise<CreatedApiKey> {
+  const { record, key } = await createApiKey(
+    ports,
+    parseAdminInput(CreateApiKeyInput, input, 'api_key', options),
+  );
+  return { ...apiKeyView(record), key };
+}
+
+/**
+ * One page of API keys by creation time, revoked and expired ones included (prefixes, never
+ * keys), read as one keyset query.
+ * @throws AdminError `invalid_input` for a cursor this listing did not answer.
+ * @example const { items, nextCursor } = await listApiKeyPage(ports, { limit: 100 });
+ */
+export async function listApiKeyPage(
+  ports: Pick<AdminPorts, 'storage'>,
+  query: PageQuery,
+): Promise<{ items: ApiKey[]; nextCursor: string | null }> {
+  const after = query.cursor === undefined ? undefined : decodeKeysetCursor(query.cursor, 'api_key');
+  const rows = await ports.storage.apiKeys.listPage(query.limit + 1, after);
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(apiKeyView),
+    nextCursor: rows.length > query.limit && last !== undefined ? encodeKeysetCursor(last) : null,
+  };
 }

@@ -8,6 +8,8 @@ export interface ClientLifetimes {
   accessTokenTtl: number;
   refreshTokenTtl: number;
   maxAccessTokenTtl: number;
+  /** A grant's absolute lifetime: no refresh token outlives it, so no client's refresh tokens may live longer. */
+  grantTtl?: number;
 }
 
 /**

@@ -21,6 +21,7 @@ import type {
   SigningKeyRecord,
   UserRecord,
 } from '../model.js';
+import { etagOf } from './etag.js';
 
 // Records as the admin API and `--json` show them: the admin schemas' shapes, checked, so that no
 // hash, sealed key or other private field can slip out.
@@ -39,9 +40,9 @@ export function userView(user: UserRecord): User {
   });
 }
 
-/** A client without its secret hash. @example clientView(client).grantTypes */
+/** A client without its secret hashes, with its `etag`. @example clientView(client).grantTypes */
 export function clientView(client: ClientRecord): OAuthClient {
-  return OAuthClient.parse({
+  const fields = {
     clientId: client.clientId,
     name: client.name,
     public: client.public,
@@ -53,8 +54,10 @@ export function clientView(client: ClientRecord): OAuthClient {
     audiences: client.audiences,
     accessTokenTtl: client.accessTokenTtl,
     refreshTokenTtl: client.refreshTokenTtl,
+    previousSecretExpiresAt: client.previousSecretExpiresAt?.toISOString() ?? null,
     createdAt: client.createdAt.toISOString(),
-  });
+  };
+  return OAuthClient.parse({ ...fields, etag: etagOf(fields) });
 }
 
 /** @example linkedIdentityView(identity).lastLoginAt // null until the first sign-in */
@@ -81,6 +84,7 @@ export function apiKeyView(key: ApiKeyRecord): ApiKey {
     cluster: key.cluster?.name ?? null,
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    expiresAt: key.expiresAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
   });
 }

@@ -88,23 +88,34 @@ export function apiKeyFromAuthorization(header: string | undefined): string | un
 }
 
 /**
+ * Whether an API key works at `now`: not revoked and not expired.
+ * @example if (!isApiKeyLive(record, new Date(clock.now()))) refuse();
+ */
+export function isApiKeyLive(record: ApiKeyRecord, now: Date): boolean {
+  const expiresAt = record.expiresAt ?? null;
+  return record.revokedAt === null && (expiresAt === null || expiresAt.getTime() > now.getTime());
+}
+
+/**
  * Checks a presented API key: well-formed, known by its prefix, hash equal in constant time, not
- * revoked, and carrying `scope` (an `admin` key does not imply `tokenreview`); `null` accepts any
- * live key.
+ * revoked, not expired at `now`, and carrying `scope` (an `admin` key does not imply
+ * `tokenreview`); `null` accepts any live key. An expired key is refused like an unknown one.
+ * `now` is the caller's clock reading (by default the system time).
  * @throws ApiKeyError
- * @example const record = await authenticateApiKey(key, 'tokenreview', (prefix) => storage.apiKeys.findByPrefix(prefix));
+ * @example const record = await authenticateApiKey(key, 'tokenreview', (prefix) => storage.apiKeys.findByPrefix(prefix), new Date(clock.now()));
  */
 export async function authenticateApiKey(
   presented: string | undefined,
   scope: ApiKeyScope | null,
   findByPrefix: (prefix: string) => Promise<ApiKeyRecord | undefined>,
+  now: Date = new Date(),
 ): Promise<ApiKeyRecord> {
   if (presented === undefined) throw new ApiKeyError('missing', 'an API key is required');
   const match = KEY_PATTERN.exec(presented);
   if (match === null) throw new ApiKeyError('invalid', 'the API key is not valid');
   const record = await findByPrefix(match[1] as string);
   const hash = await sha256(presented);
-  if (record === undefined || !constantTimeEqual(hash, record.hash) || record.revokedAt !== null) {
+  if (record === undefined || !constantTimeEqual(hash, record.hash) || !isApiKeyLive(record, now)) {
     throw new ApiKeyError('invalid', 'the API key is not valid');
   }
   if (scope !== null && !record.scopes.includes(scope))

@@ -47,11 +47,14 @@ function parseBasic(header: string): { clientId: string; clientSecret: string } 
  * fields (client_secret_post), or a bare client_id for a public client (none). More than one
  * method in one request is refused (RFC 6749 §2.3). Every failure is the same `invalid_client`
  * with status 401 and a Basic challenge, whether the client is unknown or the secret wrong.
- * @example const { client, method } = await authenticateClient({ authorization: req.headers.authorization }, findClient);
+ * After a secret rotation with a grace period, the previous secret is accepted too until its
+ * expiry at `now` (the caller's clock; by default the system time).
+ * @example const { client, method } = await authenticateClient({ authorization: req.headers.authorization }, findClient, new Date(clock.now()));
  */
 export async function authenticateClient(
   presented: PresentedClientCredentials,
   findClient: (clientId: string) => Promise<ClientRecord | undefined>,
+  now: Date = new Date(),
 ): Promise<{ client: ClientRecord; method: ClientAuthMethod }> {
   let clientId: string;
   let secret: string | undefined;
@@ -80,6 +83,11 @@ export async function authenticateClient(
     return { client, method };
   }
   const matches = await verifySecret(secret as string, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
-  if (client === undefined || client.public || client.secretHash === null || !matches) throw invalidClient();
+  // Both secrets are always compared, so that a match on either costs the same time.
+  const previous = client?.previousSecretHash ?? null;
+  const previousLive = previous !== null && (client?.previousSecretExpiresAt?.getTime() ?? 0) > now.getTime();
+  const matchesPrevious = await verifySecret(secret as string, previous ?? UNKNOWN_CLIENT_HASH);
+  if (client === undefined || client.public || client.secretHash === null) throw invalidClient();
+  if (!matches && !(previousLive && matchesPrevious)) throw invalidClient();
   return { client, method };
 }

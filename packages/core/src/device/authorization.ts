@@ -74,6 +74,7 @@ export async function startDeviceAuthorization(
   const { client } = await authenticateClient(
     { authorization, clientId: request.client_id, clientSecret: request.client_secret },
     (id) => context.findClient(id),
+    new Date(context.clock.now()),
   );
   if (!client.grantTypes.includes(DEVICE_CODE_GRANT_TYPE)) {
     throw new OAuthProtocolError('unauthorized_client', 'this client may not use the device_code grant');

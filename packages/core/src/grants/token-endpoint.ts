@@ -34,7 +34,11 @@ export async function handleTokenRequest(
     clientId: request.client_id,
     clientSecret: request.client_secret,
   };
-  const { client } = await authenticateClient(presented, (id) => context.findClient(id));
+  const { client } = await authenticateClient(
+    presented,
+    (id) => context.findClient(id),
+    new Date(context.clock.now()),
+  );
   if (!client.grantTypes.includes(request.grant_type)) {
     throw new OAuthProtocolError(
       'unauthorized_client',

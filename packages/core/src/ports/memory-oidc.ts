@@ -170,6 +170,9 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         }
         return [...latest.values()];
       },
+      async revokeByClient(clientId, at) {
+        return revokeWhere((grant) => grant.clientId === clientId, at);
+      },
     },
     authorizationCodes: {
       async create(code) {

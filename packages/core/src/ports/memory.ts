@@ -109,9 +109,23 @@ export function createMemoryStorage(): Storage {
         return copy(tables.clients.get(clientId));
       },
       async list() {
-        return copy(
-          [...tables.clients.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
-        );
+        return copy([...tables.clients.values()].sort(byCreationThenId));
+      },
+      async listPage(limit, after) {
+        const sorted = [...tables.clients.values()].sort(byCreationThenId);
+        const rest =
+          after === undefined
+            ? sorted
+            : sorted.filter(
+                (c) => byCreationThenId(c, { createdAt: after.createdAt, clientId: after.clientId }) > 0,
+              );
+        return copy(rest.slice(0, limit));
+      },
+      async update(client) {
+        const current = tables.clients.get(client.clientId);
+        if (current === undefined) return false;
+        tables.clients.set(client.clientId, copy({ ...client, createdAt: current.createdAt }));
+        return true;
       },
       async remove(clientId) {
         return tables.clients.delete(clientId);
@@ -141,6 +155,13 @@ export function createMemoryStorage(): Storage {
         return copy(
           [...tables.apiKeys.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
         );
+      },
+      async listPage(limit, after) {
+        const key = (k: { createdAt: Date; id: string }) => ({ createdAt: k.createdAt, clientId: k.id });
+        const sorted = [...tables.apiKeys.values()].sort((a, b) => byCreationThenId(key(a), key(b)));
+        const rest =
+          after === undefined ? sorted : sorted.filter((k) => byCreationThenId(key(k), key(after)) > 0);
+        return copy(rest.slice(0, limit));
       },
       async revoke(idOrPrefix, at) {
         const keys = [...tables.apiKeys.values()];
@@ -268,4 +289,13 @@ export function insecureTestPasswordHasher(): PasswordHasher {
       return scheme === 'test' && salt !== undefined && expected === (await digest(salt, password));
     },
   };
+}
+
+function byCreationThenId(
+  a: { createdAt: Date; clientId: string },
+  b: { createdAt: Date; clientId: string },
+): number {
+  const time = a.createdAt.getTime() - b.createdAt.getTime();
+  if (time !== 0) return time;
+  return a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0;
 }

@@ -23,6 +23,8 @@ export interface GrantRepository {
   revokeBySession(sessionId: string, at: Date, clientId?: string): Promise<GrantRecord[]>;
   /** Revokes every live grant of a user; returns the revoked grants. */
   revokeByUser(userId: string, at: Date): Promise<GrantRecord[]>;
+  /** Revokes every live grant of a client; returns the revoked grants. */
+  revokeByClient(clientId: string, at: Date): Promise<GrantRecord[]>;
   /**
    * Replaces a grant's upstream record only while its `validatedAt` is still `previous`
    * (compare-and-set): of concurrent refreshes, exactly one gets true and asks the upstream.

@@ -117,6 +117,16 @@ export interface ClientRepository {
   findById(clientId: string): Promise<ClientRecord | undefined>;
   /** All clients ordered by creation time. */
   list(): Promise<ClientRecord[]>;
+  /**
+   * Up to `limit` clients in the order of {@link ClientRepository.list} (creation time, then id),
+   * those after `after` when given: one page of a keyset listing.
+   */
+  listPage(limit: number, after?: { createdAt: Date; clientId: string }): Promise<ClientRecord[]>;
+  /**
+   * Replaces every field of the client `client.clientId` but its id and creation time (settings,
+   * secret hash, previous secret); returns false when there is no such client.
+   */
+  update(client: ClientRecord): Promise<boolean>;
   /** Replaces a client's audiences; returns false when there is no such client. */
   setAudiences(clientId: string, audiences: string[]): Promise<boolean>;
   /** Returns false when there was no such client. */
@@ -131,6 +141,8 @@ export interface ApiKeyRepository {
   findByPrefix(prefix: string): Promise<ApiKeyRecord | undefined>;
   /** All keys ordered by creation time, revoked ones included. */
   list(): Promise<ApiKeyRecord[]>;
+  /** Up to `limit` keys in the order of {@link ApiKeyRepository.list} (creation time, then id), after `after`. */
+  listPage(limit: number, after?: { createdAt: Date; id: string }): Promise<ApiKeyRecord[]>;
   /** Revokes by id, else by prefix; returns false when that key is missing or already revoked. */
   revoke(idOrPrefix: string, at: Date): Promise<boolean>;
   /** Revokes every live key bound to the cluster `name`; returns how many. */

@@ -19,6 +19,7 @@ describe('API key administration', () => {
         cluster: null,
         createdAt: '2026-11-21T10:00:00.000Z',
         lastUsedAt: null,
+        expiresAt: null,
         revokedAt: null,
       },
     ]);

@@ -103,6 +103,7 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
         clientSecret: formField(request.body, 'client_secret'),
       },
       (id) => idgate.storage.clients.findById(id),
+      new Date(idgate.clock.now()),
     );
   const options = {
     config: { errorFormat: 'oauth' as const },

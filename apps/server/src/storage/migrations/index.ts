@@ -9,6 +9,7 @@ import * as m0005 from './0005_users_email.js';
 import * as m0006 from './0006_device_authorizations.js';
 import * as m0007 from './0007_clusters.js';
 import * as m0009 from './0009_session_activity.js';
+import * as m0010 from './0010_client_secrets.js';
 import * as m0013 from './0013_grant_upstream.js';
 import * as m0014 from './0014_login_attempt_origin.js';
 
@@ -25,6 +26,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0006_device_authorizations': m0006,
   '0007_clusters': m0007,
   '0009_session_activity': m0009,
+  '0010_client_secrets': m0010,
   '0013_grant_upstream': m0013,
   '0014_login_attempt_origin': m0014,
 };

@@ -35,6 +35,7 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
         cluster_audience: key.cluster?.audience ?? null,
         created_at: toMs(key.createdAt),
         last_used_at: toMsOrNull(key.lastUsedAt),
+        expires_at: toMsOrNull(key.expiresAt ?? null),
         revoked_at: toMsOrNull(key.revokedAt),
       });
       return toApiKey(row);
@@ -47,6 +48,24 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
 
     async list() {
       const rows = await db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute();
+      return rows.map(toApiKey);
+    },
+
+    async listPage(limit, after) {
+      const rows = await db
+        .selectFrom('api_keys')
+        .selectAll()
+        .$if(after !== undefined, (query) => {
+          const { createdAt, id } = after as { createdAt: Date; id: string };
+          const ms = toMs(createdAt);
+          return query.where((eb) =>
+            eb.or([eb('created_at', '>', ms), eb.and([eb('created_at', '=', ms), eb('id', '>', id)])]),
+          );
+        })
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
       return rows.map(toApiKey);
     },
 
@@ -101,6 +120,7 @@ function toApiKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
         : { name: row.cluster_name, audience: row.cluster_audience },
     createdAt: toDate(row.created_at),
     lastUsedAt: toDateOrNull(row.last_used_at),
+    expiresAt: toDateOrNull(row.expires_at),
     revokedAt: toDateOrNull(row.revoked_at),
   };
 }

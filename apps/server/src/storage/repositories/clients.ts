@@ -10,8 +10,10 @@ import {
   insertRowReturning,
   type RepositoryContext,
   toDate,
+  toDateOrNull,
   toFlag,
   toMs,
+  toMsOrNull,
 } from './support.js';
 
 const CONFLICTS: ConflictFields = {
@@ -36,6 +38,8 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
         audiences: JSON.stringify(client.audiences),
         access_token_ttl: client.accessTokenTtl,
         refresh_token_ttl: client.refreshTokenTtl,
+        previous_secret_hash: client.previousSecretHash ?? null,
+        previous_secret_expires_at: toMsOrNull(client.previousSecretExpiresAt ?? null),
         created_at: toMs(client.createdAt),
       });
       return toClient(row);
@@ -59,6 +63,51 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
         .orderBy('client_id')
         .execute();
       return rows.map(toClient);
+    },
+
+    async listPage(limit, after) {
+      // Keyset pagination on (created_at, client_id), which the 0010 index serves.
+      const rows = await db
+        .selectFrom('oauth_clients')
+        .selectAll()
+        .$if(after !== undefined, (query) => {
+          const { createdAt, clientId } = after as { createdAt: Date; clientId: string };
+          const ms = toMs(createdAt);
+          return query.where((eb) =>
+            eb.or([
+              eb('created_at', '>', ms),
+              eb.and([eb('created_at', '=', ms), eb('client_id', '>', clientId)]),
+            ]),
+          );
+        })
+        .orderBy('created_at')
+        .orderBy('client_id')
+        .limit(limit)
+        .execute();
+      return rows.map(toClient);
+    },
+
+    async update(client) {
+      const result = await db
+        .updateTable('oauth_clients')
+        .set({
+          name: client.name,
+          secret_hash: client.secretHash,
+          is_public: toFlag(client.public),
+          trusted: toFlag(client.trusted),
+          redirect_uris: JSON.stringify(client.redirectUris),
+          post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+          grant_types: JSON.stringify(client.grantTypes),
+          scopes: JSON.stringify(client.scopes),
+          audiences: JSON.stringify(client.audiences),
+          access_token_ttl: client.accessTokenTtl,
+          refresh_token_ttl: client.refreshTokenTtl,
+          previous_secret_hash: client.previousSecretHash ?? null,
+          previous_secret_expires_at: toMsOrNull(client.previousSecretExpiresAt ?? null),
+        })
+        .where('client_id', '=', client.clientId)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     },
 
     async setAudiences(clientId, audiences) {
@@ -99,6 +148,8 @@ function toClient(row: Selectable<OAuthClientsTable>): ClientRecord {
     audiences: fromJsonArray(row.audiences, 'oauth_clients.audiences'),
     accessTokenTtl: Number(row.access_token_ttl),
     refreshTokenTtl: Number(row.refresh_token_ttl),
+    previousSecretHash: row.previous_secret_hash,
+    previousSecretExpiresAt: toDateOrNull(row.previous_secret_expires_at),
     createdAt: toDate(row.created_at),
   };
 }

@@ -26,7 +26,7 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
    * concurrently is reported by exactly one caller; returns them oldest first.
    */
   const revokeWhere = async (
-    column: 'id' | 'session_id' | 'user_id',
+    column: 'id' | 'session_id' | 'user_id' | 'client_id',
     value: string,
     at: Date,
     clientId?: string,
@@ -127,6 +127,7 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
         lastGrantAt: toDate(row.last_grant_at),
       }));
     },
+    revokeByClient: (clientId, at) => revokeWhere('client_id', clientId, at),
   };
 }
 

@@ -1,0 +1,301 @@
+import {
+  ApiKey,
+  type CreateApiKeyInput,
+  CreatedApiKey,
+  CreatedClient,
+  OAuthClient,
+  type RegisterClientRequest,
+  type RotateClientSecretRequest,
+  RotatedClientSecret,
+  SigningKeyInfo,
+  SigningKeyRotation,
+  type UpdateClientInput,
+} from '@idgate/schema';
+import type { Page, PageOptions } from './admin-http.js';
+import { adminSend, jsonBody, NO_CONTENT } from './admin-http.js';
+import { IdgateSdkError, type SchemaIssue } from './errors.js';
+import type { Call, Parser, TransportOptions } from './http.js';
+import { SessionMethods } from './sessions.js';
+
+/**
+ * The admin methods of {@link IdgateClient} about OAuth clients, API keys and signing keys
+ * (`/admin/v1/clients`, `/api-keys`, `/signing-keys`); they need an `apiKey` with the `admin`
+ * scope. Refusals are `IdgateHttpError`s whose `problem.code` says why (`client_not_found`,
+ * `invalid_client` naming the field, `precondition_failed`, `client_read_only`).
+ * @example
+ * const admin = createIdgateClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
+ * const { clientId, clientSecret } = await admin.createClient({ name: 'CI' });
+ */
+export interface IdgateClientAdminMethods {
+  /**
+   * `GET /admin/v1/clients`: one page of clients by creation time, never a secret.
+   * @example const { items, nextCursor } = await admin.listClients({ limit: 50 });
+   */
+  listClients(options?: PageOptions): Promise<Page<OAuthClient>>;
+
+  /**
+   * `GET /admin/v1/clients/{clientId}`, with its `etag` for {@link updateClient}; a 404
+   * (`client_not_found`) when there is none.
+   * @example const client = await admin.getClient('cl_abcdefghijklmnop');
+   */
+  getClient(clientId: string): Promise<OAuthClient>;
+
+  /**
+   * `POST /admin/v1/clients`: registers a client. Defaults follow the grants; inconsistent
+   * settings are a 400 (`invalid_client`) naming the field. A confidential client's
+   * `clientSecret` is answered only this once. Never retried.
+   * @example const { clientId, clientSecret } = await admin.createClient({ name: 'CI', grantTypes: ['client_credentials'] });
+   */
+  createClient(input: RegisterClientRequest): Promise<CreatedClient>;
+
+  /**
+   * `PATCH /admin/v1/clients/{clientId}`: changes the fields given. With `ifMatch` (an `etag`
+   * read before) a concurrent change makes it a 412 (`precondition_failed`) instead of being
+   * overwritten. The kubectl client's audiences are a 409 (`client_read_only`).
+   * @example await admin.updateClient(client.clientId, { trusted: true }, { ifMatch: client.etag });
+   */
+  updateClient(
+    clientId: string,
+    patch: UpdateClientInput,
+    options?: { ifMatch?: string },
+  ): Promise<OAuthClient>;
+
+  /**
+   * `POST /admin/v1/clients/{clientId}/secret`: a new secret, answered once; the previous one
+   * keeps working for `gracePeriod` seconds (default 0). Never retried.
+   * @example const { clientSecret } = await admin.rotateClientSecret(id, { gracePeriod: 3600 });
+   */
+  rotateClientSecret(clientId: string, input?: RotateClientSecretRequest): Promise<RotatedClientSecret>;
+
+  /**
+   * `DELETE /admin/v1/clients/{clientId}`: deletes a client and revokes its grants. Never retried.
+   * @example await admin.deleteClient('cl_abcdefghijklmnop');
+   */
+  deleteClient(clientId: string): Promise<void>;
+
+  /**
+   * `GET /admin/v1/api-keys`: one page of API keys (prefixes, never keys), revoked ones included.
+   * @example const { items } = await admin.listApiKeys();
+   */
+  listApiKeys(options?: PageOptions): Promise<Page<ApiKey>>;
+
+  /**
+   * `POST /admin/v1/api-keys`: a new key, answered once; with `expiresIn` (seconds) it stops
+   * working then. Never retried.
+   * @example const { key } = await admin.createApiKey({ name: 'ci', scopes: ['admin'], expiresIn: 86400 });
+   */
+  createApiKey(input: CreateApiKeyInput): Promise<CreatedApiKey>;
+
+  /**
+   * `DELETE /admin/v1/api-keys/{id}`: revokes a key by id or prefix. Never retried.
+   * @example await admin.revokeApiKey(key.id);
+   */
+  revokeApiKey(id: string): Promise<void>;
+
+  /**
+   * `GET /admin/v1/signing-keys`: every signing key, newest first, with its state.
+   * @example const { items } = await admin.listSigningKeys();
+   */
+  listSigningKeys(): Promise<Page<SigningKeyInfo>>;
+
+  /**
+   * `POST /admin/v1/signing-keys/rotate`: rotates the signing keys; answers the new key and
+   * the kids it retired. Never retried.
+   * @example const { created, retired } = await admin.rotateSigningKeys();
+   */
+  rotateSigningKeys(): Promise<SigningKeyRotation>;
+}
+
+/** `{ items, nextCursor }` with each item checked by `item`. */
+function pageOf<T>(item: Parser<T>): Parser<Page<T>> {
+  return {
+    safeParse(input) {
+      const body = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+      const { items, nextCursor } = body;
+      const issues: SchemaIssue[] = [];
+      if (!Array.isArray(items))
+        issues.push({
+          code: 'custom',
+          path: ['items'],
+          message: 'must be an array',
+          input: items,
+        } as SchemaIssue);
+      if (nextCursor !== null && typeof nextCursor !== 'string')
+        issues.push({
+          code: 'custom',
+          path: ['nextCursor'],
+          message: 'must be a string or null',
+          input: nextCursor,
+        } as SchemaIssue);
+      const parsed: T[] = [];
+      for (const [index, value] of (Array.isArray(items) ? items : []).entries()) {
+        const result = item.safeParse(value);
+        if (result.success) parsed.push(result.data);
+        else issues.push(...result.error.issues.map((i) => ({ ...i, path: ['items', index, ...i.path] })));
+      }
+      return issues.length > 0
+        ? { success: false, error: { issues } }
+        : { success: true, data: { items: parsed, nextCursor: nextCursor as string | null } };
+    },
+  };
+}
+
+const CLIENTS = pageOf(OAuthClient);
+const API_KEYS = pageOf(ApiKey);
+const SIGNING_KEYS = pageOf(SigningKeyInfo);
+
+/** The client, API key and signing key methods; the client class extends this one. */
+export class ClientAdminMethods extends SessionMethods implements IdgateClientAdminMethods {
+  readonly #transport: TransportOptions;
+  readonly #apiKey: string | undefined;
+
+  constructor(transport: TransportOptions, apiKey: string | undefined) {
+    super(transport, apiKey);
+    this.#transport = transport;
+    this.#apiKey = apiKey;
+  }
+
+  listClients(options: PageOptions = {}): Promise<Page<OAuthClient>> {
+    return this.#send('listClients', {
+      method: 'GET',
+      path: `admin/v1/clients${pageQuery(options)}`,
+      schema: CLIENTS,
+      schemaName: '{ items: OAuthClient[], nextCursor }',
+    });
+  }
+
+  getClient(clientId: string): Promise<OAuthClient> {
+    return this.#send('getClient', {
+      method: 'GET',
+      path: `admin/v1/clients/${segment(clientId, 'GET /admin/v1/clients/{clientId}')}`,
+      schema: OAuthClient,
+      schemaName: 'OAuthClient',
+    });
+  }
+
+  createClient(input: RegisterClientRequest): Promise<CreatedClient> {
+    return this.#send('createClient', {
+      method: 'POST',
+      path: 'admin/v1/clients',
+      schema: CreatedClient,
+      schemaName: 'CreatedClient',
+      headers: { 'content-type': 'application/json' },
+      body: jsonBody(input, 'POST /admin/v1/clients'),
+      retry: 0,
+    });
+  }
+
+  updateClient(
+    clientId: string,
+    patch: UpdateClientInput,
+    options: { ifMatch?: string } = {},
+  ): Promise<OAuthClient> {
+    const endpoint = 'PATCH /admin/v1/clients/{clientId}';
+    return this.#send('updateClient', {
+      method: 'PATCH',
+      path: `admin/v1/clients/${segment(clientId, endpoint)}`,
+      schema: OAuthClient,
+      schemaName: 'OAuthClient',
+      headers: {
+        'content-type': 'application/json',
+        ...(options.ifMatch === undefined ? {} : { 'if-match': options.ifMatch }),
+      },
+      body: jsonBody(patch, endpoint),
+      retry: 0,
+    });
+  }
+
+  rotateClientSecret(clientId: string, input: RotateClientSecretRequest = {}): Promise<RotatedClientSecret> {
+    const endpoint = 'POST /admin/v1/clients/{clientId}/secret';
+    return this.#send('rotateClientSecret', {
+      method: 'POST',
+      path: `admin/v1/clients/${segment(clientId, endpoint)}/secret`,
+      schema: RotatedClientSecret,
+      schemaName: 'RotatedClientSecret',
+      headers: { 'content-type': 'application/json' },
+      body: jsonBody(input, endpoint),
+      retry: 0,
+    });
+  }
+
+  async deleteClient(clientId: string): Promise<void> {
+    await this.#send('deleteClient', {
+      method: 'DELETE',
+      path: `admin/v1/clients/${segment(clientId, 'DELETE /admin/v1/clients/{clientId}')}`,
+      schema: NO_CONTENT,
+      schemaName: 'an empty response',
+      retry: 0,
+    });
+  }
+
+  listApiKeys(options: PageOptions = {}): Promise<Page<ApiKey>> {
+    return this.#send('listApiKeys', {
+      method: 'GET',
+      path: `admin/v1/api-keys${pageQuery(options)}`,
+      schema: API_KEYS,
+      schemaName: '{ items: ApiKey[], nextCursor }',
+    });
+  }
+
+  createApiKey(input: CreateApiKeyInput): Promise<CreatedApiKey> {
+    return this.#send('createApiKey', {
+      method: 'POST',
+      path: 'admin/v1/api-keys',
+      schema: CreatedApiKey,
+      schemaName: 'CreatedApiKey',
+      headers: { 'content-type': 'application/json' },
+      body: jsonBody(input, 'POST /admin/v1/api-keys'),
+      retry: 0,
+    });
+  }
+
+  async revokeApiKey(id: string): Promise<void> {
+    await this.#send('revokeApiKey', {
+      method: 'DELETE',
+      path: `admin/v1/api-keys/${segment(id, 'DELETE /admin/v1/api-keys/{id}')}`,
+      schema: NO_CONTENT,
+      schemaName: 'an empty response',
+      retry: 0,
+    });
+  }
+
+  listSigningKeys(): Promise<Page<SigningKeyInfo>> {
+    return this.#send('listSigningKeys', {
+      method: 'GET',
+      path: 'admin/v1/signing-keys',
+      schema: SIGNING_KEYS,
+      schemaName: '{ items: SigningKeyInfo[], nextCursor }',
+    });
+  }
+
+  rotateSigningKeys(): Promise<SigningKeyRotation> {
+    return this.#send('rotateSigningKeys', {
+      method: 'POST',
+      path: 'admin/v1/signing-keys/rotate',
+      schema: SigningKeyRotation,
+      schemaName: 'SigningKeyRotation',
+      retry: 0,
+    });
+  }
+
+  #send<T>(method: string, call: Omit<Call<T>, 'secrets'>): Promise<T> {
+    // Secrets are in answers only; the admin key is redacted from every error.
+    return adminSend(this.#transport, this.#apiKey, method, call);
+  }
+}
+
+function pageQuery(options: PageOptions): string {
+  const query = new URLSearchParams();
+  if (options.limit !== undefined) query.set('limit', String(options.limit));
+  if (options.cursor !== undefined) query.set('cursor', options.cursor);
+  const text = query.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** An id as a path segment, checked first so that nothing like `..` or `/` can change the path. */
+function segment(id: string, endpoint: string): string {
+  if (typeof id !== 'string' || !/^[A-Za-z0-9_.-]{1,128}$/.test(id) || id === '.' || id === '..') {
+    throw new IdgateSdkError('the id must be 1–128 letters, digits, _ . or -', { endpoint });
+  }
+  return id;
+}
