@@ -13,7 +13,10 @@ import { errorHandling } from './http/errors.js';
 import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
 import { adminClusterRoutes } from './routes/admin/clusters.js';
+import { adminGroupRoutes } from './routes/admin/groups.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
+import { adminUserIdentityRoutes } from './routes/admin/user-identities.js';
+import { adminUserRoutes } from './routes/admin/users.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
@@ -135,6 +138,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(resourceRoutes);
   await app.register(adminIdentityProviderRoutes);
   await app.register(adminClusterRoutes);
+  await app.register(adminUserRoutes);
+  await app.register(adminUserIdentityRoutes);
+  await app.register(adminGroupRoutes);
   await app.register(openapiRoutes);
   return app;
 }

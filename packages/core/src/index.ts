@@ -28,6 +28,13 @@ export {
   parseAdminInput,
 } from './admin/errors.js';
 export { checkIfMatch, etagOf } from './admin/etag.js';
+// Users and groups over the admin API.
+export {
+  addGroupMember,
+  listGroupMembers,
+  listGroups,
+  removeGroupMember,
+} from './admin/groups.js';
 export { linkIdentity, listUserIdentities, unlinkIdentity } from './admin/identities.js';
 export {
   addIdentityProvider,
@@ -37,6 +44,7 @@ export {
   setIdentityProviderDisabled,
 } from './admin/identity-providers.js';
 export { ADMIN_GROUP, type Initialized, initializeStorage } from './admin/init.js';
+export { decodeCursor, encodeCursor, pageFrom } from './admin/page.js';
 export type { AdminPorts, ClientLifetimes } from './admin/ports.js';
 export {
   describeIdentityProvider,
@@ -49,11 +57,16 @@ export {
 export { listSigningKeys, rotateSigningKeys } from './admin/signing-keys.js';
 export {
   createUser,
+  deleteUser,
+  getUser,
   LOGIN_ATTEMPTS_LIMIT,
   listLoginAttempts,
+  listUserPage,
   listUsers,
   setUserDisabled,
   setUserPassword,
+  unlockUser,
+  updateUser,
 } from './admin/users.js';
 export {
   apiKeyView,
@@ -241,6 +254,7 @@ export type {
   RefreshTokenUse,
 } from './ports/oidc-storage.js';
 export { type Clock, type PasswordHasher, systemClock } from './ports/runtime.js';
+export type { GroupSummary, UserPageQuery, UserStatus } from './ports/storage.js';
 export {
   type ApiKeyRepository,
   type ClientRepository,
@@ -320,3 +334,11 @@ export {
   type PasswordLoginFailure,
   verifyUserPassword,
 } from './users/authenticate.js';
+export { COMMON_PASSWORDS } from './users/common-passwords.js';
+export {
+  checkPasswordPolicy,
+  DEFAULT_PASSWORD_POLICY,
+  MAX_PASSWORD_LENGTH,
+  type PasswordPolicy,
+  passwordWeakness,
+} from './users/password-policy.js';

@@ -51,6 +51,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0005_users_email',
       '0006_device_authorizations',
       '0007_clusters',
+      '0008_users_admin',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -93,6 +94,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
         '0005_users_email',
         '0006_device_authorizations',
         '0007_clusters',
+        '0008_users_admin',
       ],
     });
     const storage = createSqlStorage(database);
@@ -109,7 +111,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       await migrateToLatest(database);
       // As if the process died after 0002's first steps: its record is gone, its column and tables stay
       // (and 0003, which cannot have run before 0002 finished, is not recorded either).
-      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0002_oidc_flows', '0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters', '0008_users_admin')`.execute(
         database.db,
       );
       await sql`drop table login_attempts`.execute(database.db);
@@ -121,6 +123,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
           '0005_users_email',
           '0006_device_authorizations',
           '0007_clusters',
+          '0008_users_admin',
         ],
       });
       expect(await database.db.selectFrom('login_attempts').selectAll().execute()).toEqual([]);
@@ -133,7 +136,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0003_federation', '0004_change_log', '0005_users_email', '0006_device_authorizations', '0007_clusters', '0008_users_admin')`.execute(
         database.db,
       );
       await sql`drop table login_transactions`.execute(database.db);
@@ -144,6 +147,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
           '0005_users_email',
           '0006_device_authorizations',
           '0007_clusters',
+          '0008_users_admin',
         ],
       });
       expect(await database.db.selectFrom('login_transactions').selectAll().execute()).toEqual([]);
@@ -156,12 +160,12 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name in ('0006_device_authorizations', '0007_clusters')`.execute(
+      await sql`delete from kysely_migration where name in ('0006_device_authorizations', '0007_clusters', '0008_users_admin')`.execute(
         database.db,
       );
       await sql`drop index device_authorizations_user_code_unique`.execute(database.db);
       expect(await migrateToLatest(database)).toEqual({
-        applied: ['0006_device_authorizations', '0007_clusters'],
+        applied: ['0006_device_authorizations', '0007_clusters', '0008_users_admin'],
       });
       const storage = createSqlStorage(database);
       const record = {
@@ -195,9 +199,11 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       const database = await fresh(create);
       await migrateToLatest(database);
       // As if the process died after the first column: the table and that column stay.
-      await sql`delete from kysely_migration where name = '0007_clusters'`.execute(database.db);
+      await sql`delete from kysely_migration where name in ('0007_clusters', '0008_users_admin')`.execute(
+        database.db,
+      );
       await sql`alter table authorization_codes drop column resource`.execute(database.db);
-      expect(await migrateToLatest(database)).toEqual({ applied: ['0007_clusters'] });
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0007_clusters', '0008_users_admin'] });
       const storage = createSqlStorage(database);
       await storage.apiKeys.create(newApiKey({ cluster: { name: 'prod', audience: 'kubernetes:prod' } }));
       expect((await storage.apiKeys.list())[0]?.cluster).toEqual({

@@ -172,6 +172,15 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
       async findById(id) {
         return copy(tables().sessions.get(id));
       },
+      async endByUser(userId, at) {
+        let ended = 0;
+        for (const session of tables().sessions.values()) {
+          if (session.userId !== userId || session.endedAt !== null) continue;
+          session.endedAt = new Date(at);
+          ended++;
+        }
+        return ended;
+      },
       async end(id, at) {
         const session = tables().sessions.get(id);
         if (session === undefined || session.endedAt !== null) return false;

@@ -67,6 +67,8 @@ export interface BrowserSessionRepository {
   findById(id: string): Promise<BrowserSessionRecord | undefined>;
   /** Ends a live session; false when missing or already ended. */
   end(id: string, at: Date): Promise<boolean>;
+  /** Ends every live session of a user; answers how many. */
+  endByUser(userId: string, at: Date): Promise<number>;
 }
 
 /** Remembered consents, one per user and client. */

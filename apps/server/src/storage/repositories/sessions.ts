@@ -49,6 +49,16 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
     },
 
     end: (id, at) => stampOnce(db, 'browser_sessions', id, at),
+
+    async endByUser(userId, at) {
+      const result = await db
+        .updateTable('browser_sessions')
+        .set({ ended_at: toMs(at) })
+        .where('user_id', '=', userId)
+        .where('ended_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
   };
 }
 
