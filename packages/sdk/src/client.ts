@@ -8,7 +8,6 @@ import {
   UserInfo,
 } from '@idgate/schema';
 import { buildAuthorizationRequest } from './authorization.js';
-import { ClusterMethods } from './clusters.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
 import { IdgateSdkError } from './errors.js';
 import { type Parser, send, type TransportOptions } from './http.js';
@@ -28,6 +27,7 @@ import type {
   RevokeTokenOptions,
 } from './types.js';
 import { issuerOfRoot, serverRoot } from './urls.js';
+import { UserMethods } from './users.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const FORM = 'application/x-www-form-urlencoded';
@@ -65,7 +65,7 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
   return new Client(transport, options.apiKey);
 }
 
-class Client extends ClusterMethods implements IdgateClient {
+class Client extends UserMethods implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
 

@@ -16,12 +16,17 @@
 
 /** Wire types of `@idgate/schema` that the client's methods take and return (each documented there). */
 export type {
+  CreatedUser,
+  CreateUserRequest,
   DeviceAuthorizationResponse,
+  Group,
   IdentityProvider,
   IdentityProviderConfigInput,
   IntrospectionResponse,
   Jwks,
   LinkedIdentity,
+  LinkIdentityRequest,
+  LoginAttempt,
   OAuthError,
   OAuthErrorCode,
   Problem,
@@ -31,7 +36,10 @@ export type {
   TokenResponse,
   TokenReviewApiVersion,
   TokenReviewResponse,
+  UpdateUserInput,
+  User,
   UserInfo,
+  UserStatus,
 } from '@idgate/schema';
 export {
   computeCodeChallenge,
@@ -83,3 +91,10 @@ export type {
   RevokeTokenOptions,
   TokenTypeHint,
 } from './types.js';
+export type {
+  IdgateUserMethods,
+  IfMatchOptions,
+  Page,
+  PageOptions,
+  UserListOptions,
+} from './users.js';

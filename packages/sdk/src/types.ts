@@ -10,6 +10,7 @@ import type {
 } from '@idgate/schema';
 import type { IdgateClusterMethods } from './clusters.js';
 import type { IdgateFederationMethods } from './federation-types.js';
+import type { IdgateUserMethods } from './users.js';
 
 /**
  * Options of {@link createIdgateClient}.
@@ -291,7 +292,7 @@ export interface AuthorizationResponse {
  * const review = await client.reviewToken(token);
  * if (review.status.authenticated) console.log(review.status.user?.username);
  */
-export interface IdgateClient extends IdgateFederationMethods, IdgateClusterMethods {
+export interface IdgateClient extends IdgateFederationMethods, IdgateClusterMethods, IdgateUserMethods {
   /**
    * `GET /oauth/.well-known/openid-configuration` (OIDC Discovery 1.0 §4).
    * @example const { issuer, token_endpoint } = await client.getProviderMetadata();
