@@ -18,7 +18,10 @@ describe.each(testDatabaseUrls())('admin groups API on $name', (kind) => {
   let admin: IdgateClient;
   let adminKey: string;
   const raw = (path: string, init: RequestInit = {}) =>
-    t.fetch(`${t.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${adminKey}`, ...init.headers } });
+    t.fetch(`${t.baseUrl}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${adminKey}`, ...init.headers },
+    });
 
   beforeAll(async () => {
     t = await startTestApp(kind);
@@ -82,7 +85,10 @@ describe.each(testDatabaseUrls())('admin groups API on $name', (kind) => {
     await admin.removeGroupMember('qa', 'don');
     expect((await admin.getUser('don')).groups).toEqual([]);
     expect((await refusal(admin.listGroupMembers('qa'))).slice(0, 2)).toEqual([404, 'group_not_found']);
-    expect((await refusal(admin.removeGroupMember('qa', 'don'))).slice(0, 2)).toEqual([404, 'group_not_found']);
+    expect((await refusal(admin.removeGroupMember('qa', 'don'))).slice(0, 2)).toEqual([
+      404,
+      'group_not_found',
+    ]);
     // A user not in an existing group stays out of it.
     await admin.removeGroupMember('ops', 'ben');
     expect((await admin.getUser('ben')).groups).toEqual(['dev']);

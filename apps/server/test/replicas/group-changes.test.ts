@@ -42,7 +42,9 @@ describe.runIf(postgres !== undefined)('group changes across replicas on one Pos
       IDGATE_HOST: '127.0.0.1',
       IDGATE_LOG_LEVEL: 'warn',
     };
-    creds = JSON.parse((await promisify(execFile)(process.execPath, [BIN, 'init', '--json'], { env })).stdout);
+    creds = JSON.parse(
+      (await promisify(execFile)(process.execPath, [BIN, 'init', '--json'], { env })).stdout,
+    );
     for (const port of ports) {
       const child = spawn(process.execPath, [BIN, 'serve'], {
         env: { ...env, IDGATE_PORT: String(port) },
