@@ -62,7 +62,7 @@ export async function listGroupMembers(
  * @throws AdminError `invalid_input` (`invalid_group`); `not_found` for an unknown user.
  * @example await addGroupMember(ports, 'dev', 'alice');
  */
-export function addGroupMember(
+export async function addGroupMember(
   ports: Pick<AdminPorts, 'storage' | 'clock'>,
   group: string,
   username: string,
@@ -81,7 +81,7 @@ export function addGroupMember(
  * group no user is in.
  * @example await removeGroupMember(ports, 'dev', 'alice');
  */
-export function removeGroupMember(
+export async function removeGroupMember(
   ports: Pick<AdminPorts, 'storage' | 'clock'>,
   group: string,
   username: string,
