@@ -18,7 +18,7 @@ import { PLUGIN_BIN, runPlugin, tempDir, urlIn } from './helpers/plugin.js';
  */
 
 const KUBECTL = process.env.IDGATE_TEST_KUBECTL ?? '/opt/debian-kubectl/usr/bin/kubectl';
-const ALICE = { username: 'alice', password: 'alice-password-1' };
+const ALICE = { username: 'alice', password: 'battery-staple-2c07e0' };
 
 let idgate: IdgateIssuer;
 let alpha: StubApiServer;

@@ -16,6 +16,8 @@ export function adminPorts(services: Services): AdminPorts {
     keyPolicy: services.keyPolicy,
     lifetimes: config.tokens,
     declaredProviders: config.identityProviders,
+    passwordPolicy: config.passwordPolicy,
+    loginThrottle: config.bruteForce,
     lockSigningKeys: (work) => withSigningKeyLock(storage, database, work),
   };
 }

@@ -16,9 +16,12 @@ import { redactUrl } from './http/redact.js';
 import { adminApiKeyRoutes } from './routes/admin/api-keys.js';
 import { adminClientRoutes } from './routes/admin/clients.js';
 import { adminClusterRoutes } from './routes/admin/clusters.js';
+import { adminGroupRoutes } from './routes/admin/groups.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
 import { adminSessionRoutes } from './routes/admin/sessions.js';
 import { adminSigningKeyRoutes } from './routes/admin/signing-keys.js';
+import { adminUserIdentityRoutes } from './routes/admin/user-identities.js';
+import { adminUserRoutes } from './routes/admin/users.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
@@ -152,6 +155,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(adminClientRoutes);
   await app.register(adminApiKeyRoutes);
   await app.register(adminSigningKeyRoutes);
+  await app.register(adminUserRoutes);
+  await app.register(adminUserIdentityRoutes);
+  await app.register(adminGroupRoutes);
   await app.register(openapiRoutes, { catalog });
   return app;
 }

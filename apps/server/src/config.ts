@@ -124,6 +124,12 @@ const ConfigSchema = z.strictObject({
       interval: z.coerce.number().int().min(1).max(300).default(5),
     })
     .prefault({}),
+  /** What a password someone chooses must be (NIST SP 800-63B): the length is all that is configurable. */
+  passwordPolicy: z
+    .strictObject({
+      minLength: z.coerce.number().int().min(8, 'must be at least 8 (NIST SP 800-63B)').max(256).default(12),
+    })
+    .prefault({}),
   bruteForce: z
     .strictObject({
       maxFailures: z.coerce.number().int().min(1).max(1000).default(5),
@@ -220,6 +226,7 @@ const ENV: Record<string, string[]> = {
   IDGATE_DEVICE_POLL_INTERVAL: ['device', 'interval'],
   IDGATE_PURGE_INTERVAL: ['maintenance', 'purgeInterval'],
   IDGATE_LOGIN_MAX_FAILURES: ['bruteForce', 'maxFailures'],
+  IDGATE_PASSWORD_MIN_LENGTH: ['passwordPolicy', 'minLength'],
   IDGATE_LOGIN_WINDOW: ['bruteForce', 'windowSeconds'],
   IDGATE_LOG_LEVEL: ['log', 'level'],
   IDGATE_TRUST_PROXY: ['trustProxy'],

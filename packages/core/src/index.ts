@@ -41,6 +41,13 @@ export {
   parseAdminInput,
 } from './admin/errors.js';
 export { checkIfMatch, etagOf } from './admin/etag.js';
+// Users and groups over the admin API.
+export {
+  addGroupMember,
+  listGroupMembers,
+  listGroups,
+  removeGroupMember,
+} from './admin/groups.js';
 export { linkIdentity, listUserIdentities, unlinkIdentity } from './admin/identities.js';
 export {
   addIdentityProvider,
@@ -51,6 +58,7 @@ export {
   updateIdentityProvider,
 } from './admin/identity-providers.js';
 export { ADMIN_GROUP, type Initialized, initializeStorage } from './admin/init.js';
+export { decodeCursor, encodeCursor, pageFrom } from './admin/page.js';
 export type { AdminPorts, ClientLifetimes } from './admin/ports.js';
 export {
   describeIdentityProvider,
@@ -73,11 +81,16 @@ export {
 export { listSigningKeys, rotateSigningKeys } from './admin/signing-keys.js';
 export {
   createUser,
+  deleteUser,
+  getUser,
   LOGIN_ATTEMPTS_LIMIT,
   listLoginAttempts,
+  listUserPage,
   listUsers,
   setUserDisabled,
   setUserPassword,
+  unlockUser,
+  updateUser,
 } from './admin/users.js';
 export {
   apiKeyView,
@@ -281,6 +294,7 @@ export type {
   SessionActivity,
 } from './ports/oidc-storage.js';
 export { type Clock, type PasswordHasher, systemClock } from './ports/runtime.js';
+export type { GroupSummary, UserPageQuery, UserStatus } from './ports/storage.js';
 export {
   type ApiKeyRepository,
   type ClientRepository,
@@ -360,3 +374,11 @@ export {
   type PasswordLoginFailure,
   verifyUserPassword,
 } from './users/authenticate.js';
+export { COMMON_PASSWORDS } from './users/common-passwords.js';
+export {
+  checkPasswordPolicy,
+  DEFAULT_PASSWORD_POLICY,
+  MAX_PASSWORD_LENGTH,
+  type PasswordPolicy,
+  passwordWeakness,
+} from './users/password-policy.js';

@@ -59,8 +59,16 @@ const distinct = <T extends z.ZodType>(item: T) => z.array(item).transform((valu
 /** An email address. */
 const Email = z.email({ error: 'must be an email address' });
 
-/** A display name: trimmed, 1–256 characters. */
-const DisplayName = z.string().trim().min(1, 'must not be empty').max(256, 'must be at most 256 characters');
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what the check refuses
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
+/** A display name: trimmed, 1–256 characters, no control characters. */
+const DisplayName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .refine((name) => !CONTROL_CHARACTERS.test(name), 'must not contain control characters');
 
 /** A name people recognize an object by: trimmed, not empty. */
 const Label = z.string().trim().min(1, 'must not be empty');
@@ -198,7 +206,7 @@ export type SigningAlgorithm = z.infer<typeof SigningAlgorithm>;
 
 /**
  * A user as the admin API and `idgate users list --json` show it (never its password hash).
- * @example User.parse({ id: 'u1', username: 'alice', email: null, displayName: null, groups: [], disabled: false, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' })
+ * @example User.parse({ id: 'u1', username: 'alice', email: null, displayName: null, groups: [], disabled: false, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', etag: '"0123456789abcdef"' })
  */
 export const User = z.object({
   id: z.string(),
@@ -209,6 +217,8 @@ export const User = z.object({
   disabled: z.boolean(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+  /** The version of the user (an entity tag, also the `ETag` header): send it as `If-Match`. */
+  etag: z.string(),
 });
 export type User = z.infer<typeof User>;
 
@@ -280,10 +290,13 @@ export const LoginAttempt = z.object({
   username: z.string(),
   userId: z.string().nullable(),
   sourceAddress: z.string(),
-  /** `password` for local accounts; the identity provider's name for federated ones. */
+  /**
+   * `password` for local accounts; the identity provider's name for federated ones; `admin` for an
+   * administrator's unlock (a success, reason `unlocked`: failures before it no longer lock).
+   */
   provider: z.string(),
   success: z.boolean(),
-  /** Why it failed: `invalid_credentials`, `disabled`, `locked`. */
+  /** Why it failed: `invalid_credentials`, `disabled`, `locked`; `unlocked` for an administrator's unlock. */
   reason: z.string().nullable(),
   createdAt: Timestamp,
 });
@@ -377,3 +390,107 @@ export type EndedSessions = z.infer<typeof EndedSessions>;
  */
 export const RevokedGrants = z.object({ revoked: z.int().min(0) });
 export type RevokedGrants = z.infer<typeof RevokedGrants>;
+// ---------------------------------------------------------------------------------------------
+// Users and groups over the admin API (`/admin/v1/users`, `/admin/v1/groups`).
+
+/**
+ * A password as an administrator sends it; the password policy (length, common passwords, the
+ * username) is checked by the use case, which names the reason (`weak_password`).
+ * @example Password.parse('correct horse battery staple')
+ */
+export const Password = z.string({ error: 'must be a string' });
+
+/** Which users `GET /admin/v1/users?status=` lists: `active` ones are neither disabled nor locked. */
+export const UserStatus = z.enum(['active', 'disabled', 'locked']);
+export type UserStatus = z.infer<typeof UserStatus>;
+
+/**
+ * The query of `GET /admin/v1/users`: a page (see {@link PageQuery}) of users by username,
+ * filtered by `group`, `status` and `q` (text in the username, email or display name, any case).
+ * @example UserListQuery.parse({ group: 'dev', status: 'active', q: 'ali', limit: '20' })
+ */
+export const UserListQuery = PageQuery.extend({
+  group: GroupName.optional(),
+  status: UserStatus.optional(),
+  q: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(256, 'must be at most 256 characters')
+    .refine((text) => !CONTROL_CHARACTERS.test(text), 'must not contain control characters')
+    .optional(),
+});
+export type UserListQuery = z.infer<typeof UserListQuery>;
+
+/**
+ * The body of `POST /admin/v1/users`: the user and, optionally, its password (without one a
+ * password is generated and answered once).
+ * @example CreateUserRequest.parse({ username: 'alice', password: 'correct horse battery staple' })
+ */
+export const CreateUserRequest = CreateUserInput.extend({ password: Password.optional() });
+export type CreateUserRequest = z.input<typeof CreateUserRequest>;
+
+/**
+ * A user as creating it (or setting its password) answers: with `password` when idgate generated
+ * it, shown only this once.
+ * @example CreatedUser.parse({ ...user, password: 'q3…' })
+ */
+export const CreatedUser = User.extend({ password: z.string().optional() });
+export type CreatedUser = z.infer<typeof CreatedUser>;
+
+/**
+ * The body of `PATCH /admin/v1/users/{username}`: the fields to change (null clears email or
+ * display name; `groups` replaces the list).
+ * @example UpdateUserInput.parse({ groups: ['dev', 'ops'], disabled: false })
+ */
+export const UpdateUserInput = z.strictObject({
+  email: Email.nullable().optional(),
+  displayName: DisplayName.nullable().optional(),
+  groups: distinct(GroupName).optional(),
+  disabled: z.boolean().optional(),
+});
+export type UpdateUserInput = z.infer<typeof UpdateUserInput>;
+
+/**
+ * The body of `PUT /admin/v1/users/{username}/password`: the new password, or none to have one
+ * generated (answered once).
+ * @example SetPasswordInput.parse({})
+ */
+export const SetPasswordInput = z.strictObject({ password: Password.optional() });
+export type SetPasswordInput = z.infer<typeof SetPasswordInput>;
+
+/**
+ * The query of `GET /admin/v1/users/{username}/logins`: how many of the latest attempts
+ * (1–1000, default 20).
+ * @example LoginAttemptQuery.parse({ limit: '50' }) // { limit: 50 }
+ */
+export const LoginAttemptQuery = z.object({
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,5}$/, 'must be a whole number from 1 to 1000')
+    .transform(Number)
+    .pipe(
+      z
+        .int()
+        .min(1, 'must be a whole number from 1 to 1000')
+        .max(1000, 'must be a whole number from 1 to 1000'),
+    )
+    .default(20),
+});
+
+/**
+ * The body of `POST /admin/v1/users/{username}/identities`: the identity provider (one kept in
+ * the database) and the subject there.
+ * @example LinkIdentityRequest.parse({ provider: 'github', subject: '583231' })
+ */
+export const LinkIdentityRequest = z.strictObject({
+  provider: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+  subject: IdentitySubject,
+});
+export type LinkIdentityRequest = z.infer<typeof LinkIdentityRequest>;
+
+/**
+ * A group as listed: groups are the union of users' groups; `members` counts the users in it.
+ * @example Group.parse({ name: 'dev', members: 3 })
+ */
+export const Group = z.object({ name: z.string(), members: z.int().nonnegative() });
+export type Group = z.infer<typeof Group>;

@@ -89,6 +89,7 @@ describe('idgate admin User', () => {
     disabled: false,
     createdAt: at,
     updatedAt: '2026-01-02T03:04:05+02:00',
+    etag: '"0123456789abcdef"',
   };
 
   it('accepts a user with ISO 8601 timestamps (Z or offset)', () => {

@@ -36,6 +36,7 @@ import type {
   RevokeTokenOptions,
 } from './types.js';
 import { issuerOfRoot, serverRoot } from './urls.js';
+import { UserMethods } from './users.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const FORM = 'application/x-www-form-urlencoded';
@@ -73,7 +74,7 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
   return new Client(transport, options.apiKey);
 }
 
-class Client extends ClientAdminMethods implements IdgateClient {
+class Client extends UserMethods implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
   readonly #endpoints: EndpointMethods;

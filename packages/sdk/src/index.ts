@@ -20,15 +20,20 @@ export type {
   CreateApiKeyInput,
   CreatedApiKey,
   CreatedClient,
+  CreatedUser,
+  CreateUserRequest,
   DeviceAuthorizationResponse,
   EndedSessions,
   GrantInfo,
+  Group,
   IdentityProvider,
   IdentityProviderConfigInput,
   IdentityProviderPatch,
   IntrospectionResponse,
   Jwks,
   LinkedIdentity,
+  LinkIdentityRequest,
+  LoginAttempt,
   OAuthClient,
   OAuthError,
   OAuthErrorCode,
@@ -47,7 +52,10 @@ export type {
   TokenReviewApiVersion,
   TokenReviewResponse,
   UpdateClientInput,
+  UpdateUserInput,
+  User,
   UserInfo,
+  UserStatus,
 } from '@idgate/schema';
 export type { IdgateClientAdminMethods } from './admin-clients.js';
 export type { Page, PageOptions } from './admin-http.js';
@@ -109,3 +117,8 @@ export type {
   RevokeTokenOptions,
   TokenTypeHint,
 } from './types.js';
+export type {
+  IdgateUserMethods,
+  IfMatchOptions,
+  UserListOptions,
+} from './users.js';

@@ -13,6 +13,7 @@ import type { IdgateClusterMethods } from './clusters.js';
 import type { ExternalLoginOptions, HealthStatus, LogoutParameters, ReadinessStatus } from './endpoints.js';
 import type { IdgateFederationMethods } from './federation-types.js';
 import type { IdgateSessionMethods } from './sessions.js';
+import type { IdgateUserMethods } from './users.js';
 
 /**
  * Options of {@link createIdgateClient}.
@@ -309,7 +310,8 @@ export interface IdgateClient
   extends IdgateFederationMethods,
     IdgateClusterMethods,
     IdgateSessionMethods,
-    IdgateClientAdminMethods {
+    IdgateClientAdminMethods,
+    IdgateUserMethods {
   /**
    * `GET /oauth/.well-known/openid-configuration` (OIDC Discovery 1.0 §4).
    * @example const { issuer, token_endpoint } = await client.getProviderMetadata();

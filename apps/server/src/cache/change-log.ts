@@ -67,6 +67,7 @@ function wrap(
       update: after(users.update.bind(users), ([id], updated) =>
         updated === undefined ? undefined : log('user', id),
       ),
+      remove: after(users.remove.bind(users), ([id], removed) => (removed ? log('user', id) : undefined)),
     },
     clients: {
       ...clients,

@@ -6,6 +6,7 @@ import { registerApiKeys } from './api-keys.js';
 import { registerClients } from './clients.js';
 import { registerClusters } from './clusters.js';
 import { type CliContext, CliError, type CliIo, createContext } from './context.js';
+import { registerGroups } from './groups.js';
 import { registerIdps } from './idps.js';
 import { registerInit } from './init.js';
 import { registerKeys } from './keys.js';
@@ -60,6 +61,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerMigrate(program, ctx);
   registerInit(program, ctx);
   registerUsers(program, ctx);
+  registerGroups(program, ctx);
   registerClients(program, ctx);
   registerApiKeys(program, ctx);
   registerKeys(program, ctx);

@@ -2,14 +2,15 @@ import {
   createUser,
   LOGIN_ATTEMPTS_LIMIT,
   listLoginAttempts,
-  listUsers,
+  listUserPage,
   loginAttemptView,
   parseAdminInput,
   setUserDisabled,
   setUserPassword,
+  type UserRecord,
   userView,
 } from '@idgate/core';
-import { CreateUserInput } from '@idgate/schema';
+import { CreateUserInput, UserListQuery } from '@idgate/schema';
 import type { Command } from 'commander';
 import {
   type CliContext,
@@ -21,6 +22,7 @@ import {
   when,
 } from './context.js';
 import { registerUserIdentities } from './user-identities.js';
+import { registerUserChanges } from './users-manage.js';
 
 const USER_OPTIONS = optionLabels({ email: '--email', displayName: '--name', groups: '--group' });
 
@@ -80,32 +82,32 @@ export function registerUsers(program: Command, ctx: CliContext): void {
 
   users
     .command('list')
-    .description('list users')
-    .option('--json', 'print a JSON array')
-    .action(async (options: { json?: boolean }, command: Command) => {
+    .description('list users by username, a page at a time')
+    .option('--group <group>', 'only members of this group')
+    .option('--status <status>', 'only active, disabled or locked users')
+    .option('--q <text>', 'only users with this text in their username, email or display name')
+    .option('--limit <n>', 'how many users to show (1 to 500, default 100)')
+    .option('--cursor <cursor>', 'the page after the one that printed this cursor')
+    .option('--json', 'print a JSON array (the next cursor, if any, goes to stderr)')
+    .action(async (options: UserListFlags, command: Command) => {
+      const query = parseAdminInput(
+        UserListQuery,
+        definedOnly({
+          group: options.group,
+          status: options.status,
+          q: options.q,
+          limit: options.limit,
+          cursor: options.cursor,
+        }),
+        'user',
+        { label: (path) => `--${path}` },
+      );
       await ctx.withAdmin(ctx.config(command), async (admin) => {
-        const all = await listUsers(admin);
-        if (options.json) {
-          ctx.json(all.map(userView));
-          return;
-        }
-        if (all.length === 0) {
-          ctx.out('no users');
-          return;
-        }
-        ctx.out(
-          table(
-            ['USERNAME', 'STATUS', 'EMAIL', 'NAME', 'GROUPS', 'CREATED'],
-            all.map((u) => [
-              u.username,
-              u.disabled ? 'disabled' : 'enabled',
-              u.email ?? '-',
-              u.displayName ?? '-',
-              u.groups.join(',') || '-',
-              when(u.createdAt),
-            ]),
-          ),
-        );
+        const page = await listUserPage(admin, query);
+        if (options.json) ctx.json(page.items.map(userView));
+        else if (page.items.length === 0) ctx.out('no users');
+        else ctx.out(userTable(page.items));
+        if (page.nextCursor !== null) ctx.note(`more users: --cursor ${page.nextCursor}`);
       });
     });
 
@@ -179,6 +181,36 @@ export function registerUsers(program: Command, ctx: CliContext): void {
     });
 
   registerUserIdentities(users, ctx);
+  registerUserChanges(users, ctx);
+}
+
+interface UserListFlags {
+  group?: string;
+  status?: string;
+  q?: string;
+  limit?: string;
+  cursor?: string;
+  json?: boolean;
+}
+
+/** The fields that are set, for a schema whose fields are optional (not `undefined`). */
+export function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** Users as `idgate users list` and `groups members` print them. */
+export function userTable(users: readonly UserRecord[]): string {
+  return table(
+    ['USERNAME', 'STATUS', 'EMAIL', 'NAME', 'GROUPS', 'CREATED'],
+    users.map((u) => [
+      u.username,
+      u.disabled ? 'disabled' : 'enabled',
+      u.email ?? '-',
+      u.displayName ?? '-',
+      u.groups.join(',') || '-',
+      when(u.createdAt),
+    ]),
+  );
 }
 
 /** `--limit` as a number; the text must be digits, the number within the use case's range. */

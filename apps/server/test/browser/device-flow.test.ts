@@ -19,7 +19,7 @@ describe.skipIf(!available)('RFC 8628 verification page in a real browser (Chrom
   beforeAll(async () => {
     const [sqlite] = testDatabaseUrls();
     t = await startTestServer(sqlite as typeof testDatabaseUrls extends () => (infer K)[] ? K : never);
-    await t.addUser('kim', 'kim-password-123', { groups: ['ops'] });
+    await t.addUser('kim', 'battery-staple-372d48', { groups: ['ops'] });
     kubectl = await t.addClient({
       name: 'kubectl',
       public: true,
@@ -68,7 +68,7 @@ describe.skipIf(!available)('RFC 8628 verification page in a real browser (Chrom
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(await page.getByText('to continue to kubectl').isVisible()).toBe(true);
     await page.getByLabel('Username').fill('kim');
-    await page.getByLabel('Password').fill('kim-password-123');
+    await page.getByLabel('Password').fill('battery-staple-372d48');
     await page.getByRole('button', { name: 'Sign in' }).click();
   }
 

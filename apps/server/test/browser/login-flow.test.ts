@@ -22,7 +22,7 @@ describe.skipIf(!available)('sign-in with a real browser (Chromium)', () => {
   beforeAll(async () => {
     const [sqlite] = testDatabaseUrls();
     t = await startTestServer(sqlite as typeof testDatabaseUrls extends () => (infer K)[] ? K : never);
-    await t.addUser('jo', 'jo-password-123', { displayName: 'Jo', groups: ['ops'] });
+    await t.addUser('jo', 'battery-staple-cd4bd3', { displayName: 'Jo', groups: ['ops'] });
     relyingParty = createServer((request, response) => {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       response.end(
@@ -79,7 +79,7 @@ describe.skipIf(!available)('sign-in with a real browser (Chromium)', () => {
     expect(await page.getByRole('alert').textContent()).toBe('Invalid username or password.');
     expect(await page.getByLabel('Username').inputValue()).toBe('jo');
 
-    await page.getByLabel('Password').fill('jo-password-123');
+    await page.getByLabel('Password').fill('battery-staple-cd4bd3');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Allow Ops Console?' }).waitFor();
     expect(await page.getByRole('listitem').allTextContents()).toEqual([

@@ -414,7 +414,7 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
     it('lookup links by verified email only, and refuses an unknown identity', async () => {
       // alice@corp.test belongs to two users by now (alice.smith, auto-created, and this one):
       // an ambiguous email links nobody.
-      await t.addUser('alice2', 'alice2-password-1', { email: 'alice@corp.test' });
+      await t.addUser('alice2', 'battery-staple-857b0b', { email: 'alice@corp.test' });
       const ambiguous = await viaUpstream(new UserAgent(), `${t.issuer}/login/corp-lookup`);
       expect(ambiguous.status).toBe(400);
       upstream.accounts.set('u-300', {
@@ -424,7 +424,7 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
         email_verified: true,
       });
       upstream.nextAccount = 'u-300';
-      await t.addUser('carla', 'carla-password-1', { email: 'CARLA@corp.test' });
+      await t.addUser('carla', 'battery-staple-aa714e', { email: 'CARLA@corp.test' });
       const linked = await viaUpstream(new UserAgent(), `${t.issuer}/login/corp-lookup`);
       const { access_token } = (await linked.json()) as { access_token: string };
       expect((await review(access_token)).user?.username).toBe('carla');
@@ -441,7 +441,7 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
       upstream.nextAccount = 'u-200';
       const refused = await viaUpstream(new UserAgent(), `${t.issuer}/login/corp-manual`);
       expect(refused.status).toBe(400);
-      const userId = await t.addUser('robert', 'robert-password-1');
+      const userId = await t.addUser('robert', 'battery-staple-756e20');
       await t.server.services.storage.identities.link({
         provider: 'corp-manual',
         subject: 'u-200',
@@ -458,7 +458,7 @@ describe.each(testDatabaseUrls())('sign-in through an upstream OpenID Connect pr
     });
 
     it('auto resolves a username collision deterministically, and a disabled user cannot sign in', async () => {
-      await t.addUser('bob', 'bob-password-1');
+      await t.addUser('bob', 'battery-staple-4a9668');
       upstream.nextAccount = 'u-200';
       const first = await viaUpstream(new UserAgent(), `${t.issuer}/login/corp`);
       const { access_token } = (await first.json()) as { access_token: string };

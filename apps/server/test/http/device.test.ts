@@ -20,7 +20,7 @@ describe.each(testDatabaseUrls())('RFC 8628 device authorization grant over HTTP
       },
       { clock },
     );
-    await t.addUser('dora', 'dora-password-1', { groups: ['platform'] });
+    await t.addUser('dora', 'battery-staple-5a9213', { groups: ['platform'] });
     kubectl = await t.addClient({
       name: 'kubectl <cli>',
       public: true,
@@ -67,7 +67,7 @@ describe.each(testDatabaseUrls())('RFC 8628 device authorization grant over HTTP
     expect(html).toContain('name="password"');
     const { action, fields } = readForm(html);
     let response = await agent.request(new URL(action, t.issuer), {
-      form: { ...fields, username: 'dora', password: 'dora-password-1' },
+      form: { ...fields, username: 'dora', password: 'battery-staple-5a9213' },
     });
     while (response.status === 303) {
       response = await agent.request(new URL(response.headers.get('location') as string, t.issuer));

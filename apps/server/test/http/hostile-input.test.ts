@@ -96,7 +96,7 @@ describe.each(testDatabaseUrls())('hostile input on every route, on $name', (kin
   beforeAll(async () => {
     t = await startTestApp(kind);
     adminKey = await t.addApiKey(['admin', 'tokenreview']);
-    await t.addUser('hank', 'hank-password-1');
+    await t.addUser('hank', 'battery-staple-5889dc');
     const client = await t.addClient({
       trusted: true,
       grants: ['password', 'refresh_token', 'client_credentials', 'authorization_code'],

@@ -18,9 +18,9 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
       },
       { clock },
     );
-    await t.addUser('gwen', 'gwen-password-1');
-    await t.addUser('hank', 'hank-password-1');
-    await t.addUser('ivy', 'ivy-password-1');
+    await t.addUser('gwen', 'battery-staple-11f033');
+    await t.addUser('hank', 'battery-staple-5889dc');
+    await t.addUser('ivy', 'battery-staple-316708');
     client = await t.addClient({
       name: 'Grafana <script>',
       grants: ['authorization_code', 'password'],
@@ -99,11 +99,11 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(stored?.csrfTokenHash).not.toBe(fields.csrf);
     expect(JSON.stringify(stored)).not.toContain(fields.csrf as string);
     const forged = await agent.request(new URL(action, t.issuer), {
-      form: { ...fields, csrf: 'forged', username: 'gwen', password: 'gwen-password-1' },
+      form: { ...fields, csrf: 'forged', username: 'gwen', password: 'battery-staple-11f033' },
     });
     expect(forged.status).toBe(403);
     const stranger = await new UserAgent(t.fetch).request(new URL(action, t.issuer), {
-      form: { ...fields, username: 'gwen', password: 'gwen-password-1' },
+      form: { ...fields, username: 'gwen', password: 'battery-staple-11f033' },
     });
     expect(stranger.status).toBe(400);
     expect(await stranger.text()).toContain('expired or was started in another browser');
@@ -128,7 +128,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
       expect(response.status).toBe(401);
     }
     const locked = await agent.request(new URL(action, t.issuer), {
-      form: { ...fields, username: 'ivy', password: 'ivy-password-1' },
+      form: { ...fields, username: 'ivy', password: 'battery-staple-316708' },
     });
     expect(locked.status).toBe(429);
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(800);
@@ -140,7 +140,11 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
         'content-type': 'application/x-www-form-urlencoded',
         authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`,
       },
-      body: new URLSearchParams({ grant_type: 'password', username: 'ivy', password: 'ivy-password-1' }),
+      body: new URLSearchParams({
+        grant_type: 'password',
+        username: 'ivy',
+        password: 'battery-staple-316708',
+      }),
     });
     expect(grant.status).toBe(429);
     const retryAfter = Number(grant.headers.get('retry-after'));
@@ -162,7 +166,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     const later = await openLogin();
     const form = readForm(later.html);
     const unlocked = await later.agent.request(new URL(form.action, t.issuer), {
-      form: { ...form.fields, username: 'ivy', password: 'ivy-password-1' },
+      form: { ...form.fields, username: 'ivy', password: 'battery-staple-316708' },
     });
     expect(unlocked.status).toBe(303);
   });
@@ -175,7 +179,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
         form: { ...fields, username: 'gwen', password: 'bad' },
       });
     const ok = await agent.request(new URL(action, t.issuer), {
-      form: { ...fields, username: 'gwen', password: 'gwen-password-1' },
+      form: { ...fields, username: 'gwen', password: 'battery-staple-11f033' },
     });
     expect(ok.status).toBe(303);
     const again = await openLogin();
@@ -193,7 +197,7 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     const page = await agent.request(`${t.issuer}/login`);
     const { action, fields } = readForm(await page.text());
     const done = await agent.request(new URL(action, t.issuer), {
-      form: { ...fields, username: 'hank', password: 'hank-password-1' },
+      form: { ...fields, username: 'hank', password: 'battery-staple-5889dc' },
     });
     expect(await done.text()).toContain('You are signed in as hank.');
     const session = agent.cookies.get('idgate_session');

@@ -11,7 +11,7 @@ describe.each(testDatabaseUrls())('metrics counted by the routes themselves on $
 
   it('counts token reviews by outcome and password sign-ins by outcome', async () => {
     const apiKey = await t.addApiKey(['tokenreview']);
-    await t.addUser('nina', 'nina-password-1');
+    await t.addUser('nina', 'battery-staple-d995d4');
     const client = await t.addClient({ grants: ['password'], trusted: true, scopes: ['openid'] });
     const grant = (password: string) =>
       fetch(`${t.issuer}/token`, {
@@ -22,7 +22,9 @@ describe.each(testDatabaseUrls())('metrics counted by the routes themselves on $
         },
         body: new URLSearchParams({ grant_type: 'password', username: 'nina', password }),
       });
-    const { access_token } = (await (await grant('nina-password-1')).json()) as { access_token: string };
+    const { access_token } = (await (await grant('battery-staple-d995d4')).json()) as {
+      access_token: string;
+    };
     await grant('wrong');
     const review = (token: string) =>
       fetch(`${t.issuer}/authenticate`, {

@@ -18,7 +18,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
 
   beforeAll(async () => {
     t = await startTestApp(kind);
-    userId = await t.addUser('kim', 'kim-password-1', { groups: ['sre'] });
+    userId = await t.addUser('kim', 'battery-staple-cb1521', { groups: ['sre'] });
     client = await t.addClient({
       trusted: true,
       grants: ['authorization_code', 'refresh_token', 'client_credentials'],
@@ -52,7 +52,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
     const { callback } = await signIn(agent, url, {
       redirectPrefix: REDIRECT,
       username: 'kim',
-      password: 'kim-password-1',
+      password: 'battery-staple-cb1521',
     });
     const tokens = await oidc.authorizationCodeGrant(relyingParty, callback, {
       pkceCodeVerifier: codeVerifier,
@@ -279,7 +279,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
       const again = await signIn(agent, url, {
         redirectPrefix: REDIRECT,
         username: 'kim',
-        password: 'kim-password-1',
+        password: 'battery-staple-cb1521',
       });
       expect(again.sawLogin).toBe(true);
     });
@@ -334,7 +334,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
         session,
         client.clientSecret,
         reviewKey,
-        'kim-password-1',
+        'battery-staple-cb1521',
       ]) {
         expect(dump).not.toContain(secret);
       }
@@ -350,7 +350,7 @@ describe.each(testDatabaseUrls())('userinfo, revocation, introspection and logou
       tokens.id_token as string,
       session,
       client.clientSecret,
-      'kim-password-1',
+      'battery-staple-cb1521',
       reviewKey,
     ]) {
       expect(logs).not.toContain(secret);

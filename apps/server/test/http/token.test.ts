@@ -11,7 +11,7 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
 
   beforeAll(async () => {
     t = await startTestApp(kind);
-    userId = await t.addUser('bob', 'hunter2hunter2', {
+    userId = await t.addUser('bob', 'purple-monkey-dishwasher', {
       email: 'bob@example.test',
       displayName: 'Bob',
       groups: ['ops'],
@@ -41,7 +41,12 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
 
   it('password grant: tokens for a trusted client, verified with jose against the served JWKS', async () => {
     const response = await post(
-      { grant_type: 'password', username: 'BOB', password: 'hunter2hunter2', scope: 'openid email groups' },
+      {
+        grant_type: 'password',
+        username: 'BOB',
+        password: 'purple-monkey-dishwasher',
+        scope: 'openid email groups',
+      },
       basic(trusted),
     );
     expect(response.status).toBe(200);
@@ -103,7 +108,7 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
 
   it('refuses the password grant to an untrusted client', async () => {
     const response = await post(
-      { grant_type: 'password', username: 'bob', password: 'hunter2hunter2' },
+      { grant_type: 'password', username: 'bob', password: 'purple-monkey-dishwasher' },
       basic(untrusted),
     );
     expect(response.status).toBe(400);
@@ -200,14 +205,14 @@ describe.each(testDatabaseUrls())('POST /oauth/token on $name', (kind) => {
 
   it('never logs passwords, secrets or tokens', async () => {
     const response = await post(
-      { grant_type: 'password', username: 'bob', password: 'hunter2hunter2', scope: 'openid' },
+      { grant_type: 'password', username: 'bob', password: 'purple-monkey-dishwasher', scope: 'openid' },
       basic(trusted),
     );
     const { access_token, id_token } = (await response.json()) as Record<string, string>;
     const logs = t.logs.join('\n');
     // The request was logged (so the absence of secrets below says something).
     expect(logs).toContain('"url":"/oauth/token"');
-    for (const secret of ['hunter2hunter2', trusted.clientSecret, access_token, id_token])
+    for (const secret of ['purple-monkey-dishwasher', trusted.clientSecret, access_token, id_token])
       expect(logs).not.toContain(secret);
   });
 });

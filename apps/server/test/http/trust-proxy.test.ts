@@ -41,7 +41,7 @@ describe.each([
     t = await startTestApp(testDatabaseUrls()[0] as NonNullable<ReturnType<typeof testDatabaseUrls>[0]>, {
       trustProxy: typeof setting === 'number' ? setting : [...setting],
     });
-    await t.addUser('olga', 'olga-password-1');
+    await t.addUser('olga', 'battery-staple-c1a325');
     client = await t.addClient({ trusted: true, grants: ['password'] });
   });
   afterAll(async () => t?.close());

@@ -14,7 +14,7 @@ describe.each(testDatabaseUrls())('authorization code flow error paths on $name'
 
   beforeAll(async () => {
     t = await startTestServer(kind);
-    await t.addUser('finn', 'finn-password-1');
+    await t.addUser('finn', 'battery-staple-01d5ce');
     confidential = await t.addClient({
       trusted: true,
       grants: ['authorization_code', 'refresh_token'],
@@ -119,7 +119,7 @@ describe.each(testDatabaseUrls())('authorization code flow error paths on $name'
       {
         redirectPrefix: 'https://rp.example.test/cb',
         username: 'finn',
-        password: 'finn-password-1',
+        password: 'battery-staple-01d5ce',
       },
     );
     expect(callback.searchParams.get('tenant')).toBe('a');
@@ -131,7 +131,7 @@ describe.each(testDatabaseUrls())('authorization code flow error paths on $name'
     const { callback } = await signIn(agent, authorizeUrl(params), {
       redirectPrefix: REDIRECT,
       username: 'finn',
-      password: 'finn-password-1',
+      password: 'battery-staple-01d5ce',
     });
     expect(callback.searchParams.get('state')).toBe('state-1');
     return { callback, codeVerifier };

@@ -43,7 +43,7 @@ describe.each(testDatabaseUrls())('openid-client as a native app (kubectl’s cl
 
   beforeAll(async () => {
     t = await startTestServer(kind);
-    await t.addUser('erin', 'erin-password-1', { groups: ['platform'], email: 'erin@example.test' });
+    await t.addUser('erin', 'battery-staple-8394c0', { groups: ['platform'], email: 'erin@example.test' });
     const { admin } = t.server.context;
     const a = await addCluster(admin, { name: 'a' });
     const b = await addCluster(admin, { name: 'b' });
@@ -70,7 +70,7 @@ describe.each(testDatabaseUrls())('openid-client as a native app (kubectl’s cl
     const { callback } = await signIn(agent, url, {
       redirectPrefix: listener.redirectUri,
       username: 'erin',
-      password: 'erin-password-1',
+      password: 'battery-staple-8394c0',
     });
     // The browser follows the redirect to the app's listener, which gets the code.
     await agent.request(callback);

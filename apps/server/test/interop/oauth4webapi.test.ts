@@ -15,7 +15,7 @@ describe.each(testDatabaseUrls())('oauth4webapi as a public client (PKCE, no sec
 
   beforeAll(async () => {
     t = await startTestServer(kind);
-    userId = await t.addUser('erin', 'erin-password-1', { groups: ['dev'] });
+    userId = await t.addUser('erin', 'battery-staple-8394c0', { groups: ['dev'] });
     const { clientId } = await t.addClient({
       name: 'kubectl plugin',
       public: true,
@@ -50,7 +50,7 @@ describe.each(testDatabaseUrls())('oauth4webapi as a public client (PKCE, no sec
     const { callback } = await signIn(new UserAgent(), url, {
       redirectPrefix: REDIRECT,
       username: 'erin',
-      password: 'erin-password-1',
+      password: 'battery-staple-8394c0',
     });
     const params = oauth.validateAuthResponse(as, client, callback, state);
     const response = await oauth.authorizationCodeGrantRequest(

@@ -28,7 +28,7 @@ async function approveOnPage(
   const loginForm = readForm(login);
   const confirm = await follow(
     await agent.request(new URL(loginForm.action, t.issuer), {
-      form: { ...loginForm.fields, username: 'erin', password: 'erin-password-1' },
+      form: { ...loginForm.fields, username: 'erin', password: 'battery-staple-8394c0' },
     }),
   );
   const confirmForm = readForm(confirm);
@@ -47,7 +47,7 @@ describe.each(testDatabaseUrls())(
 
     beforeAll(async () => {
       t = await startTestServer(kind, { device: { interval: 1 } }, { clock });
-      userId = await t.addUser('erin', 'erin-password-1', { groups: ['platform'] });
+      userId = await t.addUser('erin', 'battery-staple-8394c0', { groups: ['platform'] });
       const client = await t.addClient({
         name: 'kubectl',
         public: true,

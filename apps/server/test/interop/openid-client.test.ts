@@ -15,7 +15,7 @@ describe.each(testDatabaseUrls())('openid-client as a confidential relying party
 
   beforeAll(async () => {
     t = await startTestServer(kind);
-    userId = await t.addUser('dana', 'dana-password-1', {
+    userId = await t.addUser('dana', 'battery-staple-987354', {
       email: 'dana@example.test',
       displayName: 'Dana',
       groups: ['platform'],
@@ -49,7 +49,7 @@ describe.each(testDatabaseUrls())('openid-client as a confidential relying party
     const result = await signIn(agent, url, {
       redirectPrefix: REDIRECT,
       username: 'dana',
-      password: 'dana-password-1',
+      password: 'battery-staple-987354',
     });
     return { ...result, codeVerifier, state, nonce };
   }

@@ -52,6 +52,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0005_users_email',
       '0006_device_authorizations',
       '0007_clusters',
+      '0008_users_admin',
       '0009_session_activity',
       '0010_client_secrets',
       '0013_grant_upstream',

@@ -62,15 +62,18 @@ export class AdminError extends IdgateError<AdminErrorCode> {
   readonly kind = 'admin' as const;
   /** The name or id the caller gave for the object, when the error is about one. */
   readonly key: string | undefined;
+  /** A problem code more specific than the object's (`weak_password` for an `invalid_input` user). */
+  readonly #problem: ProblemCode | undefined;
 
   constructor(
     code: AdminErrorCode,
     readonly object: AdminObject,
     message: string,
-    options: { key?: string; cause?: unknown } = {},
+    options: { key?: string; cause?: unknown; problem?: ProblemCode } = {},
   ) {
     super(code, message, STATUS[code], options.cause === undefined ? {} : { cause: options.cause });
     this.key = options.key;
+    this.#problem = options.problem;
   }
 
   get oauthError(): OAuthErrorCode {
@@ -79,6 +82,7 @@ export class AdminError extends IdgateError<AdminErrorCode> {
 
   /** `<object>_not_found`, `<object>_exists`, `<object>_read_only` or `invalid_<object>`, where idgate names one. */
   get problemCode(): ProblemCode {
+    if (this.#problem !== undefined) return this.#problem;
     const specific = {
       // `invalid_grant` is the token endpoint's OAuth error: a bad grant id is `invalid_grant_id`.
       invalid_input: this.object === 'grant' ? 'invalid_grant_id' : `invalid_${this.object}`,

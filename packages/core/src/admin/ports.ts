@@ -2,6 +2,8 @@ import type { IdentityProviderConfig } from '@idgate/schema';
 import type { SigningKeyPolicy } from '../keys/rotation.js';
 import type { Clock, PasswordHasher } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
+import type { LoginThrottlePolicy } from '../security/login-throttle.js';
+import type { PasswordPolicy } from '../users/password-policy.js';
 
 /** The token lifetimes a new client gets, in seconds, and the longest an access token may live. */
 export interface ClientLifetimes {
@@ -29,6 +31,10 @@ export interface AdminPorts {
    * be changed here, and win a name clash with a stored one.
    */
   readonly declaredProviders?: readonly IdentityProviderConfig[];
+  /** What a password someone chooses must be; by default `DEFAULT_PASSWORD_POLICY` (12 characters). */
+  readonly passwordPolicy?: PasswordPolicy;
+  /** What locks an account (to list locked users); by default `DEFAULT_LOGIN_THROTTLE`. */
+  readonly loginThrottle?: LoginThrottlePolicy;
   /**
    * Runs a change of signing keys alone: one transaction that no other key change runs beside
    * (the server adds an advisory lock). By default `storage.transaction`.

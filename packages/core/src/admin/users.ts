@@ -1,18 +1,28 @@
-import type { CreateUserInput } from '@idgate/schema';
+import type { CreateUserInput, UpdateUserInput, UserListQuery } from '@idgate/schema';
+import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import type { LoginAttemptRecord, NewUser, UserRecord } from '../model.js';
-import type { Storage } from '../ports/storage.js';
+import type { Storage, UserPageQuery } from '../ports/storage.js';
 import { generatePassword } from '../secrets.js';
+import { DEFAULT_LOGIN_THROTTLE, LoginThrottle } from '../security/login-throttle.js';
+import { checkPasswordPolicy, DEFAULT_PASSWORD_POLICY } from '../users/password-policy.js';
 import { AdminError, refusingConflicts } from './errors.js';
+import { checkIfMatch } from './etag.js';
+import { decodeCursor, pageFrom } from './page.js';
 import { type AdminPorts, nowOf } from './ports.js';
+import { userView } from './views.js';
 
 /** How many sign-in attempts {@link listLoginAttempts} shows unless told, and at most. */
 export const LOGIN_ATTEMPTS_LIMIT = { default: 20, max: 1000 } as const;
 
-/** The password given, or a generated one (to be shown once). */
-function choosePassword(given: string | undefined): { password: string; generated: boolean } {
-  return given === undefined
-    ? { password: generatePassword(), generated: true }
-    : { password: given, generated: false };
+/** The password given (checked against the policy), or a generated one (to be shown once). */
+function choosePassword(
+  ports: Pick<AdminPorts, 'passwordPolicy'>,
+  username: string,
+  given: string | undefined,
+): { password: string; generated: boolean } {
+  if (given === undefined) return { password: generatePassword(), generated: true };
+  checkPasswordPolicy(given, username, ports.passwordPolicy ?? DEFAULT_PASSWORD_POLICY);
+  return { password: given, generated: false };
 }
 
 /** The password to show once: a generated one; one the caller gave it knows. */
@@ -33,11 +43,11 @@ export async function findUser(storage: Storage, username: string): Promise<User
 
 /** A new user's record, its password (given or generated) hashed: slow, so outside any transaction. */
 export async function prepareUser(
-  ports: Pick<AdminPorts, 'clock' | 'hasher'>,
+  ports: Pick<AdminPorts, 'clock' | 'hasher' | 'passwordPolicy'>,
   input: CreateUserInput,
   password?: string,
 ): Promise<{ record: NewUser; password: string; generated: boolean }> {
-  const chosen = choosePassword(password);
+  const chosen = choosePassword(ports, input.username, password);
   const record: NewUser = {
     id: crypto.randomUUID(),
     ...input,
@@ -50,11 +60,12 @@ export async function prepareUser(
 /**
  * Creates a local user with `password`, or with a generated one that is returned to be shown
  * once; the password is stored only as the password hasher's hash.
- * @throws AdminError `conflict` when the username exists in any case.
+ * @throws AdminError `conflict` when the username exists in any case; `invalid_input` (problem
+ * `weak_password`) for a password the policy refuses.
  * @example const { user, generatedPassword } = await createUser(ports, CreateUserInput.parse({ username: 'alice' }));
  */
 export async function createUser(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'hasher'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'hasher' | 'passwordPolicy'>,
   input: CreateUserInput,
   password?: string,
 ): Promise<{ user: UserRecord; generatedPassword: string | undefined }> {
@@ -77,10 +88,10 @@ export function listUsers(ports: Pick<AdminPorts, 'storage'>): Promise<UserRecor
 }
 
 /** Applies `patch` to the user; the user may have gone in between. */
-async function updateUser(
+async function writeUser(
   ports: Pick<AdminPorts, 'storage' | 'clock'>,
   user: UserRecord,
-  patch: Partial<Pick<UserRecord, 'disabled' | 'passwordHash'>>,
+  patch: Partial<Pick<UserRecord, 'disabled' | 'passwordHash' | 'email' | 'displayName' | 'groups'>>,
 ): Promise<UserRecord> {
   const updated = await ports.storage.users.update(user.id, { ...patch, updatedAt: nowOf(ports) });
   if (updated === undefined)
@@ -101,24 +112,25 @@ export async function setUserDisabled(
 ): Promise<{ user: UserRecord; changed: boolean }> {
   const user = await findUser(ports.storage, username);
   if (user.disabled === disabled) return { user, changed: false };
-  return { user: await updateUser(ports, user, { disabled }), changed: true };
+  return { user: await writeUser(ports, user, { disabled }), changed: true };
 }
 
 /**
  * Replaces a user's password with `password`, or with a generated one that is returned to be
  * shown once.
- * @throws AdminError `not_found`.
+ * @throws AdminError `not_found`; `invalid_input` (problem `weak_password`) for a password the
+ * policy refuses.
  * @example const { generatedPassword } = await setUserPassword(ports, 'alice');
  */
 export async function setUserPassword(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'hasher'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'hasher' | 'passwordPolicy'>,
   username: string,
   password?: string,
 ): Promise<{ user: UserRecord; generatedPassword: string | undefined }> {
-  const chosen = choosePassword(password);
   const user = await findUser(ports.storage, username);
+  const chosen = choosePassword(ports, user.username, password);
   const passwordHash = await ports.hasher.hash(chosen.password);
-  return { user: await updateUser(ports, user, { passwordHash }), generatedPassword: shown(chosen) };
+  return { user: await writeUser(ports, user, { passwordHash }), generatedPassword: shown(chosen) };
 }
 
 /**
@@ -143,4 +155,129 @@ export async function listLoginAttempts(
   const attempts = await ports.storage.loginAttempts.listByUsername(username.toLowerCase(), limit);
   if (attempts.length === 0) await findUser(ports.storage, username);
   return attempts;
+}
+
+/**
+ * The user called `username` (any case), as the admin API reads one.
+ * @throws AdminError `not_found`.
+ * @example const user = await getUser(ports, 'alice');
+ */
+export function getUser(ports: Pick<AdminPorts, 'storage'>, username: string): Promise<UserRecord> {
+  return findUser(ports.storage, username);
+}
+
+/**
+ * One page of users by lower-cased username (byte order), filtered as `query` says; paged in
+ * storage, never by loading every user.
+ * @throws AdminError `invalid_input` naming `cursor` when the cursor is not one a page gave.
+ * @example const { items, nextCursor } = await listUserPage(ports, UserListQuery.parse({ group: 'dev' }));
+ */
+export async function listUserPage(
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'loginThrottle'>,
+  query: UserListQuery,
+): Promise<{ items: UserRecord[]; nextCursor: string | null }> {
+  const after = decodeCursor(query.cursor, 'user');
+  const throttle = ports.loginThrottle ?? DEFAULT_LOGIN_THROTTLE;
+  const page: UserPageQuery = { limit: query.limit + 1 };
+  if (after !== undefined) page.after = after;
+  if (query.group !== undefined) page.group = query.group;
+  if (query.q !== undefined) page.text = query.q;
+  if (query.status !== undefined) {
+    page.status = query.status;
+    page.lock = {
+      now: nowOf(ports),
+      maxFailures: throttle.maxFailures,
+      windowSeconds: throttle.windowSeconds,
+    };
+  }
+  const rows = await ports.storage.users.page(page);
+  return pageFrom(rows, query.limit, (user) => user.username.toLowerCase());
+}
+
+/**
+ * Changes a user's email, display name, groups (the list replaces the old one) or disabled flag.
+ * With `ifMatch` (the `etag` the caller read), the change is made only if the user has not
+ * changed since, checked in the transaction of the write. A group change reaches every replica's
+ * token review through the change log, as any user change does.
+ * @throws AdminError `not_found`; `precondition_failed` for a stale `ifMatch`.
+ * @example const user = await updateUser(ports, 'alice', { groups: ['dev'] }, { ifMatch: '"…"' });
+ */
+export function updateUser(
+  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  username: string,
+  patch: UpdateUserInput,
+  options: { ifMatch?: string | undefined } = {},
+): Promise<UserRecord> {
+  return ports.storage.transaction(async (storage) => {
+    const user = await findUser(storage, username);
+    checkIfMatch(options.ifMatch, userView(user).etag, 'user', user.username);
+    const changes: Parameters<typeof writeUser>[2] = {};
+    if (patch.email !== undefined) changes.email = patch.email;
+    if (patch.displayName !== undefined) changes.displayName = patch.displayName;
+    if (patch.groups !== undefined) changes.groups = patch.groups;
+    if (patch.disabled !== undefined) changes.disabled = patch.disabled;
+    if (Object.keys(changes).length === 0) return user;
+    return writeUser({ storage, clock: ports.clock }, user, changes);
+  });
+}
+
+/**
+ * Deletes a user and everything that lets it in, in one transaction: its grants are revoked (their
+ * refresh tokens stop working; their access tokens go into the revocation set every replica
+ * consults), its browser sessions end, its linked identities are removed.
+ * @throws AdminError `not_found`; `precondition_failed` for a stale `ifMatch`.
+ * @example const { revokedGrants } = await deleteUser(ports, 'alice');
+ */
+export function deleteUser(
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes'>,
+  username: string,
+  options: { ifMatch?: string | undefined } = {},
+): Promise<{ user: UserRecord; revokedGrants: number; endedSessions: number; unlinkedIdentities: number }> {
+  return ports.storage.transaction(async (storage) => {
+    const user = await findUser(storage, username);
+    checkIfMatch(options.ifMatch, userView(user).etag, 'user', user.username);
+    const now = nowOf(ports);
+    const revoked = await storage.grants.revokeByUser(user.id, now);
+    await publishGrantRevocations(
+      { storage, clock: ports.clock, maxTokenLifetimeSeconds: ports.lifetimes.maxAccessTokenTtl },
+      revoked,
+    );
+    const endedSessions = (await storage.sessions.endByUser(user.id, now)).length;
+    const identities = await storage.identities.listByUser(user.id);
+    for (const identity of identities) await storage.identities.unlink(identity.provider, identity.subject);
+    if (!(await storage.users.remove(user.id)))
+      throw new AdminError('not_found', 'user', `no user ${username}`, { key: username });
+    return { user, revokedGrants: revoked.length, endedSessions, unlinkedIdentities: identities.length };
+  });
+}
+
+/**
+ * Lifts a brute-force lock on a user's account: records an administrator's unlock, which the login
+ * throttle counts like a successful sign-in (failures before it no longer count). Blocks of
+ * source addresses stay as they are: they guard every account. `wasLocked` says whether the
+ * account was locked.
+ * @throws AdminError `not_found`.
+ * @example const { wasLocked } = await unlockUser(ports, 'alice', { by: 'admin-api' });
+ */
+export async function unlockUser(
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'loginThrottle'>,
+  username: string,
+  options: { by: string },
+): Promise<{ user: UserRecord; wasLocked: boolean }> {
+  const user = await findUser(ports.storage, username);
+  const throttle = new LoginThrottle(
+    ports.storage.loginAttempts,
+    ports.loginThrottle ?? DEFAULT_LOGIN_THROTTLE,
+    ports.clock,
+  );
+  const decision = await throttle.check(user.username);
+  await throttle.record({
+    username: user.username,
+    userId: user.id,
+    sourceAddress: options.by,
+    provider: 'admin',
+    success: true,
+    reason: 'unlocked',
+  });
+  return { user, wasLocked: decision.locked };
 }

@@ -26,9 +26,9 @@ import { etagOf } from './etag.js';
 // Records as the admin API and `--json` show them: the admin schemas' shapes, checked, so that no
 // hash, sealed key or other private field can slip out.
 
-/** @example userView(user) // { id, username, email, displayName, groups, disabled, createdAt, updatedAt } */
+/** @example userView(user) // { id, username, email, displayName, groups, disabled, createdAt, updatedAt, etag } */
 export function userView(user: UserRecord): User {
-  return User.parse({
+  const fields = {
     id: user.id,
     username: user.username,
     email: user.email,
@@ -37,7 +37,8 @@ export function userView(user: UserRecord): User {
     disabled: user.disabled,
     createdAt: user.createdAt.toISOString(),
     updatedAt: user.updatedAt.toISOString(),
-  });
+  };
+  return User.parse({ ...fields, etag: etagOf(fields) });
 }
 
 /** A client without its secret hashes, with its `etag`. @example clientView(client).grantTypes */

@@ -9,6 +9,7 @@ import type {
   UserPatch,
   UserRecord,
 } from '../model.js';
+import { LoginThrottle } from '../security/login-throttle.js';
 import {
   createMemoryFederationRepositories,
   emptyFederationTables,
@@ -16,7 +17,7 @@ import {
 } from './memory-federation.js';
 import { createMemoryOidcRepositories, emptyOidcTables, type OidcTables } from './memory-oidc.js';
 import type { PasswordHasher } from './runtime.js';
-import { type Storage, StorageConflictError } from './storage.js';
+import { type Storage, StorageConflictError, type UserPageQuery } from './storage.js';
 
 interface Tables extends OidcTables, FederationTables {
   users: Map<string, UserRecord>;
@@ -94,6 +95,48 @@ export function createMemoryStorage(): Storage {
         const next = { ...current, ...copy(patch) };
         tables.users.set(id, next);
         return copy(next);
+      },
+      async page(query: UserPageQuery) {
+        const { after, group, status, text, lock } = query;
+        const locked = async (user: UserRecord) => {
+          if (lock === undefined) return false;
+          const policy = { ...lock, maxFailuresPerAddress: Number.MAX_SAFE_INTEGER };
+          const clock = { now: () => lock.now.getTime() };
+          return (await new LoginThrottle(storage.loginAttempts, policy, clock).check(user.username)).locked;
+        };
+        const needle = text?.toLowerCase();
+        const matches = async (user: UserRecord) =>
+          (after === undefined || user.username.toLowerCase() > after) &&
+          (group === undefined || user.groups.includes(group)) &&
+          (needle === undefined ||
+            [user.username, user.email, user.displayName].some((v) => v?.toLowerCase().includes(needle))) &&
+          (status === undefined ||
+            (status === 'disabled'
+              ? user.disabled
+              : status === 'locked'
+                ? await locked(user)
+                : !user.disabled && !(await locked(user))));
+        const page: UserRecord[] = [];
+        for (const user of await storage.users.list()) {
+          if (page.length >= query.limit) break;
+          if (await matches(user)) page.push(user);
+        }
+        return page;
+      },
+      async groups(query) {
+        const counts = new Map<string, number>();
+        for (const user of tables.users.values())
+          for (const group of user.groups) counts.set(group, (counts.get(group) ?? 0) + 1);
+        return [...counts]
+          .filter(
+            ([name]) => (query.after === undefined || name > query.after) && (query.name ?? name) === name,
+          )
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .slice(0, query.limit)
+          .map(([name, members]) => ({ name, members }));
+      },
+      async remove(id) {
+        return tables.users.delete(id);
       },
       async count() {
         return tables.users.size;

@@ -92,6 +92,33 @@ export class StorageUnavailableError extends IdgateError<StorageUnavailability> 
   }
 }
 
+/** Which users a listing shows: `active` users are neither disabled nor locked. */
+export type UserStatus = 'active' | 'disabled' | 'locked';
+
+/**
+ * One page of users, in the order of {@link UserRepository.list} (lower-cased username, byte
+ * order): those after `after` (a lower-cased username), filtered, at most `limit`.
+ */
+export interface UserPageQuery {
+  /** The lower-cased username of the last user of the page before. */
+  after?: string;
+  limit: number;
+  /** Only members of this group (exact, case-sensitive, as Kubernetes compares groups). */
+  group?: string;
+  /** Only users in this state; `lock` says what locks an account (for `active` and `locked`). */
+  status?: UserStatus;
+  /** What locks an account, as the login throttle sees it at `now`. */
+  lock?: { now: Date; maxFailures: number; windowSeconds: number };
+  /** Only users whose username, email or display name contains this text, in any (ASCII) case. */
+  text?: string;
+}
+
+/** A group (the union of users' groups) and how many users are in it. */
+export interface GroupSummary {
+  name: string;
+  members: number;
+}
+
 /** Users. Usernames are unique regardless of case and looked up regardless of case. */
 export interface UserRepository {
   /** @throws StorageConflictError('username') when the username exists in any case; ('id') for a taken id. */
@@ -107,6 +134,15 @@ export interface UserRepository {
   list(): Promise<UserRecord[]>;
   /** Returns the updated user, or undefined when there is no such user. */
   update(id: string, patch: UserPatch): Promise<UserRecord | undefined>;
+  /** One page of users (see {@link UserPageQuery}). */
+  page(query: UserPageQuery): Promise<UserRecord[]>;
+  /**
+   * The groups users are in, by name (byte order), after `after`, at most `limit`; `name` asks
+   * for that one group only.
+   */
+  groups(query: { after?: string; limit: number; name?: string }): Promise<GroupSummary[]>;
+  /** Deletes a user; false when there was none. */
+  remove(id: string): Promise<boolean>;
   count(): Promise<number>;
 }
 

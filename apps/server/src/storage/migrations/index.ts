@@ -8,6 +8,7 @@ import * as m0004 from './0004_change_log.js';
 import * as m0005 from './0005_users_email.js';
 import * as m0006 from './0006_device_authorizations.js';
 import * as m0007 from './0007_clusters.js';
+import * as m0008 from './0008_users_admin.js';
 import * as m0009 from './0009_session_activity.js';
 import * as m0010 from './0010_client_secrets.js';
 import * as m0013 from './0013_grant_upstream.js';
@@ -25,6 +26,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005_users_email': m0005,
   '0006_device_authorizations': m0006,
   '0007_clusters': m0007,
+  '0008_users_admin': m0008,
   '0009_session_activity': m0009,
   '0010_client_secrets': m0010,
   '0013_grant_upstream': m0013,

@@ -1,5 +1,5 @@
-import type { UserPatch, UserRecord, UserRepository } from '@idgate/core';
-import { type Selectable, sql, type Updateable } from 'kysely';
+import type { GroupSummary, UserPageQuery, UserPatch, UserRecord, UserRepository } from '@idgate/core';
+import { type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { UsersTable } from '../schema.js';
 import {
   type ConflictFields,
@@ -86,8 +86,92 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
       return row && toUser(row);
     },
 
+    async page(query) {
+      let select = db.selectFrom('users').selectAll();
+      for (const condition of pageConditions(ctx.dialect, sortKey, query)) select = select.where(condition);
+      const rows = await select.orderBy(sortKey).limit(query.limit).execute();
+      return rows.map(toUser);
+    },
+
+    async groups(query) {
+      // One row per (user, group): a user's groups are distinct, so count(*) counts users.
+      const pg = ctx.dialect === 'postgres';
+      const from = pg
+        ? sql`users cross join lateral jsonb_array_elements_text(users.groups::jsonb) as g(name)`
+        : sql`users, json_each(users.groups) as g`;
+      const name = pg ? sql`g.name collate "C"` : sql`g.value`;
+      const conditions = [sql`1 = 1`];
+      if (query.after !== undefined) conditions.push(sql`${name} > ${query.after}`);
+      if (query.name !== undefined) conditions.push(sql`${name} = ${query.name}`);
+      const result = await sql<{ name: string; members: number | string }>`
+        select ${name} as name, count(*) as members from ${from}
+        where ${sql.join(conditions, sql` and `)}
+        group by ${name} order by ${name} limit ${query.limit}`.execute(db);
+      return result.rows.map((row): GroupSummary => ({ name: row.name, members: Number(row.members) }));
+    },
+
+    async remove(id) {
+      const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
     count: () => countRows(db, 'users'),
   };
+}
+
+/** `%text%` for LIKE, its own `%`, `_` and `\` taken literally. */
+const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The WHERE conditions of a page of users. */
+function pageConditions(
+  dialect: RepositoryContext['dialect'],
+  sortKey: RawBuilder<unknown>,
+  query: UserPageQuery,
+): RawBuilder<boolean>[] {
+  const conditions: RawBuilder<boolean>[] = [];
+  if (query.after !== undefined) conditions.push(sql<boolean>`${sortKey} > ${query.after}`);
+  if (query.group !== undefined) {
+    conditions.push(
+      dialect === 'postgres'
+        ? sql<boolean>`exists (select 1 from jsonb_array_elements_text(users.groups::jsonb) as g(name) where g.name = ${query.group})`
+        : sql<boolean>`exists (select 1 from json_each(users.groups) as g where g.value = ${query.group})`,
+    );
+  }
+  if (query.text !== undefined) {
+    const like = containing(query.text);
+    conditions.push(
+      sql<boolean>`(lower(username) like ${like} escape '\\' or lower(coalesce(email, '')) like ${like} escape '\\' or lower(coalesce(display_name, '')) like ${like} escape '\\')`,
+    );
+  }
+  if (query.status === 'disabled') conditions.push(sql<boolean>`disabled = 1`);
+  if (query.status === 'active' || query.status === 'locked') {
+    const locked = lockedUsernames(query.lock);
+    conditions.push(
+      query.status === 'locked'
+        ? sql<boolean>`lower(username) in (${locked})`
+        : sql<boolean>`disabled = 0 and lower(username) not in (${locked})`,
+    );
+  }
+  return conditions;
+}
+
+/**
+ * The lower-cased usernames the login throttle holds locked at `lock.now`: the latest failure
+ * since the latest success (or unlock) is less than a window old, and the window ending at it
+ * holds at least `maxFailures` failures since that success — as `LoginThrottle` decides, in SQL.
+ */
+function lockedUsernames(lock: UserPageQuery['lock']): RawBuilder<string> {
+  if (lock === undefined) return sql<string>`select username from users where 1 = 0`;
+  const windowMs = lock.windowSeconds * 1000;
+  const since = lock.now.getTime() - windowMs;
+  return sql<string>`select f.username from login_attempts f
+    where f.success = 0
+      and f.created_at > coalesce((select max(s.created_at) from login_attempts s
+        where s.username = f.username and s.success = 1), ${Number.MIN_SAFE_INTEGER})
+      and f.created_at >= (select max(l.created_at) from login_attempts l
+        where l.username = f.username and l.success = 0) - ${windowMs}
+    group by f.username
+    having max(f.created_at) > ${since} and count(*) >= ${lock.maxFailures}`;
 }
 
 function toChanges(patch: UserPatch): Updateable<UsersTable> {
