@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StorageUnavailableError } from '@idgate/core';
 import SqliteDatabase from 'better-sqlite3';
@@ -22,6 +22,26 @@ export interface Database {
 export interface OpenDatabaseOptions {
   /** Largest number of PostgreSQL connections in the pool (default 10). Ignored for SQLite. */
   poolMax?: number;
+  /**
+   * Open only a database idgate has already set up (its migration table exists): never create a
+   * SQLite file or its folder. Throws {@link DatabaseNotFoundError} otherwise.
+   */
+  existing?: boolean;
+}
+
+/**
+ * The database a URL names does not exist yet, or holds no idgate tables, and the caller asked
+ * for an existing one. `location` is the SQLite file's absolute path or PostgreSQL's
+ * `host:port/database` (never the password).
+ */
+export class DatabaseNotFoundError extends Error {
+  override readonly name = 'DatabaseNotFoundError';
+  constructor(
+    readonly location: string,
+    readonly reason: string,
+  ) {
+    super(`no idgate database at ${location}: ${reason}`);
+  }
 }
 
 const ACCEPTED_FORMS =
@@ -34,16 +54,50 @@ const ACCEPTED_FORMS =
  * @throws Error for any other URL; the message never repeats the URL, which may hold a password.
  */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
+  let database: Database;
+  if (url.startsWith('sqlite:')) database = openSqlite(url.slice('sqlite:'.length), options);
+  else if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
+    database = await openPostgres(url, options);
+  else throw unsupported(url);
+  if (options.existing === true && !(await hasIdgateSchema(database))) {
+    await database.close();
+    throw new DatabaseNotFoundError(
+      database.dialect === 'sqlite' ? sqliteLocation(url.slice('sqlite:'.length)) : describeServer(url),
+      database.dialect === 'sqlite'
+        ? 'the file holds no idgate tables'
+        : 'the PostgreSQL database holds no idgate tables',
+    );
+  }
+  return database;
+}
+
+function unsupported(url: string): Error {
   // Only the scheme is named: the rest of the URL may hold credentials.
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1];
   const what =
     scheme === undefined ? 'a database URL without a scheme' : `the database URL scheme "${scheme}:"`;
-  throw new Error(`Unsupported database URL: idgate does not support ${what}. Use ${ACCEPTED_FORMS}`);
+  return new Error(`Unsupported database URL: idgate does not support ${what}. Use ${ACCEPTED_FORMS}`);
 }
 
-function openSqlite(location: string): Database {
+// Migrations record themselves in kysely_migration: its presence marks a database idgate set up.
+async function hasIdgateSchema(database: Database): Promise<boolean> {
+  if (database.dialect === 'sqlite') {
+    const { rows } = await sql<{ n: number }>`
+      select count(*) as n from sqlite_master where type = 'table' and name = 'kysely_migration'`.execute(
+      database.db,
+    );
+    return Number(rows[0]?.n ?? 0) > 0;
+  }
+  const { rows } = await sql<{ found: boolean }>`
+    select to_regclass('kysely_migration') is not null as found`.execute(database.db);
+  return rows[0]?.found === true;
+}
+
+function sqliteLocation(location: string): string {
+  return location === ':memory:' ? 'sqlite::memory:' : resolve(location);
+}
+
+function openSqlite(location: string, options: OpenDatabaseOptions): Database {
   if (location === '') throw new Error(`The SQLite database URL names no file. Use ${ACCEPTED_FORMS}`);
   // `sqlite://x` is ambiguous (host or path?); refuse it rather than guess where the data goes.
   if (location.startsWith('//')) {
@@ -53,8 +107,11 @@ function openSqlite(location: string): Database {
   }
   const memory = location === ':memory:';
   const file = memory ? ':memory:' : resolve(location);
+  if (options.existing === true && !memory && !existsSync(file)) {
+    throw new DatabaseNotFoundError(file, 'the file does not exist');
+  }
   if (!memory) mkdirSync(dirname(file), { recursive: true });
-  const sqlite = new SqliteDatabase(file);
+  const sqlite = new SqliteDatabase(file, { fileMustExist: options.existing === true && !memory });
   try {
     // WAL lets readers proceed during a write; busy_timeout waits out short write locks instead of failing.
     sqlite.pragma('journal_mode = WAL');

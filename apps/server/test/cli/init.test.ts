@@ -98,6 +98,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
     { holds: 'an API key', args: ['api-keys', 'add', '--name', 'k', '--scope', 'admin'], counts: [0, 0, 1] },
   ])('refuses a database that already holds $holds', async ({ args, counts }) => {
     const env = envFor(database.url);
+    expect((await run(['migrate'], { env })).code).toBe(0);
     expect((await run(args, { env })).code).toBe(0);
     const result = await run(['init'], { env });
     expect(result.code).toBe(1);
