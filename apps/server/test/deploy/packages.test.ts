@@ -72,3 +72,40 @@ describe.each(PUBLISHED)('the published package $name', ({ name, dir, imports })
     expect(files.filter((file) => file.startsWith('test/'))).toEqual([]);
   }, 60_000);
 });
+
+describe('the root README’s SDK section', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = /\n## SDK\n([\s\S]*?)(?=\n## |$)/.exec(readme)?.[1] ?? '';
+
+  it('shows the SDK’s typechecked example', () => {
+    const example = readFileSync(join(ROOT, 'packages/sdk/test/readme-example.ts'), 'utf8').replaceAll(
+      "'../src/index.js'",
+      "'@idgate/sdk'",
+    );
+    expect(section).toContain(`\`\`\`ts\n${example}\`\`\``);
+  });
+
+  it('names only methods the client has, and every one it has', async () => {
+    const { createIdgateClient } = await import('@idgate/sdk');
+    const client = createIdgateClient({ baseUrl: 'http://127.0.0.1:9' }) as unknown as Record<
+      string,
+      unknown
+    >;
+    const methods = new Set<string>();
+    for (let o: object | null = client; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+      for (const key of Object.getOwnPropertyNames(o)) {
+        if (key !== 'constructor' && !key.startsWith('#') && typeof client[key] === 'function')
+          methods.add(key);
+      }
+    }
+    const list = section.slice(section.indexOf("The client's methods"));
+    const named = [...list.matchAll(/`([a-z][A-Za-z]+)`/g)].map((match) => match[1] as string);
+    const exported = ['parseAuthorizationResponse', 'createNativeClient', 'discoverIssuer'];
+    expect(named.filter((name) => !methods.has(name) && !exported.includes(name))).toEqual([]);
+    const unlisted = [...methods].filter((name) => !named.includes(name)).sort();
+    expect(
+      unlisted,
+      `client methods missing from the README's "The client's methods" list: ${unlisted.join(', ')}`,
+    ).toEqual([]);
+  });
+});
