@@ -15,10 +15,32 @@ const Issuer = z
     'must end with /oauth: the issuer is {base_url}/oauth',
   );
 
-const Seconds = z.coerce.number().int().positive().max(31_536_000);
+/**
+ * A whole number from `min` to `max`, read from text too (the environment holds only strings).
+ * One message for every way it can be wrong: `must be <what> <min>–<max>`.
+ */
+function whole(min: number, max: number, what = 'a whole number') {
+  const error = `must be ${what} ${min}–${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+}
+
+const seconds = (min: number, max: number) => whole(min, max, 'a whole number of seconds');
+const Seconds = seconds(1, 31_536_000);
+
+const Flag = z.union([z.stringbool(), z.boolean()], { error: 'must be true or false' });
+
+/** `must be one of a, b, c` */
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `must be one of ${values.join(', ')}` });
+}
 
 /** A timeout in seconds, fractions allowed (`0.5`), at least a millisecond and at most ten minutes. */
-const Timeout = z.coerce.number().min(0.001).max(600);
+const TIMEOUT = 'must be a number of seconds 0.001–600';
+const Timeout = z.coerce
+  .number({ error: TIMEOUT })
+  .min(0.001, { error: TIMEOUT })
+  .max(600, { error: TIMEOUT });
+const KEEPALIVE = 'must be a number of seconds 0–3600 (0: no keepalive)';
 
 /** An IPv4 or IPv6 address, or a CIDR range of them (`10.0.0.0/8`, `fd00::/8`). */
 function isAddressOrRange(value: string): boolean {
@@ -30,7 +52,7 @@ function isAddressOrRange(value: string): boolean {
 }
 
 const TRUST_PROXY_TRUE =
-  'true would believe any X-Forwarded-For, so a client could choose its own address and dodge the per-address sign-in limits: give the number of proxies in front of idgate (1 for an ingress) or their addresses/CIDR ranges';
+  'must not be true: that would believe any X-Forwarded-For, so a client could choose its own address and dodge the per-address sign-in limits: give the number of proxies in front of idgate (1 for an ingress) or their addresses/CIDR ranges';
 
 /**
  * Which proxies' `X-Forwarded-For` to believe, as fastify takes it: `false` (none: the peer's
@@ -51,7 +73,7 @@ const TrustProxy = z.preprocess(
     [
       z.literal(false),
       z.literal(true).refine(() => false, TRUST_PROXY_TRUE),
-      z.int().min(1).max(10),
+      z.int().min(1, 'must be a number of proxies 1–10').max(10, 'must be a number of proxies 1–10'),
       z
         .array(z.string().refine(isAddressOrRange, 'must be an IP address or CIDR range'))
         .min(1)
@@ -64,13 +86,18 @@ const TrustProxy = z.preprocess(
   ),
 );
 
+const DATABASE_URL = 'must be a database URL: sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE';
+
 const ConfigSchema = z.strictObject({
-  host: z.string().min(1).default('0.0.0.0'),
-  port: z.coerce.number().int().min(0).max(65_535).default(8080),
+  host: z
+    .string({ error: 'must be a host name or IP address' })
+    .min(1, 'must be a host name or IP address')
+    .default('0.0.0.0'),
+  port: whole(0, 65_535, 'a port number').default(8080),
   issuer: Issuer.default('http://localhost:8080/oauth'),
   database: z
     .strictObject({
-      url: z.string().min(1).default('sqlite:./data/idgate.db'),
+      url: z.string({ error: DATABASE_URL }).min(1, DATABASE_URL).default('sqlite:./data/idgate.db'),
       /** Seconds to open a PostgreSQL connection or wait for a free one in the pool. */
       connectTimeout: Timeout.default(5),
       /** Seconds PostgreSQL lets one statement run before cancelling it (`statement_timeout`). */
@@ -83,18 +110,27 @@ const ConfigSchema = z.strictObject({
       /** Seconds a PostgreSQL session may sit idle inside a transaction before the server ends it. */
       idleInTransactionTimeout: Timeout.default(30),
       /** Seconds of silence before TCP keepalive probes a PostgreSQL connection; 0 for none. */
-      keepAlive: z.coerce.number().min(0).max(3600).default(10),
+      keepAlive: z.coerce
+        .number({ error: KEEPALIVE })
+        .min(0, { error: KEEPALIVE })
+        .max(3600, { error: KEEPALIVE })
+        .default(10),
       /** Seconds SQLite waits for another connection's write lock before giving up (`busy_timeout`). */
       busyTimeout: Timeout.default(5),
     })
     .prefault({}),
-  secret: z.string().min(32, 'must be at least 32 characters').optional(),
-  secretFile: z.string().min(1).optional(),
+  secret: z
+    .string({ error: 'must be text of at least 32 characters' })
+    .min(32, 'must be at least 32 characters')
+    .optional(),
+  secretFile: z.string({ error: 'must be a file path' }).min(1, 'must be a file path').optional(),
   signing: z
     .strictObject({
-      algorithm: SigningAlgorithm.default('RS256'),
+      algorithm: z
+        .enum(SigningAlgorithm.enum, { error: `must be one of ${SigningAlgorithm.options.join(', ')}` })
+        .default('RS256'),
       /** Seconds a rotated key is published before it signs (every replica loads it meanwhile). */
-      activationDelay: z.coerce.number().int().min(0).max(3600).default(10),
+      activationDelay: seconds(0, 3600).default(10),
     })
     .prefault({}),
   tokens: z
@@ -106,12 +142,12 @@ const ConfigSchema = z.strictObject({
       /** A grant's absolute lifetime: no refresh token outlives it. */
       grantTtl: Seconds.default(7_776_000),
       /** Give trusted clients refresh tokens without `offline_access`. */
-      refreshForTrustedClients: z.stringbool().or(z.boolean()).default(false),
+      refreshForTrustedClients: Flag.default(false),
       /**
        * Seconds after a rotation during which the rotated refresh token answers the same successor
        * (concurrent refreshes); later, or with 0, presenting it again revokes the grant.
        */
-      refreshReuseWindow: z.coerce.number().int().min(0).max(300).default(10),
+      refreshReuseWindow: seconds(0, 300).default(10),
     })
     .prefault({}),
   session: z.strictObject({ ttl: Seconds.default(86_400) }).prefault({}),
@@ -119,59 +155,62 @@ const ConfigSchema = z.strictObject({
   device: z
     .strictObject({
       /** How long a device code and its user code live, seconds. */
-      codeTtl: z.coerce.number().int().min(60).max(86_400).default(600),
+      codeTtl: seconds(60, 86_400).default(600),
       /** Seconds a device waits between polls (grows by 5 at each `slow_down`). */
-      interval: z.coerce.number().int().min(1).max(300).default(5),
+      interval: seconds(1, 300).default(5),
     })
     .prefault({}),
   /** What a password someone chooses must be (NIST SP 800-63B): the length is all that is configurable. */
   passwordPolicy: z
     .strictObject({
-      minLength: z.coerce.number().int().min(8, 'must be at least 8 (NIST SP 800-63B)').max(256).default(12),
+      minLength: whole(8, 256, 'a password length').default(12),
     })
     .prefault({}),
   bruteForce: z
     .strictObject({
-      maxFailures: z.coerce.number().int().min(1).max(1000).default(5),
+      maxFailures: whole(1, 1000).default(5),
       windowSeconds: Seconds.default(900),
-      maxFailuresPerAddress: z.coerce.number().int().min(1).max(100_000).default(100),
+      maxFailuresPerAddress: whole(1, 100_000).default(100),
       /** Failed password-grant attempts through one client within the window that block it. */
-      maxFailuresPerClient: z.coerce.number().int().min(1).max(1_000_000).default(500),
+      maxFailuresPerClient: whole(1, 1_000_000).default(500),
     })
     .prefault({}),
   logout: z
     .strictObject({
       // `true`/`false` are the spellings of before `client` existed: all grants, or none.
       revokeGrants: z
-        .enum(['client', 'all', 'none'])
-        .or(z.boolean().transform((all) => (all ? 'all' : 'none')))
+        .union([z.enum(['client', 'all', 'none']), z.boolean().transform((all) => (all ? 'all' : 'none'))], {
+          error: 'must be one of client, all, none',
+        })
         .default('client'),
     })
     .prefault({}),
   pkce: z
     .strictObject({
-      allowPlain: z.stringbool().or(z.boolean()).default(false),
-      requireForConfidentialClients: z.stringbool().or(z.boolean()).default(false),
+      allowPlain: Flag.default(false),
+      requireForConfidentialClients: Flag.default(false),
     })
     .prefault({}),
-  log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+  log: z.strictObject({ level: oneOf(LOG_LEVELS).default('info') }).prefault({}),
   maintenance: z
     .strictObject({
       /** Seconds between purges of expired codes, tokens, sign-ins and revocations; 0 for none. */
-      purgeInterval: z.coerce.number().int().min(0).max(604_800).default(3600),
+      purgeInterval: seconds(0, 604_800).default(3600),
     })
     .prefault({}),
   /** Identity providers declared in the file (GitOps); the CLI and admin API manage others in the database. */
-  identityProviders: z.array(IdentityProviderConfig).default([]),
+  identityProviders: z
+    .array(IdentityProviderConfig, { error: 'must be a list of identity providers' })
+    .default([]),
   federation: z
     .strictObject({
       /** The client that tokens answered straight from a callback are issued to, unless the provider names one. */
-      tokenClientId: z.string().min(1).optional(),
+      tokenClientId: z.string({ error: 'must be a client id' }).min(1, 'must be a client id').optional(),
       /**
        * Seconds between re-checks of a federated grant's identity at its provider, on refresh
        * (groups, email, whether the person still exists there); 0 never re-checks.
        */
-      revalidateInterval: z.coerce.number().int().min(0).max(31_536_000).default(900),
+      revalidateInterval: seconds(0, 31_536_000).default(900),
     })
     .prefault({}),
   cache: z
@@ -181,11 +220,11 @@ const ConfigSchema = z.strictObject({
        * before it stops answering token reviews, introspection and userinfo from memory and
        * answers 503 instead; 0 for no limit.
        */
-      maxStaleness: z.coerce.number().int().min(0).max(31_536_000).default(0),
+      maxStaleness: seconds(0, 31_536_000).default(0),
     })
     .prefault({}),
   trustProxy: TrustProxy.default(false),
-  bodyLimit: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
+  bodyLimit: whole(1024, 10_485_760, 'a number of bytes').default(65_536),
 });
 
 /** The validated server configuration. */
@@ -237,7 +276,7 @@ const ENV: Record<string, string[]> = {
 /** Every `IDGATE_*` variable the server reads, with the config path it sets. */
 export const CONFIG_ENVIRONMENT: Readonly<Record<string, readonly string[]>> = ENV;
 
-const envName = (path: PropertyKey[]) =>
+const envName = (path: readonly PropertyKey[]) =>
   Object.entries(ENV).find(([, p]) => p.join('.') === path.join('.'))?.[0];
 
 function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
@@ -273,6 +312,93 @@ function readFile(file: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+// Settings whose value is never repeated in a message: a secret, or a URL that may hold a password.
+const SECRET_KEYS = new Set(['secret', 'url', 'clientSecret', 'bindPassword', 'password']);
+const MAX_SHOWN = 80;
+
+/** What a message says the operator gave: quoted text, a number, or what kind of thing it was. */
+function shown(value: unknown, key: PropertyKey | undefined): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'an empty value';
+  if (typeof value === 'string') {
+    if (typeof key === 'string' && SECRET_KEYS.has(key)) return `a value of ${value.length} characters`;
+    return JSON.stringify(value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return Array.isArray(value) ? 'a list' : 'a mapping';
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  return path.reduce<unknown>(
+    (node, segment) =>
+      typeof node === 'object' && node !== null ? (node as Record<PropertyKey, unknown>)[segment] : undefined,
+    input,
+  );
+}
+
+/**
+ * What a setting accepts, as `must …`: the schema's own words where it has them (every setting of
+ * this file does), else words made from zod's issue (identity provider fields, from the schema package).
+ */
+function acceptedBy(issue: z.core.$ZodIssue): string {
+  if (issue.message.startsWith('must')) return issue.message;
+  switch (issue.code) {
+    case 'invalid_type': {
+      const kinds: Record<string, string> = {
+        string: 'text',
+        object: 'a mapping of settings',
+        array: 'a list',
+      };
+      return `must be ${kinds[issue.expected] ?? `a ${issue.expected}`}`;
+    }
+    case 'invalid_value':
+      return `must be one of ${issue.values.map(String).join(', ')}`;
+    case 'invalid_union':
+      // A discriminated union that matched no option lists them, rather than zod's "Invalid input".
+      return 'options' in issue && Array.isArray(issue.options)
+        ? `must be one of ${issue.options.join(', ')}`
+        : issue.message;
+    case 'too_small':
+    case 'too_big': {
+      const bound = issue.code === 'too_small' ? `at least ${issue.minimum}` : `at most ${issue.maximum}`;
+      if (issue.origin === 'string') return `must be ${bound} characters long`;
+      if (issue.origin === 'array' || issue.origin === 'set') return `must have ${bound} items`;
+      return `must be ${bound}`;
+    }
+    case 'invalid_format':
+      return `must be a valid ${issue.format}`;
+    default:
+      return issue.message;
+  }
+}
+
+/**
+ * One problem as `<setting> <what it accepts>, got <value>`: the setting by the environment variable
+ * that set it, else by its key path in the file.
+ */
+function describe(
+  issue: z.core.$ZodIssue,
+  raw: Record<string, unknown>,
+  fromEnv: ReadonlySet<string>,
+): string {
+  if (issue.code === 'unrecognized_keys') {
+    const at = issue.path.length > 0 ? `${issue.path.join('.')}.` : '';
+    return `${issue.keys.map((k) => at + k).join(', ')}: unknown setting`;
+  }
+  // An environment variable sets a whole setting; a problem inside it (a list item) is the variable's.
+  const set = [...fromEnv].find((path) => {
+    const joined = issue.path.join('.');
+    return joined === path || joined.startsWith(`${path}.`);
+  });
+  const variable = set === undefined ? undefined : envName(set.split('.'));
+  const name = variable ?? (issue.path.length > 0 ? issue.path.join('.') : 'the configuration');
+  const value = set === undefined ? valueAt(raw, issue.path) : valueAt(raw, set.split('.'));
+  const key = (set === undefined ? issue.path : set.split('.')).at(-1);
+  const accepts = acceptedBy(issue);
+  if (value === undefined && issue.code !== 'custom') return `${name} is required; it ${accepts}`;
+  return `${name} ${accepts}, got ${shown(value, key)}`;
+}
+
 /**
  * Builds the configuration: defaults, then the YAML file (`file`, else `IDGATE_CONFIG`), then
  * `IDGATE_*` variables, then `overrides`. Every bad setting is reported, each by the name the
@@ -294,19 +420,8 @@ export function loadConfig(
   }
   for (const [key, value] of Object.entries(options.overrides ?? {})) raw[key] = value;
   const result = ConfigSchema.safeParse(raw);
-  if (!result.success) {
-    throw new ConfigError(
-      result.error.issues.map((issue) => {
-        if (issue.code === 'unrecognized_keys') {
-          const at = issue.path.length > 0 ? `${issue.path.join('.')}.` : '';
-          return `${issue.keys.map((k) => at + k).join(', ')}: unknown setting`;
-        }
-        const path = issue.path.join('.');
-        const name = fromEnv.has(path) ? envName(issue.path) : path || 'config';
-        return `${name}: ${issue.message}`;
-      }),
-    );
-  }
+  if (!result.success)
+    throw new ConfigError(result.error.issues.map((issue) => describe(issue, raw, fromEnv)));
   const conflicts: string[] = [];
   if (result.data.secret !== undefined && result.data.secretFile !== undefined) {
     conflicts.push('secret, secretFile: set only one of them');

@@ -110,12 +110,22 @@ async function migratePostgres(config: IdgateConfig): Promise<string[]> {
 /**
  * Opens the database, applies pending migrations, makes sure a signing key exists and loads the
  * key ring.
+ * @throws DatabaseNotFoundError with `existing` when the database is missing or holds no idgate tables.
  */
 export async function openServices(
   config: IdgateConfig,
-  options: { logger: StartupLogger; hasher?: PasswordHasher; clock?: Clock },
+  options: {
+    logger: StartupLogger;
+    hasher?: PasswordHasher;
+    clock?: Clock;
+    /** Open only a database idgate already set up: create no file, secret or key for a missing one. */
+    existing?: boolean;
+  },
 ): Promise<Services> {
-  const database = await openDatabase(config.database.url, config.database);
+  const database = await openDatabase(config.database.url, {
+    ...config.database,
+    existing: options.existing === true,
+  });
   try {
     const applied =
       database.dialect === 'postgres'

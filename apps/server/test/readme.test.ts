@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createContext } from '../src/cli/context.js';
@@ -38,11 +39,40 @@ describe('the README', () => {
 });
 
 describe('the README CLI reference', () => {
-  const block = /## CLI\n[\s\S]*?```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-  const reference = block.split('\n').filter((line) => line.startsWith('idgate '));
+  // Every plain code block of the "## CLI" section (up to the next "## " heading), so a command
+  // group may keep its lines in a block of its own.
+  const section = /\n## CLI\n([\s\S]*?)(?=\n## |$)/.exec(readme)?.[1] ?? '';
+  const blocks = [...section.matchAll(/```\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+  const reference = blocks.flatMap((block) => block.split('\n').filter((line) => line.startsWith('idgate ')));
   const program = buildProgram(
     createContext({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} }),
   );
+
+  it('documents every command and subcommand of the program', () => {
+    expect(reference.length).toBeGreaterThan(0);
+    const missing = commandPaths(program).filter((path) => !documents(reference, path));
+    expect(
+      missing.map((path) => `idgate ${path.join(' ')}`),
+      `commands missing from the README's "## CLI" reference (add a line \`idgate <group> <command> …\`, or \`| <command> …\` on the group's line): ${missing.map((path) => `idgate ${path.join(' ')}`).join(', ')}`,
+    ).toEqual([]);
+  });
+
+  it('gives every command a description and usage in its --help', () => {
+    const flat = (text: string) => text.replace(/\s+/g, ' ').trim();
+    const undescribed = commandPaths(program)
+      .map((path) => ({ path, command: commandAt(program, path) }))
+      .filter(({ path, command }) => {
+        const help = flat(command.helpInformation());
+        const description = flat(command.description());
+        return (
+          description === '' ||
+          !help.includes(description) ||
+          !help.startsWith(`Usage: idgate ${path.join(' ')}`)
+        );
+      })
+      .map(({ path }) => `idgate ${path.join(' ')}`);
+    expect(undescribed).toEqual([]);
+  });
 
   it('lists every command group of the CLI', () => {
     const groups = new Set(reference.map((line) => line.split(/\s+/)[1]));
@@ -65,3 +95,34 @@ describe('the README CLI reference', () => {
       expect(options, `${line}: ${option}`).toContain(option);
   });
 });
+
+/** Every command's path below the program (`['users', 'add']`), groups included, depth first. */
+function commandPaths(parent: Command, prefix: readonly string[] = []): string[][] {
+  return parent.commands.flatMap((command) => {
+    const path = [...prefix, command.name()];
+    return [path, ...commandPaths(command, path)];
+  });
+}
+
+function commandAt(program: Command, path: readonly string[]): Command {
+  let command = program;
+  for (const name of path) {
+    const next = command.commands.find((c) => c.name() === name);
+    if (next === undefined) throw new Error(`no command ${path.join(' ')}`);
+    command = next;
+  }
+  return command;
+}
+
+/**
+ * Whether a reference line names the command: `idgate users add …` names `users` and `users add`;
+ * on a group's line every bare word after a `|` is a subcommand too (`idgate users list | disable <u>`).
+ */
+function documents(reference: readonly string[], path: readonly string[]): boolean {
+  return reference.some((line) => {
+    const words = line.split(/\s+/).slice(1);
+    if (path.every((name, i) => words[i] === name)) return true;
+    if (path.length !== 2 || words[0] !== path[0]) return false;
+    return words.some((word, i) => i > 0 && words[i - 1] === '|' && word === path[1]);
+  });
+}

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { adminPorts } from '../admin-ports.js';
 import { type IdgateConfig, loadConfig } from '../config.js';
 import { openServices, type Services, type StartupLogger } from '../services.js';
+import { DatabaseNotFoundError } from '../storage/index.js';
 
 /** Where the CLI reads and writes; `runCli` defaults each to the process's own. */
 export interface CliIo {
@@ -36,10 +37,51 @@ export interface CliContext {
   json(value: unknown): void;
   /** The configuration from `--config` / IDGATE_CONFIG and IDGATE_* variables. */
   config(command: Command): IdgateConfig;
-  /** Opens services (migrations, first signing key), runs `work`, and closes them. */
-  withServices<T>(config: IdgateConfig, work: (services: Services) => Promise<T>): Promise<T>;
+  /**
+   * Opens services (migrations, first signing key), runs `work`, and closes them. Only a database
+   * idgate already set up is opened unless `create` is set (`init`): any other command refuses a
+   * missing one with a {@link CliError} naming where it looked, and creates no file, secret or key.
+   */
+  withServices<T>(
+    config: IdgateConfig,
+    work: (services: Services) => Promise<T>,
+    options?: OpenOptions,
+  ): Promise<T>;
   /** Like `withServices`, with the ports of core's administrative use cases over them. */
-  withAdmin<T>(config: IdgateConfig, work: (ports: AdminPorts, services: Services) => Promise<T>): Promise<T>;
+  withAdmin<T>(
+    config: IdgateConfig,
+    work: (ports: AdminPorts, services: Services) => Promise<T>,
+    options?: OpenOptions,
+  ): Promise<T>;
+}
+
+/** How a command opens the database. */
+export interface OpenOptions {
+  /** Create the database (and its secret and signing key) when it does not exist: `init` only. */
+  create?: boolean;
+}
+
+/** The default database URL, as the configuration has it. */
+const DEFAULT_DATABASE_URL = 'sqlite:./data/idgate.db';
+
+/**
+ * The one-line refusal for a missing database: where idgate looked, where that place came from,
+ * and how to fix it.
+ */
+function missingDatabaseMessage(
+  error: DatabaseNotFoundError,
+  source: { env: NodeJS.ProcessEnv; file: string | undefined; url: string },
+): string {
+  const fromEnv = source.env.IDGATE_DATABASE_URL !== undefined && source.env.IDGATE_DATABASE_URL !== '';
+  const origin = fromEnv
+    ? 'set by IDGATE_DATABASE_URL'
+    : source.file !== undefined && source.url !== DEFAULT_DATABASE_URL
+      ? `set by database.url in ${source.file}`
+      : `the default ${DEFAULT_DATABASE_URL}, relative to the working directory ${process.cwd()}`;
+  return (
+    `${error.message} (${origin}). Run \`idgate init\` to create and set up a database there ` +
+    '(or `idgate migrate` for the tables alone), or set IDGATE_DATABASE_URL or --config to an existing idgate database'
+  );
 }
 
 export function createContext(io: CliIo): CliContext {
@@ -53,12 +95,27 @@ export function createContext(io: CliIo): CliContext {
     warn: (message) => note(`warning: ${message}`),
     info: (message) => note(message),
   };
+  let configFile: string | undefined;
   const config = (command: Command) => {
     const { config: file } = command.optsWithGlobals<{ config?: string }>();
+    configFile = file ?? (io.env.IDGATE_CONFIG || undefined);
     return loadConfig({ file, env: io.env });
   };
-  const withServices = async <T>(configuration: IdgateConfig, work: (services: Services) => Promise<T>) => {
-    const services = await openServices(configuration, { logger });
+  const open = async (configuration: IdgateConfig, options: OpenOptions) => {
+    try {
+      return await openServices(configuration, { logger, existing: options.create !== true });
+    } catch (error) {
+      if (!(error instanceof DatabaseNotFoundError)) throw error;
+      const source = { env: io.env, file: configFile, url: configuration.database.url };
+      throw new CliError(missingDatabaseMessage(error, source));
+    }
+  };
+  const withServices = async <T>(
+    configuration: IdgateConfig,
+    work: (services: Services) => Promise<T>,
+    options: OpenOptions = {},
+  ) => {
+    const services = await open(configuration, options);
     try {
       return await work(services);
     } finally {
@@ -72,8 +129,8 @@ export function createContext(io: CliIo): CliContext {
     json: (value) => out(JSON.stringify(value, null, 2)),
     config,
     withServices,
-    withAdmin: (configuration, work) =>
-      withServices(configuration, (services) => work(adminPorts(services), services)),
+    withAdmin: (configuration, work, options) =>
+      withServices(configuration, (services) => work(adminPorts(services), services), options),
   };
 }
 

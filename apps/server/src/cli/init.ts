@@ -11,26 +11,30 @@ export function registerInit(program: Command, ctx: CliContext): void {
     .option('--json', 'print the created credentials as JSON')
     .action(async (options: { adminUsername: string; json?: boolean }, command: Command) => {
       const adminUsername = parseField(Username, options.adminUsername, '--admin-username');
-      await ctx.withAdmin(ctx.config(command), async (admin, { config }) => {
-        const created = await initializeStorage(admin, { adminUsername });
-        const result = InitResult.parse({
-          issuer: config.issuer,
-          apiKey: created.apiKey.key,
-          admin: { username: created.admin.user.username, password: created.admin.password },
-          client: { client_id: created.client.client.clientId, client_secret: created.client.clientSecret },
-        });
-        if (options.json) {
-          ctx.json(result);
-          return;
-        }
-        ctx.out('idgate is initialized. The secrets below are shown only once: store them now.');
-        ctx.out();
-        ctx.out(`Issuer:          ${result.issuer}`);
-        ctx.out(`Admin user:      ${result.admin.username} (group ${ADMIN_GROUP})`);
-        ctx.out(`Admin password:  ${result.admin.password}`);
-        ctx.out(`API key:         ${result.apiKey} (scopes: tokenreview, admin)`);
-        ctx.out(`CLI client id:   ${result.client.client_id} (trusted, confidential)`);
-        ctx.out(`Client secret:   ${result.client.client_secret}`);
-      });
+      await ctx.withAdmin(
+        ctx.config(command),
+        async (admin, { config }) => {
+          const created = await initializeStorage(admin, { adminUsername });
+          const result = InitResult.parse({
+            issuer: config.issuer,
+            apiKey: created.apiKey.key,
+            admin: { username: created.admin.user.username, password: created.admin.password },
+            client: { client_id: created.client.client.clientId, client_secret: created.client.clientSecret },
+          });
+          if (options.json) {
+            ctx.json(result);
+            return;
+          }
+          ctx.out('idgate is initialized. The secrets below are shown only once: store them now.');
+          ctx.out();
+          ctx.out(`Issuer:          ${result.issuer}`);
+          ctx.out(`Admin user:      ${result.admin.username} (group ${ADMIN_GROUP})`);
+          ctx.out(`Admin password:  ${result.admin.password}`);
+          ctx.out(`API key:         ${result.apiKey} (scopes: tokenreview, admin)`);
+          ctx.out(`CLI client id:   ${result.client.client_id} (trusted, confidential)`);
+          ctx.out(`Client secret:   ${result.client.client_secret}`);
+        },
+        { create: true },
+      );
     });
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StorageUnavailableError } from '@idgate/core';
 import SqliteDatabase from 'better-sqlite3';
@@ -48,6 +48,11 @@ export interface OpenDatabaseOptions {
   keepAlive?: number;
   /** SQLite's `busy_timeout`: waiting for another connection's write lock (default 5). */
   busyTimeout?: number;
+  /**
+   * Open only a database idgate has already set up (its migration table exists): never create a
+   * SQLite file or its folder. Throws {@link DatabaseNotFoundError} otherwise.
+   */
+  existing?: boolean;
 }
 
 const ms = (seconds: number) => Math.max(1, Math.round(seconds * 1000));
@@ -69,6 +74,21 @@ export function postgresTimeouts(options: OpenDatabaseOptions = {}): pg.ClientCo
   };
 }
 
+/**
+ * The database a URL names does not exist yet, or holds no idgate tables, and the caller asked
+ * for an existing one. `location` is the SQLite file's absolute path or PostgreSQL's
+ * `host:port/database` (never the password).
+ */
+export class DatabaseNotFoundError extends Error {
+  override readonly name = 'DatabaseNotFoundError';
+  constructor(
+    readonly location: string,
+    readonly reason: string,
+  ) {
+    super(`no idgate database at ${location}: ${reason}`);
+  }
+}
+
 const ACCEPTED_FORMS =
   'sqlite:./relative/path.db, sqlite:/absolute/path.db, sqlite::memory:, postgres://… or postgresql://…';
 
@@ -79,13 +99,47 @@ const ACCEPTED_FORMS =
  * @throws Error for any other URL; the message never repeats the URL, which may hold a password.
  */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options);
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
+  let database: Database;
+  if (url.startsWith('sqlite:')) database = openSqlite(url.slice('sqlite:'.length), options);
+  else if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
+    database = await openPostgres(url, options);
+  else throw unsupported(url);
+  if (options.existing === true && !(await hasIdgateSchema(database))) {
+    await database.close();
+    throw new DatabaseNotFoundError(
+      database.dialect === 'sqlite' ? sqliteLocation(url.slice('sqlite:'.length)) : describeServer(url),
+      database.dialect === 'sqlite'
+        ? 'the file holds no idgate tables'
+        : 'the PostgreSQL database holds no idgate tables',
+    );
+  }
+  return database;
+}
+
+function unsupported(url: string): Error {
   // Only the scheme is named: the rest of the URL may hold credentials.
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1];
   const what =
     scheme === undefined ? 'a database URL without a scheme' : `the database URL scheme "${scheme}:"`;
-  throw new Error(`Unsupported database URL: idgate does not support ${what}. Use ${ACCEPTED_FORMS}`);
+  return new Error(`Unsupported database URL: idgate does not support ${what}. Use ${ACCEPTED_FORMS}`);
+}
+
+// Migrations record themselves in kysely_migration: its presence marks a database idgate set up.
+async function hasIdgateSchema(database: Database): Promise<boolean> {
+  if (database.dialect === 'sqlite') {
+    const { rows } = await sql<{ n: number }>`
+      select count(*) as n from sqlite_master where type = 'table' and name = 'kysely_migration'`.execute(
+      database.db,
+    );
+    return Number(rows[0]?.n ?? 0) > 0;
+  }
+  const { rows } = await sql<{ found: boolean }>`
+    select to_regclass('kysely_migration') is not null as found`.execute(database.db);
+  return rows[0]?.found === true;
+}
+
+function sqliteLocation(location: string): string {
+  return location === ':memory:' ? 'sqlite::memory:' : resolve(location);
 }
 
 function openSqlite(location: string, options: OpenDatabaseOptions): Database {
@@ -98,8 +152,11 @@ function openSqlite(location: string, options: OpenDatabaseOptions): Database {
   }
   const memory = location === ':memory:';
   const file = memory ? ':memory:' : resolve(location);
+  if (options.existing === true && !memory && !existsSync(file)) {
+    throw new DatabaseNotFoundError(file, 'the file does not exist');
+  }
   if (!memory) mkdirSync(dirname(file), { recursive: true });
-  const sqlite = new SqliteDatabase(file);
+  const sqlite = new SqliteDatabase(file, { fileMustExist: options.existing === true && !memory });
   try {
     // WAL lets readers proceed during a write; busy_timeout waits out short write locks instead of failing.
     sqlite.pragma('journal_mode = WAL');

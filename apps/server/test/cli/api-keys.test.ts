@@ -1,14 +1,14 @@
 import { ApiKeyError, authenticateApiKey } from '@idgate/core';
 import { ApiKey } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { assertBuilt, envFor, openTestServices, run, runInProcess } from './support.js';
+import type { TestDatabase } from '../helpers/databases.js';
+import { assertBuilt, cliDatabaseUrls, envFor, openTestServices, run, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
 const API_KEY_KEYS = Object.keys(ApiKey.shape).sort();
 
-describe.each(testDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
+describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
   let database: TestDatabase;
   let env: Record<string, string>;
   beforeEach(async () => {

@@ -4,9 +4,10 @@ import { ApiKeyError, authenticateApiKey } from '@idgate/core';
 import { Cluster, CreatedCluster } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
+import type { TestDatabase } from '../helpers/databases.js';
 import {
   assertBuilt,
+  cliDatabaseUrls,
   envFor,
   errorLines,
   lines,
@@ -21,7 +22,7 @@ beforeAll(assertBuilt);
 const HTTPS = { IDGATE_ISSUER: 'https://id.example.com/oauth' };
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUtest\n-----END CERTIFICATE-----\n';
 
-describe.each(testDatabaseUrls())('idgate clusters on $name', ({ create }) => {
+describe.each(cliDatabaseUrls())('idgate clusters on $name', ({ create }) => {
   let database: TestDatabase;
   let env: Record<string, string>;
   beforeEach(async () => {

@@ -1,8 +1,8 @@
 import { IdentityProvider } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
+import type { TestDatabase } from '../helpers/databases.js';
 import { CLIENT_SECRET, GITHUB, stored } from './idps-support.js';
-import { assertBuilt, envFor, run, runInProcess, tempSqlite } from './support.js';
+import { assertBuilt, cliDatabaseUrls, envFor, run, runInProcess, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -93,7 +93,7 @@ describe('idgate idps list, disable, enable, remove', () => {
   });
 });
 
-describe.each(testDatabaseUrls().filter((kind) => kind.name === 'postgres'))(
+describe.each(cliDatabaseUrls().filter((kind) => kind.name === 'postgres'))(
   'idgate idps on $name',
   ({ create }) => {
     let database: TestDatabase;

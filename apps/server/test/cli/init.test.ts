@@ -2,7 +2,7 @@ import { authenticateApiKey, verifySecret } from '@idgate/core';
 import { InitResult } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { assertBuilt, envFor, openTestServices, run } from './support.js';
+import { assertBuilt, envFor, migrated, openTestServices, run } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -98,6 +98,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
     { holds: 'an API key', args: ['api-keys', 'add', '--name', 'k', '--scope', 'admin'], counts: [0, 0, 1] },
   ])('refuses a database that already holds $holds', async ({ args, counts }) => {
     const env = envFor(database.url);
+    await migrated(database.url);
     expect((await run(args, { env })).code).toBe(0);
     const result = await run(['init'], { env });
     expect(result.code).toBe(1);

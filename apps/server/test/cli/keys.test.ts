@@ -62,6 +62,13 @@ describe('idgate keys', () => {
 });
 
 describe('idgate migrate', () => {
+  // migrate creates the database: start from none.
+  beforeEach(async () => {
+    await db.remove();
+    db = await tempSqlite({ fresh: true });
+    env = envFor(db.url);
+  });
+
   it('applies migrations once and reports them, as JSON or text', async () => {
     const first = await run(['migrate', '--json'], { env });
     expect(first).toMatchObject({ code: 0, stderr: '' });

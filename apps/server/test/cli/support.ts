@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli/program.js';
 import { loadConfig } from '../../src/config.js';
 import { openServices, type Services } from '../../src/services.js';
+import { migrateToLatest, openDatabase } from '../../src/storage/index.js';
+import { type TestDatabaseKind, testDatabaseUrls } from '../helpers/databases.js';
 
 /** The compiled CLI the tests run as a child process. */
 export const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url));
@@ -93,8 +95,24 @@ export async function runInProcess(
   return { code, stdout, stderr };
 }
 
-/** A fresh folder under the temp directory with a SQLite database URL inside it. */
-export async function tempSqlite(): Promise<{
+/**
+ * Applies idgate's migrations to the database at `url`, as `idgate migrate` does: commands other
+ * than `serve`, `init` and `migrate` refuse a database idgate has not set up.
+ */
+export async function migrated(url: string): Promise<void> {
+  const database = await openDatabase(url);
+  try {
+    await migrateToLatest(database);
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * A fresh folder under the temp directory with a migrated SQLite database inside it (`fresh`: no
+ * database file yet, as for `init`).
+ */
+export async function tempSqlite(options: { fresh?: boolean } = {}): Promise<{
   dir: string;
   file: string;
   url: string;
@@ -102,7 +120,21 @@ export async function tempSqlite(): Promise<{
 }> {
   const dir = await mkdtemp(join(tmpdir(), 'idgate-cli-'));
   const file = join(dir, 'idgate.db');
-  return { dir, file, url: `sqlite:${file}`, remove: () => rm(dir, { recursive: true, force: true }) };
+  const url = `sqlite:${file}`;
+  if (options.fresh !== true) await migrated(url);
+  return { dir, file, url, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** {@link testDatabaseUrls}, each database migrated before the CLI runs on it. */
+export function cliDatabaseUrls(): TestDatabaseKind[] {
+  return testDatabaseUrls().map((kind) => ({
+    name: kind.name,
+    async create() {
+      const database = await kind.create();
+      await migrated(database.url);
+      return database;
+    },
+  }));
 }
 
 /** The environment for a CLI run against `url` with a configured secret. */

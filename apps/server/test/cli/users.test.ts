@@ -1,14 +1,22 @@
 import type { LoginAttemptRecord } from '@idgate/core';
 import { User } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { assertBuilt, envFor, lines, openTestServices, run, runInProcess } from './support.js';
+import type { TestDatabase } from '../helpers/databases.js';
+import {
+  assertBuilt,
+  cliDatabaseUrls,
+  envFor,
+  lines,
+  openTestServices,
+  run,
+  runInProcess,
+} from './support.js';
 
 beforeAll(assertBuilt);
 
 const USER_KEYS = Object.keys(User.shape).sort();
 
-describe.each(testDatabaseUrls())('idgate users on $name', ({ create }) => {
+describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
   let database: TestDatabase;
   let env: Record<string, string>;
   beforeEach(async () => {

@@ -1,0 +1,111 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const LICENSE = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
+
+// The published packages, the folder each lives in, and how its README example names its imports.
+const PUBLISHED = [
+  { name: '@idgate/schema', dir: 'packages/schema', imports: { '../src/index.js': '@idgate/schema' } },
+  {
+    name: '@idgate/core',
+    dir: 'packages/core',
+    imports: { '../src/index.js': '@idgate/core', '../src/testing.js': '@idgate/core/testing' },
+  },
+  { name: '@idgate/sdk', dir: 'packages/sdk', imports: { '../src/index.js': '@idgate/sdk' } },
+  { name: '@idgate/kubectl', dir: 'apps/kubectl-idgate', imports: { '../src/index.js': '@idgate/kubectl' } },
+] as const;
+
+function packedFiles(dir: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    execFile('pnpm', ['pack', '--dry-run', '--json'], { cwd: join(ROOT, dir) }, (error, stdout) => {
+      if (error !== null) return reject(error);
+      const packed = JSON.parse(stdout) as { files: Array<{ path: string }> };
+      resolve(packed.files.map((file) => file.path));
+    });
+  });
+}
+
+describe('the root LICENSE', () => {
+  it('is the Apache License 2.0 that every package.json names', () => {
+    expect(LICENSE).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004/);
+    expect(LICENSE).toContain('END OF TERMS AND CONDITIONS');
+    for (const { dir } of PUBLISHED) {
+      const manifest = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as {
+        license?: string;
+      };
+      expect(manifest.license, dir).toBe('Apache-2.0');
+    }
+  });
+});
+
+describe.each(PUBLISHED)('the published package $name', ({ name, dir, imports }) => {
+  const readme = readFileSync(join(ROOT, dir, 'README.md'), 'utf8');
+
+  it('has a README saying what it is, how to install it, and linking to the root README', () => {
+    expect(readme.startsWith(`# ${name}\n`)).toBe(true);
+    expect(readme).toContain(`npm install ${name === '@idgate/kubectl' ? '-g ' : ''}${name}`);
+    expect(readme).toContain('](../../README.md)');
+  });
+
+  it('shows the usage example the package typechecks (test/readme-example.ts), imports named as a user writes them', () => {
+    let example = readFileSync(join(ROOT, dir, 'test', 'readme-example.ts'), 'utf8');
+    for (const [relative, published] of Object.entries(imports)) {
+      example = example.replaceAll(`'${relative}'`, `'${published}'`);
+    }
+    expect(example).not.toMatch(/from '\.\.?\//);
+    expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
+  });
+
+  it('carries the root LICENSE', () => {
+    expect(readFileSync(join(ROOT, dir, 'LICENSE'), 'utf8')).toBe(LICENSE);
+  });
+
+  it('packs README.md and LICENSE (pnpm pack --dry-run)', async () => {
+    const files = await packedFiles(dir);
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'package.json']));
+    expect(files.some((file) => file.startsWith('dist/'))).toBe(true);
+    // The README's example is a test file: it stays out of the package.
+    expect(files.filter((file) => file.startsWith('test/'))).toEqual([]);
+  }, 60_000);
+});
+
+describe('the root README’s SDK section', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = /\n## SDK\n([\s\S]*?)(?=\n## |$)/.exec(readme)?.[1] ?? '';
+
+  it('shows the SDK’s typechecked example', () => {
+    const example = readFileSync(join(ROOT, 'packages/sdk/test/readme-example.ts'), 'utf8').replaceAll(
+      "'../src/index.js'",
+      "'@idgate/sdk'",
+    );
+    expect(section).toContain(`\`\`\`ts\n${example}\`\`\``);
+  });
+
+  it('names only methods the client has, and every one it has', async () => {
+    const { createIdgateClient } = await import('@idgate/sdk');
+    const client = createIdgateClient({ baseUrl: 'http://127.0.0.1:9' }) as unknown as Record<
+      string,
+      unknown
+    >;
+    const methods = new Set<string>();
+    for (let o: object | null = client; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+      for (const key of Object.getOwnPropertyNames(o)) {
+        if (key !== 'constructor' && !key.startsWith('#') && typeof client[key] === 'function')
+          methods.add(key);
+      }
+    }
+    const list = section.slice(section.indexOf("The client's methods"));
+    const named = [...list.matchAll(/`([a-z][A-Za-z]+)`/g)].map((match) => match[1] as string);
+    const exported = ['parseAuthorizationResponse', 'createNativeClient', 'discoverIssuer'];
+    expect(named.filter((name) => !methods.has(name) && !exported.includes(name))).toEqual([]);
+    const unlisted = [...methods].filter((name) => !named.includes(name)).sort();
+    expect(
+      unlisted,
+      `client methods missing from the README's "The client's methods" list: ${unlisted.join(', ')}`,
+    ).toEqual([]);
+  });
+});
