@@ -7,7 +7,6 @@ import {
   TokenReviewResponse,
   UserInfo,
 } from '@idgate/schema';
-import { ClientAdminMethods } from './admin-clients.js';
 import { buildAuthorizationRequest } from './authorization.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
 import {
@@ -19,7 +18,6 @@ import {
 } from './endpoints.js';
 import { IdgateSdkError } from './errors.js';
 import { type Parser, send, type TransportOptions } from './http.js';
-import { SessionMethods } from './sessions.js';
 import type {
   AuthorizationCodeGrantOptions,
   AuthorizationRequest,

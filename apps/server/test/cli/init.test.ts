@@ -1,6 +1,7 @@
 import { authenticateApiKey, verifySecret } from '@idgate/core';
 import { InitResult } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATION_NAMES } from '../../src/storage/migrations/index.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { assertBuilt, envFor, migrated, openTestServices, run } from './support.js';
 
@@ -23,9 +24,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
     const result = await run(['init', '--json'], { env });
     expect(result.code).toBe(0);
     // A configured secret: no warning, only the note about the migrations this first run applied.
-    expect(result.stderr).toBe(
-      'idgate: applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters, 0010_client_secrets\n',
-    );
+    expect(result.stderr).toBe(`idgate: applied migrations: ${MIGRATION_NAMES.join(', ')}\n`);
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(Object.keys(printed).sort()).toEqual(['admin', 'apiKey', 'client', 'issuer']);
     const init = InitResult.parse(printed);

@@ -1,5 +1,6 @@
 import { SigningKeyInfo } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATION_NAMES } from '../../src/storage/migrations/index.js';
 import { assertBuilt, envFor, run, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
@@ -73,16 +74,7 @@ describe('idgate migrate', () => {
     const first = await run(['migrate', '--json'], { env });
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(first.stdout)).toEqual({
-      applied: [
-        '0001_initial',
-        '0002_oidc_flows',
-        '0003_federation',
-        '0004_change_log',
-        '0005_users_email',
-        '0006_device_authorizations',
-        '0007_clusters',
-        '0010_client_secrets',
-      ],
+      applied: [...MIGRATION_NAMES],
     });
     const again = await run(['migrate', '--json'], { env });
     expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
@@ -94,8 +86,7 @@ describe('idgate migrate', () => {
     const result = await run(['migrate'], { env: { IDGATE_DATABASE_URL: db.url } });
     expect(result).toMatchObject({
       code: 0,
-      stdout:
-        'applied migrations: 0001_initial, 0002_oidc_flows, 0003_federation, 0004_change_log, 0005_users_email, 0006_device_authorizations, 0007_clusters, 0010_client_secrets\n',
+      stdout: `applied migrations: ${MIGRATION_NAMES.join(', ')}\n`,
       stderr: '',
     });
   });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { InitResult } from '@idgate/schema';
 import pg from 'pg';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATION_NAMES } from '../../src/storage/migrations/index.js';
 import { assertBuilt, run, SECRET } from './support.js';
 
 beforeAll(assertBuilt);
@@ -13,15 +14,7 @@ const FIX =
   'Run `idgate init` to create and set up a database there (or `idgate migrate` for the tables alone), ' +
   'or set IDGATE_DATABASE_URL or --config to an existing idgate database';
 
-const MIGRATIONS = [
-  '0001_initial',
-  '0002_oidc_flows',
-  '0003_federation',
-  '0004_change_log',
-  '0005_users_email',
-  '0006_device_authorizations',
-  '0007_clusters',
-];
+const MIGRATIONS = [...MIGRATION_NAMES];
 
 // Commands that only read or change an existing database: none may create one.
 const READERS: string[][] = [
