@@ -11,8 +11,7 @@ import {
   SigningKeyRotation,
   type UpdateClientInput,
 } from '@idgate/schema';
-import type { Page, PageOptions } from './admin-http.js';
-import { adminSend, jsonBody, NO_CONTENT } from './admin-http.js';
+import { adminSend, jsonBody, NO_CONTENT, type Page, type PageOptions, queryString } from './admin-http.js';
 import { IdgateSdkError, type SchemaIssue } from './errors.js';
 import type { Call, Parser, TransportOptions } from './http.js';
 import { SessionMethods } from './sessions.js';
@@ -158,7 +157,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   listClients(options: PageOptions = {}): Promise<Page<OAuthClient>> {
     return this.#send('listClients', {
       method: 'GET',
-      path: `admin/v1/clients${pageQuery(options)}`,
+      path: `admin/v1/clients${queryString(options)}`,
       schema: CLIENTS,
       schemaName: '{ items: OAuthClient[], nextCursor }',
     });
@@ -231,7 +230,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   listApiKeys(options: PageOptions = {}): Promise<Page<ApiKey>> {
     return this.#send('listApiKeys', {
       method: 'GET',
-      path: `admin/v1/api-keys${pageQuery(options)}`,
+      path: `admin/v1/api-keys${queryString(options)}`,
       schema: API_KEYS,
       schemaName: '{ items: ApiKey[], nextCursor }',
     });
@@ -282,14 +281,6 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
     // Secrets are in answers only; the admin key is redacted from every error.
     return adminSend(this.#transport, this.#apiKey, method, call);
   }
-}
-
-function pageQuery(options: PageOptions): string {
-  const query = new URLSearchParams();
-  if (options.limit !== undefined) query.set('limit', String(options.limit));
-  if (options.cursor !== undefined) query.set('cursor', options.cursor);
-  const text = query.toString();
-  return text === '' ? '' : `?${text}`;
 }
 
 /** An id as a path segment, checked first so that nothing like `..` or `/` can change the path. */

@@ -1,3 +1,4 @@
+import { Username } from '@idgate/schema';
 import { IdgateSdkError } from './errors.js';
 import { type Call, type Parser, send, type TransportOptions } from './http.js';
 
@@ -54,4 +55,31 @@ export interface PageOptions {
   limit?: number;
   /** The `nextCursor` of the page before. */
   cursor?: string;
+}
+
+/**
+ * The query string of the options that are set (`?limit=50&group=dev`), or '' when none is.
+ * @example `admin/v1/users${queryString({ group: 'dev', limit: 50 })}`
+ */
+export function queryString(options: object): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(options)) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/**
+ * A username as a path segment, checked first so that nothing like `..` can change the path.
+ * @throws IdgateSdkError naming `endpoint` for anything that is not a username.
+ */
+export function usernameSegment(username: string, endpoint: string): string {
+  if (typeof username !== 'string' || !Username.safeParse(username).success) {
+    throw new IdgateSdkError(
+      'username must be 1–128 letters, digits and . _ @ -, starting with a letter or digit',
+      {
+        endpoint,
+      },
+    );
+  }
+  return encodeURIComponent(username);
 }

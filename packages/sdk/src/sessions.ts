@@ -6,10 +6,8 @@ import {
   RevokedGrants,
   SessionId,
   SessionInfo,
-  Username,
 } from '@idgate/schema';
-import type { PageOptions } from './admin-http.js';
-import { adminSend, NO_CONTENT } from './admin-http.js';
+import { adminSend, NO_CONTENT, type PageOptions, queryString, usernameSegment } from './admin-http.js';
 import { ClusterMethods } from './clusters.js';
 import { IdgateSdkError } from './errors.js';
 import type { Call, TransportOptions } from './http.js';
@@ -165,15 +163,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
 
 /** The user's path, the username checked first so that nothing like `..` can change the path. */
 function userPath(username: string, endpoint: string): string {
-  if (typeof username !== 'string' || !Username.safeParse(username).success) {
-    throw new IdgateSdkError(
-      'username must be 1–128 letters, digits and . _ @ -, starting with a letter or digit',
-      {
-        endpoint,
-      },
-    );
-  }
-  return `admin/v1/users/${encodeURIComponent(username)}`;
+  return `admin/v1/users/${usernameSegment(username, endpoint)}`;
 }
 
 /** `id` as a path segment, checked first so that nothing like `..` can change the path. */
@@ -185,14 +175,8 @@ function idSegment(schema: typeof SessionId, id: string, endpoint: string): stri
 }
 
 function pageQuery(page: PageOptions, endpoint: string): string {
-  const query = new URLSearchParams();
-  if (page.limit !== undefined) {
-    if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > 500) {
-      throw new IdgateSdkError('limit must be a whole number from 1 to 500', { endpoint });
-    }
-    query.set('limit', String(page.limit));
+  if (page.limit !== undefined && (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > 500)) {
+    throw new IdgateSdkError('limit must be a whole number from 1 to 500', { endpoint });
   }
-  if (page.cursor !== undefined) query.set('cursor', page.cursor);
-  const text = query.toString();
-  return text === '' ? '' : `?${text}`;
+  return queryString({ limit: page.limit, cursor: page.cursor });
 }

@@ -9,12 +9,18 @@ import {
   pageOf,
   type UpdateUserInput,
   User,
-  Username,
   type UserStatus,
 } from '@idgate/schema';
 import { ClientAdminMethods } from './admin-clients.js';
-import type { Page, PageOptions } from './admin-http.js';
-import { adminSend, jsonBody, NO_CONTENT } from './admin-http.js';
+import {
+  adminSend,
+  jsonBody,
+  NO_CONTENT,
+  type Page,
+  type PageOptions,
+  queryString,
+  usernameSegment,
+} from './admin-http.js';
 import { IdgateSdkError } from './errors.js';
 import { itemsOf } from './federation.js';
 import type { Call, TransportOptions } from './http.js';
@@ -157,7 +163,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   listUsers(query: UserListOptions = {}): Promise<Page<User>> {
     return this.#send('listUsers', {
       method: 'GET',
-      path: `admin/v1/users${search(query)}`,
+      path: `admin/v1/users${queryString(query)}`,
       schema: USER_PAGE,
       schemaName: 'Page<User>',
     });
@@ -166,7 +172,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   getUser(username: string): Promise<User> {
     return this.#send('getUser', {
       method: 'GET',
-      path: `admin/v1/users/${userSegment(username, 'GET /admin/v1/users/{username}')}`,
+      path: `admin/v1/users/${usernameSegment(username, 'GET /admin/v1/users/{username}')}`,
       schema: User,
       schemaName: 'User',
     });
@@ -192,7 +198,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
     const call = json(patch, endpoint, options);
     return this.#send('updateUser', {
       method: 'PATCH',
-      path: `admin/v1/users/${userSegment(username, endpoint)}`,
+      path: `admin/v1/users/${usernameSegment(username, endpoint)}`,
       schema: User,
       schemaName: 'User',
       ...call,
@@ -203,7 +209,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
     const endpoint = 'DELETE /admin/v1/users/{username}';
     await this.#send('deleteUser', {
       method: 'DELETE',
-      path: `admin/v1/users/${userSegment(username, endpoint)}`,
+      path: `admin/v1/users/${usernameSegment(username, endpoint)}`,
       schema: NO_CONTENT,
       schemaName: 'an empty response',
       headers: options.ifMatch === undefined ? {} : { 'if-match': options.ifMatch },
@@ -217,7 +223,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
       'setUserPassword',
       {
         method: 'PUT',
-        path: `admin/v1/users/${userSegment(username, endpoint)}/password`,
+        path: `admin/v1/users/${usernameSegment(username, endpoint)}/password`,
         schema: CreatedUser,
         schemaName: 'CreatedUser',
         ...json(password === undefined ? {} : { password }, endpoint),
@@ -230,7 +236,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
     const endpoint = 'POST /admin/v1/users/{username}/unlock';
     return this.#send('unlockUser', {
       method: 'POST',
-      path: `admin/v1/users/${userSegment(username, endpoint)}/unlock`,
+      path: `admin/v1/users/${usernameSegment(username, endpoint)}/unlock`,
       schema: User,
       schemaName: 'User',
     });
@@ -240,7 +246,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
     const endpoint = 'GET /admin/v1/users/{username}/logins';
     return this.#send('listUserLogins', {
       method: 'GET',
-      path: `admin/v1/users/${userSegment(username, endpoint)}/logins${search(options)}`,
+      path: `admin/v1/users/${usernameSegment(username, endpoint)}/logins${queryString(options)}`,
       schema: LOGINS,
       schemaName: '{ items: LoginAttempt[] }',
     });
@@ -250,7 +256,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
     const endpoint = 'POST /admin/v1/users/{username}/identities';
     return this.#send('linkIdentity', {
       method: 'POST',
-      path: `admin/v1/users/${userSegment(username, endpoint)}/identities`,
+      path: `admin/v1/users/${usernameSegment(username, endpoint)}/identities`,
       schema: LinkedIdentity,
       schemaName: 'LinkedIdentity',
       ...json(identity, endpoint),
@@ -262,7 +268,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
     const rest = [provider, subject].map((part) => pathPart(part, endpoint)).join('/');
     await this.#send('unlinkIdentity', {
       method: 'DELETE',
-      path: `admin/v1/users/${userSegment(username, endpoint)}/identities/${rest}`,
+      path: `admin/v1/users/${usernameSegment(username, endpoint)}/identities/${rest}`,
       schema: NO_CONTENT,
       schemaName: 'an empty response',
       retry: 0,
@@ -272,7 +278,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   listGroups(query: PageOptions = {}): Promise<Page<Group>> {
     return this.#send('listGroups', {
       method: 'GET',
-      path: `admin/v1/groups${search(query)}`,
+      path: `admin/v1/groups${queryString(query)}`,
       schema: GROUP_PAGE,
       schemaName: 'Page<Group>',
     });
@@ -282,7 +288,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
     const endpoint = 'GET /admin/v1/groups/{group}/members';
     return this.#send('listGroupMembers', {
       method: 'GET',
-      path: `admin/v1/groups/${groupSegment(group, endpoint)}/members${search(query)}`,
+      path: `admin/v1/groups/${groupSegment(group, endpoint)}/members${queryString(query)}`,
       schema: USER_PAGE,
       schemaName: 'Page<User>',
     });
@@ -292,7 +298,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
     const endpoint = 'PUT /admin/v1/groups/{group}/members/{username}';
     return this.#send('addGroupMember', {
       method: 'PUT',
-      path: `admin/v1/groups/${groupSegment(group, endpoint)}/members/${userSegment(username, endpoint)}`,
+      path: `admin/v1/groups/${groupSegment(group, endpoint)}/members/${usernameSegment(username, endpoint)}`,
       schema: User,
       schemaName: 'User',
     });
@@ -302,7 +308,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
     const endpoint = 'DELETE /admin/v1/groups/{group}/members/{username}';
     await this.#send('removeGroupMember', {
       method: 'DELETE',
-      path: `admin/v1/groups/${groupSegment(group, endpoint)}/members/${userSegment(username, endpoint)}`,
+      path: `admin/v1/groups/${groupSegment(group, endpoint)}/members/${usernameSegment(username, endpoint)}`,
       schema: NO_CONTENT,
       schemaName: 'an empty response',
     });
@@ -321,23 +327,6 @@ function json(body: unknown, endpoint: string, options: IfMatchOptions = {}) {
 }
 
 /** `?key=value&…` of the options that are set, or ''. */
-function search(options: object): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(options)) if (value !== undefined) params.set(key, String(value));
-  const text = params.toString();
-  return text === '' ? '' : `?${text}`;
-}
-
-function userSegment(username: string, endpoint: string): string {
-  if (typeof username !== 'string' || !Username.safeParse(username).success)
-    throw new IdgateSdkError(
-      'username must be letters, digits and . _ @ -, starting with a letter or digit',
-      {
-        endpoint,
-      },
-    );
-  return encodeURIComponent(username);
-}
 
 function groupSegment(group: string, endpoint: string): string {
   if (typeof group !== 'string' || !GroupName.safeParse(group).success)
