@@ -122,6 +122,8 @@ describe('idgate admin OAuthClient', () => {
     accessTokenTtl: 3600,
     refreshTokenTtl: 2_592_000,
     createdAt: at,
+    previousSecretExpiresAt: null,
+    etag: '"0123456789abcdef"',
   };
 
   it('accepts a client and drops a secret', () => {
@@ -150,6 +152,7 @@ describe('idgate admin ApiKey and SigningKeyInfo', () => {
     createdAt: at,
     lastUsedAt: null,
     revokedAt: at,
+    expiresAt: null,
   };
   const signingKey = {
     kid: 'k1',
