@@ -324,15 +324,16 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
     const document = (await (await fetch(`${t.baseUrl}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, { tags: string[]; security: unknown }>>;
     };
-    expect(Object.keys(document.paths).filter((path) => path.startsWith('/admin/'))).toEqual([
+    // Every route is in the document (test/http/openapi.test.ts walks the router): here, the
+    // identity providers' paths in their order, and the user identities beside them.
+    const admin = Object.keys(document.paths).filter((path) => path.startsWith('/admin/'));
+    expect(admin.filter((path) => path.startsWith(BASE))).toEqual([
       BASE,
       `${BASE}/{name}`,
       `${BASE}/{name}/disable`,
       `${BASE}/{name}/enable`,
-      '/admin/v1/users/{username}/identities',
-      '/admin/v1/clusters',
-      '/admin/v1/clusters/{name}',
     ]);
+    expect(admin).toContain('/admin/v1/users/{username}/identities');
     expect(document.paths[BASE]?.post).toMatchObject({
       tags: ['identity-providers'],
       security: [{ adminApiKey: [] }],

@@ -248,7 +248,7 @@ describe.each(testDatabaseUrls())('admin users API on $name', (kind) => {
     const logins = await admin.listUserLogins('jay', { limit: 3 });
     expect(logins.items.map((a) => [a.success, a.provider, a.reason])).toEqual([
       [true, 'password', null],
-      [true, 'admin', 'unlocked'],
+      [true, 'password', 'unlocked'],
       [false, 'password', 'locked'],
     ]);
     expect(await refusal(admin.unlockUser('nobody'))).toEqual([

@@ -211,7 +211,7 @@ describe.each(testDatabaseUrls().filter((kind) => kind.name === 'sqlite'))(
       it('is a problem with Allow on the admin API', async () => {
         const response = await send(`${admin}/github`, { method: 'PUT', headers: asAdmin() });
         expectProblem(response, 405, 'method_not_allowed');
-        expect(response.headers.get('allow')?.split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD']);
+        expect(response.headers.get('allow')?.split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH']);
       });
 
       it('is a page with Allow on the authorization endpoint', async () => {

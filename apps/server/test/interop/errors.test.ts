@@ -182,7 +182,10 @@ describe.each(testDatabaseUrls())('authorization code flow error paths on $name'
       expectedState: 'state-1',
       pkceCodeVerifier: codeVerifier,
     });
-    const next = await oidc.refreshTokenGrant(config, tokens.refresh_token as string);
+    // Rotated twice: the first token's successor is used, so presenting the first token again is
+    // reuse however soon it comes (the concurrent-refresh window covers only an unused successor).
+    const second = await oidc.refreshTokenGrant(config, tokens.refresh_token as string);
+    const next = await oidc.refreshTokenGrant(config, second.refresh_token as string);
     await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({
       error: 'invalid_grant',
     });

@@ -274,8 +274,10 @@ export async function unlockUser(
   await throttle.record({
     username: user.username,
     userId: user.id,
+    // Not an address: an unlock makes no address familiar to the account.
     sourceAddress: options.by,
-    provider: 'admin',
+    // The local account's provider, whose successes reset its count; the reason tells it apart.
+    provider: 'password',
     success: true,
     reason: 'unlocked',
   });

@@ -164,12 +164,13 @@ function lockedUsernames(lock: UserPageQuery['lock']): RawBuilder<string> {
   if (lock === undefined) return sql<string>`select username from users where 1 = 0`;
   const windowMs = lock.windowSeconds * 1000;
   const since = lock.now.getTime() - windowMs;
+  // Local accounts are the provider `password`'s: another provider's bob is another account.
   return sql<string>`select f.username from login_attempts f
-    where f.success = 0
+    where f.success = 0 and f.provider = 'password'
       and f.created_at > coalesce((select max(s.created_at) from login_attempts s
-        where s.username = f.username and s.success = 1), ${Number.MIN_SAFE_INTEGER})
+        where s.username = f.username and s.provider = 'password' and s.success = 1), ${Number.MIN_SAFE_INTEGER})
       and f.created_at >= (select max(l.created_at) from login_attempts l
-        where l.username = f.username and l.success = 0) - ${windowMs}
+        where l.username = f.username and l.provider = 'password' and l.success = 0) - ${windowMs}
     group by f.username
     having max(f.created_at) > ${since} and count(*) >= ${lock.maxFailures}`;
 }
