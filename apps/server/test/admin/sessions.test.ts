@@ -44,7 +44,7 @@ describe.each(testDatabaseUrls())("a user's sessions and grants over the admin A
     idgate.passwordGrant({
       ...cli,
       username,
-      password: `${username}-password-1`,
+      password: `a sturdy pass phrase!`,
       scope: 'openid offline_access',
     });
   const refresh = (refreshToken: string, client: { clientId: string; clientSecret: string } = cli) =>
@@ -52,7 +52,7 @@ describe.each(testDatabaseUrls())("a user's sessions and grants over the admin A
 
   beforeAll(async () => {
     t = await startTestApp(kind, {}, { clock });
-    for (const username of ['kim', 'lee', 'max']) await t.addUser(username, `${username}-password-1`);
+    for (const username of ['kim', 'lee', 'max']) await t.addUser(username, `a sturdy pass phrase!`);
     adminKey = await t.addApiKey(['admin', 'tokenreview']);
     admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
     idgate = createIdgateClient({ baseUrl: t.baseUrl, fetch: t.fetch });
@@ -70,9 +70,9 @@ describe.each(testDatabaseUrls())("a user's sessions and grants over the admin A
   it('lists a signed-in browser with its applications, address and user agent, and each grant with its last use', async () => {
     const agent = browser(t);
     const signedInAt = clock.now();
-    const first = await signInTo(web, agent, { username: 'kim', password: 'kim-password-1' });
+    const first = await signInTo(web, agent, { username: 'kim', password: 'a sturdy pass phrase!' });
     clock.advance(30 * SECOND);
-    const second = await signInTo(wiki, agent, { username: 'kim', password: 'kim-password-1' });
+    const second = await signInTo(wiki, agent, { username: 'kim', password: 'a sturdy pass phrase!' });
     expect(second.sawLogin).toBe(false);
 
     const { items: sessions, nextCursor } = await admin.listUserSessions('KIM');
@@ -120,7 +120,9 @@ describe.each(testDatabaseUrls())("a user's sessions and grants over the admin A
     ).rejects.toMatchObject({
       error: 'invalid_grant',
     });
-    expect((await signInTo(web, agent, { username: 'kim', password: 'kim-password-1' })).sawLogin).toBe(true);
+    expect(
+      (await signInTo(web, agent, { username: 'kim', password: 'a sturdy pass phrase!' })).sawLogin,
+    ).toBe(true);
   });
 
   it('revokes one grant: its refresh token gets invalid_grant, its access token is refused, the other grant lives', async () => {
@@ -165,7 +167,7 @@ describe.each(testDatabaseUrls())("a user's sessions and grants over the admin A
     expect(new Set(all).size).toBe(3);
 
     for (let i = 0; i < 3; i++)
-      await signInTo(web, browser(t), { username: 'max', password: 'max-password-1' });
+      await signInTo(web, browser(t), { username: 'max', password: 'a sturdy pass phrase!' });
     const page = await admin.listUserSessions('max', { limit: 2 });
     const rest = await admin.listUserSessions('max', { limit: 2, cursor: page.nextCursor as string });
     expect([...page.items, ...rest.items].map((s) => s.id)).toEqual(
@@ -181,7 +183,7 @@ describe.each(testDatabaseUrls())("a user's sessions and grants over the admin A
 
   it('answers problems for unknown users and ids, malformed ids, bad paging, control characters and missing keys', async () => {
     const agent = browser(t);
-    await signInTo(web, agent, { username: 'lee', password: 'lee-password-1' });
+    await signInTo(web, agent, { username: 'lee', password: 'a sturdy pass phrase!' });
     const leeSession = (await admin.listUserSessions('lee')).items[0]?.id as string;
     const leeGrant = (await admin.listUserGrants('lee')).items[0]?.id as string;
 

@@ -26,16 +26,16 @@ describe.each(testDatabaseUrls())('idgate sessions and idgate grants on $name', 
     t = await startTestApp(kind);
     // The CLI works on the server's database, with its secret.
     env = envFor(t.database.url, { IDGATE_SECRET: TEST_SECRET });
-    await t.addUser('kim', 'kim-password-1');
-    await t.addUser('noa', 'noa-password-1');
+    await t.addUser('kim', 'a sturdy pass phrase!');
+    await t.addUser('noa', 'a sturdy pass phrase!');
     idgate = createIdgateClient({ baseUrl: t.baseUrl, fetch: t.fetch });
     web = await webApplication(t, 'Web');
   });
   afterAll(async () => t?.close());
 
   it('lists sessions and grants of a real sign-in, and revokes one grant: its refresh token gets invalid_grant', async () => {
-    const one = await signInTo(web, browser(t), { username: 'kim', password: 'kim-password-1' });
-    const two = await signInTo(web, browser(t), { username: 'kim', password: 'kim-password-1' });
+    const one = await signInTo(web, browser(t), { username: 'kim', password: 'a sturdy pass phrase!' });
+    const two = await signInTo(web, browser(t), { username: 'kim', password: 'a sturdy pass phrase!' });
 
     const sessions = await json(z.array(SessionInfo), 'sessions', 'list', 'kim');
     expect(sessions).toHaveLength(2);
@@ -100,8 +100,8 @@ describe.each(testDatabaseUrls())('idgate sessions and idgate grants on $name', 
   });
 
   it('revokes every grant with --all and says how many', async () => {
-    await signInTo(web, browser(t), { username: 'noa', password: 'noa-password-1' });
-    await signInTo(web, browser(t), { username: 'noa', password: 'noa-password-1' });
+    await signInTo(web, browser(t), { username: 'noa', password: 'a sturdy pass phrase!' });
+    await signInTo(web, browser(t), { username: 'noa', password: 'a sturdy pass phrase!' });
     expect((await cli('grants', 'revoke', 'noa', '--all')).stdout).toBe('revoked 2 grants of noa\n');
     expect(await json(z.object({ revoked: z.number() }), 'grants', 'revoke', 'noa', '--all')).toEqual({
       revoked: 0,

@@ -14,7 +14,7 @@ describe.each(testDatabaseUrls())('concurrent refresh on $name', (kind) => {
 
   beforeAll(async () => {
     t = await startTestApp(kind, { tokens: { refreshReuseWindow: 10 } }, { clock });
-    await t.addUser('rey', 'rey-password-123');
+    await t.addUser('rey', 'a sturdy pass phrase!');
     const client = await t.addClient({
       trusted: true,
       grants: ['password', 'refresh_token'],
@@ -36,7 +36,7 @@ describe.each(testDatabaseUrls())('concurrent refresh on $name', (kind) => {
     const { body } = await token({
       grant_type: 'password',
       username: 'rey',
-      password: 'rey-password-123',
+      password: 'a sturdy pass phrase!',
       scope: 'openid offline_access',
     });
     return body.refresh_token as string;

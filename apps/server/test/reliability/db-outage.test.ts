@@ -18,7 +18,7 @@ import { type Answer, logged, outageViolations, spread, walkEveryRoute } from '.
 const TIMEOUTS = { connectTimeout: 1, statementTimeout: 1, queryTimeout: 1.5, idleInTransactionTimeout: 5 };
 /** The longest a request may take while the database is away: connect + query timeout + margin. */
 const LIMIT_MS = (TIMEOUTS.connectTimeout + TIMEOUTS.queryTimeout) * 1000 + 1500;
-const USER = { username: 'olga', password: 'olga-password-1' };
+const USER = { username: 'olga', password: 'a sturdy pass phrase!' };
 
 describe.skipIf(!canRunThrowawayPostgres())('PostgreSQL outages on a throwaway cluster', () => {
   let cluster: ThrowawayPostgres;

@@ -23,13 +23,17 @@ describe('a SQLite database locked beyond busy_timeout', () => {
       database: { busyTimeout: BUSY_TIMEOUT_S },
     });
     adminKey = await t.addApiKey(['admin', 'tokenreview']);
-    await t.addUser('lena', 'lena-password-1');
+    await t.addUser('lena', 'a sturdy pass phrase!');
     const client = await t.addClient({ grants: ['password'], trusted: true });
     clientAuth = `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`;
     const granted = await t.fetch(`${t.baseUrl}/oauth/token`, {
       method: 'POST',
       headers: { authorization: clientAuth, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'password', username: 'lena', password: 'lena-password-1' }),
+      body: new URLSearchParams({
+        grant_type: 'password',
+        username: 'lena',
+        password: 'a sturdy pass phrase!',
+      }),
     });
     accessToken = ((await granted.json()) as { access_token: string }).access_token;
   });
@@ -44,7 +48,7 @@ describe('a SQLite database locked beyond busy_timeout', () => {
         t.app,
         t.fetch,
         t.baseUrl,
-        { adminKey, clientAuth, accessToken, username: 'lena', password: 'lena-password-1' },
+        { adminKey, clientAuth, accessToken, username: 'lena', password: 'a sturdy pass phrase!' },
         LIMIT_MS,
       );
     } finally {
