@@ -304,13 +304,13 @@ export type LoginAttempt = z.infer<typeof LoginAttempt>;
 
 /**
  * What `idgate init --json` prints: the credentials it created, each shown only this once.
- * @example InitResult.parse({ issuer: 'http://localhost:8080/oauth', apiKey: 'idg_x_y', admin: { username: 'admin', password: 'p' }, client: { client_id: 'c', client_secret: 's' } })
+ * @example InitResult.parse({ issuer: 'http://localhost:8080/oauth', apiKey: 'idg_x_y', admin: { username: 'admin', password: 'p' }, client: { clientId: 'c', clientSecret: 's' } })
  */
 export const InitResult = z.strictObject({
   issuer: z.string(),
   apiKey: z.string(),
   admin: z.strictObject({ username: z.string(), password: z.string() }),
-  client: z.strictObject({ client_id: z.string(), client_secret: z.string() }),
+  client: z.strictObject({ clientId: z.string(), clientSecret: z.string() }),
 });
 export type InitResult = z.infer<typeof InitResult>;
 

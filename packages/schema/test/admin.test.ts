@@ -182,7 +182,7 @@ describe('idgate init --json result (strict)', () => {
     issuer: 'http://localhost:8080/oauth',
     apiKey: 'idg_x_y',
     admin: { username: 'admin', password: 'p' },
-    client: { client_id: 'c', client_secret: 's' },
+    client: { clientId: 'c', clientSecret: 's' },
   };
 
   it('accepts exactly the documented shape', () => {
@@ -198,7 +198,7 @@ describe('idgate init --json result (strict)', () => {
   });
 
   it('rejects a missing credential', () => {
-    expect(rejectedAt(InitResult, { ...init, client: { client_id: 'c' } })).toEqual(['client.client_secret']);
+    expect(rejectedAt(InitResult, { ...init, client: { clientId: 'c' } })).toEqual(['client.clientSecret']);
     const { apiKey: _k, ...noKey } = init;
     expect(rejectedAt(InitResult, noKey)).toEqual(['apiKey']);
   });

@@ -19,7 +19,7 @@ export function registerInit(program: Command, ctx: CliContext): void {
             issuer: config.issuer,
             apiKey: created.apiKey.key,
             admin: { username: created.admin.user.username, password: created.admin.password },
-            client: { client_id: created.client.client.clientId, client_secret: created.client.clientSecret },
+            client: { clientId: created.client.client.clientId, clientSecret: created.client.clientSecret },
           });
           if (options.json) {
             ctx.json(result);
@@ -31,8 +31,8 @@ export function registerInit(program: Command, ctx: CliContext): void {
           ctx.out(`Admin user:      ${result.admin.username} (group ${ADMIN_GROUP})`);
           ctx.out(`Admin password:  ${result.admin.password}`);
           ctx.out(`API key:         ${result.apiKey} (scopes: tokenreview, admin)`);
-          ctx.out(`CLI client id:   ${result.client.client_id} (trusted, confidential)`);
-          ctx.out(`Client secret:   ${result.client.client_secret}`);
+          ctx.out(`CLI client id:   ${result.client.clientId} (trusted, confidential)`);
+          ctx.out(`Client secret:   ${result.client.clientSecret}`);
         },
         { create: true },
       );

@@ -32,8 +32,8 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
     expect(init.admin.username).toBe('admin');
     expect(init.admin.password.length).toBeGreaterThanOrEqual(20);
     expect(init.apiKey).toMatch(/^idg_[a-z2-7]{8}_[A-Za-z0-9_-]{43}$/);
-    expect(init.client.client_id).toMatch(/^cl_[a-z2-7]{16}$/);
-    expect(init.client.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(init.client.clientId).toMatch(/^cl_[a-z2-7]{16}$/);
+    expect(init.client.clientSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
     const services = await openTestServices(database.url);
     try {
@@ -51,7 +51,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
         id: key.id,
       });
 
-      const client = await storage.clients.findById(init.client.client_id);
+      const client = await storage.clients.findById(init.client.clientId);
       expect(client).toMatchObject({
         name: 'idgate-cli',
         public: false,
@@ -64,8 +64,8 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
         accessTokenTtl: 1200,
         refreshTokenTtl: 2_592_000,
       });
-      expect(client?.secretHash).not.toBe(init.client.client_secret);
-      expect(await verifySecret(init.client.client_secret, client?.secretHash ?? '')).toBe(true);
+      expect(client?.secretHash).not.toBe(init.client.clientSecret);
+      expect(await verifySecret(init.client.clientSecret, client?.secretHash ?? '')).toBe(true);
       expect([
         await storage.users.count(),
         await storage.clients.count(),

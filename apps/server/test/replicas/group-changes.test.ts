@@ -27,7 +27,7 @@ describe.runIf(postgres !== undefined)('group changes across replicas on one Pos
   let creds: {
     apiKey: string;
     admin: { username: string; password: string };
-    client: { client_id: string; client_secret: string };
+    client: { clientId: string; clientSecret: string };
   };
 
   beforeAll(async () => {
@@ -77,8 +77,8 @@ describe.runIf(postgres !== undefined)('group changes across replicas on one Pos
     const [a, b] = replicas.map((r) => createIdgateClient({ baseUrl: r.url, apiKey: creds.apiKey }));
     if (a === undefined || b === undefined) throw new Error('two replicas');
     const { access_token } = await b.passwordGrant({
-      clientId: creds.client.client_id,
-      clientSecret: creds.client.client_secret,
+      clientId: creds.client.clientId,
+      clientSecret: creds.client.clientSecret,
       username: creds.admin.username,
       password: creds.admin.password,
       scope: 'openid',

@@ -27,7 +27,7 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
   let creds: {
     apiKey: string;
     admin: { username: string; password: string };
-    client: { client_id: string; client_secret: string };
+    client: { clientId: string; clientSecret: string };
   };
   let issuer: string;
 
@@ -78,7 +78,7 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
   });
 
   const [A, B, C] = [0, 1, 2];
-  const basic = () => `Basic ${btoa(`${creds.client.client_id}:${creds.client.client_secret}`)}`;
+  const basic = () => `Basic ${btoa(`${creds.client.clientId}:${creds.client.clientSecret}`)}`;
   const passwordGrant = (replica: number, username = creds.admin.username, password = creds.admin.password) =>
     fetch(`${replicas[replica]?.url}/oauth/token`, {
       method: 'POST',
