@@ -1,18 +1,10 @@
-import { createIdgateClient, type IdgateClient, IdgateHttpError } from '@idgate/sdk';
+import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
+import { httpError } from '../helpers/http-error.js';
 
 const BASE = '/admin/v1/api-keys';
-
-async function httpError(promise: Promise<unknown>): Promise<IdgateHttpError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(IdgateHttpError);
-  return error as IdgateHttpError;
-}
 
 describe.each(testDatabaseUrls())('admin API key API on $name', (kind) => {
   let t: TestApp;

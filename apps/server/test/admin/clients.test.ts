@@ -1,7 +1,8 @@
-import { createIdgateClient, type IdgateClient, IdgateHttpError } from '@idgate/sdk';
+import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
+import { httpError } from '../helpers/http-error.js';
 
 const BASE = '/admin/v1/clients';
 const WEB = {
@@ -9,15 +10,6 @@ const WEB = {
   grantTypes: ['authorization_code' as const, 'refresh_token' as const],
   redirectUris: ['https://app.example.com/callback'],
 };
-
-async function httpError(promise: Promise<unknown>): Promise<IdgateHttpError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(IdgateHttpError);
-  return error as IdgateHttpError;
-}
 
 describe.each(testDatabaseUrls())('admin client API on $name', (kind) => {
   let t: TestApp;

@@ -1,19 +1,11 @@
-import { createIdgateClient, type IdgateClient, IdgateHttpError } from '@idgate/sdk';
+import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
+import { httpError } from '../helpers/http-error.js';
 
 const BASE = '/admin/v1/clusters';
-
-async function httpError(promise: Promise<unknown>): Promise<IdgateHttpError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(IdgateHttpError);
-  return error as IdgateHttpError;
-}
 
 describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenReview on $name', (kind) => {
   let t: TestApp;

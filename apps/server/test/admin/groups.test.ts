@@ -1,15 +1,11 @@
-import { createIdgateClient, type IdgateClient, IdgateHttpError } from '@idgate/sdk';
+import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
+import { httpError } from '../helpers/http-error.js';
 
 async function refusal(promise: Promise<unknown>) {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(IdgateHttpError);
-  const { status, problem } = error as IdgateHttpError;
+  const { status, problem } = await httpError(promise);
   return [status, problem?.code, problem?.detail];
 }
 

@@ -1,8 +1,9 @@
 import { openProviderConfig } from '@idgate/core';
 import type { IdentityProviderConfigInput } from '@idgate/schema';
-import { createIdgateClient, type IdgateClient, IdgateHttpError } from '@idgate/sdk';
+import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
+import { httpError } from '../helpers/http-error.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
 import { UserAgent } from '../helpers/user-agent.js';
@@ -36,15 +37,6 @@ const PLAIN_SECRETS = [
 ];
 
 /** The error a promise rejects with, checked to be an IdgateHttpError. */
-async function httpError(promise: Promise<unknown>): Promise<IdgateHttpError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(IdgateHttpError);
-  return error as IdgateHttpError;
-}
-
 describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind) => {
   let t: TestServer;
   let apiKey: string;

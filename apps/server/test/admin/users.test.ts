@@ -1,18 +1,10 @@
-import { createIdgateClient, type IdgateClient, IdgateHttpError } from '@idgate/sdk';
+import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
+import { httpError } from '../helpers/http-error.js';
 
 const BASE = '/admin/v1/users';
-
-async function httpError(promise: Promise<unknown>): Promise<IdgateHttpError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(IdgateHttpError);
-  return error as IdgateHttpError;
-}
 
 /** [status, problem code, detail] of a refused SDK call. */
 async function refusal(promise: Promise<unknown>) {
