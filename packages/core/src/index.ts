@@ -237,7 +237,9 @@ export { openPrivateKey, openText, sealPrivateKey, sealText } from './keys/seal.
 export {
   generateSigningKey,
   SIGNING_ALGORITHMS,
+  type SigningKeyPhase,
   type SigningKeyState,
+  signingKeyPhases,
   signingKeyState,
 } from './keys/signing-key.js';
 export { type PurgedRecords, purgeExpiredRecords } from './maintenance/purge.js';

@@ -8,6 +8,7 @@ import {
   openPrivateKey,
   rotateSigningKey,
   type SigningKeyRecord,
+  signingKeyPhases,
   signingKeyState,
 } from '../src/index.js';
 import { createMemoryStorage } from '../src/testing.js';
@@ -107,6 +108,31 @@ describe('key rotation', () => {
     expect(after.verificationKey(first?.kid as string)).toBeDefined();
     // The old key stays published for a full token lifetime after it stopped signing.
     expect(after.nextChangeAt).toEqual(new Date(t1.getTime() + 10_000 + 3600_000));
+  });
+
+  it('tells an operator which key is next, which signs, which is retired and which expired', async () => {
+    const { signingKeys } = createMemoryStorage();
+    const t0 = new Date('2026-11-23T10:00:00Z');
+    const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+    const delayed = { ...policy, maxTokenLifetimeSeconds: 600, activationDelaySeconds: 10 };
+    const [first] = await ensureSigningKey(signingKeys, delayed, t0);
+    const firstKid = first?.kid as string;
+    const phases = async (when: Date) => signingKeyPhases(await signingKeys.list(), when, 10);
+    // First start: the only key signs at once.
+    expect([...(await phases(t0)).values()]).toEqual(['active']);
+    const { created } = await rotateSigningKey(signingKeys, delayed, at(100));
+    expect(Object.fromEntries(await phases(at(105)))).toEqual({
+      [created.kid]: 'next',
+      [firstKid]: 'active',
+    });
+    expect(Object.fromEntries(await phases(at(110)))).toEqual({
+      [created.kid]: 'active',
+      [firstKid]: 'retired',
+    });
+    expect(Object.fromEntries(await phases(at(710)))).toEqual({
+      [created.kid]: 'active',
+      [firstKid]: 'expired',
+    });
   });
 
   it('will not load without an active key', async () => {

@@ -273,7 +273,8 @@ export type ApiKey = z.infer<typeof ApiKey>;
 export const SigningKeyInfo = z.object({
   kid: z.string(),
   alg: SigningAlgorithm,
-  state: z.enum(['active', 'retired', 'expired']),
+  /** `next`: published, signing after the activation delay; `active`: signing; `retired`: still published; `expired`. */
+  state: z.enum(['next', 'active', 'retired', 'expired']),
   createdAt: Timestamp,
   retiredAt: Timestamp.nullable(),
   publishedUntil: Timestamp.nullable(),

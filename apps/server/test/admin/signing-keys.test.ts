@@ -1,28 +1,36 @@
 import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp, testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 
 describe.each(testDatabaseUrls())('admin signing key API on $name', (kind) => {
   let t: TestApp;
   let admin: IdgateClient;
+  const clock = testClock();
 
   beforeAll(async () => {
-    t = await startTestApp(kind);
+    t = await startTestApp(kind, { signing: { activationDelay: 10 } }, { clock });
     admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: await t.addApiKey(['admin']), fetch: t.fetch });
   });
   afterAll(async () => t?.close());
 
-  it('lists the keys with their state, rotates, and publishes the new key in JWKS', async () => {
+  it('lists the keys with their state, rotates, and publishes the new key in JWKS before it signs', async () => {
+    // The first key has signed for longer than the activation delay (a rotation right at first
+    // start has no older key to keep signing: the new one signs at once, as the key ring does).
+    clock.advance(60_000);
     const before = await admin.listSigningKeys();
     expect(before.nextCursor).toBeNull();
     const active = before.items.filter((k) => k.state === 'active');
     expect(active.length).toBeGreaterThan(0);
     const { created, retired } = await admin.rotateSigningKeys();
-    expect(created.state).toBe('active');
+    // Published at once, signing after the activation delay: until then the old key still signs.
+    expect(created.state).toBe('next');
     expect(retired).toEqual(active.map((k) => k.kid));
+    const during = await admin.listSigningKeys();
+    expect(during.items.map((k) => k.state)).toEqual(['next', 'active']);
+    clock.advance(10_000);
     const after = await admin.listSigningKeys();
-    expect(after.items[0]?.kid).toBe(created.kid);
+    expect(after.items[0]).toMatchObject({ kid: created.kid, state: 'active' });
     for (const kid of retired)
       expect(after.items.find((k) => k.kid === kid)).toMatchObject({
         state: 'retired',

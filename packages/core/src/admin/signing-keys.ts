@@ -1,17 +1,23 @@
 import type { SigningKeyInfo } from '@idgate/schema';
 import { rotateSigningKey } from '../keys/rotation.js';
+import { signingKeyPhases } from '../keys/signing-key.js';
 import { type AdminPorts, nowOf } from './ports.js';
 import { signingKeyView } from './views.js';
 
 /**
- * Every signing key, newest first, with its state now (never private material).
- * @example const keys = await listSigningKeys(ports); // [{ kid, alg, state: 'active', ... }]
+ * Every signing key, newest first, with its phase now (`next`, `active`, `retired`, `expired`;
+ * see {@link signingKeyPhases}), never private material.
+ * @example const keys = await listSigningKeys(ports); // [{ kid, alg, state: 'next', ... }, { state: 'active', ... }]
  */
 export async function listSigningKeys(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock'> & {
+    keyPolicy?: Pick<AdminPorts['keyPolicy'], 'activationDelaySeconds'>;
+  },
 ): Promise<SigningKeyInfo[]> {
   const now = nowOf(ports);
-  return (await ports.storage.signingKeys.list()).map((key) => signingKeyView(key, now));
+  const keys = await ports.storage.signingKeys.list();
+  const phases = signingKeyPhases(keys, now, ports.keyPolicy?.activationDelaySeconds ?? 0);
+  return keys.map((key) => signingKeyView(key, now, phases.get(key.kid)));
 }
 
 /**
@@ -28,5 +34,10 @@ export async function rotateSigningKeys(
   const now = nowOf(ports);
   const lock = ports.lockSigningKeys ?? ((work) => ports.storage.transaction(work));
   const { created, retired } = await lock((tx) => rotateSigningKey(tx.signingKeys, ports.keyPolicy, now));
-  return { created: signingKeyView(created, now), retired };
+  const phases = signingKeyPhases(
+    await ports.storage.signingKeys.list(),
+    now,
+    ports.keyPolicy.activationDelaySeconds ?? 0,
+  );
+  return { created: signingKeyView(created, now, phases.get(created.kid)), retired };
 }

@@ -9,7 +9,7 @@ import {
   SigningKeyInfo,
   User,
 } from '@idgate/schema';
-import { signingKeyState } from '../keys/signing-key.js';
+import { type SigningKeyPhase, signingKeyState } from '../keys/signing-key.js';
 import type {
   ApiKeyRecord,
   BrowserSessionRecord,
@@ -91,11 +91,15 @@ export function apiKeyView(key: ApiKeyRecord): ApiKey {
 }
 
 /** A signing key and its state at `now`, without private material. @example signingKeyView(record, new Date()).state */
-export function signingKeyView(key: SigningKeyRecord, now: Date): SigningKeyInfo {
+export function signingKeyView(
+  key: SigningKeyRecord,
+  now: Date,
+  phase: SigningKeyPhase = signingKeyState(key, now),
+): SigningKeyInfo {
   return SigningKeyInfo.parse({
     kid: key.kid,
     alg: key.alg,
-    state: signingKeyState(key, now),
+    state: phase,
     createdAt: key.createdAt.toISOString(),
     retiredAt: key.retiredAt?.toISOString() ?? null,
     publishedUntil: key.publishedUntil?.toISOString() ?? null,

@@ -48,3 +48,42 @@ export function signingKeyState(key: SigningKeyRecord, now: Date): SigningKeySta
   if (key.retiredAt === null) return 'active';
   return key.publishedUntil !== null && key.publishedUntil.getTime() > now.getTime() ? 'retired' : 'expired';
 }
+
+/** What an operator sees of a key: {@link SigningKeyState}, or `next` — published, not signing yet. */
+export type SigningKeyPhase = 'next' | 'active' | 'retired' | 'expired';
+
+/**
+ * The phase of every key at `now`, as the key ring uses them: the one key that signs is `active`
+ * (the newest published for `activationDelaySeconds`; on first start, the only one); a newer key
+ * still waiting out the delay is `next` (in JWKS, so every replica and relying party has it before
+ * it signs); older keys are `retired` while still published, then `expired`.
+ * @example signingKeyPhases(await storage.signingKeys.list(), new Date(), 10).get(kid) // 'next'
+ */
+export function signingKeyPhases(
+  keys: readonly SigningKeyRecord[],
+  now: Date,
+  activationDelaySeconds = 0,
+): Map<string, SigningKeyPhase> {
+  const at = now.getTime();
+  const delay = activationDelaySeconds * 1000;
+  const signing = keys
+    .filter((key) => key.retiredAt === null || key.retiredAt.getTime() > at)
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+  const active = signing.find((key) => key.createdAt.getTime() + delay <= at) ?? signing[0];
+  const phases = new Map<string, SigningKeyPhase>();
+  for (const key of keys) {
+    if (key.kid === active?.kid) phases.set(key.kid, 'active');
+    else if (
+      active !== undefined &&
+      signing.includes(key) &&
+      key.createdAt.getTime() > active.createdAt.getTime()
+    )
+      phases.set(key.kid, 'next');
+    else
+      phases.set(
+        key.kid,
+        key.publishedUntil === null || key.publishedUntil.getTime() > at ? 'retired' : 'expired',
+      );
+  }
+  return phases;
+}
