@@ -7,6 +7,7 @@ import {
   countRows,
   fromJsonArray,
   insertRowReturning,
+  keysetPage,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -52,20 +53,8 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
     },
 
     async listPage(limit, after) {
-      const rows = await db
-        .selectFrom('api_keys')
-        .selectAll()
-        .$if(after !== undefined, (query) => {
-          const { createdAt, id } = after as { createdAt: Date; id: string };
-          const ms = toMs(createdAt);
-          return query.where((eb) =>
-            eb.or([eb('created_at', '>', ms), eb.and([eb('created_at', '=', ms), eb('id', '>', id)])]),
-          );
-        })
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(limit)
-        .execute();
+      const query = db.selectFrom('api_keys').selectAll();
+      const rows = await keysetPage(ctx, query, after === undefined ? { limit } : { limit, after }).execute();
       return rows.map(toApiKey);
     },
 

@@ -8,6 +8,7 @@ import {
   fromFlag,
   fromJsonArray,
   insertRowReturning,
+  keysetPage,
   type RepositoryContext,
   toDate,
   toDateOrNull,
@@ -27,19 +28,7 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
     async create(client) {
       const row = await insertRowReturning(ctx, 'oauth_clients', CONFLICTS, 'clientId', {
         client_id: client.clientId,
-        name: client.name,
-        secret_hash: client.secretHash,
-        is_public: toFlag(client.public),
-        trusted: toFlag(client.trusted),
-        redirect_uris: JSON.stringify(client.redirectUris),
-        post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
-        grant_types: JSON.stringify(client.grantTypes),
-        scopes: JSON.stringify(client.scopes),
-        audiences: JSON.stringify(client.audiences),
-        access_token_ttl: client.accessTokenTtl,
-        refresh_token_ttl: client.refreshTokenTtl,
-        previous_secret_hash: client.previousSecretHash ?? null,
-        previous_secret_expires_at: toMsOrNull(client.previousSecretExpiresAt ?? null),
+        ...settingColumns(client),
         created_at: toMs(client.createdAt),
       });
       return toClient(row);
@@ -67,44 +56,23 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
 
     async listPage(limit, after) {
       // Keyset pagination on (created_at, client_id), which the 0010 index serves.
-      const rows = await db
-        .selectFrom('oauth_clients')
-        .selectAll()
-        .$if(after !== undefined, (query) => {
-          const { createdAt, clientId } = after as { createdAt: Date; clientId: string };
-          const ms = toMs(createdAt);
-          return query.where((eb) =>
-            eb.or([
-              eb('created_at', '>', ms),
-              eb.and([eb('created_at', '=', ms), eb('client_id', '>', clientId)]),
-            ]),
-          );
-        })
-        .orderBy('created_at')
-        .orderBy('client_id')
-        .limit(limit)
-        .execute();
+      const page =
+        after === undefined
+          ? { limit }
+          : { limit, after: { createdAt: after.createdAt, id: after.clientId } };
+      const rows = await keysetPage(
+        ctx,
+        db.selectFrom('oauth_clients').selectAll(),
+        page,
+        'client_id',
+      ).execute();
       return rows.map(toClient);
     },
 
     async update(client) {
       const result = await db
         .updateTable('oauth_clients')
-        .set({
-          name: client.name,
-          secret_hash: client.secretHash,
-          is_public: toFlag(client.public),
-          trusted: toFlag(client.trusted),
-          redirect_uris: JSON.stringify(client.redirectUris),
-          post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
-          grant_types: JSON.stringify(client.grantTypes),
-          scopes: JSON.stringify(client.scopes),
-          audiences: JSON.stringify(client.audiences),
-          access_token_ttl: client.accessTokenTtl,
-          refresh_token_ttl: client.refreshTokenTtl,
-          previous_secret_hash: client.previousSecretHash ?? null,
-          previous_secret_expires_at: toMsOrNull(client.previousSecretExpiresAt ?? null),
-        })
+        .set(settingColumns(client))
         .where('client_id', '=', client.clientId)
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;
@@ -128,6 +96,25 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
     },
 
     count: () => countRows(db, 'oauth_clients'),
+  };
+}
+
+/** The columns of a client's settings and secrets: all but its id and creation. */
+function settingColumns(client: ClientRecord) {
+  return {
+    name: client.name,
+    secret_hash: client.secretHash,
+    is_public: toFlag(client.public),
+    trusted: toFlag(client.trusted),
+    redirect_uris: JSON.stringify(client.redirectUris),
+    post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+    grant_types: JSON.stringify(client.grantTypes),
+    scopes: JSON.stringify(client.scopes),
+    audiences: JSON.stringify(client.audiences),
+    access_token_ttl: client.accessTokenTtl,
+    refresh_token_ttl: client.refreshTokenTtl,
+    previous_secret_hash: client.previousSecretHash ?? null,
+    previous_secret_expires_at: toMsOrNull(client.previousSecretExpiresAt ?? null),
   };
 }
 

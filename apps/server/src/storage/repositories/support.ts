@@ -208,17 +208,18 @@ export async function claimOnce<T extends StampedTable>(
 }
 
 /**
- * One keyset page of `query` over a table keyed for listing by (`created_at`, `id`): the rows after
- * `page.after` in that order, at most `page.limit`. Ids compare byte-wise in PostgreSQL too
- * (`collate "C"`), whatever the database's collation, so both dialects and the in-memory storage
- * page alike.
+ * One keyset page of `query` over a table keyed for listing by (`created_at`, `key`, by default
+ * `id`): the rows after `page.after` in that order, at most `page.limit`. Keys compare byte-wise in
+ * PostgreSQL too (`collate "C"`), whatever the database's collation, so both dialects and the
+ * in-memory storage page alike.
  */
-export function keysetPage<T extends 'grants' | 'browser_sessions', O>(
+export function keysetPage<T extends 'grants' | 'browser_sessions' | 'api_keys' | 'oauth_clients', O>(
   ctx: RepositoryContext,
   query: SelectQueryBuilder<Schema, T, O>,
   page: PageRequest,
+  key: 'id' | 'client_id' = 'id',
 ): SelectQueryBuilder<Schema, T, O> {
-  const id = ctx.dialect === 'postgres' ? sql`id collate "C"` : sql`id`;
+  const id = ctx.dialect === 'postgres' ? sql`${sql.ref(key)} collate "C"` : sql.ref(key);
   const { after } = page;
   const from =
     after === undefined
