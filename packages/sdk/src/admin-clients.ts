@@ -11,9 +11,9 @@ import {
   SigningKeyRotation,
   type UpdateClientInput,
 } from '@idgate/schema';
-import { adminSend, jsonBody, NO_CONTENT, type Page, type PageOptions, queryString } from './admin-http.js';
+import { ADMIN_CALL, jsonBody, NO_CONTENT, type Page, type PageOptions, queryString } from './admin-http.js';
 import { IdgateSdkError, type SchemaIssue } from './errors.js';
-import type { Call, Parser, TransportOptions } from './http.js';
+import type { Parser } from './http.js';
 import { SessionMethods } from './sessions.js';
 
 /**
@@ -145,17 +145,8 @@ const SIGNING_KEYS = pageOf(SigningKeyInfo);
 
 /** The client, API key and signing key methods; the client class extends this one. */
 export class ClientAdminMethods extends SessionMethods implements IdgateClientAdminMethods {
-  readonly #transport: TransportOptions;
-  readonly #apiKey: string | undefined;
-
-  constructor(transport: TransportOptions, apiKey: string | undefined) {
-    super(transport, apiKey);
-    this.#transport = transport;
-    this.#apiKey = apiKey;
-  }
-
   listClients(options: PageOptions = {}): Promise<Page<OAuthClient>> {
-    return this.#send('listClients', {
+    return this[ADMIN_CALL]('listClients', {
       method: 'GET',
       path: `admin/v1/clients${queryString(options)}`,
       schema: CLIENTS,
@@ -164,7 +155,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   getClient(clientId: string): Promise<OAuthClient> {
-    return this.#send('getClient', {
+    return this[ADMIN_CALL]('getClient', {
       method: 'GET',
       path: `admin/v1/clients/${segment(clientId, 'GET /admin/v1/clients/{clientId}')}`,
       schema: OAuthClient,
@@ -173,7 +164,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   createClient(input: RegisterClientRequest): Promise<CreatedClient> {
-    return this.#send('createClient', {
+    return this[ADMIN_CALL]('createClient', {
       method: 'POST',
       path: 'admin/v1/clients',
       schema: CreatedClient,
@@ -190,7 +181,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
     options: { ifMatch?: string } = {},
   ): Promise<OAuthClient> {
     const endpoint = 'PATCH /admin/v1/clients/{clientId}';
-    return this.#send('updateClient', {
+    return this[ADMIN_CALL]('updateClient', {
       method: 'PATCH',
       path: `admin/v1/clients/${segment(clientId, endpoint)}`,
       schema: OAuthClient,
@@ -206,7 +197,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
 
   rotateClientSecret(clientId: string, input: RotateClientSecretRequest = {}): Promise<RotatedClientSecret> {
     const endpoint = 'POST /admin/v1/clients/{clientId}/secret';
-    return this.#send('rotateClientSecret', {
+    return this[ADMIN_CALL]('rotateClientSecret', {
       method: 'POST',
       path: `admin/v1/clients/${segment(clientId, endpoint)}/secret`,
       schema: RotatedClientSecret,
@@ -218,7 +209,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   async deleteClient(clientId: string): Promise<void> {
-    await this.#send('deleteClient', {
+    await this[ADMIN_CALL]('deleteClient', {
       method: 'DELETE',
       path: `admin/v1/clients/${segment(clientId, 'DELETE /admin/v1/clients/{clientId}')}`,
       schema: NO_CONTENT,
@@ -228,7 +219,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   listApiKeys(options: PageOptions = {}): Promise<Page<ApiKey>> {
-    return this.#send('listApiKeys', {
+    return this[ADMIN_CALL]('listApiKeys', {
       method: 'GET',
       path: `admin/v1/api-keys${queryString(options)}`,
       schema: API_KEYS,
@@ -237,7 +228,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   createApiKey(input: CreateApiKeyInput): Promise<CreatedApiKey> {
-    return this.#send('createApiKey', {
+    return this[ADMIN_CALL]('createApiKey', {
       method: 'POST',
       path: 'admin/v1/api-keys',
       schema: CreatedApiKey,
@@ -249,7 +240,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   async revokeApiKey(id: string): Promise<void> {
-    await this.#send('revokeApiKey', {
+    await this[ADMIN_CALL]('revokeApiKey', {
       method: 'DELETE',
       path: `admin/v1/api-keys/${segment(id, 'DELETE /admin/v1/api-keys/{id}')}`,
       schema: NO_CONTENT,
@@ -259,7 +250,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   listSigningKeys(): Promise<Page<SigningKeyInfo>> {
-    return this.#send('listSigningKeys', {
+    return this[ADMIN_CALL]('listSigningKeys', {
       method: 'GET',
       path: 'admin/v1/signing-keys',
       schema: SIGNING_KEYS,
@@ -268,18 +259,13 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   rotateSigningKeys(): Promise<SigningKeyRotation> {
-    return this.#send('rotateSigningKeys', {
+    return this[ADMIN_CALL]('rotateSigningKeys', {
       method: 'POST',
       path: 'admin/v1/signing-keys/rotate',
       schema: SigningKeyRotation,
       schemaName: 'SigningKeyRotation',
       retry: 0,
     });
-  }
-
-  #send<T>(method: string, call: Omit<Call<T>, 'secrets'>): Promise<T> {
-    // Secrets are in answers only; the admin key is redacted from every error.
-    return adminSend(this.#transport, this.#apiKey, method, call);
   }
 }
 

@@ -2,6 +2,13 @@ import { Username } from '@idgate/schema';
 import { IdgateSdkError } from './errors.js';
 import { type Call, type Parser, send, type TransportOptions } from './http.js';
 
+/**
+ * The key of the admin-call method every admin method of the client sends through (defined once,
+ * on the root of the client's class chain). A symbol kept inside the package, so the method is
+ * neither part of the client's API nor listed among its methods.
+ */
+export const ADMIN_CALL: unique symbol = Symbol('idgate admin call');
+
 /** Accepts any body: a 204 has none. */
 export const NO_CONTENT: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
 

@@ -1,8 +1,7 @@
 import { Cluster, ClusterName, type CreateClusterInput, CreatedCluster } from '@idgate/schema';
-import { adminSend, NO_CONTENT } from './admin-http.js';
+import { ADMIN_CALL, NO_CONTENT } from './admin-http.js';
 import { IdgateSdkError } from './errors.js';
 import { FederationMethods, itemsOf } from './federation.js';
-import type { Call, TransportOptions } from './http.js';
 
 const CLUSTERS = itemsOf(Cluster);
 
@@ -47,17 +46,8 @@ export interface IdgateClusterMethods {
 
 /** The cluster methods of the client; the client class extends this one. */
 export class ClusterMethods extends FederationMethods implements IdgateClusterMethods {
-  readonly #transport: TransportOptions;
-  readonly #apiKey: string | undefined;
-
-  constructor(transport: TransportOptions, apiKey: string | undefined) {
-    super(transport, apiKey);
-    this.#transport = transport;
-    this.#apiKey = apiKey;
-  }
-
   async listClusters(): Promise<{ items: Cluster[] }> {
-    return this.#send('listClusters', {
+    return this[ADMIN_CALL]('listClusters', {
       method: 'GET',
       path: 'admin/v1/clusters',
       schema: CLUSTERS,
@@ -66,7 +56,7 @@ export class ClusterMethods extends FederationMethods implements IdgateClusterMe
   }
 
   async getCluster(name: string): Promise<Cluster> {
-    return this.#send('getCluster', {
+    return this[ADMIN_CALL]('getCluster', {
       method: 'GET',
       path: `admin/v1/clusters/${clusterSegment(name, 'GET /admin/v1/clusters/{name}')}`,
       schema: Cluster,
@@ -84,7 +74,7 @@ export class ClusterMethods extends FederationMethods implements IdgateClusterMe
         cause: error,
       });
     }
-    return this.#send('createCluster', {
+    return this[ADMIN_CALL]('createCluster', {
       method: 'POST',
       path: 'admin/v1/clusters',
       schema: CreatedCluster,
@@ -96,18 +86,13 @@ export class ClusterMethods extends FederationMethods implements IdgateClusterMe
   }
 
   async deleteCluster(name: string): Promise<void> {
-    await this.#send('deleteCluster', {
+    await this[ADMIN_CALL]('deleteCluster', {
       method: 'DELETE',
       path: `admin/v1/clusters/${clusterSegment(name, 'DELETE /admin/v1/clusters/{name}')}`,
       schema: NO_CONTENT,
       schemaName: 'an empty response',
       retry: 0,
     });
-  }
-
-  #send<T>(method: string, call: Omit<Call<T>, 'secrets'>): Promise<T> {
-    // The created cluster's key is in the answer, never in a request: only the admin key is redacted.
-    return adminSend(this.#transport, this.#apiKey, method, call);
   }
 }
 

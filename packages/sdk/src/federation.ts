@@ -8,7 +8,7 @@ import {
   TokenResponse,
   Username,
 } from '@idgate/schema';
-import { adminSend, jsonBody, NO_CONTENT } from './admin-http.js';
+import { ADMIN_CALL, adminSend, jsonBody, NO_CONTENT } from './admin-http.js';
 import { IdgateSdkError, type SchemaIssue } from './errors.js';
 import type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
 import { type Call, type Parser, send, type TransportOptions } from './http.js';
@@ -91,7 +91,7 @@ export class FederationMethods implements IdgateFederationMethods {
   }
 
   async listIdentityProviders(): Promise<{ items: IdentityProvider[] }> {
-    return this.#admin('listIdentityProviders', {
+    return this[ADMIN_CALL]('listIdentityProviders', {
       method: 'GET',
       path: 'admin/v1/identity-providers',
       schema: PROVIDERS,
@@ -100,7 +100,7 @@ export class FederationMethods implements IdgateFederationMethods {
   }
 
   async getIdentityProvider(name: string): Promise<IdentityProvider> {
-    return this.#admin('getIdentityProvider', {
+    return this[ADMIN_CALL]('getIdentityProvider', {
       method: 'GET',
       path: `admin/v1/identity-providers/${providerSegment(name, 'GET /admin/v1/identity-providers/{name}')}`,
       schema: IdentityProvider,
@@ -119,7 +119,7 @@ export class FederationMethods implements IdgateFederationMethods {
         cause: error,
       });
     }
-    return this.#admin(
+    return this[ADMIN_CALL](
       'createIdentityProvider',
       {
         method: 'POST',
@@ -144,7 +144,7 @@ export class FederationMethods implements IdgateFederationMethods {
       throw new IdgateSdkError('patch must be an object of the fields to change', { endpoint });
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
-    return this.#admin(
+    return this[ADMIN_CALL](
       'updateIdentityProvider',
       {
         method: 'PATCH',
@@ -162,7 +162,7 @@ export class FederationMethods implements IdgateFederationMethods {
   async setIdentityProviderDisabled(name: string, disabled: boolean): Promise<IdentityProvider> {
     const verb = disabled ? 'disable' : 'enable';
     const segment = providerSegment(name, `POST /admin/v1/identity-providers/{name}/${verb}`);
-    return this.#admin('setIdentityProviderDisabled', {
+    return this[ADMIN_CALL]('setIdentityProviderDisabled', {
       method: 'POST',
       path: `admin/v1/identity-providers/${segment}/${verb}`,
       schema: IdentityProvider,
@@ -171,7 +171,7 @@ export class FederationMethods implements IdgateFederationMethods {
   }
 
   async deleteIdentityProvider(name: string): Promise<void> {
-    await this.#admin('deleteIdentityProvider', {
+    await this[ADMIN_CALL]('deleteIdentityProvider', {
       method: 'DELETE',
       path: `admin/v1/identity-providers/${providerSegment(name, 'DELETE /admin/v1/identity-providers/{name}')}`,
       schema: NO_CONTENT,
@@ -185,7 +185,7 @@ export class FederationMethods implements IdgateFederationMethods {
     if (typeof username !== 'string' || !Username.safeParse(username).success) {
       throw new IdgateSdkError('username must be a valid idgate username', { endpoint });
     }
-    return this.#admin('listUserIdentities', {
+    return this[ADMIN_CALL]('listUserIdentities', {
       method: 'GET',
       path: `admin/v1/users/${encodeURIComponent(username)}/identities`,
       schema: IDENTITIES,
@@ -193,8 +193,16 @@ export class FederationMethods implements IdgateFederationMethods {
     });
   }
 
-  /** Sends an admin call with the API key as Bearer credential, redacting it and `secrets`. */
-  #admin<T>(method: string, call: Omit<Call<T>, 'secrets'>, secrets: string[] = []): Promise<T> {
+  /**
+   * Sends an admin call with the API key as Bearer credential, redacting it and `secrets` from
+   * every error: the one way every admin method of the client (this class and those that extend
+   * it) sends.
+   */
+  [ADMIN_CALL]<T>(
+    method: string,
+    call: Omit<Call<T>, 'secrets'>,
+    secrets: ReadonlyArray<string | undefined> = [],
+  ): Promise<T> {
     return adminSend(this.#transport, this.#apiKey, method, call, secrets);
   }
 }

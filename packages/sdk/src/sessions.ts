@@ -7,10 +7,9 @@ import {
   SessionId,
   SessionInfo,
 } from '@idgate/schema';
-import { adminSend, NO_CONTENT, type PageOptions, queryString, usernameSegment } from './admin-http.js';
+import { ADMIN_CALL, NO_CONTENT, type PageOptions, queryString, usernameSegment } from './admin-http.js';
 import { ClusterMethods } from './clusters.js';
 import { IdgateSdkError } from './errors.js';
-import type { Call, TransportOptions } from './http.js';
 
 const SESSIONS = pageOf(SessionInfo);
 const GRANTS = pageOf(GrantInfo);
@@ -79,21 +78,12 @@ export interface IdgateSessionMethods {
 
 /** The session and grant methods of the client; the client class extends this one. */
 export class SessionMethods extends ClusterMethods implements IdgateSessionMethods {
-  readonly #transport: TransportOptions;
-  readonly #apiKey: string | undefined;
-
-  constructor(transport: TransportOptions, apiKey: string | undefined) {
-    super(transport, apiKey);
-    this.#transport = transport;
-    this.#apiKey = apiKey;
-  }
-
   async listUserSessions(
     username: string,
     page: PageOptions = {},
   ): Promise<{ items: SessionInfo[]; nextCursor: string | null }> {
     const endpoint = 'GET /admin/v1/users/{username}/sessions';
-    return this.#send('listUserSessions', {
+    return this[ADMIN_CALL]('listUserSessions', {
       method: 'GET',
       path: `${userPath(username, endpoint)}/sessions${pageQuery(page, endpoint)}`,
       schema: SESSIONS,
@@ -103,7 +93,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
 
   async revokeUserSession(username: string, id: string): Promise<void> {
     const endpoint = 'DELETE /admin/v1/users/{username}/sessions/{id}';
-    await this.#send('revokeUserSession', {
+    await this[ADMIN_CALL]('revokeUserSession', {
       method: 'DELETE',
       path: `${userPath(username, endpoint)}/sessions/${idSegment(SessionId, id, endpoint)}`,
       schema: NO_CONTENT,
@@ -113,7 +103,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
   }
 
   async revokeUserSessions(username: string): Promise<EndedSessions> {
-    return this.#send('revokeUserSessions', {
+    return this[ADMIN_CALL]('revokeUserSessions', {
       method: 'DELETE',
       path: `${userPath(username, 'DELETE /admin/v1/users/{username}/sessions')}/sessions`,
       schema: EndedSessions,
@@ -127,7 +117,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
     page: PageOptions = {},
   ): Promise<{ items: GrantInfo[]; nextCursor: string | null }> {
     const endpoint = 'GET /admin/v1/users/{username}/grants';
-    return this.#send('listUserGrants', {
+    return this[ADMIN_CALL]('listUserGrants', {
       method: 'GET',
       path: `${userPath(username, endpoint)}/grants${pageQuery(page, endpoint)}`,
       schema: GRANTS,
@@ -137,7 +127,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
 
   async revokeUserGrant(username: string, id: string): Promise<void> {
     const endpoint = 'DELETE /admin/v1/users/{username}/grants/{id}';
-    await this.#send('revokeUserGrant', {
+    await this[ADMIN_CALL]('revokeUserGrant', {
       method: 'DELETE',
       path: `${userPath(username, endpoint)}/grants/${idSegment(GrantId, id, endpoint)}`,
       schema: NO_CONTENT,
@@ -147,17 +137,13 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
   }
 
   async revokeUserGrants(username: string): Promise<RevokedGrants> {
-    return this.#send('revokeUserGrants', {
+    return this[ADMIN_CALL]('revokeUserGrants', {
       method: 'DELETE',
       path: `${userPath(username, 'DELETE /admin/v1/users/{username}/grants')}/grants`,
       schema: RevokedGrants,
       schemaName: 'RevokedGrants',
       retry: 0,
     });
-  }
-
-  #send<T>(method: string, call: Omit<Call<T>, 'secrets'>): Promise<T> {
-    return adminSend(this.#transport, this.#apiKey, method, call);
   }
 }
 

@@ -13,7 +13,7 @@ import {
 } from '@idgate/schema';
 import { ClientAdminMethods } from './admin-clients.js';
 import {
-  adminSend,
+  ADMIN_CALL,
   jsonBody,
   NO_CONTENT,
   type Page,
@@ -23,7 +23,6 @@ import {
 } from './admin-http.js';
 import { IdgateSdkError } from './errors.js';
 import { itemsOf } from './federation.js';
-import type { Call, TransportOptions } from './http.js';
 
 const USER_PAGE = pageOf(User);
 const GROUP_PAGE = pageOf(Group);
@@ -151,17 +150,8 @@ export interface IdgateUserMethods {
 
 /** The user and group methods of the client; the client class extends this one. */
 export class UserMethods extends ClientAdminMethods implements IdgateUserMethods {
-  readonly #transport: TransportOptions;
-  readonly #apiKey: string | undefined;
-
-  constructor(transport: TransportOptions, apiKey: string | undefined) {
-    super(transport, apiKey);
-    this.#transport = transport;
-    this.#apiKey = apiKey;
-  }
-
   listUsers(query: UserListOptions = {}): Promise<Page<User>> {
-    return this.#send('listUsers', {
+    return this[ADMIN_CALL]('listUsers', {
       method: 'GET',
       path: `admin/v1/users${queryString(query)}`,
       schema: USER_PAGE,
@@ -170,7 +160,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   }
 
   getUser(username: string): Promise<User> {
-    return this.#send('getUser', {
+    return this[ADMIN_CALL]('getUser', {
       method: 'GET',
       path: `admin/v1/users/${usernameSegment(username, 'GET /admin/v1/users/{username}')}`,
       schema: User,
@@ -180,7 +170,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   createUser(input: CreateUserRequest): Promise<CreatedUser> {
     const endpoint = 'POST /admin/v1/users';
-    return this.#send(
+    return this[ADMIN_CALL](
       'createUser',
       {
         method: 'POST',
@@ -196,7 +186,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   updateUser(username: string, patch: UpdateUserInput, options: IfMatchOptions = {}): Promise<User> {
     const endpoint = 'PATCH /admin/v1/users/{username}';
     const call = json(patch, endpoint, options);
-    return this.#send('updateUser', {
+    return this[ADMIN_CALL]('updateUser', {
       method: 'PATCH',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}`,
       schema: User,
@@ -207,7 +197,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   async deleteUser(username: string, options: IfMatchOptions = {}): Promise<void> {
     const endpoint = 'DELETE /admin/v1/users/{username}';
-    await this.#send('deleteUser', {
+    await this[ADMIN_CALL]('deleteUser', {
       method: 'DELETE',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}`,
       schema: NO_CONTENT,
@@ -219,7 +209,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   setUserPassword(username: string, password?: string): Promise<CreatedUser> {
     const endpoint = 'PUT /admin/v1/users/{username}/password';
-    return this.#send(
+    return this[ADMIN_CALL](
       'setUserPassword',
       {
         method: 'PUT',
@@ -234,7 +224,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   unlockUser(username: string): Promise<User> {
     const endpoint = 'POST /admin/v1/users/{username}/unlock';
-    return this.#send('unlockUser', {
+    return this[ADMIN_CALL]('unlockUser', {
       method: 'POST',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}/unlock`,
       schema: User,
@@ -244,7 +234,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   listUserLogins(username: string, options: { limit?: number } = {}): Promise<{ items: LoginAttempt[] }> {
     const endpoint = 'GET /admin/v1/users/{username}/logins';
-    return this.#send('listUserLogins', {
+    return this[ADMIN_CALL]('listUserLogins', {
       method: 'GET',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}/logins${queryString(options)}`,
       schema: LOGINS,
@@ -254,7 +244,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   linkIdentity(username: string, identity: LinkIdentityRequest): Promise<LinkedIdentity> {
     const endpoint = 'POST /admin/v1/users/{username}/identities';
-    return this.#send('linkIdentity', {
+    return this[ADMIN_CALL]('linkIdentity', {
       method: 'POST',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}/identities`,
       schema: LinkedIdentity,
@@ -266,7 +256,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   async unlinkIdentity(username: string, provider: string, subject: string): Promise<void> {
     const endpoint = 'DELETE /admin/v1/users/{username}/identities/{provider}/{subject}';
     const rest = [provider, subject].map((part) => pathPart(part, endpoint)).join('/');
-    await this.#send('unlinkIdentity', {
+    await this[ADMIN_CALL]('unlinkIdentity', {
       method: 'DELETE',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}/identities/${rest}`,
       schema: NO_CONTENT,
@@ -276,7 +266,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   }
 
   listGroups(query: PageOptions = {}): Promise<Page<Group>> {
-    return this.#send('listGroups', {
+    return this[ADMIN_CALL]('listGroups', {
       method: 'GET',
       path: `admin/v1/groups${queryString(query)}`,
       schema: GROUP_PAGE,
@@ -286,7 +276,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   listGroupMembers(group: string, query: PageOptions = {}): Promise<Page<User>> {
     const endpoint = 'GET /admin/v1/groups/{group}/members';
-    return this.#send('listGroupMembers', {
+    return this[ADMIN_CALL]('listGroupMembers', {
       method: 'GET',
       path: `admin/v1/groups/${groupSegment(group, endpoint)}/members${queryString(query)}`,
       schema: USER_PAGE,
@@ -296,7 +286,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   addGroupMember(group: string, username: string): Promise<User> {
     const endpoint = 'PUT /admin/v1/groups/{group}/members/{username}';
-    return this.#send('addGroupMember', {
+    return this[ADMIN_CALL]('addGroupMember', {
       method: 'PUT',
       path: `admin/v1/groups/${groupSegment(group, endpoint)}/members/${usernameSegment(username, endpoint)}`,
       schema: User,
@@ -306,16 +296,12 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   async removeGroupMember(group: string, username: string): Promise<void> {
     const endpoint = 'DELETE /admin/v1/groups/{group}/members/{username}';
-    await this.#send('removeGroupMember', {
+    await this[ADMIN_CALL]('removeGroupMember', {
       method: 'DELETE',
       path: `admin/v1/groups/${groupSegment(group, endpoint)}/members/${usernameSegment(username, endpoint)}`,
       schema: NO_CONTENT,
       schemaName: 'an empty response',
     });
-  }
-
-  #send<T>(method: string, call: Omit<Call<T>, 'secrets'>, secrets: ReadonlyArray<string | undefined> = []) {
-    return adminSend(this.#transport, this.#apiKey, method, call, secrets);
   }
 }
 
