@@ -5,7 +5,7 @@ import type { IdgateConfig } from './config.js';
 import { type AppContext, createAppContext } from './context.js';
 import { openServices, type Services } from './services.js';
 import { storageUnavailability } from './storage/unavailable.js';
-import { startTracing } from './telemetry/tracing.js';
+import { startTracing, tracesUrl } from './telemetry/tracing.js';
 
 /** A composed server: services open, context built, every route registered, not listening. */
 export interface ComposedServer {
@@ -45,6 +45,7 @@ export async function composeServer(
     info: (message: string) => (app ? app.log.info(message) : early.push({ level: 'info', message })),
   };
   const tracing = await startTracing(config.otel);
+  if (tracing !== undefined) logger.info(`OpenTelemetry traces are exported to ${tracesUrl(config.otel)}`);
   let services: Services;
   try {
     services = await openServices(config, {

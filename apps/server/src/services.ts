@@ -21,8 +21,8 @@ import {
   type SqlStorage,
 } from './storage/index.js';
 import { withSigningKeyLock } from './storage/locks.js';
+import { tracedSigning } from './telemetry/signing-spans.js';
 import type { Tracing } from './telemetry/tracing.js';
-import { tracedSigning } from './telemetry/upstream-spans.js';
 
 /** Where warnings at start go (pino, or the CLI's stderr). */
 export interface StartupLogger {

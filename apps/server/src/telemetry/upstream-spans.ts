@@ -1,4 +1,3 @@
-import type { JwsCrypto } from '@idgate/core';
 import { SpanKind, SpanStatusCode, type TextMapSetter } from '@opentelemetry/api';
 import { Client, type ClientOptions } from 'ldapts';
 import type { LdapClient } from '../connectors/ldap.js';
@@ -45,24 +44,6 @@ export function tracedFetch(tracing: Tracing, base: typeof fetch = globalThis.fe
     }
     child.span.end();
     return answer;
-  };
-}
-
-/**
- * `jws` with an internal span around each signature (`sign RS256`). Verification, the work of
- * every token review, is left as it is.
- * @example KeyRing.load(records, secret, now, { jwsCrypto: tracedSigning(nodeJws, tracing) })
- */
-export function tracedSigning(jws: JwsCrypto, tracing: Tracing): JwsCrypto {
-  return {
-    async signer(privateJwk, alg) {
-      const sign = await jws.signer(privateJwk, alg);
-      const name = `sign ${alg}`;
-      const attributes = { 'idgate.signing.algorithm': alg };
-      return (data) =>
-        inChildSpan(tracing.tracer, name, SpanKind.INTERNAL, attributes, async () => sign(data));
-    },
-    verifier: (publicJwk, alg) => jws.verifier(publicJwk, alg),
   };
 }
 
