@@ -44,7 +44,7 @@ export async function composeServer(
     warn: (message: string) => (app ? app.log.warn(message) : early.push({ level: 'warn', message })),
     info: (message: string) => (app ? app.log.info(message) : early.push({ level: 'info', message })),
   };
-  const tracing = await startTracing(config.otel);
+  const tracing = await startTracing(config.otel, { warn: logger.warn });
   if (tracing !== undefined) logger.info(`OpenTelemetry traces are exported to ${tracesUrl(config.otel)}`);
   let services: Services;
   try {

@@ -1,5 +1,12 @@
 import { createRequire } from 'node:module';
-import { context, type Sampler, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  DiagLogLevel,
+  diag,
+  type Sampler,
+  type TextMapPropagator,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { IdgateConfig } from '../config.js';
 
 /** OpenTelemetry tracing as the server uses it: present only when an OTLP endpoint is configured. */
@@ -7,9 +14,9 @@ export interface Tracing {
   readonly tracer: Tracer;
   /** W3C Trace Context (`traceparent`, `tracestate`): read from requests, written to upstream calls. */
   readonly propagator: TextMapPropagator;
-  /** Exports the spans ended so far now, rather than at the next batch. */
+  /** Exports the spans ended so far now, rather than at the next batch; never rejects. */
   flush(): Promise<void>;
-  /** Exports the spans still buffered, then stops exporting. */
+  /** Exports the spans still buffered (waiting 5 s at most), then stops exporting; never rejects. */
   shutdown(): Promise<void>;
 }
 
@@ -49,14 +56,48 @@ function samplerOf(otel: TelemetryConfig, sdk: TraceSdk): Sampler {
   }
 }
 
+/** Whether this process has registered its (one, global) context manager. */
+let contextManagerSet = false;
+
+/** How often, at most, a failing export is reported (it fails every few seconds while the collector is away). */
+const REPORT_INTERVAL_MS = 60_000;
+
+/**
+ * Where the SDK's own troubles go (an export the collector refused or never answered): `warn`, at
+ * most once a minute, rather than nowhere.
+ */
+function reportSdkTroubles(warn: (message: string) => void): (message: string, ...args: unknown[]) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  const report = (message: string, ...args: unknown[]) => {
+    const now = Date.now();
+    if (now - last < REPORT_INTERVAL_MS) return;
+    last = now;
+    const detail = args.map((arg) => (arg instanceof Error ? arg.message : String(arg))).join(' ');
+    warn(`OpenTelemetry: ${message}${detail === '' ? '' : ` ${detail}`}`);
+  };
+  const quiet = () => {};
+  diag.setLogger(
+    { error: report, warn: report, info: quiet, debug: quiet, verbose: quiet },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
+  return report;
+}
+
+/** How long a shutdown waits for the last export: a collector that is away must not hold it up. */
+const SHUTDOWN_EXPORT_MS = 5_000;
+
 /**
  * Starts exporting spans over OTLP/HTTP when `otel` names an endpoint; otherwise loads nothing and
  * answers undefined, so that a server without tracing creates no span objects at all. The SDK and
  * the exporter are imported here, on demand: they are never loaded when tracing is off.
  */
-export async function startTracing(otel: TelemetryConfig): Promise<Tracing | undefined> {
+export async function startTracing(
+  otel: TelemetryConfig,
+  options: { warn?: (message: string) => void } = {},
+): Promise<Tracing | undefined> {
   const url = tracesUrl(otel);
   if (url === undefined) return undefined;
+  const report = options.warn === undefined ? () => {} : reportSdkTroubles(options.warn);
   const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
   const [sdk, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, resources, exporters] =
     await Promise.all([
@@ -81,11 +122,26 @@ export async function startTracing(otel: TelemetryConfig): Promise<Tracing | und
   });
   // Parent and child spans find each other through the active context, which needs a context
   // manager; a second server in the same process (tests) keeps the first one's, which is alike.
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  if (!contextManagerSet) {
+    contextManagerSet = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  }
   return {
     tracer: provider.getTracer('idgate', version),
     propagator: new W3CTraceContextPropagator(),
-    flush: () => provider.forceFlush(),
-    shutdown: () => provider.shutdown(),
+    // Exporting is best effort: a failed export is reported, never thrown at the server.
+    flush: () => provider.forceFlush().catch((error: unknown) => report('export failed', error)),
+    shutdown: async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          report(`the last spans were not exported within ${SHUTDOWN_EXPORT_MS} ms`);
+          resolve();
+        }, SHUTDOWN_EXPORT_MS);
+        timer.unref();
+      });
+      const done = provider.shutdown().catch((error: unknown) => report('export failed', error));
+      await Promise.race([done, waited]);
+      clearTimeout(timer);
+    },
   };
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { freePort, startTestServer, type TestServer } from '../helpers/server.js';
 
 describe.each(testDatabaseUrls())('OpenTelemetry off by default on $name', (kind) => {
   let receiver: OtlpReceiver;
@@ -64,5 +64,26 @@ describe('OpenTelemetry over OTLP/HTTP with protobuf (the standard default proto
     expect(body.includes(traceId)).toBe(true);
     expect(body.includes(Buffer.from('GET /healthz'))).toBe(true);
     expect(body.includes(Buffer.from('idgate-proto-test'))).toBe(true);
+  });
+});
+
+describe('OpenTelemetry with a collector that does not answer', () => {
+  it('keeps serving, says so in its log once, and shuts down cleanly', async () => {
+    const sqlite = testDatabaseUrls().find((kind) => kind.name === 'sqlite');
+    if (sqlite === undefined) throw new Error('SQLite is always among the test databases');
+    // A port nothing listens on: every export is refused.
+    const endpoint = `http://127.0.0.1:${await freePort()}`;
+    const t = await startTestServer(sqlite, { otel: { endpoint, protocol: 'http/json' } });
+    try {
+      for (let i = 0; i < 2; i++) {
+        expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
+        await t.server.services.tracing?.flush();
+      }
+      const warnings = t.logs.filter((line) => line.includes('OpenTelemetry:'));
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0] as string)).toMatchObject({ level: 40 });
+    } finally {
+      await t.close();
+    }
   });
 });
