@@ -376,7 +376,8 @@ async function main() {
   ]);
   const apiKey = (await idgate(['api-keys', 'add', '--name', 'bench', '--scope', 'tokenreview', '--json']))
     .key;
-  const password = `bench-${Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString('base64url')}`;
+  // Not prefixed with the username: the password policy refuses a password that contains it.
+  const password = `pw-${Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString('base64url')}`;
   await idgate(
     [
       'users',
@@ -409,9 +410,9 @@ async function main() {
   );
   await waitUntilReady(`${idgateUrl}/readyz`, idgateServer, 'idgate');
 
-  const appAuth = basic(app.client_id, app.client_secret);
-  const serviceAuth = basic(service.client_id, service.client_secret);
-  const expiringAuth = basic(expiring.client_id, expiring.client_secret);
+  const appAuth = basic(app.clientId, app.clientSecret);
+  const serviceAuth = basic(service.clientId, service.clientSecret);
+  const expiringAuth = basic(expiring.clientId, expiring.clientSecret);
   const tokenUrl = `${issuer}/token`;
   const passwordGrant = () =>
     tokenRequest(tokenUrl, appAuth, {
