@@ -235,6 +235,7 @@ export { type ActiveSigningKey, KeyRing, type VerificationKey } from './keys/key
 export { ensureSigningKey, rotateSigningKey, type SigningKeyPolicy } from './keys/rotation.js';
 export { openPrivateKey, openText, sealPrivateKey, sealText } from './keys/seal.js';
 export {
+  activeSigningKey,
   generateSigningKey,
   SIGNING_ALGORITHMS,
   type SigningKeyPhase,

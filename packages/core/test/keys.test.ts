@@ -110,6 +110,31 @@ describe('key rotation', () => {
     expect(after.nextChangeAt).toEqual(new Date(t1.getTime() + 10_000 + 3600_000));
   });
 
+  it('a rotation soon after the first start keeps the first key signing: the choice never flips back', async () => {
+    const storage = createMemoryStorage();
+    const delayed = { ...policy, activationDelaySeconds: 10 };
+    const t0 = new Date('2026-11-21T10:00:00Z');
+    const [first] = await ensureSigningKey(storage.signingKeys, delayed, t0);
+    // Rotated 5 s after the first key was made: neither key has been published for 10 s yet.
+    const t1 = new Date(t0.getTime() + 5_000);
+    const { created } = await rotateSigningKey(storage.signingKeys, delayed, t1);
+    const records = await storage.signingKeys.list();
+    for (const [offset, signer] of [
+      [0, first?.kid],
+      [4_999, first?.kid],
+      [5_000, first?.kid],
+      [9_999, first?.kid],
+      [10_000, created.kid],
+    ] as const) {
+      const when = new Date(t1.getTime() + offset);
+      const ring = await KeyRing.load(records, SECRET, when, delayed);
+      expect(ring.signer.kid, `${offset} ms after the rotation`).toBe(signer);
+      const phases = signingKeyPhases(records, when, 10);
+      expect(phases.get(signer as string)).toBe('active');
+      if (signer === first?.kid) expect(phases.get(created.kid)).toBe('next');
+    }
+  });
+
   it('tells an operator which key is next, which signs, which is retired and which expired', async () => {
     const { signingKeys } = createMemoryStorage();
     const t0 = new Date('2026-11-23T10:00:00Z');

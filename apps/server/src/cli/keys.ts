@@ -43,10 +43,13 @@ export function registerKeys(program: Command, ctx: CliContext): void {
           ctx.json({ created, retired });
           return;
         }
-        ctx.out(`new active key: ${created.kid} (${created.alg})`);
+        const delay = admin.keyPolicy.activationDelaySeconds ?? 0;
+        ctx.out(`new ${created.state === 'next' ? 'next' : 'active'} key: ${created.kid} (${created.alg})`);
         ctx.out(retired.length === 0 ? 'retired: none' : `retired: ${retired.join(', ')}`);
         ctx.out(
-          `running servers publish the new key at once and sign with it in ${admin.keyPolicy.activationDelaySeconds ?? 0} seconds`,
+          created.state === 'next'
+            ? `running servers publish the new key at once and sign with it in ${delay} seconds`
+            : 'running servers publish the new key and sign with it at once',
         );
       });
     });

@@ -17,6 +17,8 @@ afterEach(async () => {
 
 describe('idgate keys', () => {
   it('rotates: the new key is active, the old one retired and published for the longest token lifetime', async () => {
+    // No activation delay: the new key signs at once (the delay's own test is below).
+    env = { ...env, IDGATE_KEY_ACTIVATION_DELAY: '0' };
     const initial = await run(['keys', 'list', '--json'], { env });
     expect(initial.code).toBe(0);
     const [first, ...others] = SigningKeyInfo.array().parse(JSON.parse(initial.stdout));
@@ -46,16 +48,38 @@ describe('idgate keys', () => {
 
     const human = await run(['keys', 'rotate'], { env });
     expect(human.stdout).toMatch(
-      new RegExp(`^new active key: \\S+ \\(RS256\\)\\nretired: ${created.kid}\\n`),
+      new RegExp(
+        `^new active key: \\S+ \\(RS256\\)\\nretired: ${created.kid}\\nrunning servers publish the new key and sign with it at once\\n`,
+      ),
     );
     const table = await run(['keys', 'list'], { env });
     expect(table.stdout.match(/ active /g)).toHaveLength(1);
     expect(table.stdout.match(/ retired /g)).toHaveLength(2);
   });
 
+  it('rotates with an activation delay: the new key is next, the current one signs until the delay has passed', async () => {
+    env = { ...env, IDGATE_KEY_ACTIVATION_DELAY: '3600' };
+    const [first] = SigningKeyInfo.array().parse(
+      JSON.parse((await run(['keys', 'list', '--json'], { env })).stdout),
+    );
+    const rotated = await run(['keys', 'rotate'], { env });
+    expect(rotated).toMatchObject({ code: 0, stderr: '' });
+    const kid = /^new next key: (\S+) \(RS256\)\n/.exec(rotated.stdout)?.[1];
+    expect(kid).toBeDefined();
+    expect(rotated.stdout).toContain(`retired: ${first?.kid}\n`);
+    expect(rotated.stdout).toContain('sign with it in 3600 seconds');
+    const keys = SigningKeyInfo.array().parse(
+      JSON.parse((await run(['keys', 'list', '--json'], { env })).stdout),
+    );
+    expect(keys.map((k) => [k.kid, k.state])).toEqual([
+      [kid, 'next'],
+      [first?.kid, 'active'],
+    ]);
+  });
+
   it('uses the configured algorithm', async () => {
     const result = await run(['keys', 'rotate', '--json'], {
-      env: { ...env, IDGATE_SIGNING_ALGORITHM: 'ES256' },
+      env: { ...env, IDGATE_SIGNING_ALGORITHM: 'ES256', IDGATE_KEY_ACTIVATION_DELAY: '0' },
     });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout).created).toMatchObject({ alg: 'ES256', state: 'active' });

@@ -2,7 +2,7 @@ import type { Jwks, PublicJwk, SigningAlgorithm } from '@idgate/schema';
 import type { SigningKeyRecord } from '../model.js';
 import { type JwsCrypto, type JwsSignFunction, type JwsVerifyFunction, webCryptoJws } from './jws-crypto.js';
 import { openPrivateKey } from './seal.js';
-import { signingKeyState } from './signing-key.js';
+import { activeSigningKey, signingKeyState } from './signing-key.js';
 
 /** The key that signs new tokens. */
 export interface ActiveSigningKey {
@@ -62,8 +62,7 @@ export class KeyRing {
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     // A key signs until its retirement instant, which a rotation may set in the future.
     const signing = live.filter((record) => record.retiredAt === null || record.retiredAt.getTime() > at);
-    // The newest key that has been published long enough; on first start, the only one.
-    const active = signing.find((record) => record.createdAt.getTime() + delay <= at) ?? signing[0];
+    const active = activeSigningKey(signing, at, delay);
     if (active === undefined) throw new Error('there is no active signing key');
     const changes = live.flatMap((record) => [
       record.createdAt.getTime() + delay,

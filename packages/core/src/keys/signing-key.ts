@@ -49,6 +49,20 @@ export function signingKeyState(key: SigningKeyRecord, now: Date): SigningKeySta
   return key.publishedUntil !== null && key.publishedUntil.getTime() > now.getTime() ? 'retired' : 'expired';
 }
 
+/**
+ * The key that signs at `at` among the keys still signing (`signing`, newest first): the newest one
+ * published for `delayMs`. When none has been published that long (a rotation soon after the first
+ * start), the oldest keeps signing, so the choice never goes back and forth.
+ * @example activeSigningKey(signingNewestFirst, Date.now(), 10_000)?.kid
+ */
+export function activeSigningKey<K extends Pick<SigningKeyRecord, 'createdAt'>>(
+  signing: readonly K[],
+  at: number,
+  delayMs: number,
+): K | undefined {
+  return signing.find((key) => key.createdAt.getTime() + delayMs <= at) ?? signing.at(-1);
+}
+
 /** What an operator sees of a key: {@link SigningKeyState}, or `next` — published, not signing yet. */
 export type SigningKeyPhase = 'next' | 'active' | 'retired' | 'expired';
 
@@ -69,7 +83,7 @@ export function signingKeyPhases(
   const signing = keys
     .filter((key) => key.retiredAt === null || key.retiredAt.getTime() > at)
     .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
-  const active = signing.find((key) => key.createdAt.getTime() + delay <= at) ?? signing[0];
+  const active = activeSigningKey(signing, at, delay);
   const phases = new Map<string, SigningKeyPhase>();
   for (const key of keys) {
     if (key.kid === active?.kid) phases.set(key.kid, 'active');
