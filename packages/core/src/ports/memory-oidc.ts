@@ -314,6 +314,7 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         if (decision.status === 'approved') {
           record.authTime = new Date(decision.authTime);
           record.sessionId = decision.sessionId;
+          record.upstream = copy(decision.upstream ?? null);
         }
         return true;
       },

@@ -165,7 +165,14 @@ export interface LoginAttemptRepository {
 
 /** What an approval or a denial of a device authorization records. */
 export type DeviceDecision =
-  | { status: 'approved'; userId: string; authTime: Date; sessionId: string | null }
+  | {
+      status: 'approved';
+      userId: string;
+      authTime: Date;
+      sessionId: string | null;
+      /** The approver's external identity, for the grant to re-check upstream. */
+      upstream?: GrantUpstream | null;
+    }
   | { status: 'denied'; userId: string };
 
 /** Device authorization requests (RFC 8628). */
