@@ -20,6 +20,7 @@ describe.each(testDatabaseUrls())(
     const clock = testClock();
     let t: TestServer;
     let upstream: UpstreamOidc;
+    let rotating: UpstreamOidc;
     let flows: ReturnType<typeof browserGrants>;
 
     beforeAll(async () => {
@@ -27,6 +28,11 @@ describe.each(testDatabaseUrls())(
       upstream = await startUpstreamOidc({
         redirectUris: [`${t.issuer}/callback/corp`],
         refreshTokens: true,
+      });
+      rotating = await startUpstreamOidc({
+        redirectUris: [`${t.issuer}/callback/rotating`],
+        refreshTokens: true,
+        rotateRefreshTokens: true,
       });
       const web = await t.addClient({
         name: 'Wiki',
@@ -49,6 +55,15 @@ describe.each(testDatabaseUrls())(
         clientSecret: upstream.clientSecret,
         scopes: ['openid', 'profile', 'email', 'groups'],
       });
+      await addIdentityProvider(t, {
+        type: 'oidc',
+        name: 'rotating',
+        displayName: 'Rotating SSO',
+        issuer: rotating.issuer,
+        clientId: rotating.clientId,
+        clientSecret: rotating.clientSecret,
+        scopes: ['openid', 'profile', 'email', 'groups'],
+      });
       flows = browserGrants(t, {
         reviewKey: await t.addApiKey(['tokenreview']),
         web: { ...web, redirectUri: RP },
@@ -56,6 +71,7 @@ describe.each(testDatabaseUrls())(
       });
     });
     afterAll(async () => {
+      await rotating?.stop();
       await upstream?.stop();
       await t?.close();
     });
@@ -192,6 +208,40 @@ describe.each(testDatabaseUrls())(
       expect(await flows.groupsOf(refreshed.tokens?.access_token as string)).toEqual(['corp:engineering']);
       expect((await flows.grant(tokens))?.revokedAt).toBeNull();
       expect(t.logs.some((line) => line.includes('identity provider unreachable on refresh'))).toBe(true);
+    });
+
+    it('an upstream that rotates refresh tokens: every grant of the session goes on with the token as rotated', async () => {
+      rotating.accounts.set('r-1', { sub: 'r-1', preferred_username: 'r-1', groups: ['engineering'] });
+      rotating.nextAccount = 'r-1';
+      const agent = new UserAgent();
+      const first = await flows.codeFlow(agent, { via: 'Rotating SSO' });
+      const second = await flows.silentCodeFlow(agent);
+      const signedIn = (await flows.grant(second))?.upstream?.sealedState;
+      rotating.accounts.set('r-1', { sub: 'r-1', preferred_username: 'r-1', groups: ['sre'] });
+      clock.advance(INTERVAL_MS + 1000);
+
+      // The first grant's check spends the sign-in's upstream token and gets a new one...
+      const a = await flows.refresh(first);
+      expect(a.status).toBe(200);
+      const rotated = (await flows.grant(first))?.upstream?.sealedState;
+      expect(rotated).not.toBe(signedIn);
+      // ...which the second grant and the session now hold, so the second grant's check succeeds
+      // (with the spent one, the upstream would refuse it, and revoke its whole grant).
+      const b = await flows.refresh(second);
+      expect(b.status).toBe(200);
+      expect((await flows.grant(second))?.revokedAt).toBeNull();
+      expect(await flows.groupsOf(b.tokens?.access_token as string)).toEqual(['rotating:sre']);
+      expect((await flows.grant(second))?.upstream?.sealedState).not.toBe(signedIn);
+
+      // A later code from the session hands on the newest token, and every grant keeps working.
+      const third = await flows.silentCodeFlow(agent);
+      const thirdGrant = await flows.grant(third);
+      const session = await t.server.services.storage.sessions.findById(thirdGrant?.sessionId as string);
+      expect(thirdGrant?.upstream?.sealedState).toBe(session?.upstream?.sealedState);
+      clock.advance(INTERVAL_MS + 1000);
+      for (const refreshed of [a.tokens, b.tokens, third]) {
+        expect((await flows.refresh(refreshed as NonNullable<typeof refreshed>)).status).toBe(200);
+      }
     });
   },
 );

@@ -58,6 +58,13 @@ describe.each(testDatabaseUrls())('browser sessions on $name', (kind) => {
     });
     await storage.sessions.create(ldap);
     expect(await storage.sessions.findById('s-2')).toStrictEqual(ldap);
+    // The upstream rotated the token of the first sign-in.
+    const next = 'v1.aXY.bmV4dA';
+    expect(await storage.sessions.replaceUpstreamState('corp', 'u-100', 'v1.aXY.c2VhbGVk', next)).toBe(1);
+    expect((await storage.sessions.findById('s-1'))?.upstream).toStrictEqual(
+      newUpstream({ sealedState: next }),
+    );
+    expect(await storage.sessions.findById('s-2')).toStrictEqual(ldap);
   });
 
   it("pages a user's live sessions and ends them all at once", async () => {

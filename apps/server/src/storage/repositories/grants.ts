@@ -12,7 +12,7 @@ import {
   toMs,
   toMsOrNull,
 } from './support.js';
-import { upstreamColumns, upstreamOf } from './upstream.js';
+import { replaceUpstreamState, upstreamColumns, upstreamOf } from './upstream.js';
 
 const CONFLICTS: ConflictFields = {
   grants_pkey: 'id',
@@ -74,6 +74,9 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
         .executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     },
+
+    replaceUpstreamState: (provider, subject, previous, next) =>
+      replaceUpstreamState(db, 'grants', { provider, subject, previous, next }),
 
     async findById(id) {
       const row = await db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();

@@ -12,7 +12,7 @@ import {
   toMs,
   toMsOrNull,
 } from './support.js';
-import { upstreamColumns, upstreamOf } from './upstream.js';
+import { replaceUpstreamState, upstreamColumns, upstreamOf } from './upstream.js';
 
 const CONFLICTS: ConflictFields = {
   browser_sessions_secret_hash_unique: 'secretHash',
@@ -52,6 +52,9 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
       const row = await db.selectFrom('browser_sessions').selectAll().where('id', '=', id).executeTakeFirst();
       return row && toSession(row);
     },
+
+    replaceUpstreamState: (provider, subject, previous, next) =>
+      replaceUpstreamState(db, 'browser_sessions', { provider, subject, previous, next }),
 
     end: (id, at) => stampOnce(db, 'browser_sessions', id, at),
 

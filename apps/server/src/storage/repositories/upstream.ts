@@ -1,5 +1,6 @@
 import type { GrantUpstream } from '@idgate/core';
-import type { UpstreamColumns } from '../schema.js';
+import type { Kysely } from 'kysely';
+import type { Schema, UpstreamColumns } from '../schema.js';
 import { toDate, toMs } from './support.js';
 
 /**
@@ -25,4 +26,23 @@ export function upstreamOf(row: UpstreamColumns): GrantUpstream | null {
     validatedAt: toDate(row.upstream_validated_at),
     sealedState: row.upstream_state,
   };
+}
+
+/**
+ * Replaces one sealed upstream state of an identity on every row of `table` holding it (the
+ * grants and the session of one browser sign-in share it); how many rows changed.
+ */
+export async function replaceUpstreamState(
+  db: Kysely<Schema>,
+  table: 'grants' | 'browser_sessions',
+  upstream: { provider: string; subject: string; previous: string; next: string },
+): Promise<number> {
+  const result = await db
+    .updateTable(table)
+    .set({ upstream_state: upstream.next })
+    .where('upstream_provider', '=', upstream.provider)
+    .where('upstream_subject', '=', upstream.subject)
+    .where('upstream_state', '=', upstream.previous)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
