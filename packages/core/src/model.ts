@@ -176,6 +176,11 @@ export interface AuthorizationCodeRecord {
   resource: string[] | null;
   authTime: Date;
   sessionId: string | null;
+  /**
+   * The external identity the sign-in went through (from the browser session), handed to the
+   * grant the code opens so its refreshes re-check it upstream; absent or null for a local sign-in.
+   */
+  upstream?: GrantUpstream | null;
   /** The grant the code was redeemed into; a replay revokes it. */
   grantId: string | null;
   createdAt: Date;
@@ -212,6 +217,11 @@ export interface BrowserSessionRecord {
   sourceAddress?: string | null;
   /** The browser's `User-Agent` at sign-in (at most 512 characters). */
   userAgent?: string | null;
+  /**
+   * The external identity the browser signed in through (an OIDC, GitHub, GitLab or LDAP
+   * provider), as the grants opened from this session carry it; absent or null for a local sign-in.
+   */
+  upstream?: GrantUpstream | null;
 }
 
 /** A user's remembered consent to a client's scopes. */
@@ -264,6 +274,11 @@ export interface DeviceAuthorizationRecord {
   authTime: Date | null;
   /** The browser session of the approval, if any (logout may revoke its grant). */
   sessionId: string | null;
+  /**
+   * The external identity the approver signed in through, handed to the grant; absent or null
+   * for a local sign-in.
+   */
+  upstream?: GrantUpstream | null;
   createdAt: Date;
   expiresAt: Date;
   /** The device's latest poll; polling sooner than `interval` after it is `slow_down`. */

@@ -221,6 +221,25 @@ describe('RFC 8628 §3.4–3.5 device access token request', () => {
     });
   });
 
+  it("opens the grant with the approver's upstream identity, as the browser session recorded it", async () => {
+    const { start, poll, approval, approver, storage } = await setup();
+    const { device_code } = await start({ scope: 'openid offline_access' });
+    const hash = await hashSecret(device_code);
+    const upstream = { provider: 'corp', subject: 'u-1', validatedAt: new Date(1000), sealedState: 'v1.a.b' };
+    await approveDeviceAuthorization(hash, { ...approver, upstream }, approval);
+    expect((await storage.deviceAuthorizations.findByDeviceCodeHash(hash))?.upstream).toStrictEqual(upstream);
+    await poll(device_code);
+    expect((await storage.grants.findById('grant-1'))?.upstream).toStrictEqual(upstream);
+  });
+
+  it('opens the grant of a local sign-in with no upstream identity', async () => {
+    const { start, poll, approval, approver, storage } = await setup();
+    const { device_code } = await start({ scope: 'openid offline_access' });
+    await approveDeviceAuthorization(await hashSecret(device_code), approver, approval);
+    await poll(device_code);
+    expect((await storage.grants.findById('grant-1'))?.upstream ?? null).toBeNull();
+  });
+
   it('gives no refresh token without offline_access', async () => {
     const { start, poll, approval, approver } = await setup();
     const { device_code } = await start({ scope: 'openid' });

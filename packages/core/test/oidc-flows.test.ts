@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import {
   type AuthorizationError,
@@ -103,6 +104,19 @@ describe('RFC 6749 §4.1.2 authorization codes', () => {
     expect((await refusal(refresh(first.refresh_token as string))).description).toBe(
       'the grant has been revoked',
     );
+  });
+
+  it("hand the session's upstream identity on to the grant they open; a local sign-in's carry none", async () => {
+    const { storage, clock, authentication, request, exchange, code } = await setup();
+    const upstream = { provider: 'corp', subject: 'u-1', validatedAt: new Date(1000), sealedState: 'v1.a.b' };
+    const federated = await issueAuthorizationCode(
+      request,
+      { ...authentication, upstream },
+      { clock, codes: storage.authorizationCodes },
+    );
+    const sid = async (value: string) => decodeJwt((await exchange(value)).access_token).sid as string;
+    expect((await storage.grants.findById(await sid(federated)))?.upstream).toStrictEqual(upstream);
+    expect((await storage.grants.findById(await sid(await code())))?.upstream).toBeNull();
   });
 
   it('refuse a verifier when the request had no challenge (PKCE downgrade)', async () => {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type Authentication,
   type AuthorizationRequest,
   type BrowserSessionRecord,
+  type GrantUpstream,
   generateSecret,
   hashSecret,
   type InteractionRecord,
@@ -87,11 +89,16 @@ export class BrowserState {
     return { session, user };
   }
 
-  /** Signs the browser in as `user`, ending the session it had. */
+  /**
+   * Signs the browser in as `user`, ending the session it had. `upstream` is the external
+   * identity the sign-in went through (see `grantUpstream`): the session keeps it for every grant
+   * opened from it, so their refreshes re-check the person upstream.
+   */
   async startSession(
     request: FastifyRequest,
     reply: FastifyReply,
     user: UserRecord,
+    upstream: GrantUpstream | null = null,
   ): Promise<BrowserSessionRecord> {
     const previous = await this.currentSession(request);
     if (previous !== undefined) await this.idgate.storage.sessions.end(previous.session.id, this.#now());
@@ -108,10 +115,26 @@ export class BrowserState {
       // What the admin API lists of the session: where and what it signed in from.
       sourceAddress: request.ip,
       userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
+      upstream,
     };
     await this.idgate.storage.sessions.create(session);
     this.#cookie(reply, SESSION_COOKIE, secret, this.idgate.config.session.ttl);
     return session;
+  }
+
+  /**
+   * Who a session authenticates, as an authorization request or a device approval takes it: the
+   * one place the session's sign-in (its time and upstream identity) is handed on to codes and
+   * device approvals, whether the session was started just now (`fresh`) or is reused.
+   */
+  authentication(session: BrowserSessionRecord, user: UserRecord, fresh: boolean): Authentication {
+    return {
+      user,
+      authTime: session.authTime,
+      sessionId: session.id,
+      fresh,
+      upstream: session.upstream ?? null,
+    };
   }
 
   /** Forgets the session cookie. */

@@ -84,7 +84,22 @@ export interface RevocationsTable {
   created_at: number;
 }
 
-export interface GrantsTable {
+/**
+ * The external identity a sign-in went through (migrations 0013 and 0015): recorded on the browser
+ * session, handed to its authorization codes and device approvals, and kept on the grant, whose
+ * refreshes re-check it. All null for a local sign-in.
+ */
+export interface UpstreamColumns {
+  /** The identity provider's name. */
+  upstream_provider: string | null;
+  upstream_subject: string | null;
+  /** When the upstream last vouched for the identity (epoch ms). */
+  upstream_validated_at: number | null;
+  /** The connector's upstream tokens, sealed with the server secret. */
+  upstream_state: string | null;
+}
+
+export interface GrantsTable extends UpstreamColumns {
   id: string;
   user_id: string;
   client_id: string;
@@ -98,15 +113,9 @@ export interface GrantsTable {
   /** Null for grants older than migration 0009. */
   last_used_at: number | null;
   last_used_address: string | null;
-  /** The identity provider a federated grant came from; null for others (and the next three). */
-  upstream_provider: string | null;
-  upstream_subject: string | null;
-  upstream_validated_at: number | null;
-  /** The connector's upstream tokens, sealed with the server secret. */
-  upstream_state: string | null;
 }
 
-export interface AuthorizationCodesTable {
+export interface AuthorizationCodesTable extends UpstreamColumns {
   hash: string;
   client_id: string;
   user_id: string;
@@ -138,7 +147,7 @@ export interface RefreshTokensTable {
   used_at: number | null;
 }
 
-export interface BrowserSessionsTable {
+export interface BrowserSessionsTable extends UpstreamColumns {
   id: string;
   secret_hash: string;
   user_id: string;
@@ -172,7 +181,7 @@ export interface InteractionsTable {
   expires_at: number;
 }
 
-export interface DeviceAuthorizationsTable {
+export interface DeviceAuthorizationsTable extends UpstreamColumns {
   device_code_hash: string;
   /** Normalised: upper-case, no dash. */
   user_code: string;

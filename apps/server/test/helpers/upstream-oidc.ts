@@ -38,6 +38,8 @@ export async function startUpstreamOidc(options: {
   clientSecret?: string;
   /** Issue refresh tokens to idgate's client (for re-validation on refresh). */
   refreshTokens?: boolean;
+  /** Rotate the refresh token at every use (a spent one presented again is refused). */
+  rotateRefreshTokens?: boolean;
 }): Promise<UpstreamOidc> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
@@ -72,6 +74,7 @@ export async function startUpstreamOidc(options: {
     conformIdTokenClaims: false,
     // Without offline_access in the scope: idgate asks the upstream for what its provider config says.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ...(options.rotateRefreshTokens ? { rotateRefreshToken: true } : {}),
     features: { devInteractions: { enabled: false }, introspection: { enabled: true } },
     pkce: { required: () => true },
     cookies: { keys: ['upstream-cookie-key-0123456789abcdef'] },

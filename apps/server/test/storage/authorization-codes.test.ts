@@ -1,7 +1,7 @@
 import { StorageConflictError } from '@idgate/core';
 import { describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { at, newCode, useStorage } from './fixtures.js';
+import { at, newCode, newUpstream, useStorage } from './fixtures.js';
 
 const REDEEMED_AT = at('2026-01-01T10:00:30.000Z');
 
@@ -27,6 +27,16 @@ describe.each(testDatabaseUrls())('authorization codes on $name', (kind) => {
   it('round-trips a code without PKCE, nonce or session', async () => {
     const { storage } = fixture();
     const code = newCode({ nonce: null, codeChallenge: null, codeChallengeMethod: null, sessionId: null });
+    await storage.authorizationCodes.create(code);
+    expect(await storage.authorizationCodes.redeem(code.hash, REDEEMED_AT)).toStrictEqual({
+      status: 'redeemed',
+      code: { ...code, consumedAt: REDEEMED_AT },
+    });
+  });
+
+  it("hands on the upstream identity of the session's sign-in", async () => {
+    const { storage } = fixture();
+    const code = newCode({ upstream: newUpstream() });
     await storage.authorizationCodes.create(code);
     expect(await storage.authorizationCodes.redeem(code.hash, REDEEMED_AT)).toStrictEqual({
       status: 'redeemed',

@@ -15,7 +15,7 @@ import * as m0001 from '../../src/storage/migrations/0001_initial.js';
 import { MIGRATION_NAMES } from '../../src/storage/migrations/index.js';
 import { TABLES } from '../../src/storage/schema.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { newApiKey, newClient, newGrant, newUser } from './fixtures.js';
+import { newApiKey, newClient, newGrant, newSession, newUser } from './fixtures.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -57,6 +57,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0010_client_secrets',
       '0013_grant_upstream',
       '0014_login_attempt_origin',
+      '0015_session_upstream',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -189,6 +190,25 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       const storage = createSqlStorage(database);
       await storage.grants.create({ ...newGrant(), upstream });
       expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(upstream);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0015_session_upstream (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after the sessions' and the codes' columns and two of the devices'.
+      await sql`delete from kysely_migration where name >= ${'0015_session_upstream'}`.execute(database.db);
+      await sql`alter table device_authorizations drop column upstream_state`.execute(database.db);
+      await sql`alter table device_authorizations drop column upstream_validated_at`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({
+        applied: MIGRATION_NAMES.filter((m) => m >= '0015_session_upstream'),
+      });
+      const upstream = { provider: 'corp', subject: 's', validatedAt: new Date(1000), sealedState: 'v1.a.b' };
+      const storage = createSqlStorage(database);
+      await storage.sessions.create({ ...newSession(), upstream });
+      expect((await storage.sessions.findById('s-1'))?.upstream).toStrictEqual(upstream);
     },
   );
 

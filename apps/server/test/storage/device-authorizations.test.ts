@@ -1,7 +1,7 @@
 import { type DeviceAuthorizationRecord, StorageConflictError } from '@idgate/core';
 import { describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { at, useStorage } from './fixtures.js';
+import { at, newUpstream, useStorage } from './fixtures.js';
 
 const CREATED = at('2026-01-01T10:00:00.000Z');
 const LATER = at('2026-01-01T10:01:00.000Z');
@@ -17,6 +17,7 @@ function newDevice(overrides: Partial<DeviceAuthorizationRecord> = {}): DeviceAu
     userId: null,
     authTime: null,
     sessionId: null,
+    upstream: null,
     createdAt: CREATED,
     expiresAt: at('2026-01-01T10:10:00.000Z'),
     lastPolledAt: null,
@@ -107,6 +108,32 @@ describe.each(testDatabaseUrls())('device authorizations on $name', (kind) => {
       authTime: null,
     });
     expect(await storage.deviceAuthorizations.decide('nope', approve, LATER)).toBe(false);
+  });
+
+  it("keeps the approver's upstream identity, and hands it on when consumed", async () => {
+    const { storage } = fixture();
+    await storage.deviceAuthorizations.create(newDevice());
+    const upstream = newUpstream();
+    const approve = {
+      status: 'approved',
+      userId: 'u-alice',
+      authTime: CREATED,
+      sessionId: 's-1',
+      upstream,
+    } as const;
+    expect(await storage.deviceAuthorizations.decide('dc-hash-1', approve, LATER)).toBe(true);
+    const approved = newDevice({
+      status: 'approved',
+      userId: 'u-alice',
+      authTime: CREATED,
+      sessionId: 's-1',
+      upstream,
+    });
+    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toStrictEqual(approved);
+    expect(await storage.deviceAuthorizations.consume('dc-hash-1', LATER)).toStrictEqual({
+      won: true,
+      record: { ...approved, status: 'consumed', consumedAt: LATER },
+    });
   });
 
   it('consumes an approved request exactly once among many concurrent callers, and nothing else', async () => {

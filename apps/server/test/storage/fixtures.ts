@@ -4,6 +4,7 @@ import type {
   BrowserSessionRecord,
   ClientRecord,
   GrantRecord,
+  GrantUpstream,
   InteractionRecord,
   LoginAttemptRecord,
   NewUser,
@@ -114,6 +115,17 @@ export function newSigningKey(overrides: Partial<SigningKeyRecord> = {}): Signin
   };
 }
 
+/** The upstream identity of a sign-in through the `corp` provider (its state as sealed). */
+export function newUpstream(overrides: Partial<GrantUpstream> = {}): GrantUpstream {
+  return {
+    provider: 'corp',
+    subject: 'u-100',
+    validatedAt: at('2026-01-01T09:59:00.000Z'),
+    sealedState: 'v1.aXY.c2VhbGVk',
+    ...overrides,
+  };
+}
+
 export function newGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
   return {
     id: 'g-1',
@@ -145,6 +157,7 @@ export function newCode(overrides: Partial<AuthorizationCodeRecord> = {}): Autho
     codeChallengeMethod: 'S256',
     authTime: at('2026-01-01T09:59:00.000Z'),
     sessionId: 's-1',
+    upstream: null,
     grantId: null,
     createdAt: at('2026-01-01T10:00:00.000Z'),
     expiresAt: at('2026-01-01T10:01:00.000Z'),
@@ -178,6 +191,7 @@ export function newSession(overrides: Partial<BrowserSessionRecord> = {}): Brows
     endedAt: null,
     sourceAddress: null,
     userAgent: null,
+    upstream: null,
     ...overrides,
   };
 }

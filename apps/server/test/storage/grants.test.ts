@@ -1,7 +1,7 @@
 import { StorageConflictError } from '@idgate/core';
 import { describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { at, newGrant, useStorage } from './fixtures.js';
+import { at, newGrant, newUpstream, useStorage } from './fixtures.js';
 
 const REVOKED_AT = at('2026-01-02T00:00:00.000Z');
 
@@ -44,6 +44,23 @@ describe.each(testDatabaseUrls())('grants on $name', (kind) => {
     await storage.grants.create(newGrant({ id: 'g-2' }));
     expect(await storage.grants.updateUpstream('g-2', checked, upstream.validatedAt)).toBe(false);
     expect(await storage.grants.updateUpstream('missing', checked, upstream.validatedAt)).toBe(false);
+  });
+
+  it('replaces a rotated upstream state on every grant of the identity holding it, and only there', async () => {
+    const { storage } = fixture();
+    const upstream = newUpstream();
+    await storage.grants.create(newGrant({ upstream }));
+    await storage.grants.create(newGrant({ id: 'g-2', upstream }));
+    const own = newUpstream({ sealedState: 'v1.aXY.b3du' });
+    await storage.grants.create(newGrant({ id: 'g-3', upstream: own }));
+    const elsewhere = newUpstream({ subject: 'u-200' });
+    await storage.grants.create(newGrant({ id: 'g-4', upstream: elsewhere }));
+    const next = 'v1.aXY.bmV4dA';
+    expect(await storage.grants.replaceUpstreamState('corp', 'u-100', 'v1.aXY.c2VhbGVk', next)).toBe(2);
+    for (const id of ['g-1', 'g-2'])
+      expect((await storage.grants.findById(id))?.upstream).toStrictEqual({ ...upstream, sealedState: next });
+    expect((await storage.grants.findById('g-3'))?.upstream).toStrictEqual(own);
+    expect((await storage.grants.findById('g-4'))?.upstream).toStrictEqual(elsewhere);
   });
 
   it('rejects a duplicate id with an id conflict', async () => {

@@ -1,7 +1,7 @@
 import { StorageConflictError } from '@idgate/core';
 import { describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { at, newSession, useStorage } from './fixtures.js';
+import { at, newSession, newUpstream, useStorage } from './fixtures.js';
 
 describe.each(testDatabaseUrls())('browser sessions on $name', (kind) => {
   const fixture = useStorage(kind);
@@ -42,6 +42,29 @@ describe.each(testDatabaseUrls())('browser sessions on $name', (kind) => {
     const session = newSession({ sourceAddress: '203.0.113.5', userAgent: 'Mozilla/5.0 (X11)' });
     await storage.sessions.create(session);
     expect(await storage.sessions.findById('s-1')).toStrictEqual(session);
+  });
+
+  it('keeps the upstream identity the browser signed in through, its state as sealed', async () => {
+    const { storage } = fixture();
+    const session = newSession({ upstream: newUpstream() });
+    await storage.sessions.create(session);
+    expect(await storage.sessions.findById('s-1')).toStrictEqual(session);
+    expect(await storage.sessions.findBySecretHash(session.secretHash)).toStrictEqual(session);
+    // LDAP keeps no upstream state.
+    const ldap = newSession({
+      id: 's-2',
+      secretHash: 'h-2',
+      upstream: newUpstream({ provider: 'corp-ldap', subject: 'uid=alice', sealedState: null }),
+    });
+    await storage.sessions.create(ldap);
+    expect(await storage.sessions.findById('s-2')).toStrictEqual(ldap);
+    // The upstream rotated the token of the first sign-in.
+    const next = 'v1.aXY.bmV4dA';
+    expect(await storage.sessions.replaceUpstreamState('corp', 'u-100', 'v1.aXY.c2VhbGVk', next)).toBe(1);
+    expect((await storage.sessions.findById('s-1'))?.upstream).toStrictEqual(
+      newUpstream({ sealedState: next }),
+    );
+    expect(await storage.sessions.findById('s-2')).toStrictEqual(ldap);
   });
 
   it("pages a user's live sessions and ends them all at once", async () => {

@@ -1,4 +1,4 @@
-import type { ClientRecord, UserRecord } from '../model.js';
+import type { ClientRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { AuthorizationCodeRepository, ConsentRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
 import { generateSecret, hashSecret } from '../secrets.js';
@@ -12,6 +12,12 @@ export interface Authentication {
   sessionId: string | null;
   /** Whether the user signed in during this very request (satisfies `prompt=login`). */
   fresh: boolean;
+  /**
+   * The external identity the session signed in through, as the session recorded it at sign-in:
+   * every code issued from the session hands this same record to its grant. Absent or null for a
+   * local sign-in.
+   */
+  upstream?: GrantUpstream | null;
 }
 
 /** What the authorization endpoint does next. */
@@ -88,6 +94,7 @@ export async function issueAuthorizationCode(
     resource: request.resource ?? null,
     authTime: authentication.authTime,
     sessionId: authentication.sessionId,
+    upstream: authentication.upstream ?? null,
     grantId: null,
     createdAt: new Date(now),
     expiresAt: new Date(now + AUTHORIZATION_CODE_TTL_SECONDS * 1000),

@@ -1,4 +1,4 @@
-import type { ClientRecord, DeviceAuthorizationRecord, UserRecord } from '../model.js';
+import type { ClientRecord, DeviceAuthorizationRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { DeviceAuthorizationRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
@@ -100,11 +100,15 @@ export async function findPendingDeviceAuthorization(
   );
 }
 
-/** Who approves: the signed-in user, when they authenticated, and their browser session. */
+/**
+ * Who approves: the signed-in user, when they authenticated, their browser session, and the
+ * external identity that session signed in through (handed to the device's grant).
+ */
 export interface DeviceApprover {
   user: UserRecord;
   authTime: Date;
   sessionId: string | null;
+  upstream?: GrantUpstream | null;
 }
 
 /** The outcome of an approval or a denial. */
@@ -124,6 +128,7 @@ async function decide(
         userId: approver.user.id,
         authTime: approver.authTime,
         sessionId: approver.sessionId,
+        upstream: approver.upstream ?? null,
       }
     : { status: 'denied' as const, userId: approver.user.id };
   const moved = await context.storage.deviceAuthorizations.decide(

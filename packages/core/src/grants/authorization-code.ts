@@ -57,6 +57,8 @@ export async function authorizationCodeGrant(
     scope: code.scope,
     authTime: code.authTime,
     sessionId: code.sessionId,
+    // As the sign-in recorded it, so a refresh re-checks the identity upstream when due.
+    upstream: code.upstream ?? null,
   });
   await storage.authorizationCodes.attachGrant(hash, grant.id);
   return issueUserTokens(context, {

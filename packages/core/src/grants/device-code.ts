@@ -75,6 +75,7 @@ export async function deviceCodeGrant(
     scope: approved.scope,
     authTime: approved.authTime,
     sessionId: approved.sessionId,
+    upstream: approved.upstream ?? null,
   });
   return issueUserTokens(context, {
     grant,

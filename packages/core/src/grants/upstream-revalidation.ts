@@ -2,7 +2,7 @@ import type { Connector, ExternalIdentity } from '../connectors/types.js';
 import { openText, sealText } from '../keys/seal.js';
 import type { GrantRecord, GrantUpstream } from '../model.js';
 import type { LinkedIdentityRepository } from '../ports/federation-storage.js';
-import type { GrantRepository } from '../ports/oidc-storage.js';
+import type { BrowserSessionRepository, GrantRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
 import { providerGroups } from '../sign-in/external.js';
 
@@ -46,7 +46,12 @@ export interface UpstreamRevalidationContext {
   intervalSeconds: number;
   /** The server secret the upstream state is sealed with. */
   secret: string;
-  storage: { grants: GrantRepository; identities: LinkedIdentityRepository };
+  storage: {
+    grants: GrantRepository;
+    identities: LinkedIdentityRepository;
+    /** Where browser sign-ins keep their upstream state, to be told of a rotated token. */
+    sessions?: Pick<BrowserSessionRepository, 'replaceUpstreamState'>;
+  };
   /** The enabled provider called `name`; undefined when it was removed or disabled. */
   provider(name: string): Promise<{ connector: Connector; groupsPrefix: string } | undefined>;
   /**
@@ -127,6 +132,11 @@ export async function revalidateUpstream(
       upstream.subject,
     );
     await grants.updateUpstream(grant.id, { ...claimed, sealedState }, now);
+    // The grants and the session of one browser sign-in share its token: the old one is spent
+    // for all of them, and a grant left holding it would be refused upstream at its next check.
+    const { provider: name, subject, sealedState: spent } = upstream;
+    await grants.replaceUpstreamState(name, subject, spent, sealedState);
+    await context.storage.sessions?.replaceUpstreamState(name, subject, spent, sealedState);
   }
   return 'revalidated';
 }

@@ -4,6 +4,7 @@ import type {
   ConsentRecord,
   DeviceAuthorizationRecord,
   GrantRecord,
+  GrantUpstream,
   InteractionRecord,
   LoginAttemptRecord,
   RefreshTokenRecord,
@@ -72,6 +73,25 @@ function insertNew<T>(table: Map<string, T>, key: string, record: T, field: stri
   table.set(key, copy(record));
 }
 
+/** Replaces one sealed upstream state of an identity wherever it is held; how many were changed. */
+function replaceState(
+  records: Iterable<{ upstream?: GrantUpstream | null }>,
+  provider: string,
+  subject: string,
+  previous: string,
+  next: string,
+): number {
+  let changed = 0;
+  for (const record of records) {
+    const upstream = record.upstream;
+    if (upstream?.provider !== provider || upstream.subject !== subject) continue;
+    if (upstream.sealedState !== previous) continue;
+    upstream.sealedState = next;
+    changed++;
+  }
+  return changed;
+}
+
 function purge<T extends { expiresAt: Date }>(table: Map<string, T>, now: Date): number {
   let purged = 0;
   for (const [key, record] of table) {
@@ -131,6 +151,9 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
           return false;
         grant.upstream = copy(upstream);
         return true;
+      },
+      async replaceUpstreamState(provider, subject, previous, next) {
+        return replaceState(tables().grants.values(), provider, subject, previous, next);
       },
       async revokeBySession(sessionId, at, clientId) {
         return revokeWhere(
@@ -224,6 +247,9 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
       async findById(id) {
         return copy(tables().sessions.get(id));
       },
+      async replaceUpstreamState(provider, subject, previous, next) {
+        return replaceState(tables().sessions.values(), provider, subject, previous, next);
+      },
       async end(id, at) {
         const session = tables().sessions.get(id);
         if (session === undefined || session.endedAt !== null) return false;
@@ -314,6 +340,7 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         if (decision.status === 'approved') {
           record.authTime = new Date(decision.authTime);
           record.sessionId = decision.sessionId;
+          record.upstream = copy(decision.upstream ?? null);
         }
         return true;
       },

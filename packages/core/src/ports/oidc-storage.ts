@@ -31,6 +31,12 @@ export interface GrantRepository {
    */
   updateUpstream(id: string, upstream: GrantUpstream, previous: Date): Promise<boolean>;
   /**
+   * Replaces the sealed upstream state `previous` with `next` on every grant of the identity
+   * (`provider`, `subject`) that holds it — the grants of one browser sign-in share its upstream
+   * token, which the upstream just rotated; returns how many were changed.
+   */
+  replaceUpstreamState(provider: string, subject: string, previous: string, next: string): Promise<number>;
+  /**
    * Records a token request on a grant that is not revoked (`lastUsedAt`, `lastUsedAddress`) and
    * answers the grant as it is then; undefined when there is no such grant or it is revoked.
    * One statement: it is on the refresh path.
@@ -103,6 +109,12 @@ export interface BrowserSessionRepository {
   create(session: BrowserSessionRecord): Promise<void>;
   findBySecretHash(secretHash: string): Promise<BrowserSessionRecord | undefined>;
   findById(id: string): Promise<BrowserSessionRecord | undefined>;
+  /**
+   * Replaces the sealed upstream state `previous` with `next` on every session of the identity
+   * (`provider`, `subject`) that holds it, so codes issued from the session later hand on the
+   * upstream token as rotated; returns how many were changed.
+   */
+  replaceUpstreamState(provider: string, subject: string, previous: string, next: string): Promise<number>;
   /** Ends a live session; false when missing or already ended. */
   end(id: string, at: Date): Promise<boolean>;
   /**
@@ -165,7 +177,14 @@ export interface LoginAttemptRepository {
 
 /** What an approval or a denial of a device authorization records. */
 export type DeviceDecision =
-  | { status: 'approved'; userId: string; authTime: Date; sessionId: string | null }
+  | {
+      status: 'approved';
+      userId: string;
+      authTime: Date;
+      sessionId: string | null;
+      /** The approver's external identity, for the grant to re-check upstream. */
+      upstream?: GrantUpstream | null;
+    }
   | { status: 'denied'; userId: string };
 
 /** Device authorization requests (RFC 8628). */

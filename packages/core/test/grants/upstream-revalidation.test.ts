@@ -111,6 +111,47 @@ describe('upstream re-validation of a grant on refresh', () => {
     expect(asked).toEqual(['upstream-refresh-token-1', 'upstream-refresh-token-1-rotated']);
   });
 
+  it('hands a rotated upstream token to the other grants and the session of the same sign-in', async () => {
+    const { clock, storage, grant, context, asked, reload } = await setUp((state) => ({
+      status: 'valid',
+      identity: identity({ upstreamState: `${state}-rotated` }),
+    }));
+    // A second grant from the same browser session, and that session: one sealed state for all.
+    const shared = grant.upstream ?? null;
+    await storage.grants.create({ ...grant, id: 'grant-2', upstream: shared });
+    const now = new Date(clock.now());
+    const session = {
+      id: 'session-1',
+      secretHash: 'h',
+      userId: 'user-1',
+      authTime: now,
+      createdAt: now,
+      expiresAt: new Date(clock.now() + 86_400_000),
+      endedAt: null,
+      upstream: shared,
+    };
+    await storage.sessions.create(session);
+    // Another sign-in of the same person holds a token of its own: left alone.
+    const other = await grantUpstream('corp', identity({ upstreamState: 'other-sign-in' }), SECRET, now);
+    await storage.grants.create({ ...grant, id: 'grant-3', upstream: other });
+
+    clock.advance(INTERVAL);
+    expect(await revalidateUpstream(await reload(), context)).toBe('revalidated');
+    const rotated = (await reload()).upstream?.sealedState;
+    expect(rotated).not.toBe(shared?.sealedState);
+    expect((await storage.grants.findById('grant-2'))?.upstream).toStrictEqual({
+      ...shared,
+      sealedState: rotated,
+    });
+    expect((await storage.sessions.findById('session-1'))?.upstream?.sealedState).toBe(rotated);
+    expect((await storage.grants.findById('grant-3'))?.upstream).toStrictEqual(other);
+
+    // The sibling's own check (as a refresh reads it) presents the token as rotated, not the spent one.
+    const sibling = (await storage.grants.findById('grant-2')) as GrantRecord;
+    expect(await revalidateUpstream(sibling, context)).toBe('revalidated');
+    expect(asked).toEqual(['upstream-refresh-token-1', 'upstream-refresh-token-1-rotated']);
+  });
+
   it('of two concurrent refreshes of one grant, only one asks the upstream', async () => {
     const { clock, grant, context, asked } = await setUp(() => ({ status: 'valid', identity: identity() }));
     clock.advance(INTERVAL);

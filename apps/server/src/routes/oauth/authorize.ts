@@ -65,14 +65,7 @@ export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
     }
     const current = await state.currentSession(request);
     const authentication =
-      current === undefined
-        ? undefined
-        : {
-            user: current.user,
-            authTime: current.session.authTime,
-            sessionId: current.session.id,
-            fresh: false,
-          };
+      current === undefined ? undefined : state.authentication(current.session, current.user, false);
     return flow.proceed(reply, validated.request, validated.client, authentication);
   };
 

@@ -186,10 +186,13 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
     const user = await idgate.storage.users.findById(interaction.userId as string);
     if (user === undefined || user.disabled) return flow.errorPage(reply, 400, EXPIRED);
     const current = await state.currentSession(request);
+    const own = current?.user.id === user.id ? current : undefined;
     const approver = {
       user,
       authTime: interaction.authTime as Date,
-      sessionId: current?.user.id === user.id ? current.session.id : null,
+      sessionId: own?.session.id ?? null,
+      // The sign-in's upstream identity, as its session recorded it, goes on to the device's grant.
+      upstream: own?.session.upstream ?? null,
     };
     const allow = field(request.body, 'decision') === 'allow';
     const hash = stored.device.deviceCodeHash;

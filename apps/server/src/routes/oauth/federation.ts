@@ -246,6 +246,14 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
       );
     }
     const { user } = mapped;
+    // Recorded once, here: the session (then its codes and device approvals) or the token
+    // answer's grant carries it, so every grant of this sign-in re-checks the person upstream.
+    const upstream = await grantUpstream(
+      provider.config.name,
+      identity,
+      idgate.secret,
+      new Date(idgate.clock.now()),
+    );
 
     if (interactionId !== null) {
       const interaction = await state.loadInteraction(request, interactionId);
@@ -254,7 +262,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
           'invalid_request',
           'the sign-in request has expired or was started in another browser',
         );
-      const session = await state.startSession(request, reply, user);
+      const session = await state.startSession(request, reply, user, upstream);
       const stored = interaction.request as unknown as StoredRequest;
       if (isStandalone(stored)) {
         await state.finishInteraction(reply, interaction.id);
@@ -265,22 +273,12 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
       const client = await idgate.storage.clients.findById(stored.clientId);
       if (client === undefined)
         throw new OAuthProtocolError('invalid_request', 'the application of this sign-in no longer exists');
-      return flow.proceed(
-        reply,
-        stored,
-        client,
-        { user, authTime: session.authTime, sessionId: session.id, fresh: true },
-        { interactionId: interaction.id },
-      );
+      return flow.proceed(reply, stored, client, state.authentication(session, user, true), {
+        interactionId: interaction.id,
+      });
     }
 
     const client = await tokenClientOf(provider);
-    const upstream = await grantUpstream(
-      provider.config.name,
-      identity,
-      idgate.secret,
-      new Date(idgate.clock.now()),
-    );
     const tokens = await issueFederatedTokens(user, client, tokenEndpointContext(idgate, request), upstream);
     return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(tokens);
   }

@@ -227,7 +227,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           }
         }
       }
-      const session = await state.startSession(request, reply, login.user);
+      const session = await state.startSession(request, reply, login.user, login.upstream ?? null);
       const stored = interaction.request as unknown as StoredRequest;
       if (isStandalone(stored)) {
         await state.finishInteraction(reply, interaction.id);
@@ -243,12 +243,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       }
       await idgate.storage.interactions.setUser(interaction.id, login.user.id, session.authTime);
       if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
-      return proceedWith(
-        reply,
-        stored,
-        { user: login.user, authTime: session.authTime, sessionId: session.id, fresh: true },
-        interaction.id,
-      );
+      return proceedWith(reply, stored, state.authentication(session, login.user, true), interaction.id);
     },
   );
 
@@ -286,6 +281,8 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         authTime: interaction.authTime,
         sessionId: current?.session.id ?? null,
         fresh: true,
+        // The sign-in's upstream identity, as its session recorded it: only that user's own.
+        upstream: current?.user.id === user.id ? (current.session.upstream ?? null) : null,
       };
       if (field(request.body, 'decision') !== 'allow') {
         await state.finishInteraction(reply, interaction.id);

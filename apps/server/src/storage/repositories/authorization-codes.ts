@@ -13,6 +13,7 @@ import {
   toMs,
   toMsOrNull,
 } from './support.js';
+import { upstreamColumns, upstreamOf } from './upstream.js';
 
 const CONFLICTS: ConflictFields = {
   authorization_codes_pkey: 'hash',
@@ -39,6 +40,7 @@ export function createAuthorizationCodeRepository(ctx: RepositoryContext): Autho
         created_at: toMs(code.createdAt),
         expires_at: toMs(code.expiresAt),
         consumed_at: toMsOrNull(code.consumedAt),
+        ...upstreamColumns(code.upstream),
       });
     },
 
@@ -73,6 +75,7 @@ function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCodeReco
     resource: row.resource === null ? null : fromJsonArray(row.resource, 'authorization_codes.resource'),
     authTime: toDate(row.auth_time),
     sessionId: row.session_id,
+    upstream: upstreamOf(row),
     grantId: row.grant_id,
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),

@@ -16,6 +16,7 @@ import {
   toMs,
   toMsOrNull,
 } from './support.js';
+import { upstreamColumns, upstreamOf } from './upstream.js';
 
 const CONFLICTS: ConflictFields = {
   device_authorizations_pkey: 'deviceCodeHash',
@@ -55,6 +56,7 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
         last_polled_at: toMsOrNull(record.lastPolledAt),
         interval: record.interval,
         consumed_at: toMsOrNull(record.consumedAt),
+        ...upstreamColumns(record.upstream),
       });
     },
 
@@ -90,7 +92,11 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
           status: decision.status,
           user_id: decision.userId,
           ...(decision.status === 'approved'
-            ? { auth_time: toMs(decision.authTime), session_id: decision.sessionId }
+            ? {
+                auth_time: toMs(decision.authTime),
+                session_id: decision.sessionId,
+                ...upstreamColumns(decision.upstream),
+              }
             : {}),
         })
         .where('device_code_hash', '=', hash)
@@ -130,6 +136,7 @@ function toRecord(row: Selectable<DeviceAuthorizationsTable>): DeviceAuthorizati
     userId: row.user_id,
     authTime: toDateOrNull(row.auth_time),
     sessionId: row.session_id,
+    upstream: upstreamOf(row),
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
     lastPolledAt: toDateOrNull(row.last_polled_at),

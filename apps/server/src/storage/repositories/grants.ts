@@ -1,4 +1,4 @@
-import type { GrantRecord, GrantRepository, GrantUpstream } from '@idgate/core';
+import type { GrantRecord, GrantRepository } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { GrantsTable } from '../schema.js';
 import {
@@ -12,6 +12,7 @@ import {
   toMs,
   toMsOrNull,
 } from './support.js';
+import { replaceUpstreamState, upstreamColumns, upstreamOf } from './upstream.js';
 
 const CONFLICTS: ConflictFields = {
   grants_pkey: 'id',
@@ -59,7 +60,7 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
         revoked_at: toMsOrNull(grant.revokedAt),
         last_used_at: toMsOrNull(grant.lastUsedAt ?? null),
         last_used_address: grant.lastUsedAddress ?? null,
-        ...upstreamColumns(grant.upstream ?? null),
+        ...upstreamColumns(grant.upstream),
       });
       return toGrant(row);
     },
@@ -73,6 +74,9 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
         .executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     },
+
+    replaceUpstreamState: (provider, subject, previous, next) =>
+      replaceUpstreamState(db, 'grants', { provider, subject, previous, next }),
 
     async findById(id) {
       const row = await db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
@@ -144,23 +148,6 @@ function toGrant(row: Selectable<GrantsTable>): GrantRecord {
     revokedAt: toDateOrNull(row.revoked_at),
     lastUsedAt: toDateOrNull(row.last_used_at),
     lastUsedAddress: row.last_used_address,
-    upstream:
-      row.upstream_provider === null || row.upstream_subject === null || row.upstream_validated_at === null
-        ? null
-        : {
-            provider: row.upstream_provider,
-            subject: row.upstream_subject,
-            validatedAt: toDate(row.upstream_validated_at),
-            sealedState: row.upstream_state,
-          },
-  };
-}
-
-function upstreamColumns(upstream: GrantUpstream | null) {
-  return {
-    upstream_provider: upstream?.provider ?? null,
-    upstream_subject: upstream?.subject ?? null,
-    upstream_validated_at: upstream === null ? null : toMs(upstream.validatedAt),
-    upstream_state: upstream?.sealedState ?? null,
+    upstream: upstreamOf(row),
   };
 }

@@ -12,6 +12,7 @@ import {
   toMs,
   toMsOrNull,
 } from './support.js';
+import { replaceUpstreamState, upstreamColumns, upstreamOf } from './upstream.js';
 
 const CONFLICTS: ConflictFields = {
   browser_sessions_secret_hash_unique: 'secretHash',
@@ -34,6 +35,7 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
         ended_at: toMsOrNull(session.endedAt),
         source_address: session.sourceAddress ?? null,
         user_agent: session.userAgent ?? null,
+        ...upstreamColumns(session.upstream),
       });
     },
 
@@ -50,6 +52,9 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
       const row = await db.selectFrom('browser_sessions').selectAll().where('id', '=', id).executeTakeFirst();
       return row && toSession(row);
     },
+
+    replaceUpstreamState: (provider, subject, previous, next) =>
+      replaceUpstreamState(db, 'browser_sessions', { provider, subject, previous, next }),
 
     end: (id, at) => stampOnce(db, 'browser_sessions', id, at),
 
@@ -92,5 +97,6 @@ function toSession(row: Selectable<BrowserSessionsTable>): BrowserSessionRecord 
     endedAt: toDateOrNull(row.ended_at),
     sourceAddress: row.source_address,
     userAgent: row.user_agent,
+    upstream: upstreamOf(row),
   };
 }
