@@ -54,6 +54,12 @@ async function cleanup() {
   else if (tmp !== '') log(`kept ${tmp}`);
 }
 process.on('exit', killAllNow);
+// A failure outside the awaited chain (a stream error event) still stops the children and drops
+// the database.
+process.on('uncaughtException', (error) => {
+  log(`unexpected: ${error.stack ?? error.message}`);
+  cleanup().finally(() => process.exit(1));
+});
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   process.on(signal, () => {
     log(`${signal}: stopping`);
