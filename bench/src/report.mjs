@@ -189,7 +189,11 @@ export function renderHeadline(results) {
 export function buildReport(input) {
   return {
     ...input,
-    headline: evaluateHeadline(HEADLINE, input.measurements),
+    // The rows name RS256, the default; a run with --alg ES256 or EdDSA says what it signed with.
+    headline: evaluateHeadline(HEADLINE, input.measurements).map((row) => ({
+      ...row,
+      path: row.path.replace('RS256', input.settings.alg ?? 'RS256'),
+    })),
     checks: evaluateHeadline(CHECKS, input.measurements),
     memoryGoals: evaluateMemory(input.memory),
   };

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseFlags } from '../src/cli.mjs';
 import { perRequest } from '../src/postgres.mjs';
-import { evaluateHeadline, evaluateMemory, HEADLINE, renderHeadline } from '../src/report.mjs';
+import {
+  buildReport,
+  evaluateHeadline,
+  evaluateMemory,
+  HEADLINE,
+  renderHeadline,
+  renderMarkdown,
+} from '../src/report.mjs';
 
 /** @param {string} id @param {number} rps @param {number} [errors] */
 const m = (id, rps, errors = 0) => ({
@@ -132,5 +139,51 @@ describe('flags', () => {
   it('rejects out-of-range numbers and unknown flags', () => {
     assert.match(/** @type {any} */ (parseFlags(['--duration', '0'], {})).error, /--duration 0/);
     assert.match(/** @type {any} */ (parseFlags(['--nope'], {})).error, /nope/);
+  });
+});
+
+describe('the Markdown report', () => {
+  const report = (/** @type {string} */ alg) =>
+    buildReport({
+      machine: {
+        date: 'd',
+        node: 'v20',
+        platform: 'linux',
+        cpus: 2,
+        cpuModel: 'cpu',
+        memoryGb: 8,
+        loadavg: [1, 1, 1],
+      },
+      settings: { connections: 64, threads: 2, warmup: 1, duration: 5, alg, database: 'sqlite', replicas: 1 },
+      tokens: {},
+      measurements: ALL,
+      idgateRss: { underLoad: 0, lifetime: 0 },
+      memory: { idle: 90 * 2 ** 20, soakSeconds: 60, soakPeak: 120 * 2 ** 20, soakHwm: 130 * 2 ** 20 },
+      notes: ['a note'],
+    });
+  it('starts with the goals, then memory, then every scenario, and ends with the notes', () => {
+    const text = renderMarkdown(report('RS256'));
+    const order = [
+      '## Goals',
+      '| introspection (resource',
+      '| idle RSS',
+      '## Every scenario',
+      '## Notes',
+      '- a note',
+    ];
+    const positions = order.map((part) => text.indexOf(part));
+    assert.ok(
+      positions.every((p) => p >= 0),
+      JSON.stringify(positions),
+    );
+    assert.deepEqual(
+      [...positions].sort((a, b) => a - b),
+      positions,
+    );
+  });
+  it('names the algorithm of the run in the issue’s rows', () => {
+    const text = renderMarkdown(report('ES256'));
+    assert.match(text, /both issuing ES256 JWT access tokens/);
+    assert.match(text, /full ES256 check/);
   });
 });
