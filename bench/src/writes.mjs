@@ -107,7 +107,7 @@ export async function writeScenarios(run, f, scope) {
 
   if (needCodes) {
     // Codes live 60 s: minted right before the run, one authorization request each (PKCE S256).
-    const amount = Math.min(options.maxTokens, Math.ceil(grantRate * 1.5 * options.duration * 1.3) + 64);
+    const amount = Math.min(options.maxTokens, 20_000, Math.ceil(grantRate * 1.5 * options.duration * 1.3) + 64);
     const pairs = join(tmp, 'pkce.txt');
     // Spare pairs: the requests in flight when a thread has collected its share are dropped.
     writeFileSync(pairs, pkcePairs(amount + 2 * options.connections));
@@ -201,8 +201,9 @@ export async function writeScenarios(run, f, scope) {
       );
   }
   if (wanted('idgate.device-redeem')) {
-    // Approved on the verification page as the signed-in person (three requests each).
-    const amount = Math.min(options.maxTokens, Math.ceil(grantRate * options.duration * 1.2) + 64);
+    // Approved on the verification page as the signed-in person (three requests each): at most
+    // 3,000, or the setup would outlast the run; a run that uses them up stops early and says so.
+    const amount = Math.min(options.maxTokens, 3000, Math.ceil(grantRate * options.duration * 1.2) + 64);
     const file = join(tmp, 'device-approved.txt');
     const started = Date.now();
     /** @type {{ device_code: string, user_code: string }[]} */
