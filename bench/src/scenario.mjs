@@ -65,6 +65,11 @@ export function createRunner(setup) {
           ? ''
           : `, ${database.statements.toFixed(2)} statements/req, PostgreSQL ${database.postgresCpuMicros?.toFixed(0) ?? '—'} µs CPU/req`),
     );
+    if (result.requests === 0)
+      notes.push(
+        `${id}: no response completed within the ${overrides.duration ?? options.duration} s run ` +
+          '(every request took longer: a loaded machine; raise --duration)',
+      );
     if (result.errors > 0)
       notes.push(
         `${id}: ${result.errors} errors ${JSON.stringify({ ...result.detail, database: undefined })}`,

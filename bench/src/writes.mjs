@@ -107,7 +107,11 @@ export async function writeScenarios(run, f, scope) {
 
   if (needCodes) {
     // Codes live 60 s: minted right before the run, one authorization request each (PKCE S256).
-    const amount = Math.min(options.maxTokens, 20_000, Math.ceil(grantRate * 1.5 * options.duration * 1.3) + 64);
+    const amount = Math.min(
+      options.maxTokens,
+      20_000,
+      Math.ceil(grantRate * 1.5 * options.duration * 1.3) + 64,
+    );
     const pairs = join(tmp, 'pkce.txt');
     // Spare pairs: the requests in flight when a thread has collected its share are dropped.
     writeFileSync(pairs, pkcePairs(amount + 2 * options.connections));

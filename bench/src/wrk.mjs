@@ -138,7 +138,13 @@ export async function runWrk(options) {
     );
   };
   const warmup = options.warmup ?? 0;
-  if (warmup > 0) await Promise.all(targets.map((_, i) => once(i, 'warmup', warmup)));
+  if (warmup > 0) {
+    const outputs = await Promise.all(targets.map((_, i) => once(i, 'warmup', warmup)));
+    // The requests in flight when the warm-up stopped still run in the server: let them finish
+    // (about its p99 latency) so that their CPU and statements do not count in the measured run.
+    const p99 = Math.max(...outputs.map((stdout) => parseWrkOutput(stdout).latency.p99));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5000, Math.max(200, p99 * 1.5))));
+  }
   let rss = 0;
   const sampler = setInterval(() => {
     const now = memory(targets[0]?.pid);
