@@ -35,6 +35,8 @@ import { logoutRoutes } from './routes/oauth/logout.js';
 import { resourceRoutes } from './routes/oauth/resource.js';
 import { tokenRoutes } from './routes/oauth/token.js';
 import { openapiRoutes } from './routes/openapi.js';
+import { requestSpans } from './telemetry/request-spans.js';
+import type { Tracing } from './telemetry/tracing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -50,6 +52,8 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Where log lines go (for tests that read them); defaults to stdout. */
   logStream?: NodeJS.WritableStream;
+  /** A server span per request when tracing is on; absent, no tracing hook is installed. */
+  tracing?: Tracing | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -127,6 +131,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     done();
   });
   app.decorate('idgate', context);
+  if (options.tracing !== undefined) await app.register(requestSpans, { tracing: options.tracing });
   errors.install(app);
   installFormParser(app);
   // Before any route: the OpenAPI document is made of every route this hook sees.

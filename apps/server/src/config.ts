@@ -86,6 +86,52 @@ const TrustProxy = z.preprocess(
   ),
 );
 
+/** Where OTLP/HTTP spans go: an http(s) URL without credentials (collectors take them as headers). */
+const OtlpUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .refine((url) => !URL.canParse(url) || (new URL(url).username === '' && new URL(url).password === ''), {
+    error: 'must not hold a user or password: give credentials as OTEL_EXPORTER_OTLP_HEADERS',
+  });
+
+/** The samplers of the OpenTelemetry environment specification (`OTEL_TRACES_SAMPLER`). */
+export const TRACE_SAMPLERS = [
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+  'always_on',
+  'always_off',
+  'traceidratio',
+] as const;
+
+const SAMPLER_ARG = 'must be a sampling ratio 0–1';
+
+/**
+ * OpenTelemetry traces: off unless an endpoint is set. The standard `OTEL_*` variables set the
+ * same settings as the file, validated here like the rest.
+ */
+const Telemetry = z
+  .strictObject({
+    /** The collector's base URL (`/v1/traces` is appended), as `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+    endpoint: OtlpUrl.optional(),
+    /** The traces URL exactly as given, as `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`; wins over `endpoint`. */
+    tracesEndpoint: OtlpUrl.optional(),
+    protocol: oneOf(['http/protobuf', 'http/json']).default('http/protobuf'),
+    serviceName: z
+      .string({ error: 'must be a service name' })
+      .trim()
+      .min(1, 'must be a service name')
+      .max(255, 'must be a service name of at most 255 characters')
+      .default('idgate'),
+    sampler: oneOf(TRACE_SAMPLERS).default('parentbased_always_on'),
+    /** The ratio of the `traceidratio` samplers (1 when absent). */
+    samplerArg: z.coerce
+      .number({ error: SAMPLER_ARG })
+      .min(0, { error: SAMPLER_ARG })
+      .max(1, { error: SAMPLER_ARG })
+      .optional(),
+  })
+  .prefault({});
+
 const DATABASE_URL = 'must be a database URL: sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE';
 
 const ConfigSchema = z.strictObject({
@@ -225,6 +271,7 @@ const ConfigSchema = z.strictObject({
     .prefault({}),
   trustProxy: TrustProxy.default(false),
   bodyLimit: whole(1024, 10_485_760, 'a number of bytes').default(65_536),
+  otel: Telemetry,
 });
 
 /** The validated server configuration. */
@@ -271,13 +318,20 @@ const ENV: Record<string, string[]> = {
   IDGATE_TRUST_PROXY: ['trustProxy'],
   IDGATE_BODY_LIMIT: ['bodyLimit'],
   IDGATE_UPSTREAM_REVALIDATE_INTERVAL: ['federation', 'revalidateInterval'],
+  // The OpenTelemetry specification's own names; IDGATE_OTEL_ENDPOINT, read after the standard
+  // variable, wins over it.
+  OTEL_EXPORTER_OTLP_ENDPOINT: ['otel', 'endpoint'],
+  IDGATE_OTEL_ENDPOINT: ['otel', 'endpoint'],
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: ['otel', 'tracesEndpoint'],
+  OTEL_EXPORTER_OTLP_PROTOCOL: ['otel', 'protocol'],
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: ['otel', 'protocol'],
+  OTEL_SERVICE_NAME: ['otel', 'serviceName'],
+  OTEL_TRACES_SAMPLER: ['otel', 'sampler'],
+  OTEL_TRACES_SAMPLER_ARG: ['otel', 'samplerArg'],
 };
 
-/** Every `IDGATE_*` variable the server reads, with the config path it sets. */
+/** Every `IDGATE_*` (and standard `OTEL_*`) variable the server reads, with the config path it sets. */
 export const CONFIG_ENVIRONMENT: Readonly<Record<string, readonly string[]>> = ENV;
-
-const envName = (path: readonly PropertyKey[]) =>
-  Object.entries(ENV).find(([, p]) => p.join('.') === path.join('.'))?.[0];
 
 function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
   let node = target;
@@ -379,18 +433,19 @@ function acceptedBy(issue: z.core.$ZodIssue): string {
 function describe(
   issue: z.core.$ZodIssue,
   raw: Record<string, unknown>,
-  fromEnv: ReadonlySet<string>,
+  /** Setting path → the environment variable that set it (the last one read, for two names of one setting). */
+  fromEnv: ReadonlyMap<string, string>,
 ): string {
   if (issue.code === 'unrecognized_keys') {
     const at = issue.path.length > 0 ? `${issue.path.join('.')}.` : '';
     return `${issue.keys.map((k) => at + k).join(', ')}: unknown setting`;
   }
   // An environment variable sets a whole setting; a problem inside it (a list item) is the variable's.
-  const set = [...fromEnv].find((path) => {
+  const set = [...fromEnv.keys()].find((path) => {
     const joined = issue.path.join('.');
     return joined === path || joined.startsWith(`${path}.`);
   });
-  const variable = set === undefined ? undefined : envName(set.split('.'));
+  const variable = set === undefined ? undefined : fromEnv.get(set);
   const name = variable ?? (issue.path.length > 0 ? issue.path.join('.') : 'the configuration');
   const value = set === undefined ? valueAt(raw, issue.path) : valueAt(raw, set.split('.'));
   const key = (set === undefined ? issue.path : set.split('.')).at(-1);
@@ -410,12 +465,12 @@ export function loadConfig(
   const env = options.env ?? process.env;
   const file = options.file ?? env.IDGATE_CONFIG;
   const raw: Record<string, unknown> = file === undefined || file === '' ? {} : readFile(file);
-  const fromEnv = new Set<string>();
+  const fromEnv = new Map<string, string>();
   for (const [name, path] of Object.entries(ENV)) {
     const value = env[name];
     if (value !== undefined && value !== '') {
       setPath(raw, path, value);
-      fromEnv.add(path.join('.'));
+      fromEnv.set(path.join('.'), name);
     }
   }
   for (const [key, value] of Object.entries(options.overrides ?? {})) raw[key] = value;

@@ -19,6 +19,7 @@ import { createMetrics, instrumentLoginAttempts, type Metrics } from './metrics.
 import type { Services } from './services.js';
 import { postgresTimeouts } from './storage/database.js';
 import type { Database } from './storage/index.js';
+import { tracedFetch, tracedLdapClients } from './telemetry/upstream-spans.js';
 
 /**
  * Everything a running server is made of, built once by {@link createAppContext} and handed to
@@ -118,6 +119,14 @@ export async function createAppContext(
       declared: config.identityProviders,
       stored: storage.identityProviders,
       secret: services.keyPolicy.secret,
+      ...(services.tracing === undefined
+        ? {}
+        : {
+            connectors: {
+              fetch: tracedFetch(services.tracing),
+              ldapClientFactory: tracedLdapClients(services.tracing),
+            },
+          }),
     }),
     metrics,
     admin: adminPorts(services),

@@ -5,6 +5,7 @@ import type { IdgateConfig } from './config.js';
 import { type AppContext, createAppContext } from './context.js';
 import { openServices, type Services } from './services.js';
 import { storageUnavailability } from './storage/unavailable.js';
+import { startTracing, tracesUrl } from './telemetry/tracing.js';
 
 /** A composed server: services open, context built, every route registered, not listening. */
 export interface ComposedServer {
@@ -43,10 +44,19 @@ export async function composeServer(
     warn: (message: string) => (app ? app.log.warn(message) : early.push({ level: 'warn', message })),
     info: (message: string) => (app ? app.log.info(message) : early.push({ level: 'info', message })),
   };
-  const services = await openServices(config, {
-    logger,
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-  });
+  const tracing = await startTracing(config.otel, { warn: logger.warn });
+  if (tracing !== undefined) logger.info(`OpenTelemetry traces are exported to ${tracesUrl(config.otel)}`);
+  let services: Services;
+  try {
+    services = await openServices(config, {
+      logger,
+      tracing,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
+  } catch (error) {
+    await tracing?.shutdown();
+    throw error;
+  }
   let running: Awaited<ReturnType<typeof createAppContext>>;
   try {
     running = await createAppContext(services, {
@@ -66,6 +76,7 @@ export async function composeServer(
     });
   } catch (error) {
     await services.close();
+    await tracing?.shutdown();
     throw error;
   }
   const { context } = running;
@@ -73,10 +84,12 @@ export async function composeServer(
     app = await buildApp({
       context,
       ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
+      tracing,
     });
   } catch (error) {
     await running.stop();
     await services.close();
+    await tracing?.shutdown();
     throw error;
   }
   const built = app;
@@ -100,6 +113,8 @@ export async function composeServer(
       }
       await running.stop();
       await services.close();
+      // The last spans (those of the shutdown's own requests too) are exported before exit.
+      await tracing?.shutdown();
     })();
     return closing;
   };

@@ -21,6 +21,8 @@ import {
   type SqlStorage,
 } from './storage/index.js';
 import { withSigningKeyLock } from './storage/locks.js';
+import { tracedSigning } from './telemetry/signing-spans.js';
+import type { Tracing } from './telemetry/tracing.js';
 
 /** Where warnings at start go (pino, or the CLI's stderr). */
 export interface StartupLogger {
@@ -41,6 +43,8 @@ export interface Services {
   readonly keyPolicy: SigningKeyPolicy;
   /** A valid hash verified for unknown usernames, so they cost as long as a wrong password. */
   readonly dummyHash: string;
+  /** OpenTelemetry tracing, when configured: statements, signatures and upstream calls make spans. */
+  readonly tracing: Tracing | undefined;
   /** The key ring in force now. */
   keys(): KeyRing;
   /** Reloads keys from storage (after a rotation, possibly by another process). */
@@ -120,11 +124,13 @@ export async function openServices(
     clock?: Clock;
     /** Open only a database idgate already set up: create no file, secret or key for a missing one. */
     existing?: boolean;
+    tracing?: Tracing | undefined;
   },
 ): Promise<Services> {
   const database = await openDatabase(config.database.url, {
     ...config.database,
     existing: options.existing === true,
+    tracer: options.tracing?.tracer,
   });
   try {
     const applied =
@@ -152,7 +158,7 @@ export async function openServices(
       }
       const loaded = await KeyRing.load(records, keyPolicy.secret, new Date(clock.now()), {
         ...keyPolicy,
-        jwsCrypto: nodeJws,
+        jwsCrypto: options.tracing === undefined ? nodeJws : tracedSigning(nodeJws, options.tracing),
       });
       // Reload when a key starts signing, retires or leaves JWKS, whatever else happens.
       clearTimeout(reload);
@@ -184,6 +190,7 @@ export async function openServices(
       clock,
       keyPolicy,
       dummyHash,
+      tracing: options.tracing,
       keys: () => ring,
       async reloadKeys() {
         ring = await loadKeys();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_ENVIRONMENT, ConfigError, loadConfig } from '../src/config.js';
 import { dataDirectory, resolveSecret } from '../src/services.js';
+import { tracesUrl } from '../src/telemetry/tracing.js';
 
 const TRUST_PROXY =
   'must be false, a number of proxies from 1 to 10, or a comma-separated list of proxy IP addresses or CIDR ranges';
@@ -211,6 +212,38 @@ describe('configuration', () => {
       '15m',
       'IDGATE_UPSTREAM_REVALIDATE_INTERVAL must be a whole number of seconds 0–31536000, got "15m"',
     ],
+    [
+      'IDGATE_OTEL_ENDPOINT',
+      'collector:4318',
+      'IDGATE_OTEL_ENDPOINT must be an http(s) URL, got "collector:4318"',
+    ],
+    [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'grpc://collector:4317',
+      'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, got "grpc://collector:4317"',
+    ],
+    [
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+      'https://user:pw@collector/v1/traces',
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must not hold a user or password: give credentials as OTEL_EXPORTER_OTLP_HEADERS, got "https://user:pw@collector/v1/traces"',
+    ],
+    [
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      'grpc',
+      'OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/protobuf, http/json, got "grpc"',
+    ],
+    [
+      'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+      'http',
+      'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be one of http/protobuf, http/json, got "http"',
+    ],
+    ['OTEL_SERVICE_NAME', ' ', 'OTEL_SERVICE_NAME must be a service name, got " "'],
+    [
+      'OTEL_TRACES_SAMPLER',
+      'sometimes',
+      'OTEL_TRACES_SAMPLER must be one of parentbased_always_on, parentbased_always_off, parentbased_traceidratio, always_on, always_off, traceidratio, got "sometimes"',
+    ],
+    ['OTEL_TRACES_SAMPLER_ARG', '1.5', 'OTEL_TRACES_SAMPLER_ARG must be a sampling ratio 0–1, got "1.5"'],
   ];
 
   it.each(ENV_PROBLEMS)(
@@ -360,5 +393,64 @@ describe('the key-sealing secret', () => {
     );
     writeFileSync(file, `${'s'.repeat(40)}\n`);
     expect(resolveSecret(loadConfig({ env: { IDGATE_SECRET_FILE: file } }), logger)).toBe('s'.repeat(40));
+  });
+});
+
+describe('OpenTelemetry settings', () => {
+  const otel = (env: Record<string, string>, file?: string) => loadConfig({ env, file }).otel;
+
+  it('is off by default, with the standard defaults once an endpoint is set', () => {
+    expect(otel({})).toEqual({
+      protocol: 'http/protobuf',
+      serviceName: 'idgate',
+      sampler: 'parentbased_always_on',
+    });
+    expect(tracesUrl(otel({}))).toBeUndefined();
+  });
+
+  it('sends to {endpoint}/v1/traces, or to the traces endpoint exactly as given', () => {
+    expect(tracesUrl(otel({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }))).toBe(
+      'http://collector:4318/v1/traces',
+    );
+    expect(
+      tracesUrl(
+        otel({
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example.com/ingest',
+        }),
+      ),
+    ).toBe('https://traces.example.com/ingest');
+  });
+
+  it('takes otel.endpoint from the file; IDGATE_OTEL_ENDPOINT wins over the standard variable and the file', () => {
+    const file = yamlFile('otel:\n  endpoint: http://from-file:4318\n  serviceName: idgate-eu\n');
+    expect(otel({}, file)).toMatchObject({ endpoint: 'http://from-file:4318', serviceName: 'idgate-eu' });
+    expect(
+      otel(
+        { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://standard:4318', IDGATE_OTEL_ENDPOINT: 'http://idgate:4318' },
+        file,
+      ).endpoint,
+    ).toBe('http://idgate:4318');
+    expect(otel({ OTEL_SERVICE_NAME: 'idgate-us' }, file).serviceName).toBe('idgate-us');
+  });
+
+  it('reads the sampler and its ratio, and the traces protocol over the general one', () => {
+    expect(
+      otel({
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.25',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      }),
+    ).toMatchObject({ sampler: 'parentbased_traceidratio', samplerArg: 0.25, protocol: 'http/json' });
+  });
+
+  it('names the variable that set a bad value when two variables set one setting', () => {
+    expect(problems(() => loadConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector' } }))).toEqual([
+      'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, got "collector"',
+    ]);
+    expect(problems(() => loadConfig({ file: yamlFile('otel:\n  endpoint: 4318\n'), env: {} }))).toEqual([
+      'otel.endpoint must be an http(s) URL, got 4318',
+    ]);
   });
 });

@@ -107,13 +107,19 @@ const UPDATE_ONLY: ReadonlyArray<{ option: Option; types?: readonly ProviderType
   { option: new Option('--no-use-userinfo', 'stop reading the userinfo endpoint'), types: ['oidc'] },
   { option: new Option('--teams', 'load team memberships as groups again'), types: ['github'] },
   { option: new Option('--no-start-tls', 'stop upgrading ldap:// with StartTLS'), types: ['ldap'] },
+  {
+    option: new Option(
+      '--unset <option>',
+      'put an optional setting back to its default, named by its option without -- (repeatable; e.g. --unset display-name)',
+    ).argParser(collect),
+  },
 ];
 
 /** Options of `idps add` that `idps update` does not take: the name and type stay. */
 const ADD_ONLY = new Set(['--name', '--type']);
 
 /** Which option sets each configuration field, for errors that name what the user typed. */
-const FIELD_OPTIONS = optionLabels({
+const FIELD_OPTION_NAMES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(['name', 'type', 'issuer', 'url'].map((field) => [field, `--${field}`] as const)),
   displayName: '--display-name',
   mapping: '--mapping',
@@ -144,7 +150,8 @@ const FIELD_OPTIONS = optionLabels({
   'groupSearch.baseDn': '--group-base-dn',
   'groupSearch.filter': '--group-filter',
   'groupSearch.nameAttribute': '--group-name-attribute',
-});
+};
+const FIELD_OPTIONS = optionLabels(FIELD_OPTION_NAMES);
 
 /** `option` with the provider types it applies to added to its description. */
 function described({ option, types }: { option: Option; types?: readonly ProviderType[] }): Option {
@@ -247,6 +254,7 @@ export async function providerPatchFromCommand(
       throw new CliError(`${option.long} does not apply to a provider of type ${type}`);
   }
   const patch = await inputFrom(type, (flag) => given.get(flag));
+  for (const flag of (given.get('--unset') as string[] | undefined) ?? []) unset(patch, flag, type, given);
   // Commander keeps one value for --teams and --no-teams, under `teams`: true or false.
   for (const [field, flag] of [
     ['linkByVerifiedEmail', '--link-by-verified-email'],
@@ -266,6 +274,48 @@ export async function providerPatchFromCommand(
   if (given.has('--bind-password-stdin'))
     patch.bindPassword = await readSecretFromStdin(stdin, 'bind password');
   return { input: patch, describe: { label: FIELD_OPTIONS } };
+}
+
+/** The configuration field each option sets, for `--unset` (the reverse of FIELD_OPTIONS). */
+const OPTION_FIELDS = new Map<string, string>(
+  Object.entries(FIELD_OPTION_NAMES).flatMap(([field, flag]) =>
+    // `--user-base-dn` names both `userSearch` (for errors) and `userSearch.baseDn`: it unsets the latter.
+    field === 'userSearch' ? [] : [[flag, field] as const],
+  ),
+);
+
+/**
+ * Adds `null` for `flag`'s field to a merge patch: the use case drops it and checks what remains,
+ * so unsetting a required field is refused there, named by its option. Secrets are unset with the
+ * option that reads them (`--unset client-secret-stdin`).
+ * @throws CliError for an option that sets no field, one of another provider type, or one both set and unset.
+ */
+function unset(
+  patch: Record<string, unknown>,
+  name: string,
+  type: ProviderType,
+  given: Map<string, unknown>,
+) {
+  const flag = name.startsWith('--') ? name : `--${name}`;
+  const field = OPTION_FIELDS.get(flag);
+  if (field === undefined || ADD_ONLY.has(flag))
+    throw new CliError(
+      `--unset ${name}: not an option that sets a value (${[...OPTION_FIELDS.keys()]
+        .filter((option) => !ADD_ONLY.has(option))
+        .map((option) => option.slice(2))
+        .join(', ')})`,
+    );
+  const entry = OPTIONS.find(({ option }) => option.long === flag);
+  if (entry?.types !== undefined && !entry.types.includes(type))
+    throw new CliError(`--unset ${name}: ${flag} does not apply to a provider of type ${type}`);
+  if (given.has(flag)) throw new CliError(`${flag} cannot be both given and unset`);
+  const [outer, inner] = field.split('.') as [string, string | undefined];
+  if (inner === undefined) {
+    patch[outer] = null;
+    return;
+  }
+  const nested = patch[outer];
+  patch[outer] = { ...(typeof nested === 'object' && nested !== null ? nested : {}), [inner]: null };
 }
 
 /** The configuration input the options describe (secrets are added by the caller). */

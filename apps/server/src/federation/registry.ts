@@ -8,7 +8,13 @@ import {
   openProviderConfig,
 } from '@idgate/core';
 import type { IdentityProviderConfig } from '@idgate/schema';
-import { createLdapConnector } from '../connectors/ldap.js';
+import { createLdapConnector, type LdapConnectorOptions } from '../connectors/ldap.js';
+
+/** How connectors reach their upstreams (traced `fetch` and LDAP clients when tracing is on). */
+export interface ConnectorOptions {
+  fetch?: typeof fetch;
+  ldapClientFactory?: LdapConnectorOptions['clientFactory'];
+}
 
 /** An identity provider ready to use. */
 export interface ResolvedProvider {
@@ -19,16 +25,20 @@ export interface ResolvedProvider {
   groupsPrefix: string;
 }
 
-export function connectorFor(config: IdentityProviderConfig): Connector {
+export function connectorFor(config: IdentityProviderConfig, options: ConnectorOptions = {}): Connector {
+  const upstream = options.fetch === undefined ? {} : { fetch: options.fetch };
   switch (config.type) {
     case 'oidc':
-      return createOidcConnector(config);
+      return createOidcConnector(config, upstream);
     case 'github':
-      return createGitHubConnector(config);
+      return createGitHubConnector(config, upstream);
     case 'gitlab':
-      return createGitLabConnector(config);
+      return createGitLabConnector(config, upstream);
     case 'ldap':
-      return createLdapConnector(config);
+      return createLdapConnector(
+        config,
+        options.ldapClientFactory === undefined ? {} : { clientFactory: options.ldapClientFactory },
+      );
   }
 }
 
@@ -42,6 +52,7 @@ export class ProviderRegistry {
   readonly #cache = new Map<string, { stamp: number; provider: ResolvedProvider }>();
   readonly #stored: IdentityProviderRepository;
   readonly #secret: string;
+  readonly #connectors: ConnectorOptions;
 
   constructor(options: {
     /** The providers of the configuration file. */
@@ -49,9 +60,11 @@ export class ProviderRegistry {
     stored: IdentityProviderRepository;
     /** Opens the sealed secrets of stored providers. */
     secret: string;
+    connectors?: ConnectorOptions;
   }) {
     this.#stored = options.stored;
     this.#secret = options.secret;
+    this.#connectors = options.connectors ?? {};
     this.#fromFile = new Map(
       options.declared.map((config) => [config.name, this.#resolve(config, 'config')]),
     );
@@ -61,7 +74,7 @@ export class ProviderRegistry {
     return {
       config,
       source,
-      connector: connectorFor(config),
+      connector: connectorFor(config, this.#connectors),
       groupsPrefix: config.groupsPrefix ?? `${config.name}:`,
     };
   }

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StorageUnavailableError } from '@idgate/core';
+import type { Tracer } from '@opentelemetry/api';
 import SqliteDatabase from 'better-sqlite3';
 import {
   Kysely,
@@ -11,6 +12,7 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
+import { type QueryTarget, tracingQueries } from '../telemetry/query-spans.js';
 import { StorageHealth } from './health.js';
 import type { Schema } from './schema.js';
 import { reportingUnavailability, storageUnavailability } from './unavailable.js';
@@ -53,6 +55,8 @@ export interface OpenDatabaseOptions {
    * SQLite file or its folder. Throws {@link DatabaseNotFoundError} otherwise.
    */
   existing?: boolean;
+  /** Traces every statement run inside a traced request (absent: no tracing, no cost). */
+  tracer?: Tracer | undefined;
 }
 
 const ms = (seconds: number) => Math.max(1, Math.round(seconds * 1000));
@@ -168,8 +172,14 @@ function openSqlite(location: string, options: OpenDatabaseOptions): Database {
     throw error;
   }
   const health = new StorageHealth();
+  const dialect = new SqliteDialect({ database: sqlite });
   const db = new Kysely<Schema>({
-    dialect: reportingUnavailability(new SqliteDialect({ database: sqlite }), health),
+    dialect: reportingUnavailability(
+      options.tracer === undefined
+        ? dialect
+        : tracingQueries(dialect, options.tracer, { system: 'sqlite', namespace: file }),
+      health,
+    ),
   });
   return { db, dialect: 'sqlite', health, close: once(() => db.destroy()) };
 }
@@ -193,10 +203,13 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // (answered as unavailable storage), and the pool drops the connection when it comes back.
   pool.on('connect', (client) => client.on('error', () => {}));
   const health = new StorageHealth();
+  const dialect = new PostgresDialect({ pool: droppingBrokenClients(pool) });
   const db = new Kysely<Schema>({
-    dialect: reportingUnavailability(new PostgresDialect({ pool: droppingBrokenClients(pool) }), health, {
-      oneProbeWhileDown: true,
-    }),
+    dialect: reportingUnavailability(
+      options.tracer === undefined ? dialect : tracingQueries(dialect, options.tracer, postgresTarget(url)),
+      health,
+      { oneProbeWhileDown: true },
+    ),
   });
   try {
     // Fail at startup, not at the first request, when the server is unreachable or refuses us.
@@ -244,6 +257,22 @@ function parseInt8(value: string): number {
   if (!Number.isSafeInteger(n))
     throw new RangeError(`bigint value ${value} is outside the safe integer range`);
   return n;
+}
+
+/** The server and database a PostgreSQL URL names, as span attributes (never the user or password). */
+function postgresTarget(url: string): QueryTarget {
+  try {
+    const u = new URL(url);
+    const database = decodeURIComponent(u.pathname.slice(1));
+    return {
+      system: 'postgresql',
+      ...(database === '' ? {} : { namespace: database }),
+      ...(u.hostname === '' ? {} : { serverAddress: u.hostname.replace(/^\[(.*)\]$/, '$1') }),
+      serverPort: u.port === '' ? 5432 : Number(u.port),
+    };
+  } catch {
+    return { system: 'postgresql' };
+  }
 }
 
 /** host:port/database, without user or password. */

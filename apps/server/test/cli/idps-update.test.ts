@@ -141,6 +141,67 @@ describe.each(testDatabaseUrls())('idgate idps update on $name', ({ create }) =>
     });
   }, 60_000);
 
+  it('--unset puts optional settings back to their defaults, nested ones included', async () => {
+    const add = [...GITHUB, '--client-secret-stdin', '--display-name', 'GitHub Enterprise'];
+    const withPrefix = [
+      ...add,
+      '--groups-prefix',
+      'gh:',
+      '--allowed-org',
+      'acme',
+      '--api-url',
+      'https://ghe.example.com/api/v3',
+    ];
+    expect((await runInProcess(withPrefix, { env, input: CLIENT_SECRET })).code).toBe(0);
+    const update = ['idps', 'update', 'github', '--unset', 'display-name', '--unset', '--api-url'];
+    const result = await runInProcess([...update, '--unset', 'allowed-org', '--json'], { env });
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const config = IdentityProvider.parse(JSON.parse(result.stdout)).config;
+    expect(config).not.toHaveProperty('displayName');
+    expect(config).toMatchObject({
+      apiUrl: 'https://api.github.com',
+      allowedOrganizations: [],
+      groupsPrefix: 'gh:',
+      clientId: 'Iv1.abc',
+      clientSecret: '[set]',
+    });
+    expect((await stored(database.url)).configs[0]).toMatchObject({ clientSecret: CLIENT_SECRET });
+
+    const ldap = ['idps', 'add', '--name', 'corp', '--type', 'ldap', '--url', 'ldap://ldap.example.com'];
+    const search = ['--user-base-dn', 'ou=people,dc=example', '--user-filter', '(mail={username})'];
+    expect((await runInProcess([...ldap, ...search, '--group-base-dn', 'ou=groups'], { env })).code).toBe(0);
+    const nested = await runInProcess(['idps', 'update', 'corp', '--unset', 'user-filter', '--json'], {
+      env,
+    });
+    expect(nested.code).toBe(0);
+    const userSearch = IdentityProvider.parse(JSON.parse(nested.stdout)).config.userSearch;
+    expect(userSearch).toMatchObject({ baseDn: 'ou=people,dc=example', filter: '(uid={username})' });
+  }, 60_000);
+
+  it('--unset refuses what it cannot put back, in one line, changing nothing', async () => {
+    expect(
+      (
+        await runInProcess([...GITHUB, '--client-secret-stdin', '--display-name', 'GH'], {
+          env,
+          input: CLIENT_SECRET,
+        })
+      ).code,
+    ).toBe(0);
+    for (const [args, message] of [
+      [['--unset', 'teams'], '--unset teams: not an option that sets a value ('],
+      [['--unset', 'name'], '--unset name: not an option that sets a value ('],
+      [['--unset', 'issuer'], '--unset issuer: --issuer does not apply to a provider of type github'],
+      [['--unset', 'display-name', '--display-name', 'x'], '--display-name cannot be both given and unset'],
+      [['--unset', 'client-id'], '--client-id'],
+    ] as const) {
+      const result = await runInProcess(['idps', 'update', 'github', ...args], { env });
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr.startsWith(`idgate: ${message}`)).toBe(true);
+      expect(result.stderr.split('\n')).toHaveLength(2);
+    }
+    expect((await stored(database.url)).configs[0]).toMatchObject({ displayName: 'GH', clientId: 'Iv1.abc' });
+  }, 60_000);
+
   it('refuses with one line: unknown provider, an option of another type, nothing to change, a bad value', async () => {
     expect(
       (await runInProcess([...GITHUB, '--client-secret-stdin'], { env, input: CLIENT_SECRET })).code,

@@ -27,6 +27,8 @@ export interface UpstreamOidc {
   nextAccount: string | null;
   /** Every request the upstream received, as `METHOD /path`. */
   requests: string[];
+  /** The W3C `traceparent` header of each request that carried one, as `METHOD /path` and its value. */
+  traceparents: Array<{ request: string; traceparent: string }>;
   stop(): Promise<void>;
 }
 
@@ -96,11 +98,15 @@ export async function startUpstreamOidc(options: {
     accounts,
     nextAccount: null,
     requests: [],
+    traceparents: [],
     stop: async () => {},
   };
   const callback = provider.callback();
   const server: Server = createServer(async (req, res) => {
-    upstream.requests.push(`${req.method} ${new URL(req.url ?? '/', issuer).pathname}`);
+    const request = `${req.method} ${new URL(req.url ?? '/', issuer).pathname}`;
+    upstream.requests.push(request);
+    const { traceparent } = req.headers;
+    if (typeof traceparent === 'string') upstream.traceparents.push({ request, traceparent });
     if (!req.url?.startsWith('/interaction/')) return callback(req, res);
     try {
       const details = await provider.interactionDetails(req, res);

@@ -1,6 +1,6 @@
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
-import { verifySecret } from '../secrets.js';
+import { constantTimeEqual, hashSecret } from '../secrets.js';
 
 /** Client authentication methods at the token endpoint (RFC 6749 §2.3.1, OIDC Core §9). */
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
@@ -82,11 +82,13 @@ export async function authenticateClient(
     if (client === undefined || !client.public) throw invalidClient();
     return { client, method };
   }
-  const matches = await verifySecret(secret as string, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
-  // Both secrets are always compared, so that a match on either costs the same time.
+  // Hashed once and compared in constant time with both stored hashes (the previous one or a
+  // stand-in), so that a match on either, or on none, costs the same time.
+  const presentedHash = await hashSecret(secret as string);
+  const matches = constantTimeEqual(presentedHash, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
   const previous = client?.previousSecretHash ?? null;
   const previousLive = previous !== null && (client?.previousSecretExpiresAt?.getTime() ?? 0) > now.getTime();
-  const matchesPrevious = await verifySecret(secret as string, previous ?? UNKNOWN_CLIENT_HASH);
+  const matchesPrevious = constantTimeEqual(presentedHash, previous ?? UNKNOWN_CLIENT_HASH);
   if (client === undefined || client.public || client.secretHash === null) throw invalidClient();
   if (!matches && !(previousLive && matchesPrevious)) throw invalidClient();
   return { client, method };

@@ -7,7 +7,12 @@ import { externalPasswordCheck } from '../../federation/password-providers.js';
 /** The context of the grant handlers, shared by the token endpoint and the federation callback. */
 export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest): TokenEndpointContext {
   const { tokens } = idgate.config;
-  const users = effectiveUsers(idgate.storage);
+  // A grant reads its user by id as tokens describe them: the directory holds exactly that, kept
+  // in step with every change to the user and their identities, so a disabled user is refused at once.
+  const users = {
+    ...effectiveUsers(idgate.storage),
+    findById: (id: string) => idgate.directory.findSubject(id),
+  };
   return {
     issuer: idgate.config.issuer,
     keys: idgate.keys(),

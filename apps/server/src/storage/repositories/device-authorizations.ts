@@ -101,15 +101,18 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
     },
 
     // `claimOnce`'s pattern, with the status as the condition: approved → consumed happens once.
+    // The winner's row comes back from the update (RETURNING): only a loser reads it again.
     async consume(hash, at) {
-      const result = await db
+      const claimed = await db
         .updateTable('device_authorizations')
         .set({ status: 'consumed', consumed_at: toMs(at) })
         .where('device_code_hash', '=', hash)
         .where('status', '=', 'approved')
+        .returningAll()
         .executeTakeFirst();
+      if (claimed !== undefined) return { won: true, record: toRecord(claimed) };
       const row = await find(hash);
-      return row && { won: result.numUpdatedRows > 0n, record: toRecord(row) };
+      return row && { won: false, record: toRecord(row) };
     },
 
     purgeExpired: (now) => purgeExpiredRows(db, 'device_authorizations', now),

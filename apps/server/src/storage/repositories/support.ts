@@ -189,8 +189,10 @@ export async function stampOnce(
 }
 
 /**
- * Claims `table`'s row `key` once ({@link stampOnce}) and reads it back: undefined when there is no
- * such row, else the row and whether this caller won it (every other caller is told it lost).
+ * Claims `table`'s row `key` once ({@link stampOnce}'s conditional update) and returns it: undefined
+ * when there is no such row, else the row and whether this caller won it (every other caller is
+ * told it lost). The winner's row comes back from the update itself (`RETURNING`, on SQLite and
+ * PostgreSQL alike), so the usual case is one statement; only a loser reads the row again.
  */
 export async function claimOnce<T extends StampedTable>(
   db: Kysely<Schema>,
@@ -198,13 +200,21 @@ export async function claimOnce<T extends StampedTable>(
   key: string,
   at: Date,
 ): Promise<{ won: boolean; row: Selectable<Schema[T]> } | undefined> {
-  const won = await stampOnce(db, table, key, at);
+  const { key: keyColumn, stamp } = STAMPS[table as StampedTable];
+  const claimed = await db
+    .updateTable(table as StampedTable)
+    .set({ [stamp]: toMs(at) })
+    .where(keyColumn, '=', key)
+    .where(stamp, 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (claimed !== undefined) return { won: true, row: claimed as Selectable<Schema[T]> };
   const row = await db
     .selectFrom(table as StampedTable)
     .selectAll()
-    .where(STAMPS[table].key, '=', key)
+    .where(keyColumn, '=', key)
     .executeTakeFirst();
-  return row && { won, row: row as Selectable<Schema[T]> };
+  return row && { won: false, row: row as Selectable<Schema[T]> };
 }
 
 /**
