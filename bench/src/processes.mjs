@@ -13,8 +13,17 @@ const children = new Set();
  * @param {{ env?: NodeJS.ProcessEnv | undefined, cwd?: string, logFile?: string }} [options]
  */
 export function spawnNode(args, options = {}) {
+  return spawnCommand(process.execPath, args, options);
+}
+
+/**
+ * Spawns `command` with `args`, like {@link spawnNode}: stopped with the others at the end.
+ * @param {string} command @param {string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv | undefined, cwd?: string, logFile?: string }} [options]
+ */
+export function spawnCommand(command, args, options = {}) {
   const fd = options.logFile === undefined ? undefined : openSync(options.logFile, 'a');
-  const child = spawn(process.execPath, args, {
+  const child = spawn(command, args, {
     env: options.env ?? process.env,
     cwd: options.cwd,
     stdio: fd === undefined ? ['pipe', 'pipe', 'pipe'] : ['ignore', fd, fd],
@@ -64,9 +73,19 @@ export function killAllNow() {
  * @returns {Promise<string>}
  */
 export function runNode(args, options = {}) {
-  const what = options.what ?? args.join(' ');
+  return runCommand(process.execPath, args, options);
+}
+
+/**
+ * Runs `command` to completion, like {@link runNode}.
+ * @param {string} command @param {string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv, input?: string | undefined, timeoutMs?: number, what?: string }} [options]
+ * @returns {Promise<string>}
+ */
+export function runCommand(command, args, options = {}) {
+  const what = options.what ?? [command, ...args].join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawnNode(args, { env: options.env });
+    const child = spawnCommand(command, args, { env: options.env });
     /** @type {Buffer[]} */
     const out = [];
     /** @type {Buffer[]} */
@@ -88,6 +107,8 @@ export function runNode(args, options = {}) {
       if (code === 0) resolve(stdout);
       else reject(new Error(`${what}: exited with ${code ?? signal}\n${stderr.trim()}`));
     });
+    // A command that exits without reading its input (wrk --version) must not fail the run.
+    child.stdin?.on('error', () => {});
     child.stdin?.end(options.input ?? '');
   });
 }
@@ -148,4 +169,28 @@ export async function waitUntilReady(url, child, what, timeoutMs = 30_000) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`${what} was not ready after ${timeoutMs} ms (${url})`);
+}
+
+/**
+ * CPU seconds (user + system, all threads) process `pid` has used, from /proc/<pid>/stat;
+ * undefined where /proc is missing or the process is gone.
+ * @param {number | undefined} pid
+ */
+export function cpuSeconds(pid) {
+  if (pid === undefined) return undefined;
+  try {
+    return parseCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8')) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * utime + stime (clock ticks) from the text of a /proc/<pid>/stat file.
+ * @param {string} stat
+ */
+export function parseCpuTicks(stat) {
+  // The command name (field 2) may hold spaces and parentheses: fields are counted after its `)`.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
 }

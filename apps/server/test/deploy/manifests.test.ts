@@ -241,7 +241,7 @@ describe('deploy/', () => {
     expect(start).toContain(
       `&& ${[...malloc, 'node', ...NODE_FLAGS].join(' ')} apps/server/dist/bin.js serve`,
     );
-    const bench = readFileSync(join(root, 'bench/src/run.mjs'), 'utf8');
+    const bench = readFileSync(join(root, 'bench/src/cli.mjs'), 'utf8');
     expect(bench).toContain(`const IDGATE_NODE_FLAGS = ${JSON.stringify(NODE_FLAGS).replace(/"/g, "'")};`);
     expect(bench).toContain(
       `const IDGATE_MALLOC_ENV = { ${malloc.map((pair) => pair.replace('=', ": '")).join("', ")}' };`,

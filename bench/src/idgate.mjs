@@ -1,0 +1,127 @@
+// idgate for the benchmark: seeded through its own CLI, served as `pnpm start` serves it.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { IDGATE_MALLOC_ENV, IDGATE_NODE_FLAGS } from './cli.mjs';
+import { freePort, runNode, spawnNode, waitUntilReady } from './processes.mjs';
+
+export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+export const basic = (/** @type {string} */ id, /** @type {string} */ secret) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+/**
+ * The environment of every idgate process of the run (CLI and servers): the issuer is the first
+ * replica's, so tokens from one replica are valid at the other.
+ * @param {{ port: number, databaseUrl: string, alg: string }} options
+ */
+export function idgateEnvironment(options) {
+  const issuer = `http://127.0.0.1:${options.port}/oauth`;
+  return {
+    ...process.env,
+    ...IDGATE_MALLOC_ENV,
+    NODE_ENV: 'production',
+    IDGATE_CONFIG: '',
+    IDGATE_HOST: '127.0.0.1',
+    IDGATE_PORT: String(options.port),
+    IDGATE_ISSUER: issuer,
+    IDGATE_DATABASE_URL: options.databaseUrl,
+    IDGATE_SECRET: `bench-${randomBytes(24).toString('base64url')}`,
+    IDGATE_SIGNING_ALGORITHM: options.alg,
+    IDGATE_LOG_LEVEL: 'warn',
+    // A device polling sooner than this gets slow_down: one second keeps the pool of pending
+    // device codes the poll scenario needs small (each code is polled at most once a second).
+    IDGATE_DEVICE_POLL_INTERVAL: '1',
+  };
+}
+
+/**
+ * Seeds idgate through its CLI: clients for each grant, an API key for TokenReview, a user.
+ * @param {string} serverBin @param {NodeJS.ProcessEnv} env
+ */
+export async function seed(serverBin, env) {
+  /** @param {string[]} args @param {string} [input] */
+  const cli = async (args, input) =>
+    JSON.parse(await runNode([serverBin, ...args], { env, input, what: `idgate ${args.join(' ')}` }));
+  await cli(['init', '--json']);
+  const userScopes = ['--scope', 'openid', 'groups', 'offline_access'];
+  const app = await cli([
+    ...['clients', 'add', '--name', 'bench-app', '--trusted', '--grant', 'password', 'refresh_token'],
+    ...userScopes,
+    '--json',
+  ]);
+  const service = await cli([
+    'clients',
+    'add',
+    '--name',
+    'bench-service',
+    '--grant',
+    'client_credentials',
+    '--json',
+  ]);
+  const expiring = await cli([
+    ...['clients', 'add', '--name', 'bench-expiring', '--grant', 'client_credentials'],
+    ...['--access-token-ttl', '1', '--json'],
+  ]);
+  const web = await cli([
+    ...['clients', 'add', '--name', 'bench-web', '--trusted', '--redirect-uri', REDIRECT_URI],
+    ...['--grant', 'authorization_code', 'refresh_token', ...userScopes, '--json'],
+  ]);
+  const device = await cli([
+    ...['clients', 'add', '--name', 'bench-device', '--public', '--grant', DEVICE_GRANT, 'refresh_token'],
+    ...userScopes,
+    '--json',
+  ]);
+  const apiKey = (await cli(['api-keys', 'add', '--name', 'bench', '--scope', 'tokenreview', '--json'])).key;
+  const password = `secret-${randomBytes(18).toString('base64url')}`;
+  await cli(
+    [
+      ...['users', 'add', 'bench', '--group', 'dev', '--group', 'ops', '--email', 'bench@example.com'],
+      ...['--password-stdin', '--json'],
+    ],
+    password,
+  );
+  return {
+    apiKey,
+    user: { username: 'bench', password },
+    auth: {
+      app: basic(app.clientId, app.clientSecret),
+      service: basic(service.clientId, service.clientSecret),
+      expiring: basic(expiring.clientId, expiring.clientSecret),
+      web: basic(web.clientId, web.clientSecret),
+    },
+    webClientId: web.clientId,
+    deviceClientId: device.clientId,
+  };
+}
+
+/**
+ * Starts `idgate serve` as `pnpm start` does (its Node flags and malloc setting) on `port`.
+ * @param {{ serverBin: string, env: NodeJS.ProcessEnv, port?: number, nodeFlags?: string[],
+ *   cpuProfDir?: string, preload?: string[], logFile: string, extraEnv?: Record<string, string> }} options
+ */
+export async function startIdgate(options) {
+  const port = options.port ?? Number(options.env.IDGATE_PORT);
+  const child = spawnNode(
+    [
+      ...(options.nodeFlags ?? IDGATE_NODE_FLAGS),
+      ...(options.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`]),
+      ...(options.preload ?? []).flatMap((file) => ['--import', file]),
+      options.serverBin,
+      'serve',
+    ],
+    {
+      env: { ...options.env, ...options.extraEnv, IDGATE_PORT: String(port) },
+      logFile: options.logFile,
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(`${url}/readyz`, child, `idgate on port ${port}`, 60_000);
+  return { url, process: child };
+}
+
+/** A second free port for a replica. */
+export const replicaPort = () => freePort();
+
+/** @param {string} dir @param {number} index */
+export const idgateLog = (dir, index) => join(dir, index === 0 ? 'idgate.log' : `idgate-${index + 1}.log`);

@@ -1,0 +1,68 @@
+// Memory: a fresh idgate, started as `pnpm start` starts it on the run's database, warmed up,
+// then left idle (idle RSS), then loaded with maximum-rate TokenReview for `--soak` seconds (peak
+// RSS: sampled every 100 ms, and VmHWM, the kernel's high-water mark of its whole life).
+import { join } from 'node:path';
+import { memory, stop } from './processes.mjs';
+import { reviewBody, reviewHeaders } from './reads.mjs';
+import { runWrk } from './wrk.mjs';
+
+const sleep = (/** @type {number} */ ms) => new Promise((done) => setTimeout(done, ms));
+
+/**
+ * @param {import('./scenario.mjs').Runner} run
+ * @param {() => Promise<import('./scenario.mjs').Server>} start starts the fresh server
+ * @param {{ apiKey: string, userToken: string }} f
+ */
+export async function memoryCheck(run, start, f) {
+  const { options, log, tmp } = run;
+  const server = await start();
+  const pid = server.process.pid;
+  const review = {
+    method: 'POST',
+    path: '/oauth/authenticate',
+    headers: reviewHeaders(f.apiKey),
+    body: reviewBody(f.userToken),
+    expect: { status: 200, bodyIncludes: '"authenticated":true' },
+  };
+  const load = (/** @type {number} */ seconds, /** @type {string} */ name) =>
+    runWrk({
+      targets: [{ url: server.url, pid }],
+      spec: review,
+      specFile: join(tmp, `spec-memory-${name}.txt`),
+      connections: options.connections,
+      threads: options.threads,
+      duration: seconds,
+    });
+  try {
+    // Warm-up: the paths a cluster uses, then quiet. The idle figure is the median of samples
+    // taken once a second after three quiet seconds.
+    await load(2, 'warmup');
+    await sleep(3000);
+    /** @type {number[]} */
+    const samples = [];
+    for (let i = 0; i < 3; i++) {
+      samples.push(memory(pid)?.rss ?? 0);
+      await sleep(1000);
+    }
+    samples.sort((a, b) => a - b);
+    const idle = samples[1] ?? 0;
+    log(`idle RSS ${(idle / 2 ** 20).toFixed(0)} MB`);
+    /** @type {{ idle: number, soakSeconds: number, soakPeak?: number, soakHwm?: number, soakRps?: number, soakErrors?: number }} */
+    const result = { idle, soakSeconds: options.soak };
+    if (options.soak > 0) {
+      log(`soak: ${options.soak} s of maximum-rate TokenReview`);
+      const soak = await load(options.soak, 'soak');
+      result.soakPeak = soak.rss ?? 0;
+      result.soakHwm = memory(pid)?.peak ?? 0;
+      result.soakRps = soak.rps;
+      result.soakErrors = soak.errors;
+      log(
+        `  ${soak.rps.toFixed(0)} req/s, ${soak.errors} errors, peak RSS ${(result.soakPeak / 2 ** 20).toFixed(0)} MB sampled, ` +
+          `${(result.soakHwm / 2 ** 20).toFixed(0)} MB VmHWM`,
+      );
+    }
+    return result;
+  } finally {
+    await stop(server.process);
+  }
+}

@@ -1,0 +1,236 @@
+// The read paths and the token endpoint's client_credentials grant, on idgate and the references.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const REVIEW = [
+  '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"',
+  '"}}',
+];
+export const reviewBody = (/** @type {string} */ token) => REVIEW[0] + token + REVIEW[1];
+const REVIEW_TEMPLATE = reviewBody('{1}');
+
+const VALID = { status: 200, bodyIncludes: '"authenticated":true' };
+const INVALID = { status: 200, bodyIncludes: '"authenticated":false' };
+const ACTIVE = { status: 200, bodyIncludes: '"active":true' };
+const ISSUED = { status: 200, bodyIncludes: '"access_token"' };
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * @typedef {{ apiKey: string, userToken: string, serviceToken: string,
+ *   auth: { service: string, expiring: string }, oidc: { auth: string, token: string },
+ *   oidcJwt: { auth: string } }} ReadFixtures
+ */
+
+/** @param {string} apiKey */
+export const reviewHeaders = (apiKey) => ({
+  authorization: `Bearer ${apiKey}`,
+  'content-type': 'application/json',
+});
+
+/** @param {string} path @param {string} auth @param {string} token */
+const introspection = (path, auth, token) => ({
+  method: 'POST',
+  path,
+  headers: { authorization: auth, 'content-type': FORM },
+  body: `token=${token}`,
+  expect: ACTIVE,
+});
+
+/**
+ * The payload of `token` with `jti` replaced, split around it, for load.lua's forged source.
+ * @param {string} token
+ */
+export function forgedParts(token) {
+  const [header, payload, signature] = token.split('.');
+  const claims = JSON.parse(Buffer.from(/** @type {string} */ (payload), 'base64url').toString('utf8'));
+  claims.jti = '\u0000';
+  const [before, after] = JSON.stringify(claims).split('\u0000');
+  return {
+    header: /** @type {string} */ (header),
+    before: /** @type {string} */ (before),
+    after: /** @type {string} */ (after),
+    signature: /** @type {string} */ (signature),
+  };
+}
+
+/**
+ * @param {import('./scenario.mjs').Runner} run @param {ReadFixtures} f
+ */
+export async function readScenarios(run, f) {
+  const { wanted, scenario, options, tmp } = run;
+  const review = { method: 'POST', path: '/oauth/authenticate', headers: reviewHeaders(f.apiKey) };
+
+  // 1. TokenReview, warm, against the HTTP stack's limit and oidc-provider's introspection.
+  const warm = { ...review, body: reviewBody(f.userToken), expect: VALID };
+  if (wanted('bare.tokenreview'))
+    await scenario('bare.tokenreview', 'bare', 'fixed TokenReview answer, nothing verified', warm);
+  if (wanted('idgate.tokenreview-warm'))
+    await scenario('idgate.tokenreview-warm', 'idgate', 'TokenReview, the same user token every time', warm);
+  if (wanted('oidc-provider.introspection'))
+    await scenario(
+      'oidc-provider.introspection',
+      'oidc-provider',
+      'introspection of its opaque client_credentials token',
+      introspection('/token/introspection', f.oidc.auth, f.oidc.token),
+    );
+  if (wanted('idgate.introspection'))
+    await scenario(
+      'idgate.introspection',
+      'idgate',
+      'introspection of a client_credentials token',
+      introspection('/oauth/introspect', f.auth.service, f.serviceToken),
+    );
+
+  // 2. TokenReview, cold: a token the server has never seen on every request. A probe (which is
+  // the warm-up) measures the rate, then enough tokens are minted for the measured run; a run whose
+  // pool runs out ends early rather than repeat a token.
+  const idgate = /** @type {import('./scenario.mjs').Server} */ (run.servers.idgate);
+  const ccMint = (/** @type {string} */ auth) => ({
+    method: 'POST',
+    path: '/oauth/token',
+    headers: { authorization: auth, 'content-type': FORM },
+    body: 'grant_type=client_credentials',
+    expect: ISSUED,
+    collect: { file: '', field: 'access_token' },
+  });
+  const coldFile = join(tmp, 'cold.txt');
+  const expiredFile = join(tmp, 'expired.txt');
+  let coldMinted = 0;
+  const needCold = wanted('idgate.tokenreview-cold');
+  const needExpired = wanted('idgate.tokenreview-expired');
+  const pool = (/** @type {string} */ file, start = 0) => ({
+    ...review,
+    body: REVIEW_TEMPLATE,
+    source: /** @type {const} */ ('pool'),
+    file,
+    start,
+  });
+  if (needCold) {
+    writeFileSync(coldFile, '');
+    coldMinted = await run.mint(
+      'tokens',
+      idgate,
+      ccMint(f.auth.service),
+      Math.min(6000, options.maxTokens),
+      coldFile,
+    );
+    const probe = await scenario(
+      'probe.tokenreview-cold',
+      'idgate',
+      'cold TokenReview probe (sizes the pool; not reported)',
+      { ...pool(coldFile), expect: VALID },
+      { warmup: 0, duration: Math.max(1, options.warmup) },
+    );
+    run.measurements.pop();
+    run.notes.splice(0, run.notes.length, ...run.notes.filter((note) => !note.startsWith('probe.')));
+    // Threads take every other line and run unevenly: skip past the furthest any of them reached.
+    const used = Math.ceil(probe.detail.sent * 1.2) + options.connections;
+    // A one-second probe right after minting runs below the steady rate.
+    const rate = probe.rps * 2;
+    run.log(`cold probe: ${probe.rps.toFixed(0)} req/s; planning for ${rate.toFixed(0)} req/s`);
+    {
+      const more =
+        Math.min(options.maxTokens, Math.ceil(rate * options.duration * 1.2)) - (coldMinted - used);
+      if (more > 0) coldMinted += await run.mint('tokens', idgate, ccMint(f.auth.service), more, coldFile);
+    }
+    await scenario(
+      'idgate.tokenreview-cold',
+      'idgate',
+      'TokenReview, a never-seen client_credentials token on every request',
+      { ...pool(coldFile, used), expect: VALID },
+      { warmup: 0 },
+    );
+  }
+
+  // 3. TokenReview of invalid tokens, each one different.
+  if (wanted('idgate.tokenreview-bad-signature'))
+    await scenario(
+      'idgate.tokenreview-bad-signature',
+      'idgate',
+      'TokenReview, a real token with a fresh jti in its payload: the signature does not match',
+      {
+        ...review,
+        body: REVIEW_TEMPLATE,
+        source: 'forged',
+        forged: forgedParts(f.serviceToken),
+        expect: INVALID,
+      },
+    );
+  if (wanted('idgate.tokenreview-garbage'))
+    await scenario('idgate.tokenreview-garbage', 'idgate', 'TokenReview, random JWT-shaped garbage', {
+      ...review,
+      body: REVIEW_TEMPLATE,
+      source: 'garbage',
+      expect: INVALID,
+    });
+  if (needExpired) {
+    // Invalid tokens are answered faster than valid ones: the pool is sized from the fastest rate
+    // of the reviews run so far.
+    const rate = Math.max(
+      1000,
+      ...run.measurements.filter((m) => m.id.startsWith('idgate.tokenreview')).map((m) => m.rps),
+    );
+    writeFileSync(expiredFile, '');
+    const amount = Math.min(options.maxTokens, Math.ceil(rate * options.duration * 1.3));
+    await run.mint('expiring tokens', idgate, ccMint(f.auth.expiring), amount, expiredFile);
+    // Lifetime 1 s and `exp` in whole seconds: all are expired 2.5 s after the minting began.
+    const expiredReadyAt = Date.now() + 2500;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiredReadyAt - Date.now())));
+    await scenario(
+      'idgate.tokenreview-expired',
+      'idgate',
+      'TokenReview, a different expired token on every request',
+      { ...pool(expiredFile), expect: INVALID },
+      { warmup: 0 },
+    );
+  }
+
+  // 4. Discovery and JWKS.
+  const get = (/** @type {string} */ path, /** @type {string} */ includes) => ({
+    method: 'GET',
+    path,
+    expect: { status: 200, bodyIncludes: includes },
+  });
+  const discovery = '/oauth/.well-known/openid-configuration';
+  if (wanted('bare.discovery'))
+    await scenario('bare.discovery', 'bare', 'fixed discovery document', get(discovery, '"issuer"'));
+  if (wanted('idgate.discovery'))
+    await scenario('idgate.discovery', 'idgate', 'discovery document', get(discovery, '"issuer"'));
+  if (wanted('oidc-provider.discovery'))
+    await scenario(
+      'oidc-provider.discovery',
+      'oidc-provider',
+      'discovery document',
+      get('/.well-known/openid-configuration', '"issuer"'),
+    );
+  if (wanted('bare.jwks')) await scenario('bare.jwks', 'bare', 'fixed JWKS', get('/oauth/keys', '"keys"'));
+  if (wanted('idgate.jwks')) await scenario('idgate.jwks', 'idgate', 'JWKS', get('/oauth/keys', '"keys"'));
+
+  // 5. Token endpoint, client_credentials: oidc-provider opaque, oidc-provider signing a JWT, idgate.
+  const cc = (/** @type {string} */ path, /** @type {string} */ auth) => {
+    const { collect: _, ...spec } = ccMint(auth);
+    return { ...spec, path };
+  };
+  if (wanted('oidc-provider.client-credentials'))
+    await scenario(
+      'oidc-provider.client-credentials',
+      'oidc-provider',
+      'token endpoint, client_credentials, opaque access token',
+      cc('/token', f.oidc.auth),
+    );
+  if (wanted('oidc-provider-jwt.client-credentials'))
+    await scenario(
+      'oidc-provider-jwt.client-credentials',
+      'oidc-provider-jwt',
+      `token endpoint, client_credentials, ${options.alg} JWT access token (resource indicator)`,
+      cc('/token', f.oidcJwt.auth),
+    );
+  if (wanted('idgate.client-credentials'))
+    await scenario(
+      'idgate.client-credentials',
+      'idgate',
+      'token endpoint, client_credentials',
+      cc('/oauth/token', f.auth.service),
+    );
+  return { coldMinted };
+}
