@@ -13,6 +13,7 @@ import * as m0009 from './0009_session_activity.js';
 import * as m0010 from './0010_client_secrets.js';
 import * as m0013 from './0013_grant_upstream.js';
 import * as m0014 from './0014_login_attempt_origin.js';
+import * as m0015 from './0015_audit_events.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -31,6 +32,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010_client_secrets': m0010,
   '0013_grant_upstream': m0013,
   '0014_login_attempt_origin': m0014,
+  '0015_audit_events': m0015,
 };
 
 /** The names of every migration, in the order they apply. */
