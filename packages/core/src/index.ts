@@ -112,6 +112,13 @@ export {
   generateApiKey,
   isApiKeyLive,
 } from './api-keys/api-key.js';
+export {
+  type AuditEventDraft,
+  auditEventId,
+  completeAuditEvents,
+  type RequestOrigin,
+  recordAuditEvent,
+} from './audit/record.js';
 export { giveConsent } from './authorize/consent.js';
 export {
   AUTHORIZATION_CODE_TTL_SECONDS,
@@ -275,6 +282,7 @@ export { type IntrospectionContext, introspectToken } from './oidc/introspection
 export { type LogoutRequest, validateLogoutRequest } from './oidc/logout.js';
 export { type RevocationContext, revokeToken } from './oidc/revocation.js';
 export { userinfo } from './oidc/userinfo.js';
+export type { AuditEventListQuery, AuditEventRepository } from './ports/audit-storage.js';
 export type {
   IdentityProviderRepository,
   LinkedIdentityRepository,

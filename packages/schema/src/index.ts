@@ -49,6 +49,17 @@ export {
   SigningKeyRotation,
   UpdateClientInput,
 } from './admin-clients.js';
+export {
+  AUDIT_EVENT_SCHEMAS,
+  AUDIT_EVENT_TYPES,
+  AuditActor,
+  AuditEvent,
+  type AuditEventOf,
+  AuditEventPage,
+  AuditEventQuery,
+  AuditEventType,
+  AuditOutcome,
+} from './audit.js';
 export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
 export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
 export {

@@ -5,9 +5,17 @@ describe('@idgate/schema exports', () => {
   it('exports exactly the schemas the other test files cover', () => {
     // Adding an export? Add valid and invalid samples for it in a test file, then list it here.
     expect(Object.keys(schema).sort()).toEqual([
+      'AUDIT_EVENT_SCHEMAS',
+      'AUDIT_EVENT_TYPES',
       'AccessTokenClaims',
       'ApiKey',
       'ApiKeyScope',
+      'AuditActor',
+      'AuditEvent',
+      'AuditEventPage',
+      'AuditEventQuery',
+      'AuditEventType',
+      'AuditOutcome',
       'AuthorizationCodeGrantRequest',
       'CallbackCodeQuery',
       'CallbackErrorQuery',

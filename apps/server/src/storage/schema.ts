@@ -273,6 +273,26 @@ export interface Schema {
   linked_identities: LinkedIdentitiesTable;
   login_transactions: LoginTransactionsTable;
   change_log: ChangeLogTable;
+  audit_events: AuditEventsTable;
+}
+
+/** The audit trail (see `AuditEvent` in @idgate/schema): the envelope as columns, `details` as JSON. */
+export interface AuditEventsTable {
+  /** ULID-like: sorts by time. */
+  id: string;
+  type: string;
+  occurred_at: number;
+  actor_kind: string;
+  actor_id: string | null;
+  actor_name: string | null;
+  /** The event's subject. */
+  user_id: string | null;
+  client_id: string | null;
+  address: string | null;
+  user_agent: string | null;
+  outcome: string;
+  /** JSON object. */
+  details: string;
 }
 
 /**
@@ -289,6 +309,7 @@ export interface ChangeLogTable {
 
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
+  'audit_events',
   'change_log',
   'clusters',
   'login_transactions',

@@ -2,6 +2,7 @@ import type { Storage } from '@idgate/core';
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
 import { createApiKeyRepository } from './repositories/api-keys.js';
+import { createAuditEventRepository } from './repositories/audit-events.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createClusterRepository } from './repositories/clusters.js';
@@ -62,6 +63,7 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
     identities: createLinkedIdentityRepository(ctx),
     loginTransactions: createLoginTransactionRepository(ctx),
     clusters: createClusterRepository(ctx),
+    auditEvents: createAuditEventRepository(ctx),
 
     transaction<T>(work: (storage: SqlStorage) => Promise<T>): Promise<T> {
       // Nested calls join the open transaction: all-or-nothing is then decided by the outermost one.

@@ -58,6 +58,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0013_grant_upstream',
       '0014_login_attempt_origin',
       '0015_session_upstream',
+      '0016_audit_events',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });

@@ -10,6 +10,7 @@ import type {
   UserRecord,
 } from '../model.js';
 import { LoginThrottle } from '../security/login-throttle.js';
+import { type AuditTables, createMemoryAuditRepository, emptyAuditTables } from './memory-audit.js';
 import {
   createMemoryFederationRepositories,
   emptyFederationTables,
@@ -19,7 +20,7 @@ import { createMemoryOidcRepositories, emptyOidcTables, type OidcTables } from '
 import type { PasswordHasher } from './runtime.js';
 import { type Storage, StorageConflictError, type UserPageQuery } from './storage.js';
 
-interface Tables extends OidcTables, FederationTables {
+interface Tables extends OidcTables, FederationTables, AuditTables {
   users: Map<string, UserRecord>;
   clients: Map<string, ClientRecord>;
   apiKeys: Map<string, ApiKeyRecord>;
@@ -40,6 +41,7 @@ function emptyTables(): Tables {
     clusters: new Map(),
     ...emptyOidcTables(),
     ...emptyFederationTables(),
+    ...emptyAuditTables(),
   };
 }
 
@@ -299,6 +301,7 @@ export function createMemoryStorage(): Storage {
     // The OIDC-flow tables live in `tables` too, so a transaction's snapshot covers them.
     ...createMemoryOidcRepositories(() => tables),
     ...createMemoryFederationRepositories(() => tables),
+    ...createMemoryAuditRepository(() => tables),
     async transaction(work) {
       const snapshot = copy(tables);
       try {

@@ -11,6 +11,7 @@ import type {
   UserPatch,
   UserRecord,
 } from '../model.js';
+import type { AuditEventRepository } from './audit-storage.js';
 import type {
   IdentityProviderRepository,
   LinkedIdentityRepository,
@@ -237,6 +238,8 @@ export interface Storage {
   readonly identities: LinkedIdentityRepository;
   readonly loginTransactions: LoginTransactionRepository;
   readonly clusters: ClusterRepository;
+  /** The audit trail: append events through the transaction that makes the change they record. */
+  readonly auditEvents: AuditEventRepository;
   /**
    * Runs `work` in one transaction: all its writes land, or none do. `work` must use only the
    * storage it is given: the outer one is outside the transaction (and on SQLite would wait for it).

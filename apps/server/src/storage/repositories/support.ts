@@ -219,23 +219,28 @@ export async function claimOnce<T extends StampedTable>(
 
 /**
  * One keyset page of `query` over a table keyed for listing by (`created_at`, `key`, by default
- * `id`): the rows after `page.after` in that order, at most `page.limit`. Keys compare byte-wise in
- * PostgreSQL too (`collate "C"`), whatever the database's collation, so both dialects and the
- * in-memory storage page alike.
+ * `id`; the audit trail by `occurred_at`): the rows after `page.after` in that order, at most
+ * `page.limit`. Keys compare byte-wise in PostgreSQL too (`collate "C"`), whatever the database's
+ * collation, so both dialects and the in-memory storage page alike.
  */
-export function keysetPage<T extends 'grants' | 'browser_sessions' | 'api_keys' | 'oauth_clients', O>(
+export function keysetPage<
+  T extends 'grants' | 'browser_sessions' | 'api_keys' | 'oauth_clients' | 'audit_events',
+  O,
+>(
   ctx: RepositoryContext,
   query: SelectQueryBuilder<Schema, T, O>,
   page: PageRequest,
   key: 'id' | 'client_id' = 'id',
+  time: 'created_at' | 'occurred_at' = 'created_at',
 ): SelectQueryBuilder<Schema, T, O> {
   const id = ctx.dialect === 'postgres' ? sql`${sql.ref(key)} collate "C"` : sql.ref(key);
+  const at = sql.ref(time);
   const { after } = page;
   const from =
     after === undefined
       ? query
       : query.where(
-          sql<boolean>`(created_at > ${toMs(after.createdAt)} or (created_at = ${toMs(after.createdAt)} and ${id} > ${after.id}))`,
+          sql<boolean>`(${at} > ${toMs(after.createdAt)} or (${at} = ${toMs(after.createdAt)} and ${id} > ${after.id}))`,
         );
-  return from.orderBy(sql`created_at`).orderBy(id).limit(page.limit);
+  return from.orderBy(at).orderBy(id).limit(page.limit);
 }

@@ -1,0 +1,257 @@
+import { z } from 'zod';
+import { PageQuery, pageOf } from './admin.js';
+
+// Every event schema is a plain `z.object`: parsing drops any field it does not list, so a value
+// that slipped into a draft (a secret, a hash) never reaches storage or a reader. Secrets, tokens,
+// codes and passwords have no field anywhere below.
+
+const Timestamp = z.iso.datetime({ offset: true });
+const Scopes = z.array(z.string());
+
+/**
+ * Who did what an audit event records: a `user` (signing in, consenting, approving a device), a
+ * `client` (redeeming a code, refreshing, revoking), an `api-key` or the `cli` (admin changes, key
+ * rotation), or idgate itself (`system`: an automatic phase change, an aggregated review). `id` is
+ * null when there is none to name (a sign-in with an unknown username); `name` is for people.
+ * @example AuditActor.parse({ kind: 'api-key', id: 'k1', name: 'idg_ab12' })
+ */
+export const AuditActor = z.object({
+  kind: z.enum(['user', 'client', 'api-key', 'cli', 'system']),
+  id: z.string().nullable(),
+  name: z.string().optional(),
+});
+export type AuditActor = z.infer<typeof AuditActor>;
+
+/**
+ * `success` when the action happened; `failure` when it was refused (a wrong password, a replayed
+ * code, a denied review).
+ */
+export const AuditOutcome = z.enum(['success', 'failure']);
+export type AuditOutcome = z.infer<typeof AuditOutcome>;
+
+/** How someone signed in: a local password, an LDAP bind, or an upstream identity provider. */
+const SignInMethod = z.enum(['password', 'ldap', 'upstream']);
+/** Where a sign-in came from: the login page, the password grant or the CLI. */
+const SignInChannel = z.enum(['browser', 'password-grant', 'cli']);
+
+const SignInDetails = z.object({
+  method: SignInMethod,
+  /** `password` for local accounts, else the identity provider's name. */
+  provider: z.string(),
+  channel: SignInChannel,
+  /** The username as typed, lower-cased (or the upstream's username). */
+  username: z.string().nullable(),
+  /** Why it failed or was locked: `invalid_credentials`, `disabled`, `locked`, `unknown_user`, …; null on success. */
+  reason: z.string().nullable(),
+});
+
+/** The fields every audit event carries; `details` is the type's own. */
+const envelope = {
+  /** Sortable: 10 characters of time, then 16 random ones (Crockford base32, ULID-like). */
+  id: z.string(),
+  occurredAt: Timestamp,
+  actor: AuditActor,
+  /** The user the event is about (who signed in, whose token, which user an admin changed). */
+  subject: z.string().nullable(),
+  /** The OAuth client involved, when there is one. */
+  clientId: z.string().nullable(),
+  /** The caller's address: personal data, null when unknown or switched off. */
+  address: z.string().nullable(),
+  /** The caller's user agent: personal data, null when unknown or switched off. */
+  userAgent: z.string().nullable(),
+  outcome: AuditOutcome,
+};
+
+const event = <T extends string, D extends z.ZodObject>(type: T, details: D) =>
+  z.object({ ...envelope, type: z.literal(type), details });
+
+const GrantDetails = z.object({ grantId: z.string() });
+
+/**
+ * One event type per security-relevant action, each closed: `details` holds exactly the fields
+ * listed. Parse with {@link AuditEvent}; narrow on `type`.
+ */
+export const AUDIT_EVENT_SCHEMAS = {
+  /** Someone signed in (a browser session opened, or a password grant authenticated). */
+  'sign-in.succeeded': event('sign-in.succeeded', SignInDetails),
+  /** A sign-in was refused: wrong password, unknown user, disabled account, upstream refusal. */
+  'sign-in.failed': event('sign-in.failed', SignInDetails),
+  /** A sign-in was refused because the account or the address is locked out (too many failures). */
+  'sign-in.locked': event('sign-in.locked', SignInDetails),
+  /** A browser session ended (logout); `grantsRevoked` counts the grants its ending revoked. */
+  'sign-out': event('sign-out', z.object({ grantsRevoked: z.int().nonnegative() })),
+  /** A user consented to a client's scopes. */
+  'consent.granted': event('consent.granted', z.object({ scopes: Scopes })),
+  /**
+   * An authorization code was issued (the code itself never appears). `grantId` is null: the
+   * grant opens when the code is redeemed (`code.redeemed` names it).
+   */
+  'code.issued': event('code.issued', z.object({ grantId: z.string().nullable(), scopes: Scopes })),
+  /** An authorization code was redeemed for tokens. */
+  'code.redeemed': event('code.redeemed', GrantDetails),
+  /** A used authorization code came back; the grant it opened is revoked (RFC 6749 §4.1.2). */
+  'code.replayed': event(
+    'code.replayed',
+    z.object({ grantId: z.string().nullable(), grantRevoked: z.boolean() }),
+  ),
+  /** Tokens were issued. `jti` is the access token's id (never the token). */
+  'token.issued': event(
+    'token.issued',
+    z.object({
+      grantType: z.string(),
+      scopes: Scopes,
+      audience: z.array(z.string()),
+      jti: z.string(),
+      grantId: z.string().nullable(),
+    }),
+  ),
+  /** A refresh token was used and replaced by a new one. */
+  'refresh.rotated': event('refresh.rotated', GrantDetails),
+  /** A used refresh token came back: the whole grant was revoked. */
+  'refresh.reuse-detected': event(
+    'refresh.reuse-detected',
+    z.object({ grantId: z.string(), grantRevoked: z.literal(true) }),
+  ),
+  /**
+   * Tokens were revoked: through the revocation endpoint (RFC 7009), by an administrator, or
+   * because their user was disabled or deleted. `grantIds` names the grants revoked, `jti` an
+   * access token revoked alone.
+   */
+  'token.revoked': event(
+    'token.revoked',
+    z.object({
+      reason: z.enum(['revocation-endpoint', 'admin', 'user-disabled', 'user-deleted']),
+      tokenType: z.enum(['access_token', 'refresh_token', 'grant']),
+      grantIds: z.array(z.string()),
+      jti: z.string().nullable(),
+    }),
+  ),
+  /** A user approved a device authorization (the user code never appears). */
+  'device.approved': event('device.approved', z.object({ scopes: Scopes })),
+  /** A user denied a device authorization. */
+  'device.denied': event('device.denied', z.object({ scopes: Scopes })),
+  /**
+   * TokenReview decisions of one cluster or API key with one outcome and reason: one decision, or
+   * `count` of them between `firstAt` and `occurredAt` when aggregated (see `audit.tokenReview`).
+   */
+  'token-review.decided': event(
+    'token-review.decided',
+    z.object({
+      cluster: z.string().nullable(),
+      apiKeyId: z.string().nullable(),
+      authenticated: z.boolean(),
+      /** Why it was denied (`expired`, `revoked`, `audience_mismatch`, …); null when authenticated. */
+      reason: z.string().nullable(),
+      count: z.int().positive(),
+      firstAt: Timestamp,
+    }),
+  ),
+  /**
+   * An administrator (an API key, or the CLI on the database) changed something. `before` and
+   * `after` hold only the fields that changed, and never a secret, hash or password.
+   */
+  'admin.changed': event(
+    'admin.changed',
+    z.object({
+      objectKind: z.enum([
+        'user',
+        'group',
+        'client',
+        'identity-provider',
+        'identity',
+        'cluster',
+        'api-key',
+        'session',
+        'grant',
+      ]),
+      objectId: z.string(),
+      action: z.enum(['created', 'updated', 'deleted']),
+      /** What the change was when more than create/update/delete says: `unlock`, `set-password`, `rotate-secret`, `revoke`, … */
+      operation: z.string().nullable(),
+      before: z.record(z.string(), z.json()).nullable(),
+      after: z.record(z.string(), z.json()).nullable(),
+    }),
+  ),
+  /** Signing keys rotated: `kid` was created; `retired` lists the keys it replaces. */
+  'key.rotated': event(
+    'key.rotated',
+    z.object({
+      kid: z.string(),
+      algorithm: z.string(),
+      retired: z.array(z.string()),
+      /** When the new key starts signing. */
+      activeFrom: Timestamp,
+      trigger: z.enum(['cli', 'admin', 'automatic']),
+    }),
+  ),
+  /** A sign-in at an upstream identity provider came back (a callback, an LDAP bind). */
+  'upstream.sign-in': event(
+    'upstream.sign-in',
+    z.object({ provider: z.string(), reason: z.string().nullable() }),
+  ),
+  /** A grant's upstream identity was checked again (on refresh); a failure revokes the grant. */
+  'upstream.revalidated': event(
+    'upstream.revalidated',
+    z.object({ provider: z.string(), grantId: z.string(), reason: z.string().nullable() }),
+  ),
+} as const;
+
+/**
+ * Every audit event type, in a stable order.
+ * @example AUDIT_EVENT_TYPES.includes('sign-in.failed') // true
+ */
+export const AUDIT_EVENT_TYPES = Object.keys(AUDIT_EVENT_SCHEMAS) as (keyof typeof AUDIT_EVENT_SCHEMAS)[];
+
+/**
+ * An audit event type name (dotted).
+ * @example AuditEventType.parse('token.issued')
+ */
+export const AuditEventType = z.enum(AUDIT_EVENT_TYPES as [AuditEventTypeName, ...AuditEventTypeName[]]);
+type AuditEventTypeName = keyof typeof AUDIT_EVENT_SCHEMAS;
+export type AuditEventType = AuditEventTypeName;
+
+/**
+ * One audit event: the envelope (`id`, `type`, `occurredAt`, `actor`, `subject`, `clientId`,
+ * `address`, `userAgent`, `outcome`) and the type's closed `details`.
+ * @example
+ * AuditEvent.parse({ id: '01JD0000000000000000000000', type: 'sign-out', occurredAt: '2026-01-01T00:00:00.000Z',
+ *   actor: { kind: 'user', id: 'u1' }, subject: 'u1', clientId: null, address: null, userAgent: null,
+ *   outcome: 'success', details: { grantsRevoked: 0 } })
+ */
+export const AuditEvent = z.discriminatedUnion(
+  'type',
+  Object.values(AUDIT_EVENT_SCHEMAS) as unknown as [
+    (typeof AUDIT_EVENT_SCHEMAS)[AuditEventTypeName],
+    ...(typeof AUDIT_EVENT_SCHEMAS)[AuditEventTypeName][],
+  ],
+);
+export type AuditEvent = z.infer<typeof AuditEvent>;
+
+/**
+ * The audit event of one type.
+ * @example const e: AuditEventOf<'token.issued'> = …; e.details.jti
+ */
+export type AuditEventOf<T extends AuditEventType> = Extract<AuditEvent, { type: T }>;
+
+/**
+ * One page of audit events, oldest first, and the cursor of the next.
+ * @example AuditEventPage.parse({ items: [], nextCursor: null })
+ */
+export const AuditEventPage = pageOf(AuditEvent);
+export type AuditEventPage = z.infer<typeof AuditEventPage>;
+
+const repeatable = <T extends z.ZodType>(item: T) =>
+  z.preprocess((value) => (value === undefined || Array.isArray(value) ? value : [value]), z.array(item));
+
+/**
+ * The query of an audit listing: `user` (a user id), `type` (repeatable: any of them), `since`
+ * and `until` (ISO instants, `since` inclusive, `until` exclusive), and a page (see {@link PageQuery}).
+ * @example AuditEventQuery.parse({ type: ['sign-in.failed', 'sign-in.locked'], since: '2026-01-01T00:00:00Z', limit: '50' })
+ */
+export const AuditEventQuery = PageQuery.extend({
+  user: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').optional(),
+  type: repeatable(AuditEventType).optional(),
+  since: Timestamp.optional(),
+  until: Timestamp.optional(),
+});
+export type AuditEventQuery = z.infer<typeof AuditEventQuery>;
