@@ -18,6 +18,7 @@ import { adminClientRoutes } from './routes/admin/clients.js';
 import { adminClusterRoutes } from './routes/admin/clusters.js';
 import { adminGroupRoutes } from './routes/admin/groups.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
+import { adminAuditEventRoutes } from './routes/admin/audit-events.js';
 import { adminSessionRoutes } from './routes/admin/sessions.js';
 import { adminSigningKeyRoutes } from './routes/admin/signing-keys.js';
 import { adminUserIdentityRoutes } from './routes/admin/user-identities.js';
@@ -158,6 +159,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(adminUserRoutes);
   await app.register(adminUserIdentityRoutes);
   await app.register(adminGroupRoutes);
+  await app.register(adminAuditEventRoutes);
   await app.register(openapiRoutes, { catalog });
   return app;
 }

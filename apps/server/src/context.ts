@@ -137,7 +137,7 @@ export async function createAppContext(
   const purge = startPurgeJob(services, config.maintenance.purgeInterval, {
     purged: (counts) => report(counts),
     failed: (error) => report(undefined, error),
-  });
+  }, config.audit.retention);
   return {
     context,
     purge,

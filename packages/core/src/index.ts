@@ -119,6 +119,13 @@ export {
   type RequestOrigin,
   recordAuditEvent,
 } from './audit/record.js';
+export { auditEventTime, type FollowOptions, followAuditEvents } from './audit/follow.js';
+export {
+  type AuditEventFilter,
+  auditEventFilter,
+  listAuditEvents,
+  parseAuditEventQuery,
+} from './admin/audit-events.js';
 export { giveConsent } from './authorize/consent.js';
 export {
   AUTHORIZATION_CODE_TTL_SECONDS,
@@ -249,7 +256,7 @@ export {
   signingKeyPhases,
   signingKeyState,
 } from './keys/signing-key.js';
-export { type PurgedRecords, purgeExpiredRecords } from './maintenance/purge.js';
+export { type PurgedRecords, purgeExpiredRecords, purgeAuditEvents } from './maintenance/purge.js';
 export type {
   ApiKeyCluster,
   ApiKeyRecord,
