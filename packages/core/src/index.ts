@@ -6,6 +6,12 @@ export {
   revokeApiKey,
 } from './admin/api-keys.js';
 export {
+  type AuditEventFilter,
+  auditEventFilter,
+  listAuditEvents,
+  parseAuditEventQuery,
+} from './admin/audit-events.js';
+export {
   type ClientSettings,
   checkClientSettings,
   createClient,
@@ -112,6 +118,7 @@ export {
   generateApiKey,
   isApiKeyLive,
 } from './api-keys/api-key.js';
+export { auditEventTime, type FollowOptions, followAuditEvents } from './audit/follow.js';
 export {
   type AuditEventDraft,
   auditEventId,
@@ -119,13 +126,6 @@ export {
   type RequestOrigin,
   recordAuditEvent,
 } from './audit/record.js';
-export { auditEventTime, type FollowOptions, followAuditEvents } from './audit/follow.js';
-export {
-  type AuditEventFilter,
-  auditEventFilter,
-  listAuditEvents,
-  parseAuditEventQuery,
-} from './admin/audit-events.js';
 export { giveConsent } from './authorize/consent.js';
 export {
   AUTHORIZATION_CODE_TTL_SECONDS,
@@ -256,7 +256,7 @@ export {
   signingKeyPhases,
   signingKeyState,
 } from './keys/signing-key.js';
-export { type PurgedRecords, purgeExpiredRecords, purgeAuditEvents } from './maintenance/purge.js';
+export { type PurgedRecords, purgeAuditEvents, purgeExpiredRecords } from './maintenance/purge.js';
 export type {
   ApiKeyCluster,
   ApiKeyRecord,

@@ -30,7 +30,9 @@ export function personalDataFilter(
       ? null
       : Object.fromEntries(
           Object.entries(record).map(([name, value]) =>
-            EMAIL_KEYS.has(name) && (typeof value === 'string' || value === null) ? [name, hide(value)] : [name, value],
+            EMAIL_KEYS.has(name) && (typeof value === 'string' || value === null)
+              ? [name, hide(value)]
+              : [name, value],
           ),
         );
   return (events) =>

@@ -1,6 +1,6 @@
 import type { AuditEvent } from '@idgate/schema';
-import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { AuditEventFilter } from '../admin/audit-events.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -66,7 +66,12 @@ export async function* followAuditEvents(
         const at = Date.parse(event.occurredAt);
         if (seen.has(event.id) || at < floor) continue;
         // An id at the resume instant sorting before the resumed one was delivered before.
-        if (resumeAt !== undefined && at === resumeAt && options.afterId !== undefined && event.id < options.afterId)
+        if (
+          resumeAt !== undefined &&
+          at === resumeAt &&
+          options.afterId !== undefined &&
+          event.id < options.afterId
+        )
           continue;
         seen.set(event.id, at);
         newest = Math.max(newest, at);

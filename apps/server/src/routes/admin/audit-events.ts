@@ -1,9 +1,4 @@
-import {
-  auditEventFilter,
-  followAuditEvents,
-  listAuditEvents,
-  parseAuditEventQuery,
-} from '@idgate/core';
+import { auditEventFilter, followAuditEvents, listAuditEvents, parseAuditEventQuery } from '@idgate/core';
 import { AuditEventPage, AuditEventQuery } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

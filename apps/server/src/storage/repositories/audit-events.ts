@@ -38,11 +38,7 @@ export function createAuditEventRepository(ctx: RepositoryContext): AuditEventRe
       const old = db.selectFrom('audit_events').select('id').where('occurred_at', '<', toMs(cutoff));
       const result = await db
         .deleteFrom('audit_events')
-        .where(
-          'id',
-          'in',
-          limit === undefined ? old : old.orderBy('occurred_at').orderBy('id').limit(limit),
-        )
+        .where('id', 'in', limit === undefined ? old : old.orderBy('occurred_at').orderBy('id').limit(limit))
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
