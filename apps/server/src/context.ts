@@ -14,6 +14,7 @@ import { ChangeFeed } from './cache/change-feed.js';
 import { Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
 import { ProviderRegistry } from './federation/registry.js';
+import { currentAuditActor } from './http/audit-actor.js';
 import { type PurgeJob, startPurgeJob } from './maintenance.js';
 import { createMetrics, instrumentLoginAttempts, type Metrics } from './metrics.js';
 import type { Services } from './services.js';
@@ -120,7 +121,7 @@ export async function createAppContext(
       secret: services.keyPolicy.secret,
     }),
     metrics,
-    admin: adminPorts(services),
+    admin: { ...adminPorts(services), auditActor: currentAuditActor },
     throttle: new LoginThrottle(
       instrumentLoginAttempts(storage.loginAttempts, metrics),
       config.bruteForce,

@@ -82,8 +82,11 @@ export const AUDIT_EVENT_SCHEMAS = {
   'sign-out': event('sign-out', z.object({ grantsRevoked: z.int().nonnegative() })),
   /** A user consented to a client's scopes. */
   'consent.granted': event('consent.granted', z.object({ scopes: Scopes })),
-  /** An authorization code was issued (the code itself never appears). */
-  'code.issued': event('code.issued', z.object({ grantId: z.string(), scopes: Scopes })),
+  /**
+   * An authorization code was issued (the code itself never appears). `grantId` is null: the
+   * grant opens when the code is redeemed (`code.redeemed` names it).
+   */
+  'code.issued': event('code.issued', z.object({ grantId: z.string().nullable(), scopes: Scopes })),
   /** An authorization code was redeemed for tokens. */
   'code.redeemed': event('code.redeemed', GrantDetails),
   /** A used authorization code came back; the grant it opened is revoked (RFC 6749 §4.1.2). */

@@ -75,6 +75,7 @@ export class AuthorizationFlow {
       const code = await issueAuthorizationCode(request, authentication as Authentication, {
         clock: this.idgate.clock,
         codes: this.idgate.storage.authorizationCodes,
+        audit: { events: this.idgate.storage.auditEvents, origin: origin(reply) },
       });
       if (options.interactionId !== undefined)
         await this.state.finishInteraction(reply, options.interactionId);
@@ -100,4 +101,9 @@ export class AuthorizationFlow {
     }
     return reply.redirect(`${this.loginPath}?interaction=${encodeURIComponent(interactionId)}`, 303);
   }
+}
+
+/** Where the request being answered came from, for its audit events. */
+export function origin(reply: FastifyReply): { address: string; userAgent: string | null } {
+  return { address: reply.request.ip, userAgent: reply.request.headers['user-agent'] ?? null };
 }

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import { adminPorts } from '../admin-ports.js';
 import { type IdgateConfig, loadConfig } from '../config.js';
+import { CLI_ACTOR } from '../http/audit-actor.js';
 import { openServices, type Services, type StartupLogger } from '../services.js';
 import { DatabaseNotFoundError } from '../storage/index.js';
 
@@ -130,7 +131,11 @@ export function createContext(io: CliIo): CliContext {
     config,
     withServices,
     withAdmin: (configuration, work, options) =>
-      withServices(configuration, (services) => work(adminPorts(services), services), options),
+      withServices(
+        configuration,
+        (services) => work({ ...adminPorts(services), auditActor: () => CLI_ACTOR }, services),
+        options,
+      ),
   };
 }
 

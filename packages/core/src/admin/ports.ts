@@ -1,4 +1,5 @@
 import type { IdentityProviderConfig } from '@idgate/schema';
+import type { AuditActorPort } from '../audit/admin.js';
 import type { SigningKeyPolicy } from '../keys/rotation.js';
 import type { Clock, PasswordHasher } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
@@ -18,7 +19,7 @@ export interface ClientLifetimes {
  * What the administrative use cases run over; each takes the part it needs (`Pick<AdminPorts, …>`).
  * The server builds one from its services, the tests from the in-memory storage and a fixed clock.
  */
-export interface AdminPorts {
+export interface AdminPorts extends AuditActorPort {
   readonly storage: Storage;
   readonly clock: Clock;
   /** Hashes user passwords (argon2id on the server). */

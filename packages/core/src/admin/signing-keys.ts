@@ -1,4 +1,6 @@
 import type { SigningKeyInfo } from '@idgate/schema';
+import { adminActor } from '../audit/admin.js';
+import { recordAuditEvent } from '../audit/record.js';
 import { rotateSigningKey } from '../keys/rotation.js';
 import { signingKeyPhases } from '../keys/signing-key.js';
 import { type AdminPorts, nowOf } from './ports.js';
@@ -29,11 +31,31 @@ export async function listSigningKeys(
  * @example const { created, retired } = await rotateSigningKeys(ports);
  */
 export async function rotateSigningKeys(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'lockSigningKeys'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'lockSigningKeys' | 'auditActor'>,
 ): Promise<{ created: SigningKeyInfo; retired: string[] }> {
   const now = nowOf(ports);
   const lock = ports.lockSigningKeys ?? ((work) => ports.storage.transaction(work));
-  const { created, retired } = await lock((tx) => rotateSigningKey(tx.signingKeys, ports.keyPolicy, now));
+  const actor = adminActor(ports);
+  const { created, retired } = await lock(async (tx) => {
+    const rotation = await rotateSigningKey(tx.signingKeys, ports.keyPolicy, now);
+    const activeFrom = new Date(now.getTime() + (ports.keyPolicy.activationDelaySeconds ?? 0) * 1000);
+    await recordAuditEvent(
+      tx,
+      {
+        type: 'key.rotated',
+        actor,
+        details: {
+          kid: rotation.created.kid,
+          algorithm: rotation.created.alg,
+          retired: rotation.retired,
+          activeFrom: activeFrom.toISOString(),
+          trigger: actor.kind === 'cli' ? 'cli' : actor.kind === 'system' ? 'automatic' : 'admin',
+        },
+      },
+      ports.clock,
+    );
+    return rotation;
+  });
   const phases = signingKeyPhases(
     await ports.storage.signingKeys.list(),
     now,

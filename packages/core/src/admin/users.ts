@@ -1,4 +1,6 @@
 import type { CreateUserInput, UpdateUserInput, UserListQuery } from '@idgate/schema';
+import { adminActor, changedFields, recordAdminChange } from '../audit/admin.js';
+import { recordAuditEvent } from '../audit/record.js';
 import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import type { LoginAttemptRecord, NewUser, UserRecord } from '../model.js';
 import type { Storage, UserPageQuery } from '../ports/storage.js';
@@ -13,6 +15,9 @@ import { userView } from './views.js';
 
 /** How many sign-in attempts {@link listLoginAttempts} shows unless told, and at most. */
 export const LOGIN_ATTEMPTS_LIMIT = { default: 20, max: 1000 } as const;
+
+/** The fields of a user an `admin.changed` event shows when they change (never the password hash). */
+const AUDITED = ['username', 'email', 'displayName', 'groups', 'disabled'] as const;
 
 /** The password given (checked against the policy), or a generated one (to be shown once). */
 function choosePassword(
@@ -65,17 +70,27 @@ export async function prepareUser(
  * @example const { user, generatedPassword } = await createUser(ports, CreateUserInput.parse({ username: 'alice' }));
  */
 export async function createUser(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'hasher' | 'passwordPolicy'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'hasher' | 'passwordPolicy' | 'auditActor'>,
   input: CreateUserInput,
   password?: string,
 ): Promise<{ user: UserRecord; generatedPassword: string | undefined }> {
   const { record, ...chosen } = await prepareUser(ports, input, password);
-  const user = await refusingConflicts(
-    () => ports.storage.users.create(record),
-    () =>
-      new AdminError('conflict', 'user', `user ${input.username} already exists`, { key: input.username }),
-    'username',
-  );
+  const user = await ports.storage.transaction(async (tx) => {
+    const created = await refusingConflicts(
+      () => tx.users.create(record),
+      () =>
+        new AdminError('conflict', 'user', `user ${input.username} already exists`, { key: input.username }),
+      'username',
+    );
+    await recordAdminChange(tx, ports, {
+      objectKind: 'user',
+      objectId: created.id,
+      action: 'created',
+      subject: created.id,
+      ...changedFields(null, created, AUDITED),
+    });
+    return created;
+  });
   return { user, generatedPassword: shown(chosen) };
 }
 
@@ -89,14 +104,25 @@ export function listUsers(ports: Pick<AdminPorts, 'storage'>): Promise<UserRecor
 
 /** Applies `patch` to the user; the user may have gone in between. */
 async function writeUser(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   user: UserRecord,
   patch: Partial<Pick<UserRecord, 'disabled' | 'passwordHash' | 'email' | 'displayName' | 'groups'>>,
+  operation?: string,
 ): Promise<UserRecord> {
-  const updated = await ports.storage.users.update(user.id, { ...patch, updatedAt: nowOf(ports) });
-  if (updated === undefined)
-    throw new AdminError('not_found', 'user', `no user ${user.username}`, { key: user.username });
-  return updated;
+  return ports.storage.transaction(async (storage) => {
+    const updated = await storage.users.update(user.id, { ...patch, updatedAt: nowOf(ports) });
+    if (updated === undefined)
+      throw new AdminError('not_found', 'user', `no user ${user.username}`, { key: user.username });
+    await recordAdminChange(storage, ports, {
+      objectKind: 'user',
+      objectId: user.id,
+      action: 'updated',
+      subject: user.id,
+      ...(operation === undefined ? {} : { operation }),
+      ...changedFields(user, updated, AUDITED),
+    });
+    return updated;
+  });
 }
 
 /**
@@ -106,7 +132,7 @@ async function writeUser(
  * @example const { changed } = await setUserDisabled(ports, 'alice', true);
  */
 export async function setUserDisabled(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   username: string,
   disabled: boolean,
 ): Promise<{ user: UserRecord; changed: boolean }> {
@@ -123,14 +149,15 @@ export async function setUserDisabled(
  * @example const { generatedPassword } = await setUserPassword(ports, 'alice');
  */
 export async function setUserPassword(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'hasher' | 'passwordPolicy'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'hasher' | 'passwordPolicy' | 'auditActor'>,
   username: string,
   password?: string,
 ): Promise<{ user: UserRecord; generatedPassword: string | undefined }> {
   const user = await findUser(ports.storage, username);
   const chosen = choosePassword(ports, user.username, password);
   const passwordHash = await ports.hasher.hash(chosen.password);
-  return { user: await writeUser(ports, user, { passwordHash }), generatedPassword: shown(chosen) };
+  const updated = await writeUser(ports, user, { passwordHash }, 'set-password');
+  return { user: updated, generatedPassword: shown(chosen) };
 }
 
 /**
@@ -203,7 +230,7 @@ export async function listUserPage(
  * @example const user = await updateUser(ports, 'alice', { groups: ['dev'] }, { ifMatch: '"…"' });
  */
 export function updateUser(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   username: string,
   patch: UpdateUserInput,
   options: { ifMatch?: string | undefined } = {},
@@ -217,7 +244,7 @@ export function updateUser(
     if (patch.groups !== undefined) changes.groups = patch.groups;
     if (patch.disabled !== undefined) changes.disabled = patch.disabled;
     if (Object.keys(changes).length === 0) return user;
-    return writeUser({ storage, clock: ports.clock }, user, changes);
+    return writeUser({ ...ports, storage }, user, changes);
   });
 }
 
@@ -229,7 +256,7 @@ export function updateUser(
  * @example const { revokedGrants } = await deleteUser(ports, 'alice');
  */
 export function deleteUser(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes' | 'auditActor'>,
   username: string,
   options: { ifMatch?: string | undefined } = {},
 ): Promise<{ user: UserRecord; revokedGrants: number; endedSessions: number; unlinkedIdentities: number }> {
@@ -247,6 +274,30 @@ export function deleteUser(
     for (const identity of identities) await storage.identities.unlink(identity.provider, identity.subject);
     if (!(await storage.users.remove(user.id)))
       throw new AdminError('not_found', 'user', `no user ${username}`, { key: username });
+    await recordAdminChange(storage, ports, {
+      objectKind: 'user',
+      objectId: user.id,
+      action: 'deleted',
+      subject: user.id,
+      ...changedFields(user, null, AUDITED),
+    });
+    if (revoked.length > 0) {
+      await recordAuditEvent(
+        storage,
+        {
+          type: 'token.revoked',
+          actor: adminActor(ports),
+          subject: user.id,
+          details: {
+            reason: 'user-deleted',
+            tokenType: 'grant',
+            grantIds: revoked.map((g) => g.id),
+            jti: null,
+          },
+        },
+        ports.clock,
+      );
+    }
     return { user, revokedGrants: revoked.length, endedSessions, unlinkedIdentities: identities.length };
   });
 }
@@ -260,26 +311,32 @@ export function deleteUser(
  * @example const { wasLocked } = await unlockUser(ports, 'alice', { by: 'admin-api' });
  */
 export async function unlockUser(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'loginThrottle'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'loginThrottle' | 'auditActor'>,
   username: string,
   options: { by: string },
 ): Promise<{ user: UserRecord; wasLocked: boolean }> {
   const user = await findUser(ports.storage, username);
-  const throttle = new LoginThrottle(
-    ports.storage.loginAttempts,
-    ports.loginThrottle ?? DEFAULT_LOGIN_THROTTLE,
-    ports.clock,
-  );
-  const decision = await throttle.check(user.username);
-  await throttle.record({
-    username: user.username,
-    userId: user.id,
-    // Not an address: an unlock makes no address familiar to the account.
-    sourceAddress: options.by,
-    // The local account's provider, whose successes reset its count; the reason tells it apart.
-    provider: 'password',
-    success: true,
-    reason: 'unlocked',
+  const throttleOn = (storage: Storage) =>
+    new LoginThrottle(storage.loginAttempts, ports.loginThrottle ?? DEFAULT_LOGIN_THROTTLE, ports.clock);
+  const decision = await throttleOn(ports.storage).check(user.username);
+  await ports.storage.transaction(async (tx) => {
+    await recordAdminChange(tx, ports, {
+      objectKind: 'user',
+      objectId: user.id,
+      action: 'updated',
+      operation: 'unlock',
+      subject: user.id,
+    });
+    await throttleOn(tx).record({
+      username: user.username,
+      userId: user.id,
+      // Not an address: an unlock makes no address familiar to the account.
+      sourceAddress: options.by,
+      // The local account's provider, whose successes reset its count; the reason tells it apart.
+      provider: 'password',
+      success: true,
+      reason: 'unlocked',
+    });
   });
   return { user, wasLocked: decision.locked };
 }

@@ -1,3 +1,5 @@
+import { type RequestOrigin, recordAuditEvent } from '../audit/record.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { ConsentRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
 
@@ -10,7 +12,12 @@ export async function giveConsent(
   userId: string,
   clientId: string,
   scope: readonly string[],
-  context: { consents: ConsentRepository; clock: Clock },
+  context: {
+    consents: ConsentRepository;
+    clock: Clock;
+    /** Where the `consent.granted` event goes, and where the request came from. */
+    audit?: { events: AuditEventRepository; origin?: RequestOrigin };
+  },
 ): Promise<void> {
   const existing = await context.consents.find(userId, clientId);
   await context.consents.save({
@@ -19,4 +26,18 @@ export async function giveConsent(
     scope: [...new Set([...(existing?.scope ?? []), ...scope])],
     grantedAt: new Date(context.clock.now()),
   });
+  if (context.audit === undefined) return;
+  await recordAuditEvent(
+    { auditEvents: context.audit.events },
+    {
+      type: 'consent.granted',
+      actor: { kind: 'user', id: userId },
+      subject: userId,
+      clientId,
+      address: context.audit.origin?.address ?? null,
+      userAgent: context.audit.origin?.userAgent ?? null,
+      details: { scopes: [...scope] },
+    },
+    context.clock,
+  );
 }

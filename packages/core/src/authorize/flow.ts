@@ -1,4 +1,6 @@
+import { type RequestOrigin, recordAuditEvent } from '../audit/record.js';
 import type { ClientRecord, UserRecord } from '../model.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { AuthorizationCodeRepository, ConsentRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
 import { generateSecret, hashSecret } from '../secrets.js';
@@ -72,7 +74,12 @@ export const AUTHORIZATION_CODE_TTL_SECONDS = 60;
 export async function issueAuthorizationCode(
   request: AuthorizationRequest,
   authentication: Authentication,
-  context: { clock: Clock; codes: AuthorizationCodeRepository },
+  context: {
+    clock: Clock;
+    codes: AuthorizationCodeRepository;
+    /** Where the `code.issued` event goes, and where the request came from. */
+    audit?: { events: AuditEventRepository; origin?: RequestOrigin };
+  },
 ): Promise<string> {
   const code = generateSecret();
   const now = context.clock.now();
@@ -93,6 +100,23 @@ export async function issueAuthorizationCode(
     expiresAt: new Date(now + AUTHORIZATION_CODE_TTL_SECONDS * 1000),
     consumedAt: null,
   });
+  if (context.audit !== undefined) {
+    const { events, origin } = context.audit;
+    await recordAuditEvent(
+      { auditEvents: events },
+      {
+        type: 'code.issued',
+        actor: { kind: 'user', id: authentication.user.id },
+        subject: authentication.user.id,
+        clientId: request.clientId,
+        address: origin?.address ?? null,
+        userAgent: origin?.userAgent ?? null,
+        // The grant opens when the code is redeemed.
+        details: { grantId: null, scopes: request.scope },
+      },
+      context.clock,
+    );
+  }
   return code;
 }
 

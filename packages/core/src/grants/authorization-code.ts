@@ -1,4 +1,5 @@
 import type { AuthorizationCodeGrantRequest, TokenResponse } from '@idgate/schema';
+import { recordAuditEvent } from '../audit/record.js';
 import { verifyCodeVerifier } from '../authorize/pkce.js';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
@@ -27,12 +28,26 @@ export async function authorizationCodeGrant(
   if (redemption.status === 'unknown') throw invalid('the authorization code is not valid');
   const { code } = redemption;
   if (redemption.status === 'replayed') {
-    if (code.grantId !== null) {
-      await revokeGrant(
-        { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
-        code.grantId,
+    const { grantId } = code;
+    await storage.transaction(async (tx) => {
+      if (grantId !== null) {
+        const revocation = { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken };
+        await revokeGrant(revocation, grantId);
+      }
+      await recordAuditEvent(
+        tx,
+        {
+          type: 'code.replayed',
+          actor: { kind: 'client', id: client.clientId },
+          subject: code.userId,
+          clientId: code.clientId,
+          address: context.sourceAddress ?? null,
+          outcome: 'failure',
+          details: { grantId, grantRevoked: grantId !== null },
+        },
+        clock,
       );
-    }
+    });
     throw invalid('the authorization code was already used');
   }
   if (code.clientId !== client.clientId) throw invalid('the authorization code was issued to another client');
@@ -65,6 +80,17 @@ export async function authorizationCodeGrant(
     user,
     scope: code.scope,
     nonce: code.nonce,
+    grantType: 'authorization_code',
+    events: [
+      {
+        type: 'code.redeemed',
+        actor: { kind: 'client', id: client.clientId },
+        subject: user.id,
+        clientId: client.clientId,
+        address: context.sourceAddress ?? null,
+        details: { grantId: grant.id },
+      },
+    ],
     ...(resource === undefined ? {} : { resource }),
     ...(grantsRefreshToken(client, code.scope, context) ? { refreshScope: code.scope } : {}),
   });

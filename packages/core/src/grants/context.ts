@@ -1,5 +1,6 @@
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, GrantRecord, GrantUpstream, UserRecord } from '../model.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type {
   AuthorizationCodeRepository,
   DeviceAuthorizationRepository,
@@ -42,6 +43,9 @@ export interface GrantStorage {
   refreshTokens: RefreshTokenRepository;
   revocations: RevocationRepository;
   deviceAuthorizations: DeviceAuthorizationRepository;
+  auditEvents: AuditEventRepository;
+  /** One transaction over these repositories: a change and its audit event land together. */
+  transaction<T>(work: (storage: GrantStorage) => Promise<T>): Promise<T>;
 }
 
 /** What the token endpoint's grant handlers need. */

@@ -81,6 +81,7 @@ export async function deviceCodeGrant(
     client,
     user,
     scope: approved.scope,
+    grantType: 'urn:ietf:params:oauth:grant-type:device_code',
     ...(resource === undefined ? {} : { resource }),
     ...(grantsRefreshToken(client, approved.scope, context) ? { refreshScope: approved.scope } : {}),
   });

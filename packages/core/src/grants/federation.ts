@@ -21,5 +21,11 @@ export async function issueFederatedTokens(
 ): Promise<TokenResponse> {
   const described = (await context.storage.users.findById(user.id)) ?? user;
   const scope = USER_SCOPES.filter((s) => client.scopes.includes(s));
-  return issueSignInTokens(context, { user: described, client, scope: [...scope], upstream });
+  return issueSignInTokens(context, {
+    user: described,
+    client,
+    scope: [...scope],
+    upstream,
+    grantType: 'federation',
+  });
 }

@@ -33,7 +33,7 @@ export async function passwordGrant(
       sourceAddress: context.sourceAddress ?? 'unknown',
       clientId: client.clientId,
     },
-    context,
+    { ...context, audit: { events: context.storage.auditEvents, clock: context.clock } },
   );
   if (!login.ok) {
     if (login.failure === 'locked') {
@@ -64,5 +64,6 @@ export async function passwordGrant(
     scope,
     ...(request.resource === undefined ? {} : { resource: request.resource }),
     upstream: login.upstream,
+    grantType: 'password',
   });
 }

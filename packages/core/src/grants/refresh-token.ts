@@ -1,4 +1,5 @@
 import type { RefreshTokenGrantRequest, TokenResponse } from '@idgate/schema';
+import { recordAuditEvent } from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
 import { base64url, utf8 } from '../internal/encoding.js';
 import type { ClientRecord, RefreshTokenRecord } from '../model.js';
@@ -47,10 +48,23 @@ export async function refreshTokenGrant(
   if (use.status === 'unknown') throw invalid('the refresh token is not valid');
   const successor = await successorOf(request.refresh_token, context);
   if (use.status === 'reused' && !(await withinReuseWindow(use.token, successor, context))) {
-    await revokeGrant(
-      { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
-      presented.grantId,
-    );
+    await storage.transaction(async (tx) => {
+      const revocation = { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken };
+      await revokeGrant(revocation, presented.grantId);
+      await recordAuditEvent(
+        tx,
+        {
+          type: 'refresh.reuse-detected',
+          actor: { kind: 'client', id: client.clientId },
+          subject: presented.userId,
+          clientId: client.clientId,
+          address: context.sourceAddress ?? null,
+          outcome: 'failure',
+          details: { grantId: presented.grantId, grantRevoked: true },
+        },
+        clock,
+      );
+    });
     throw invalid('the refresh token was already used; the grant is revoked');
   }
   const token = use.token;
@@ -78,6 +92,17 @@ export async function refreshTokenGrant(
     user,
     scope: requested ?? token.scope,
     refreshScope: token.scope,
+    grantType: 'refresh_token',
+    events: [
+      {
+        type: 'refresh.rotated',
+        actor: { kind: 'client', id: client.clientId },
+        subject: user.id,
+        clientId: client.clientId,
+        address: context.sourceAddress ?? null,
+        details: { grantId: grant.id },
+      },
+    ],
     ...(successor === undefined ? {} : { refreshSecret: successor }),
     ...(resource === undefined ? {} : { resource }),
   });

@@ -1,4 +1,5 @@
 import type { TokenResponse } from '@idgate/schema';
+import { type AuditEventDraft, recordAuditEvent } from '../audit/record.js';
 import type { ClientRecord, GrantRecord, GrantUpstream, RefreshTokenRecord, UserRecord } from '../model.js';
 import { StorageConflictError } from '../ports/storage.js';
 import { tokenAudience } from '../scopes.js';
@@ -60,6 +61,10 @@ export interface UserTokenRequest {
   /** The new refresh token itself when it is derived (a rotation with a reuse window); else random. */
   refreshSecret?: string;
   resource?: string | string[];
+  /** The grant type, for the `token.issued` event. */
+  grantType?: string;
+  /** Events of the same step (`code.redeemed`, `refresh.rotated`), written with the refresh token. */
+  events?: AuditEventDraft[];
 }
 
 /**
@@ -116,25 +121,47 @@ export async function issueUserTokens(
       context.clock,
     );
   }
-  if (request.refreshScope !== undefined) {
-    const now = context.clock.now();
-    const refreshToken = request.refreshSecret ?? generateSecret();
+  const issued: AuditEventDraft = {
+    type: 'token.issued',
+    actor: { kind: 'client', id: client.clientId },
+    subject: user.id,
+    clientId: client.clientId,
+    address: context.sourceAddress ?? null,
+    details: {
+      grantType: request.grantType ?? 'unknown',
+      scopes: scope,
+      audience,
+      jti: access.jti,
+      grantId: grant.id,
+    },
+  };
+  const events = [...(request.events ?? []), issued];
+  if (request.refreshScope === undefined) {
+    await recordAuditEvent(context.storage, events, context.clock);
+    return response;
+  }
+  const now = context.clock.now();
+  const refreshToken = request.refreshSecret ?? generateSecret();
+  const refreshScope = request.refreshScope;
+  const hash = await hashSecret(refreshToken);
+  await context.storage.transaction(async (tx) => {
     await storeRefreshToken(
-      context.storage,
+      tx,
       {
-        hash: await hashSecret(refreshToken),
+        hash,
         grantId: grant.id,
         clientId: client.clientId,
         userId: user.id,
-        scope: request.refreshScope,
+        scope: refreshScope,
         createdAt: new Date(now),
         expiresAt: new Date(Math.min(now + client.refreshTokenTtl * 1000, grant.expiresAt.getTime())),
         usedAt: null,
       },
       request.refreshSecret !== undefined,
     );
-    response.refresh_token = refreshToken;
-  }
+    await recordAuditEvent(tx, events, context.clock);
+  });
+  response.refresh_token = refreshToken;
   return response;
 }
 
@@ -153,6 +180,7 @@ export async function issueSignInTokens(
     resource?: string | string[];
     /** The external identity the sign-in went through, re-checked on refresh. */
     upstream?: GrantUpstream | undefined;
+    grantType?: string;
   },
 ): Promise<TokenResponse> {
   const { user, client, scope } = request;
@@ -169,6 +197,7 @@ export async function issueSignInTokens(
     client,
     user,
     scope,
+    ...(request.grantType === undefined ? {} : { grantType: request.grantType }),
     ...(request.resource === undefined ? {} : { resource: request.resource }),
     ...(grantsRefreshToken(client, scope, context) ? { refreshScope: scope } : {}),
   });

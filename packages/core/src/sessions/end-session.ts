@@ -1,11 +1,22 @@
+import { recordAuditEvent } from '../audit/record.js';
 import { publishGrantRevocations } from '../grants/revoke-grant.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { BrowserSessionRepository, GrantRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
 import type { RevocationRepository } from '../ports/storage.js';
 
+/** The repositories ending a browser session writes, and one transaction over them. */
+export interface EndSessionStorage {
+  sessions: BrowserSessionRepository;
+  grants: GrantRepository;
+  revocations: RevocationRepository;
+  auditEvents: AuditEventRepository;
+  transaction<T>(work: (storage: EndSessionStorage) => Promise<T>): Promise<T>;
+}
+
 /** What ending a browser session touches. */
 export interface EndSessionContext {
-  storage: { sessions: BrowserSessionRepository; grants: GrantRepository; revocations: RevocationRepository };
+  storage: EndSessionStorage;
   clock: Clock;
   /** The longest access (and ID) token lifetime, in seconds. */
   maxTokenLifetimeSeconds: number;
@@ -28,15 +39,38 @@ export type LogoutRevocation = 'client' | 'all' | 'none';
  */
 export async function endBrowserSession(
   sessionId: string,
-  options: { revokeGrants: LogoutRevocation; clientId?: string | undefined },
+  options: {
+    revokeGrants: LogoutRevocation;
+    clientId?: string | undefined;
+    /** The signed-out user and where the request came from, for the `sign-out` event. */
+    userId?: string | undefined;
+    address?: string | null | undefined;
+    userAgent?: string | null | undefined;
+  },
   context: EndSessionContext,
 ): Promise<number> {
   const now = new Date(context.clock.now());
-  await context.storage.sessions.end(sessionId, now);
   const { revokeGrants, clientId } = options;
-  if (revokeGrants === 'none' || (revokeGrants === 'client' && clientId === undefined)) return 0;
-  const only = revokeGrants === 'client' ? clientId : undefined;
-  const revoked = await context.storage.grants.revokeBySession(sessionId, now, only);
-  await publishGrantRevocations(context, revoked);
-  return revoked.length;
+  return context.storage.transaction(async (storage) => {
+    await storage.sessions.end(sessionId, now);
+    const none = revokeGrants === 'none' || (revokeGrants === 'client' && clientId === undefined);
+    const only = revokeGrants === 'client' ? clientId : undefined;
+    const revoked = none ? [] : await storage.grants.revokeBySession(sessionId, now, only);
+    await publishGrantRevocations({ ...context, storage }, revoked);
+    const userId = options.userId ?? null;
+    await recordAuditEvent(
+      storage,
+      {
+        type: 'sign-out',
+        actor: { kind: 'user', id: userId },
+        subject: userId,
+        clientId: clientId ?? null,
+        address: options.address ?? null,
+        userAgent: options.userAgent ?? null,
+        details: { grantsRevoked: revoked.length },
+      },
+      context.clock,
+    );
+    return revoked.length;
+  });
 }

@@ -1,5 +1,8 @@
+import { type AuditEventDraft, recordAuditEvent } from '../audit/record.js';
 import type { ExternalPasswordCheck } from '../grants/context.js';
 import type { GrantUpstream, UserRecord } from '../model.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
+import type { Clock } from '../ports/runtime.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 import { type PasswordLoginContext, verifyUserPassword } from '../users/authenticate.js';
 
@@ -25,6 +28,10 @@ export interface PasswordSignInRequest {
    * behalf neither spends nor is blocked by the login page's per-address allowance.
    */
   clientId?: string | undefined;
+  /** The caller's user agent, for the audit trail. */
+  userAgent?: string | undefined;
+  /** Where the sign-in came from; by default the password grant with a client, else the browser. */
+  channel?: 'browser' | 'password-grant' | 'cli' | undefined;
 }
 
 /** What {@link signInWithPassword} needs. */
@@ -33,6 +40,8 @@ export interface PasswordSignInContext {
   /** The check of an enabled password provider called `name`, or undefined when there is none. */
   externalPasswords?: ((name: string) => Promise<ExternalPasswordCheck | undefined>) | undefined;
   throttle?: LoginThrottle | undefined;
+  /** Where the sign-in's audit events go (`sign-in.succeeded`, `.failed`, `.locked`); none without. */
+  audit?: { events: AuditEventRepository; clock: Clock } | undefined;
 }
 
 /** The outcome of {@link signInWithPassword}. */
@@ -62,7 +71,15 @@ export async function signInWithPassword(
     verifyUserPassword(username, password, context.passwords);
   if (provider !== undefined) {
     const external = await context.externalPasswords?.(provider);
-    if (external === undefined) return { ok: false, failure: 'unknown_provider' };
+    if (external === undefined) {
+      await recordSignIn(request, context, {
+        type: 'sign-in.failed',
+        userId: null,
+        reason: 'unknown_provider',
+        provider,
+      });
+      return { ok: false, failure: 'unknown_provider' };
+    }
     check = external;
   }
   const attempt = {
@@ -75,8 +92,14 @@ export async function signInWithPassword(
     provider: attempt.provider,
     ...(request.clientId === undefined ? {} : { clientId: request.clientId }),
   });
+  const audit = (
+    type: 'sign-in.succeeded' | 'sign-in.failed' | 'sign-in.locked',
+    userId: string | null,
+    reason: string | null,
+  ) => recordSignIn(request, context, { type, userId, reason, provider: attempt.provider });
   if (decision?.locked) {
     await context.throttle?.record({ ...attempt, userId: null, success: false, reason: 'locked' });
+    await audit('sign-in.locked', null, decision.scope);
     return {
       ok: false,
       failure: 'locked',
@@ -87,12 +110,50 @@ export async function signInWithPassword(
   const login = await check(request.username, request.password);
   if (!login.ok) {
     await context.throttle?.record({ ...attempt, userId: null, success: false, reason: login.failure });
+    await audit('sign-in.failed', null, login.failure);
     return { ok: false, failure: login.failure };
   }
   await context.throttle?.record({ ...attempt, userId: login.user.id, success: true, reason: null });
+  await audit('sign-in.succeeded', login.user.id, null);
   return {
     ok: true,
     user: login.user,
     ...(login.upstream === undefined ? {} : { upstream: login.upstream }),
   };
+}
+
+/**
+ * The audit event of a password sign-in. Written beside the login record, not in one transaction
+ * with it: the throttle writes its record through its own repository (instrumented on the
+ * server), and a sign-in changes nothing else that an event could be lost beside.
+ */
+async function recordSignIn(
+  request: PasswordSignInRequest,
+  context: PasswordSignInContext,
+  outcome: {
+    type: 'sign-in.succeeded' | 'sign-in.failed' | 'sign-in.locked';
+    userId: string | null;
+    reason: string | null;
+    provider: string;
+  },
+): Promise<void> {
+  if (context.audit === undefined) return;
+  const username = request.username.toLowerCase();
+  const event: AuditEventDraft = {
+    type: outcome.type,
+    actor: { kind: 'user', id: outcome.userId, name: username },
+    subject: outcome.userId,
+    clientId: request.clientId ?? null,
+    address: request.sourceAddress,
+    userAgent: request.userAgent ?? null,
+    outcome: outcome.type === 'sign-in.succeeded' ? 'success' : 'failure',
+    details: {
+      method: request.provider === undefined ? 'password' : 'ldap',
+      provider: outcome.provider,
+      channel: request.channel ?? (request.clientId === undefined ? 'browser' : 'password-grant'),
+      username,
+      reason: outcome.reason,
+    },
+  };
+  await recordAuditEvent({ auditEvents: context.audit.events }, event, context.audit.clock);
 }

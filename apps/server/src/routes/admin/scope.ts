@@ -1,6 +1,7 @@
 import { isAdminError } from '@idgate/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
+import { setAuditActor, trackAuditActor } from '../../http/audit-actor.js';
 import { sendProblem } from '../../http/errors.js';
 import type { RouteDoc } from '../../http/route-doc.js';
 
@@ -35,9 +36,11 @@ export interface AdminScope {
  */
 export function adminScope(app: FastifyInstance): AdminScope {
   const authenticate = apiKeyAuthenticator(app.idgate, 'admin');
+  trackAuditActor(app);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
-    await authenticate(request);
+    const key = await authenticate(request);
+    setAuditActor({ kind: 'api-key', id: key.id, name: key.prefix });
   });
   // No object is named with a control character; PostgreSQL cannot even compare one (NUL).
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {

@@ -186,8 +186,15 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       let login: PasswordSignIn;
       try {
         login = await signInWithPassword(
-          { username, password, provider: external, sourceAddress: request.ip },
           {
+            username,
+            password,
+            provider: external,
+            sourceAddress: request.ip,
+            userAgent: request.headers['user-agent'],
+          },
+          {
+            audit: { events: idgate.storage.auditEvents, clock: idgate.clock },
             passwords: {
               findUserByUsername: (name) => idgate.storage.users.findByUsername(name),
               hasher: idgate.hasher,
@@ -302,6 +309,10 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       await giveConsent(user.id, stored.clientId, stored.scope, {
         consents: idgate.storage.consents,
         clock: idgate.clock,
+        audit: {
+          events: idgate.storage.auditEvents,
+          origin: { address: request.ip, userAgent: request.headers['user-agent'] ?? null },
+        },
       });
       return proceedWith(reply, stored, authentication, interaction.id, true);
     },

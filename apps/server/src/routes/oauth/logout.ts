@@ -101,7 +101,13 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
     if (current !== undefined) {
       await endBrowserSession(
         current.session.id,
-        { revokeGrants: idgate.config.logout.revokeGrants, clientId: validated.clientId },
+        {
+          revokeGrants: idgate.config.logout.revokeGrants,
+          clientId: validated.clientId,
+          userId: current.user.id,
+          address: request.ip,
+          userAgent: request.headers['user-agent'] ?? null,
+        },
         idgate,
       );
     }
