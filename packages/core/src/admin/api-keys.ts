@@ -6,6 +6,7 @@ import {
   type PageQuery,
 } from '@idgate/schema';
 import { generateApiKey } from '../api-keys/api-key.js';
+import { changedFields, recordAdminChange } from '../audit/admin.js';
 import type { ApiKeyCluster, ApiKeyRecord } from '../model.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.js';
@@ -42,14 +43,23 @@ export async function prepareApiKey(
  * @example const { record, key } = await createApiKey(ports, { name: 'apiserver', scopes: ['tokenreview'] });
  */
 export async function createApiKey(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   input: CreateApiKeyInput,
 ): Promise<{ record: ApiKeyRecord; key: string }> {
   const { record, key } = await prepareApiKey(ports, input);
-  const stored = await refusingConflicts(
-    () => ports.storage.apiKeys.create(record),
-    () => new AdminError('conflict', 'api_key', 'an API key with the generated prefix exists; try again'),
-  );
+  const stored = await ports.storage.transaction(async (tx) => {
+    const created = await refusingConflicts(
+      () => tx.apiKeys.create(record),
+      () => new AdminError('conflict', 'api_key', 'an API key with the generated prefix exists; try again'),
+    );
+    await recordAdminChange(tx, ports, {
+      objectKind: 'api-key',
+      objectId: created.id,
+      action: 'created',
+      ...changedFields(null, created, ['name', 'prefix', 'scopes', 'expiresAt']),
+    });
+    return created;
+  });
   return { record: stored, key };
 }
 
@@ -67,11 +77,19 @@ export function listApiKeys(ports: Pick<AdminPorts, 'storage'>): Promise<ApiKeyR
  * @example await revokeApiKey(ports, 'idg_ab12cd34');
  */
 export async function revokeApiKey(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   idOrPrefix: string,
 ): Promise<void> {
-  if (!(await ports.storage.apiKeys.revoke(idOrPrefix, nowOf(ports))))
-    throw new AdminError('not_found', 'api_key', `no active API key ${idOrPrefix}`, { key: idOrPrefix });
+  await ports.storage.transaction(async (tx) => {
+    if (!(await tx.apiKeys.revoke(idOrPrefix, nowOf(ports))))
+      throw new AdminError('not_found', 'api_key', `no active API key ${idOrPrefix}`, { key: idOrPrefix });
+    await recordAdminChange(tx, ports, {
+      objectKind: 'api-key',
+      objectId: idOrPrefix,
+      action: 'updated',
+      operation: 'revoke',
+    });
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { PageQuery } from '@idgate/schema';
 import { GroupName } from '@idgate/schema';
+import { changedFields, recordAdminChange } from '../audit/admin.js';
 import type { UserRecord } from '../model.js';
 import type { GroupSummary } from '../ports/storage.js';
 import { AdminError, parseAdminInput } from './errors.js';
@@ -63,7 +64,7 @@ export async function listGroupMembers(
  * @example await addGroupMember(ports, 'dev', 'alice');
  */
 export async function addGroupMember(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   group: string,
   username: string,
 ): Promise<{ user: UserRecord; changed: boolean }> {
@@ -71,7 +72,8 @@ export async function addGroupMember(
   return ports.storage.transaction(async (storage) => {
     const user = await findUser(storage, username);
     if (user.groups.includes(name)) return { user, changed: false };
-    return { user: await setGroups(storage, ports, user, [...user.groups, name]), changed: true };
+    const updated = await setGroups(storage, ports, user, [...user.groups, name], 'add-member');
+    return { user: updated, changed: true };
   });
 }
 
@@ -82,7 +84,7 @@ export async function addGroupMember(
  * @example await removeGroupMember(ports, 'dev', 'alice');
  */
 export async function removeGroupMember(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   group: string,
   username: string,
 ): Promise<{ user: UserRecord; changed: boolean }> {
@@ -93,18 +95,27 @@ export async function removeGroupMember(
     const user = await findUser(storage, username);
     if (!user.groups.includes(name)) return { user, changed: false };
     const groups = user.groups.filter((g) => g !== name);
-    return { user: await setGroups(storage, ports, user, groups), changed: true };
+    return { user: await setGroups(storage, ports, user, groups, 'remove-member'), changed: true };
   });
 }
 
 async function setGroups(
   storage: AdminPorts['storage'],
-  ports: Pick<AdminPorts, 'clock'>,
+  ports: Pick<AdminPorts, 'clock' | 'auditActor'>,
   user: UserRecord,
   groups: string[],
+  operation: 'add-member' | 'remove-member',
 ): Promise<UserRecord> {
   const updated = await storage.users.update(user.id, { groups, updatedAt: nowOf(ports) });
   if (updated === undefined)
     throw new AdminError('not_found', 'user', `no user ${user.username}`, { key: user.username });
+  await recordAdminChange(storage, ports, {
+    objectKind: 'group',
+    objectId: user.id,
+    action: 'updated',
+    operation,
+    subject: user.id,
+    ...changedFields(user, updated, ['groups']),
+  });
   return updated;
 }

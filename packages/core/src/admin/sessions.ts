@@ -7,6 +7,8 @@ import {
   SessionId,
   type SessionInfo,
 } from '@idgate/schema';
+import { adminActor, recordAdminChange } from '../audit/admin.js';
+import { recordAuditEvent } from '../audit/record.js';
 import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import { base64url, fromBase64url, utf8 } from '../internal/encoding.js';
 import type { GrantRecord } from '../model.js';
@@ -17,7 +19,7 @@ import { type AdminPorts, nowOf } from './ports.js';
 import { findUser } from './users.js';
 import { grantInfoView, sessionInfoView } from './views.js';
 
-type Ports = Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy'>;
+type Ports = Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'auditActor'>;
 
 /** One page of a listing: its items and the cursor of the next page (null on the last). */
 export interface AdminPage<T> {
@@ -91,6 +93,31 @@ const revocationContext = (ports: Ports) => ({
 });
 
 /**
+ * Records an administrator's ending of sessions or revoking of grants (`admin.changed`) and the
+ * grants it revoked (`token.revoked`), through the transaction that made the change.
+ */
+async function recordAdminRevocation(
+  storage: Storage,
+  ports: Ports,
+  userId: string,
+  change: { objectKind: 'session' | 'grant'; objectId: string; operation: string },
+  revoked: readonly GrantRecord[],
+): Promise<void> {
+  await recordAdminChange(storage, ports, { ...change, action: 'updated', subject: userId });
+  if (revoked.length === 0) return;
+  await recordAuditEvent(
+    storage,
+    {
+      type: 'token.revoked',
+      actor: adminActor(ports),
+      subject: userId,
+      details: { reason: 'admin', tokenType: 'grant', grantIds: revoked.map((g) => g.id), jti: null },
+    },
+    ports.clock,
+  );
+}
+
+/**
  * One page of a user's live browser sessions, oldest first: when each signed in, when it last
  * signed the browser in to an application, where from, and to which applications.
  * @param query the `?limit=&cursor=` of the listing, as sent.
@@ -149,11 +176,15 @@ export async function endUserSession(
     new AdminError('not_found', 'session', `no session ${id} of user ${user.username}`, { key: id });
   if (session === undefined || session.userId !== user.id || session.endedAt !== null) throw notFound();
   if (session.expiresAt.getTime() <= now.getTime()) throw notFound();
-  // Ended first: a concurrent end is answered as not found, once.
-  if (!(await storage.sessions.end(id, now))) throw notFound();
-  const revoked = await storage.grants.revokeBySession(id, now);
-  await publishGrantRevocations(revocationContext(ports), revoked);
-  return { revokedGrants: revoked.length };
+  return ports.storage.transaction(async (tx) => {
+    // Ended first: a concurrent end is answered as not found, once.
+    if (!(await tx.sessions.end(id, now))) throw notFound();
+    const revoked = await tx.grants.revokeBySession(id, now);
+    await publishGrantRevocations(revocationContext({ ...ports, storage: tx }), revoked);
+    const change = { objectKind: 'session', objectId: id, operation: 'end' } as const;
+    await recordAdminRevocation(tx, ports, user.id, change, revoked);
+    return { revokedGrants: revoked.length };
+  });
 }
 
 /**
@@ -167,11 +198,15 @@ export async function endAllUserSessions(ports: Ports, username: string): Promis
   const { storage } = ports;
   const user = await findUser(storage, username);
   const now = nowOf(ports);
-  const ended = await storage.sessions.endByUser(user.id, now);
-  const revoked: GrantRecord[] = [];
-  for (const id of ended) revoked.push(...(await storage.grants.revokeBySession(id, now)));
-  await publishGrantRevocations(revocationContext(ports), revoked);
-  return { ended: ended.length, revokedGrants: revoked.length };
+  return ports.storage.transaction(async (tx) => {
+    const ended = await tx.sessions.endByUser(user.id, now);
+    const revoked: GrantRecord[] = [];
+    for (const id of ended) revoked.push(...(await tx.grants.revokeBySession(id, now)));
+    await publishGrantRevocations(revocationContext({ ...ports, storage: tx }), revoked);
+    const change = { objectKind: 'session', objectId: user.id, operation: 'end-all' } as const;
+    await recordAdminRevocation(tx, ports, user.id, change, revoked);
+    return { ended: ended.length, revokedGrants: revoked.length };
+  });
 }
 
 /**
@@ -219,8 +254,13 @@ export async function revokeUserGrant(ports: Ports, username: string, grantId: s
     new AdminError('not_found', 'grant', `no grant ${id} of user ${user.username}`, { key: id });
   if (grant === undefined || grant.userId !== user.id || grant.revokedAt !== null) throw notFound();
   if (grant.expiresAt.getTime() <= now.getTime()) throw notFound();
-  if (!(await storage.grants.revoke(id, now))) throw notFound();
-  await publishGrantRevocations(revocationContext(ports), [{ ...grant, revokedAt: now }]);
+  await ports.storage.transaction(async (tx) => {
+    if (!(await tx.grants.revoke(id, now))) throw notFound();
+    const revoked = [{ ...grant, revokedAt: now }];
+    await publishGrantRevocations(revocationContext({ ...ports, storage: tx }), revoked);
+    const change = { objectKind: 'grant', objectId: id, operation: 'revoke' } as const;
+    await recordAdminRevocation(tx, ports, user.id, change, revoked);
+  });
 }
 
 /**
@@ -234,7 +274,12 @@ export async function revokeAllUserGrants(ports: Ports, username: string): Promi
   const { storage } = ports;
   const user = await findUser(storage, username);
   const now = nowOf(ports);
-  const revoked = await storage.grants.revokeByUser(user.id, now);
-  await publishGrantRevocations(revocationContext(ports), revoked);
+  const revoked = await ports.storage.transaction(async (tx) => {
+    const grants = await tx.grants.revokeByUser(user.id, now);
+    await publishGrantRevocations(revocationContext({ ...ports, storage: tx }), grants);
+    const change = { objectKind: 'grant', objectId: user.id, operation: 'revoke-all' } as const;
+    await recordAdminRevocation(tx, ports, user.id, change, grants);
+    return grants;
+  });
   return { revoked: revoked.filter((grant) => grant.expiresAt.getTime() > now.getTime()).length };
 }

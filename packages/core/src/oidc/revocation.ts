@@ -1,7 +1,9 @@
+import { type AuditEventDraft, recordAuditEvent } from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
 import { revokeGrant } from '../grants/revoke-grant.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord } from '../model.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { GrantRepository, RefreshTokenRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
 import type { RevocationRepository } from '../ports/storage.js';
@@ -13,12 +15,17 @@ export interface RevocationContext {
   issuer: string;
   keys: KeyRing;
   clock: Clock;
-  storage: {
-    grants: GrantRepository;
-    refreshTokens: RefreshTokenRepository;
-    revocations: RevocationRepository;
-  };
+  storage: RevocationStorage;
   maxTokenLifetimeSeconds: number;
+}
+
+/** The repositories revocation writes, and one transaction over them. */
+export interface RevocationStorage {
+  grants: GrantRepository;
+  refreshTokens: RefreshTokenRepository;
+  revocations: RevocationRepository;
+  auditEvents: AuditEventRepository;
+  transaction<T>(work: (storage: RevocationStorage) => Promise<T>): Promise<T>;
 }
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -41,10 +48,14 @@ export async function revokeToken(
     const record = await context.storage.refreshTokens.findByHash(await hashSecret(token));
     if (record === undefined) return false;
     if (record.clientId !== client.clientId) throw notYours();
-    await revokeGrant(
-      { ...context, maxTokenLifetimeSeconds: context.maxTokenLifetimeSeconds },
-      record.grantId,
-    );
+    await context.storage.transaction(async (storage) => {
+      await revokeGrant({ ...context, storage }, record.grantId);
+      await recordAuditEvent(
+        storage,
+        revoked(client, record.userId, { tokenType: 'refresh_token', grantIds: [record.grantId], jti: null }),
+        context.clock,
+      );
+    });
     return true;
   };
   const tryAccess = async () => {
@@ -52,15 +63,35 @@ export async function revokeToken(
     const verified = await verifyAccessToken(context.keys, context.issuer, token, context.clock);
     if (!verified.ok) return false;
     if (verified.claims.client_id !== client.clientId) throw notYours();
-    await context.storage.revocations.add({
-      kind: 'jti',
-      value: verified.claims.jti,
-      createdAt: new Date(context.clock.now()),
-      expiresAt: new Date(verified.claims.exp * 1000),
+    const { jti, sub } = verified.claims;
+    await context.storage.transaction(async (storage) => {
+      await storage.revocations.add({
+        kind: 'jti',
+        value: jti,
+        createdAt: new Date(context.clock.now()),
+        expiresAt: new Date(verified.claims.exp * 1000),
+      });
+      const event = revoked(client, sub, { tokenType: 'access_token', grantIds: [], jti });
+      await recordAuditEvent(storage, event, context.clock);
     });
     return true;
   };
   // The hint only orders the look-ups (§2.1); a wrong hint still finds the token.
   const order = hint === 'access_token' ? [tryAccess, tryRefresh] : [tryRefresh, tryAccess];
   for (const attempt of order) if (await attempt()) return;
+}
+
+/** The `token.revoked` event of a client's revocation request. */
+function revoked(
+  client: ClientRecord,
+  userId: string,
+  token: { tokenType: 'access_token' | 'refresh_token'; grantIds: string[]; jti: string | null },
+): AuditEventDraft {
+  return {
+    type: 'token.revoked',
+    actor: { kind: 'client', id: client.clientId },
+    subject: userId,
+    clientId: client.clientId,
+    details: { reason: 'revocation-endpoint', ...token },
+  };
 }

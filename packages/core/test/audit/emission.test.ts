@@ -1,0 +1,173 @@
+import { CreateUserInput } from '@idgate/schema';
+import { describe, expect, it } from 'vitest';
+import {
+  createUser,
+  deleteUser,
+  endBrowserSession,
+  giveConsent,
+  issueAuthorizationCode,
+  LoginThrottle,
+  rotateSigningKeys,
+  setUserPassword,
+  signInWithPassword,
+  unlockUser,
+  updateUser,
+} from '../../src/index.js';
+import { adminPorts } from '../admin/ports.js';
+import { manualClock } from '../helpers.js';
+
+const cli = () => ({ kind: 'cli' as const, id: null });
+const alice = CreateUserInput.parse({ username: 'alice', email: 'alice@example.test', groups: ['dev'] });
+const events = (ports: { storage: { auditEvents: { list(q: { limit: number }): Promise<unknown[]> } } }) =>
+  ports.storage.auditEvents.list({ limit: 100 }) as Promise<{ type: string; [k: string]: unknown }[]>;
+
+describe('admin changes of users', () => {
+  it('record who changed what, with only the changed fields and never a password or hash', async () => {
+    const ports = adminPorts({ auditActor: cli });
+    const { user } = await createUser(ports, alice, 'correct horse battery');
+    await updateUser(ports, 'alice', { groups: ['dev', 'ops'], email: 'alice@example.test' });
+    await setUserPassword(ports, 'alice', 'another long passphrase');
+    await unlockUser(ports, 'alice', { by: 'cli' });
+    await deleteUser(ports, 'alice');
+    const recorded = await events(ports);
+    expect(recorded.map((e) => [e.type, (e.details as { action: string }).action])).toEqual([
+      ['admin.changed', 'created'],
+      ['admin.changed', 'updated'],
+      ['admin.changed', 'updated'],
+      ['admin.changed', 'updated'],
+      ['admin.changed', 'deleted'],
+    ]);
+    expect(recorded.every((e) => (e.actor as { kind: string }).kind === 'cli' && e.subject === user.id)).toBe(
+      true,
+    );
+    expect(recorded[0]?.details).toMatchObject({
+      before: null,
+      after: { username: 'alice', email: 'alice@example.test', groups: ['dev'], disabled: false },
+    });
+    expect(recorded[1]?.details).toMatchObject({
+      before: { groups: ['dev'] },
+      after: { groups: ['dev', 'ops'] },
+    });
+    expect(recorded[2]?.details).toMatchObject({ operation: 'set-password', before: {}, after: {} });
+    expect(recorded[3]?.details).toMatchObject({ operation: 'unlock' });
+    expect(recorded[4]?.details).toMatchObject({ after: null, before: { username: 'alice' } });
+    expect(JSON.stringify(recorded)).not.toMatch(/correct horse|another long|passwordHash|test\$/);
+  });
+
+  it('are acted by idgate itself when the ports name no actor', async () => {
+    const ports = adminPorts();
+    await createUser(ports, alice, 'correct horse battery');
+    expect((await events(ports))[0]).toMatchObject({ actor: { kind: 'system', id: null } });
+  });
+
+  it('leave no event when the change rolls back after its event was recorded', async () => {
+    const ports = adminPorts({ auditActor: cli });
+    await createUser(ports, alice, 'correct horse battery');
+    const before = await events(ports);
+    const boom = new Error('a later step of the change failed');
+    await expect(
+      ports.storage.transaction(async (tx) => {
+        await updateUser({ ...ports, storage: tx }, 'alice', { disabled: true });
+        expect(await tx.auditEvents.list({ limit: 100 })).toHaveLength(before.length + 1);
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect(await events(ports)).toEqual(before);
+    expect((await ports.storage.users.findByUsername('alice'))?.disabled).toBe(false);
+  });
+});
+
+describe('key rotation', () => {
+  it('records the new key, the keys it retires and what triggered it', async () => {
+    const ports = adminPorts({ auditActor: cli });
+    const first = await rotateSigningKeys(ports);
+    const second = await rotateSigningKeys(ports);
+    const recorded = await events(ports);
+    expect(recorded.map((e) => e.details)).toEqual([
+      expect.objectContaining({ kid: first.created.kid, algorithm: 'ES256', retired: [], trigger: 'cli' }),
+      expect.objectContaining({ kid: second.created.kid, retired: [first.created.kid], trigger: 'cli' }),
+    ]);
+  });
+});
+
+describe('browser events', () => {
+  it('records consent, a code (never the code) and a sign-out with the grants it revoked', async () => {
+    const { storage } = adminPorts();
+    const clock = manualClock();
+    const origin = { address: '203.0.113.7', userAgent: 'Firefox' };
+    await giveConsent('u1', 'cl_web', ['openid'], {
+      consents: storage.consents,
+      clock,
+      audit: { events: storage.auditEvents, origin },
+    });
+    const code = await issueAuthorizationCode(
+      { clientId: 'cl_web', redirectUri: 'https://rp/cb', scope: ['openid'] } as Parameters<
+        typeof issueAuthorizationCode
+      >[0],
+      { user: { id: 'u1' } as never, authTime: new Date(clock.now()), sessionId: 's1', fresh: true },
+      { clock, codes: storage.authorizationCodes, audit: { events: storage.auditEvents, origin } },
+    );
+    await endBrowserSession(
+      's1',
+      { revokeGrants: 'all', userId: 'u1', ...origin },
+      { storage, clock, maxTokenLifetimeSeconds: 60 },
+    );
+    const recorded = await storage.auditEvents.list({ limit: 10 });
+    expect(recorded.map((e) => [e.type, e.subject, e.address])).toEqual([
+      ['consent.granted', 'u1', '203.0.113.7'],
+      ['code.issued', 'u1', '203.0.113.7'],
+      ['sign-out', 'u1', '203.0.113.7'],
+    ]);
+    expect(recorded[2]?.details).toEqual({ grantsRevoked: 0 });
+    expect(JSON.stringify(recorded)).not.toContain(code);
+  });
+});
+
+describe('password sign-in', () => {
+  it('records success, failure and a lock, with the typed username and never the password', async () => {
+    const ports = adminPorts();
+    await createUser(ports, alice, 'correct horse battery');
+    const clock = manualClock();
+    const throttle = new LoginThrottle(
+      ports.storage.loginAttempts,
+      { maxFailures: 2, windowSeconds: 600, maxFailuresPerAddress: 100 },
+      clock,
+    );
+    const context = {
+      passwords: {
+        findUserByUsername: (n: string) => ports.storage.users.findByUsername(n),
+        hasher: ports.hasher,
+        dummyHash: await ports.hasher.hash('x'),
+      },
+      throttle,
+      audit: { events: ports.storage.auditEvents, clock },
+    };
+    const attempt = (password: string, sourceAddress: string) =>
+      signInWithPassword({ username: 'Alice', password, sourceAddress, userAgent: 'curl' }, context);
+    expect((await attempt('correct horse battery', '198.51.100.1')).ok).toBe(true);
+    clock.advance(1);
+    // From an address the account never signed in from: smart lockout counts these apart.
+    await attempt('wrong one', '198.51.100.2');
+    await attempt('wrong two', '198.51.100.2');
+    expect(await attempt('correct horse battery', '198.51.100.2')).toMatchObject({
+      ok: false,
+      failure: 'locked',
+    });
+    const recorded = (await ports.storage.auditEvents.list({ limit: 10 })).filter((e) =>
+      e.type.startsWith('sign-in'),
+    );
+    expect(recorded.map((e) => [e.type, e.outcome, (e.details as { reason: string | null }).reason])).toEqual(
+      [
+        ['sign-in.succeeded', 'success', null],
+        ['sign-in.failed', 'failure', 'invalid_credentials'],
+        ['sign-in.failed', 'failure', 'invalid_credentials'],
+        ['sign-in.locked', 'failure', 'account'],
+      ],
+    );
+    expect(recorded[0]).toMatchObject({
+      userAgent: 'curl',
+      details: { username: 'alice', channel: 'browser', method: 'password' },
+    });
+    expect(JSON.stringify(recorded)).not.toMatch(/correct horse|wrong one|wrong two/);
+  });
+});
