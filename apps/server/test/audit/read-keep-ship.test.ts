@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { recordAuditEvent } from '@idgate/core';
+import { type AuditEventDraft, recordAuditEvent } from '@idgate/core';
 import { AuditEvent } from '@idgate/schema';
 import { createIdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +34,11 @@ describe.each(testDatabaseUrls())('reading, keeping and shipping audit events on
 
   beforeAll(async () => {
     logFile = join(mkdtempSync(join(tmpdir(), 'idgate-audit-')), 'audit.jsonl');
-    t = await startTestServer(kind, { audit: { log: logFile } }, { clock });
+    t = await startTestServer(
+      kind,
+      { audit: { log: logFile }, tokens: { refreshReuseWindow: 0 } },
+      { clock },
+    );
     userId = await t.addUser('ana', PASSWORD, { email: 'ana@example.test' });
     adminKey = await t.addApiKey(['admin']);
     secrets.push(adminKey);
@@ -107,6 +111,61 @@ describe.each(testDatabaseUrls())('reading, keeping and shipping audit events on
     expect(table.stdout.match(/admin\.changed/g)).toHaveLength(4);
   });
 
+  it('finds a password sign-in and a refresh reuse, in order, alike through REST, the SDK and the CLI', async () => {
+    const client = await t.addClient({
+      trusted: true,
+      grants: ['password', 'refresh_token'],
+      scopes: ['openid', 'offline_access'],
+    });
+    secrets.push(client.clientSecret);
+    const since = new Date(clock.now()).toISOString();
+    const token = async (form: Record<string, string>) => {
+      const response = await fetch(`${t.baseUrl}/oauth/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams(form).toString(),
+      });
+      const body = (await response.json()) as Record<string, string>;
+      for (const key of ['access_token', 'refresh_token', 'id_token']) if (body[key]) secrets.push(body[key]);
+      return { status: response.status, body };
+    };
+    const signedIn = await token({
+      grant_type: 'password',
+      username: 'ana',
+      password: PASSWORD,
+      scope: 'openid offline_access',
+    });
+    expect(signedIn.status).toBe(200);
+    const refresh = signedIn.body.refresh_token as string;
+    expect((await token({ grant_type: 'refresh_token', refresh_token: refresh })).status).toBe(200);
+    expect((await token({ grant_type: 'refresh_token', refresh_token: refresh })).status).toBe(400);
+    const expected = [
+      ['sign-in.succeeded', 'success'],
+      ['token.issued', 'success'],
+      ['refresh.rotated', 'success'],
+      ['token.issued', 'success'],
+      ['refresh.reuse-detected', 'failure'],
+    ];
+    const rest = (await (await get(`/admin/v1/events?user=ana&since=${since}`)).json()) as {
+      items: AuditEvent[];
+    };
+    expect(rest.items.map((e) => [e.type, e.outcome])).toEqual(expected);
+    expect(rest.items.every((e) => e.subject === userId && e.clientId === client.clientId)).toBe(true);
+    expect((await admin().listEvents({ user: 'ana', since })).items).toEqual(rest.items);
+    const cli = await runInProcess(['audit', '--user', 'ana', '--since', since, '--json'], {
+      env: envFor(t.database.url, { IDGATE_SECRET: TEST_SECRET }),
+    });
+    expect(
+      cli.stdout
+        .trim()
+        .split('\n')
+        .map((line) => AuditEvent.parse(JSON.parse(line))),
+    ).toEqual(rest.items);
+  });
+
   it('streams an event made after the stream opened, also one made by another process on the database', async () => {
     const abort = new AbortController();
     const seen: AuditEvent[] = [];
@@ -154,7 +213,10 @@ describe.each(testDatabaseUrls())('reading, keeping and shipping audit events on
     const ids = new Set(inFile.map((e) => e.id));
     const mine = stored.filter((e) => ids.has(e.id));
     expect(inFile).toEqual(mine);
-    expect(mine.filter((e) => e.type === 'admin.changed')).toHaveLength(4);
+    expect(
+      mine.filter((e) => e.type === 'admin.changed' && e.actor.kind === 'api-key' && e.subject === userId),
+    ).toHaveLength(3);
+    expect(mine.filter((e) => e.type === 'refresh.reuse-detected')).toHaveLength(1);
     expect(statSync(logFile).mode & 0o777).toBe(0o600);
   });
 
@@ -185,7 +247,7 @@ describe.each(testDatabaseUrls())('reading, keeping and shipping audit events on
 
 describe.each(testDatabaseUrls())('personal data in audit events on $name', (kind) => {
   const origin = { address: '203.0.113.9', userAgent: 'Mozilla/5.0 audit' };
-  const change = {
+  const change: AuditEventDraft = {
     type: 'admin.changed',
     actor,
     ...origin,
@@ -197,7 +259,7 @@ describe.each(testDatabaseUrls())('personal data in audit events on $name', (kin
       before: { email: 'old@example.test' },
       after: { email: 'new@example.test', groups: ['a'] },
     },
-  } as const;
+  };
 
   for (const policy of ['hash', 'omit'] as const) {
     it(`${policy}: address, user agent and email are switched off before they are stored`, async () => {
