@@ -14,6 +14,7 @@ import { installFormParser } from './http/form.js';
 import { RouteCatalog } from './http/openapi.js';
 import { redactUrl } from './http/redact.js';
 import { adminApiKeyRoutes } from './routes/admin/api-keys.js';
+import { adminAuditEventRoutes } from './routes/admin/audit-events.js';
 import { adminClientRoutes } from './routes/admin/clients.js';
 import { adminClusterRoutes } from './routes/admin/clusters.js';
 import { adminGroupRoutes } from './routes/admin/groups.js';
@@ -163,6 +164,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(adminUserRoutes);
   await app.register(adminUserIdentityRoutes);
   await app.register(adminGroupRoutes);
+  await app.register(adminAuditEventRoutes);
   await app.register(openapiRoutes, { catalog });
   return app;
 }

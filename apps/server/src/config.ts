@@ -131,6 +131,22 @@ const Telemetry = z
       .optional(),
   })
   .prefault({});
+const AUDIT_LOG = 'must be off, stdout, stderr or a file path';
+const RETENTION =
+  'must be a whole number of seconds, a number with a unit s, m, h or d (90d), or 0 / forever to keep every event';
+const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** A retention: seconds, `90d`-style durations, or `0` / `forever` (keep everything: 0). */
+const Retention = z.preprocess(
+  (value) => {
+    if (typeof value !== 'string') return value;
+    const text = value.trim();
+    if (text === 'forever') return 0;
+    const match = /^(\d{1,12})([smhd]?)$/.exec(text);
+    return match === null ? text : Number(match[1]) * (DURATION_UNITS[match[2] || 's'] ?? 1);
+  },
+  z.int({ error: RETENTION }).min(0, { error: RETENTION }).max(3_153_600_000, { error: RETENTION }),
+);
 
 const DATABASE_URL = 'must be a database URL: sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE';
 
@@ -269,6 +285,16 @@ const ConfigSchema = z.strictObject({
       maxStaleness: seconds(0, 31_536_000).default(0),
     })
     .prefault({}),
+  audit: z
+    .strictObject({
+      /** Address, user agent and email in events: kept, HMAC-hashed under the secret, or omitted. */
+      personalData: oneOf(['keep', 'hash', 'omit'] as const).default('keep'),
+      /** Events as JSON lines for a log shipper: off, stdout, stderr or a file path (appended). */
+      log: z.string({ error: AUDIT_LOG }).min(1, AUDIT_LOG).default('off'),
+      /** How long events are kept (seconds); 0 keeps them forever. */
+      retention: Retention.default(7_776_000),
+    })
+    .prefault({}),
   trustProxy: TrustProxy.default(false),
   bodyLimit: whole(1024, 10_485_760, 'a number of bytes').default(65_536),
   otel: Telemetry,
@@ -328,6 +354,9 @@ const ENV: Record<string, string[]> = {
   OTEL_SERVICE_NAME: ['otel', 'serviceName'],
   OTEL_TRACES_SAMPLER: ['otel', 'sampler'],
   OTEL_TRACES_SAMPLER_ARG: ['otel', 'samplerArg'],
+  IDGATE_AUDIT_PERSONAL_DATA: ['audit', 'personalData'],
+  IDGATE_AUDIT_LOG: ['audit', 'log'],
+  IDGATE_AUDIT_RETENTION: ['audit', 'retention'],
 };
 
 /** Every `IDGATE_*` (and standard `OTEL_*`) variable the server reads, with the config path it sets. */

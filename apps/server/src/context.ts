@@ -144,10 +144,15 @@ export async function createAppContext(
     reloadKeys: () => services.reloadKeys(),
   };
   const report = options.onPurge ?? (() => {});
-  const purge = startPurgeJob(services, config.maintenance.purgeInterval, {
-    purged: (counts) => report(counts),
-    failed: (error) => report(undefined, error),
-  });
+  const purge = startPurgeJob(
+    services,
+    config.maintenance.purgeInterval,
+    {
+      purged: (counts) => report(counts),
+      failed: (error) => report(undefined, error),
+    },
+    config.audit.retention,
+  );
   return {
     context,
     purge,

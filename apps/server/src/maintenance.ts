@@ -1,4 +1,4 @@
-import { type PurgedRecords, purgeExpiredRecords } from '@idgate/core';
+import { type PurgedRecords, purgeAuditEvents, purgeExpiredRecords } from '@idgate/core';
 import { sql } from 'kysely';
 import type { Services } from './services.js';
 
@@ -19,13 +19,26 @@ export interface PurgeJob {
  * replica holds it. `report` hears what was deleted, or why a round failed (a database that is
  * down: the next round tries again).
  */
+// Audit events deleted per statement when their retention has passed.
+const AUDIT_PURGE_BATCH = 1000;
+
 export function startPurgeJob(
   services: Pick<Services, 'storage' | 'database' | 'clock'>,
   intervalSeconds: number,
   report: { purged(counts: PurgedRecords): void; failed(error: unknown): void },
+  /** Seconds audit events are kept (`audit.retention`); 0 keeps them all. */
+  auditRetentionSeconds = 0,
 ): PurgeJob {
   const { storage, database, clock } = services;
-  const run = () =>
+  const run = async () => {
+    const counts = await purgeExpired();
+    if (counts === undefined || auditRetentionSeconds <= 0) return counts;
+    // Outside the transaction above: each batch commits on its own, and concurrent replicas
+    // deleting the same old rows do no harm.
+    const cutoff = new Date(clock.now() - auditRetentionSeconds * 1000);
+    return { ...counts, auditEvents: await purgeAuditEvents(storage, cutoff, AUDIT_PURGE_BATCH) };
+  };
+  const purgeExpired = () =>
     storage.transaction(async (tx) => {
       if (database.dialect === 'postgres') {
         const { rows } = await sql<{

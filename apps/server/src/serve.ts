@@ -165,6 +165,8 @@ export async function startServer(
     };
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
+    // logrotate moved the audit log away: write to a new file at the configured path.
+    process.on('SIGHUP', () => composed.services.auditLog?.reopen());
   }
   return { ...composed, address };
 }

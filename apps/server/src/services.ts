@@ -9,6 +9,8 @@ import {
   type SigningKeyPolicy,
   systemClock,
 } from '@idgate/core';
+import { type AuditLogSink, openAuditLog } from './audit/json-lines.js';
+import { personalDataFilter } from './audit/personal-data.js';
 import { LocalChanges, recordChanges } from './cache/change-log.js';
 import type { IdgateConfig } from './config.js';
 import { nodeJws } from './crypto/node-jws.js';
@@ -45,6 +47,8 @@ export interface Services {
   readonly dummyHash: string;
   /** OpenTelemetry tracing, when configured: statements, signatures and upstream calls make spans. */
   readonly tracing: Tracing | undefined;
+  /** The JSON-lines stream of committed audit events (`audit.log`), when one is configured. */
+  readonly auditLog: AuditLogSink | undefined;
   /** The key ring in force now. */
   keys(): KeyRing;
   /** Reloads keys from storage (after a rotation, possibly by another process). */
@@ -132,6 +136,7 @@ export async function openServices(
     existing: options.existing === true,
     tracer: options.tracing?.tracer,
   });
+  let auditLog: AuditLogSink | undefined;
   try {
     const applied =
       database.dialect === 'postgres'
@@ -139,12 +144,29 @@ export async function openServices(
         : (await migrateToLatest(database)).applied;
     if (applied.length > 0) options.logger.info(`applied migrations: ${applied.join(', ')}`);
     const changes = new LocalChanges();
-    const storage = recordChanges(createSqlStorage(database), database, changes);
+    const secret = resolveSecret(config, options.logger);
+    auditLog = openAuditLog(config.audit.log);
+    const sink = auditLog;
+    const storage = recordChanges(
+      createSqlStorage(database, {
+        prepare: personalDataFilter(config.audit.personalData, secret),
+        committed: (events) => {
+          try {
+            sink?.write(events);
+          } catch (error) {
+            // The change is committed: the stream losing a line must not fail the request.
+            options.logger.warn(`could not write audit events to ${config.audit.log}: ${String(error)}`);
+          }
+        },
+      }),
+      database,
+      changes,
+    );
     const clock = options.clock ?? systemClock;
     const hasher = options.hasher ?? argon2idHasher();
     const keyPolicy: SigningKeyPolicy = {
       alg: config.signing.algorithm,
-      secret: resolveSecret(config, options.logger),
+      secret,
       maxTokenLifetimeSeconds: Math.max(config.tokens.maxAccessTokenTtl, config.tokens.idTokenTtl),
       activationDelaySeconds: config.signing.activationDelay,
     };
@@ -191,6 +213,7 @@ export async function openServices(
       keyPolicy,
       dummyHash,
       tracing: options.tracing,
+      auditLog,
       keys: () => ring,
       async reloadKeys() {
         ring = await loadKeys();
@@ -198,10 +221,12 @@ export async function openServices(
       },
       close: () => {
         clearTimeout(reload);
+        auditLog?.close();
         return storage.close();
       },
     };
   } catch (error) {
+    auditLog?.close();
     await database.close();
     throw error;
   }

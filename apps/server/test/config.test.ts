@@ -244,7 +244,28 @@ describe('configuration', () => {
       'OTEL_TRACES_SAMPLER must be one of parentbased_always_on, parentbased_always_off, parentbased_traceidratio, always_on, always_off, traceidratio, got "sometimes"',
     ],
     ['OTEL_TRACES_SAMPLER_ARG', '1.5', 'OTEL_TRACES_SAMPLER_ARG must be a sampling ratio 0–1, got "1.5"'],
+    [
+      'IDGATE_AUDIT_PERSONAL_DATA',
+      'scramble',
+      'IDGATE_AUDIT_PERSONAL_DATA must be one of keep, hash, omit, got "scramble"',
+    ],
+    [
+      'IDGATE_AUDIT_RETENTION',
+      'a while',
+      'IDGATE_AUDIT_RETENTION must be a whole number of seconds, a number with a unit s, m, h or d (90d), or 0 / forever to keep every event, got "a while"',
+    ],
   ];
+
+  it('reads audit.retention as seconds, a duration, or 0 / forever for keeping every event', () => {
+    expect(loadConfig({ env: {} }).audit).toEqual({ personalData: 'keep', log: 'off', retention: 7_776_000 });
+    for (const [value, seconds] of [
+      ['30d', 2_592_000],
+      ['3600', 3600],
+      ['0', 0],
+      ['forever', 0],
+    ] as const)
+      expect(loadConfig({ env: { IDGATE_AUDIT_RETENTION: value } }).audit.retention).toBe(seconds);
+  });
 
   it.each(ENV_PROBLEMS)(
     'refuses %s=%s, naming the variable, what it accepts and what it got',
@@ -254,8 +275,9 @@ describe('configuration', () => {
   );
 
   it('has a bad value in the table above for every variable it reads (but the free-form ones)', () => {
-    // Any non-empty host, database URL (checked when opened) and secret file path is taken as given.
-    const freeForm = ['IDGATE_HOST', 'IDGATE_DATABASE_URL', 'IDGATE_SECRET_FILE'];
+    // Any non-empty host, database URL (checked when opened), secret file path and audit log
+    // target (off, stdout, stderr or a path, opened at start) is taken as given.
+    const freeForm = ['IDGATE_HOST', 'IDGATE_DATABASE_URL', 'IDGATE_SECRET_FILE', 'IDGATE_AUDIT_LOG'];
     const tested = new Set(ENV_PROBLEMS.map(([name]) => name));
     expect(
       Object.keys(CONFIG_ENVIRONMENT).filter((name) => !tested.has(name) && !freeForm.includes(name)),

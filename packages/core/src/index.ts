@@ -6,6 +6,12 @@ export {
   revokeApiKey,
 } from './admin/api-keys.js';
 export {
+  type AuditEventFilter,
+  auditEventFilter,
+  listAuditEvents,
+  parseAuditEventQuery,
+} from './admin/audit-events.js';
+export {
   type ClientSettings,
   checkClientSettings,
   createClient,
@@ -112,6 +118,7 @@ export {
   generateApiKey,
   isApiKeyLive,
 } from './api-keys/api-key.js';
+export { auditEventTime, type FollowOptions, followAuditEvents } from './audit/follow.js';
 export {
   type AuditEventDraft,
   auditEventId,
@@ -250,7 +257,7 @@ export {
   signingKeyPhases,
   signingKeyState,
 } from './keys/signing-key.js';
-export { type PurgedRecords, purgeExpiredRecords } from './maintenance/purge.js';
+export { type PurgedRecords, purgeAuditEvents, purgeExpiredRecords } from './maintenance/purge.js';
 export type {
   ApiKeyCluster,
   ApiKeyRecord,

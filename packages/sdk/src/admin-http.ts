@@ -1,5 +1,5 @@
-import { Username } from '@idgate/schema';
-import { IdgateSdkError } from './errors.js';
+import { Problem, Username } from '@idgate/schema';
+import { IdgateHttpError, IdgateSdkError, redact } from './errors.js';
 import { type Call, type Parser, send, type TransportOptions } from './http.js';
 
 /**
@@ -8,6 +8,12 @@ import { type Call, type Parser, send, type TransportOptions } from './http.js';
  * neither part of the client's API nor listed among its methods.
  */
 export const ADMIN_CALL: unique symbol = Symbol('idgate admin call');
+
+/**
+ * The key of the method that opens a streamed admin response (server-sent events) with the API
+ * key: `(method, path, headers, signal) => Response`, defined on the root of the client's chain.
+ */
+export const ADMIN_STREAM: unique symbol = Symbol('idgate admin stream');
 
 /** Accepts any body: a 204 has none. */
 export const NO_CONTENT: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
@@ -37,6 +43,50 @@ export function adminSend<T>(
     headers: { ...call.headers, authorization: `Bearer ${apiKey}` },
     secrets: [apiKey, ...secrets],
   });
+}
+
+/**
+ * A GET of the admin API whose body is read as it arrives (server-sent events): the response once
+ * its status is 200, the caller reading its body.
+ * @throws IdgateSdkError without an API key; IdgateHttpError (the problem in it) for any other status.
+ */
+export async function adminStream(
+  transport: TransportOptions,
+  apiKey: string | undefined,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  signal: AbortSignal | undefined,
+): Promise<Response> {
+  const endpoint = `GET /${path.split('?')[0]}`;
+  if (!apiKey)
+    throw new IdgateSdkError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
+      endpoint,
+    });
+  const response = await (transport.fetch ?? fetch)(new URL(path, transport.root), {
+    headers: { ...transport.headers, ...headers, authorization: `Bearer ${apiKey}` },
+    ...(signal === undefined ? {} : { signal }),
+  });
+  if (response.status === 200) return response;
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: kept as text.
+  }
+  const parsed = Problem.safeParse(body);
+  const detail = parsed.success ? (parsed.data.detail ?? parsed.data.title) : `status ${response.status}`;
+  throw new IdgateHttpError(
+    `${endpoint} failed with ${response.status}: ${redact(String(detail), [apiKey])}`,
+    {
+      endpoint,
+      status: response.status,
+      body,
+      headers: response.headers,
+      ...(parsed.success ? { problem: parsed.data } : {}),
+    },
+  );
 }
 
 /**

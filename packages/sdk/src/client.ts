@@ -17,6 +17,7 @@ import {
   type ReadinessStatus,
 } from './endpoints.js';
 import { IdgateSdkError } from './errors.js';
+import { AuditMethods } from './events.js';
 import { type Parser, send, type TransportOptions } from './http.js';
 import type {
   AuthorizationCodeGrantOptions,
@@ -34,7 +35,6 @@ import type {
   RevokeTokenOptions,
 } from './types.js';
 import { issuerOfRoot, serverRoot } from './urls.js';
-import { UserMethods } from './users.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const FORM = 'application/x-www-form-urlencoded';
@@ -72,7 +72,7 @@ export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
   return new Client(transport, options.apiKey);
 }
 
-class Client extends UserMethods implements IdgateClient {
+class Client extends AuditMethods implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
   readonly #endpoints: EndpointMethods;

@@ -8,7 +8,7 @@ import {
   TokenResponse,
   Username,
 } from '@idgate/schema';
-import { ADMIN_CALL, adminSend, jsonBody, NO_CONTENT } from './admin-http.js';
+import { ADMIN_CALL, ADMIN_STREAM, adminSend, adminStream, jsonBody, NO_CONTENT } from './admin-http.js';
 import { IdgateSdkError, type SchemaIssue } from './errors.js';
 import type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
 import { type Call, type Parser, send, type TransportOptions } from './http.js';
@@ -204,6 +204,16 @@ export class FederationMethods implements IdgateFederationMethods {
     secrets: ReadonlyArray<string | undefined> = [],
   ): Promise<T> {
     return adminSend(this.#transport, this.#apiKey, method, call, secrets);
+  }
+
+  /** Opens a streamed admin response (see {@link adminStream}). */
+  [ADMIN_STREAM](
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+  ): Promise<Response> {
+    return adminStream(this.#transport, this.#apiKey, method, path, headers, signal);
   }
 }
 

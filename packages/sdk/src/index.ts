@@ -84,6 +84,11 @@ export {
   IdgateSchemaError,
   IdgateSdkError,
 } from './errors.js';
+export type {
+  AuditEventListOptions,
+  FollowEventsOptions,
+  IdgateAuditMethods,
+} from './events.js';
 export type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
 export { createNativeClient, discoverIssuer } from './native-client.js';
 export type {

@@ -11,6 +11,7 @@ import type {
 import type { IdgateClientAdminMethods } from './admin-clients.js';
 import type { IdgateClusterMethods } from './clusters.js';
 import type { ExternalLoginOptions, HealthStatus, LogoutParameters, ReadinessStatus } from './endpoints.js';
+import type { IdgateAuditMethods } from './events.js';
 import type { IdgateFederationMethods } from './federation-types.js';
 import type { IdgateSessionMethods } from './sessions.js';
 import type { IdgateUserMethods } from './users.js';
@@ -311,7 +312,8 @@ export interface IdgateClient
     IdgateClusterMethods,
     IdgateSessionMethods,
     IdgateClientAdminMethods,
-    IdgateUserMethods {
+    IdgateUserMethods,
+    IdgateAuditMethods {
   /**
    * `GET /oauth/.well-known/openid-configuration` (OIDC Discovery 1.0 §4).
    * @example const { issuer, token_endpoint } = await client.getProviderMetadata();

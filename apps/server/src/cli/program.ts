@@ -3,6 +3,7 @@ import { isIdgateError } from '@idgate/core';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { registerApiKeys } from './api-keys.js';
+import { registerAudit } from './audit.js';
 import { registerClients } from './clients.js';
 import { registerClusters } from './clusters.js';
 import { type CliContext, CliError, type CliIo, createContext } from './context.js';
@@ -68,6 +69,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerIdps(program, ctx);
   registerClusters(program, ctx);
   registerSessions(program, ctx);
+  registerAudit(program, ctx);
   return program;
 }
 

@@ -123,6 +123,7 @@ const TAGS: ReadonlyArray<readonly [string, string]> = [
   ['identity-providers', 'Admin API: external identity providers (OIDC, GitHub, GitLab, LDAP).'],
   ['clusters', 'Admin API: Kubernetes clusters, their audiences and TokenReview keys.'],
   ['login-attempts', 'Admin API: recorded sign-in attempts.'],
+  ['audit', 'Admin API: the audit trail of security events, listed and tailed live.'],
 ];
 
 const API_KEY_UNAUTHORIZED: ResponseDoc = {

@@ -1,4 +1,5 @@
-import type { Storage } from '@idgate/core';
+import type { AuditEventRepository, Storage } from '@idgate/core';
+import type { AuditEvent } from '@idgate/schema';
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
 import { createApiKeyRepository } from './repositories/api-keys.js';
@@ -38,11 +39,43 @@ export interface SqlStorage extends Storage {
  * Inside `transaction(work)`, use only the storage handed to `work`: on SQLite the one connection is
  * held by the transaction, so a query through the outer storage would wait for it forever.
  */
-export function createSqlStorage(database: Database): SqlStorage {
-  return bind(database, database.db, false);
+export function createSqlStorage(database: Database, audit: AuditPolicy = {}): SqlStorage {
+  return bind(database, database.db, undefined, audit);
 }
 
-function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): SqlStorage {
+/**
+ * What happens to audit events around storage, in this one place: `prepare` turns each batch into
+ * what is stored (personal data hashed or dropped), and `committed` hears the stored events once
+ * the transaction that appended them has committed (never for one that rolled back).
+ */
+export interface AuditPolicy {
+  prepare?: (events: readonly AuditEvent[]) => AuditEvent[];
+  committed?: (events: readonly AuditEvent[]) => void;
+}
+
+function auditRepository(
+  inner: AuditEventRepository,
+  audit: AuditPolicy,
+  pending: AuditEvent[] | undefined,
+): AuditEventRepository {
+  return {
+    ...inner,
+    async append(events) {
+      const stored = audit.prepare === undefined ? events : audit.prepare(events);
+      await inner.append(stored);
+      if (pending !== undefined) pending.push(...stored);
+      else audit.committed?.(stored);
+    },
+  };
+}
+
+function bind(
+  database: Database,
+  db: Kysely<Schema>,
+  pending: AuditEvent[] | undefined,
+  audit: AuditPolicy,
+): SqlStorage {
+  const inTransaction = pending !== undefined;
   const ctx: RepositoryContext = { db, dialect: database.dialect, inTransaction };
   const storage: SqlStorage = {
     db,
@@ -63,12 +96,19 @@ function bind(database: Database, db: Kysely<Schema>, inTransaction: boolean): S
     identities: createLinkedIdentityRepository(ctx),
     loginTransactions: createLoginTransactionRepository(ctx),
     clusters: createClusterRepository(ctx),
-    auditEvents: createAuditEventRepository(ctx),
+    auditEvents: auditRepository(createAuditEventRepository(ctx), audit, pending),
 
     transaction<T>(work: (storage: SqlStorage) => Promise<T>): Promise<T> {
       // Nested calls join the open transaction: all-or-nothing is then decided by the outermost one.
       if (inTransaction) return work(storage);
-      return db.transaction().execute((trx) => work(bind(database, trx, true)));
+      const appended: AuditEvent[] = [];
+      return db
+        .transaction()
+        .execute((trx) => work(bind(database, trx, appended, audit)))
+        .then((result) => {
+          if (appended.length > 0) audit.committed?.(appended);
+          return result;
+        });
     },
 
     close(): Promise<void> {

@@ -32,6 +32,7 @@ export type AdminObject =
   | 'group'
   | 'session'
   | 'grant'
+  | 'audit_event'
   | 'storage';
 
 const STATUS: Record<AdminErrorCode, number> = {

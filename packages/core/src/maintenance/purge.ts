@@ -8,6 +8,8 @@ export interface PurgedRecords {
   deviceAuthorizations: number;
   loginTransactions: number;
   revocations: number;
+  /** Audit events past their retention (when the caller purges those too). */
+  auditEvents?: number;
 }
 
 /**
@@ -26,4 +28,25 @@ export async function purgeExpiredRecords(storage: Storage, now: Date): Promise<
     loginTransactions: await storage.loginTransactions.purgeExpired(now),
     revocations: await storage.revocations.purgeExpired(now),
   };
+}
+
+/**
+ * Deletes the audit events older than `cutoff` in batches of `batchSize` (each its own statement,
+ * so a large backlog never holds one long lock), at most `maxBatches` of them a round.
+ * @returns how many events were deleted.
+ * @example const purged = await purgeAuditEvents(storage, new Date(now - retentionMs), 1000);
+ */
+export async function purgeAuditEvents(
+  storage: Pick<Storage, 'auditEvents'>,
+  cutoff: Date,
+  batchSize: number,
+  maxBatches = 100,
+): Promise<number> {
+  let total = 0;
+  for (let batch = 0; batch < maxBatches; batch++) {
+    const purged = await storage.auditEvents.purgeBefore(cutoff, batchSize);
+    total += purged;
+    if (purged < batchSize) break;
+  }
+  return total;
 }

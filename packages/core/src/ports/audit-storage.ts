@@ -27,6 +27,9 @@ export interface AuditEventRepository {
   append(events: readonly AuditEvent[]): Promise<void>;
   /** One keyset page (see {@link AuditEventListQuery}). */
   list(query: AuditEventListQuery): Promise<AuditEvent[]>;
-  /** Deletes the events that occurred before `cutoff`; returns how many went. */
-  purgeBefore(cutoff: Date): Promise<number>;
+  /**
+   * Deletes the events that occurred before `cutoff` — the oldest `limit` of them when a limit is
+   * given, so a large purge goes in batches; returns how many went.
+   */
+  purgeBefore(cutoff: Date, limit?: number): Promise<number>;
 }

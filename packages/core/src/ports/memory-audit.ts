@@ -42,16 +42,11 @@ export function createMemoryAuditRepository(tables: () => AuditTables): {
           (until === undefined || at(e) < until.getTime());
         return copy([...tables().auditEvents.values()].filter(matches).sort(order).slice(0, query.limit));
       },
-      async purgeBefore(cutoff) {
+      async purgeBefore(cutoff, limit = Number.POSITIVE_INFINITY) {
         const { auditEvents } = tables();
-        let purged = 0;
-        for (const [id, event] of auditEvents) {
-          if (at(event) < cutoff.getTime()) {
-            auditEvents.delete(id);
-            purged++;
-          }
-        }
-        return purged;
+        const old = [...auditEvents.values()].filter((e) => at(e) < cutoff.getTime()).sort(order);
+        for (const event of old.slice(0, limit)) auditEvents.delete(event.id);
+        return Math.min(old.length, limit);
       },
     },
   };

@@ -34,10 +34,11 @@ export function createAuditEventRepository(ctx: RepositoryContext): AuditEventRe
       return rows.map(toEvent);
     },
 
-    async purgeBefore(cutoff) {
+    async purgeBefore(cutoff, limit) {
+      const old = db.selectFrom('audit_events').select('id').where('occurred_at', '<', toMs(cutoff));
       const result = await db
         .deleteFrom('audit_events')
-        .where('occurred_at', '<', toMs(cutoff))
+        .where('id', 'in', limit === undefined ? old : old.orderBy('occurred_at').orderBy('id').limit(limit))
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },

@@ -1,0 +1,101 @@
+import { auditEventFilter, followAuditEvents, listAuditEvents, parseAuditEventQuery } from '@idgate/core';
+import { AuditEventPage, AuditEventQuery } from '@idgate/schema';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { adminScope } from './scope.js';
+
+const EVENTS = '/admin/v1/events';
+
+/** How the live tail polls: every second, re-reading 10 s behind the newest event it saw. */
+export const AUDIT_STREAM = { intervalMs: 1000, windowMs: 10_000, heartbeatMs: 15_000 };
+
+const StreamQuery = AuditEventQuery.omit({ limit: true, cursor: true });
+const StreamHeaders = z.object({
+  'last-event-id': z.string().optional().describe('the id of the last event received: resume after it'),
+});
+
+const BAD_FILTER = {
+  description: 'a bad filter, limit or cursor (the problem names the field)',
+  problem: ['invalid_request'],
+} as const;
+
+/**
+ * The admin REST API of the audit trail: `GET /admin/v1/events` lists events a page at a time,
+ * oldest first, filtered by user, types and time; `GET /admin/v1/events/stream` tails them live
+ * as server-sent events (resumable with `Last-Event-ID`), seeing what any replica on the same
+ * database records. Both need an API key with the `admin` scope.
+ */
+export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void> {
+  const { admin } = app.idgate;
+  const { route } = adminScope(app);
+
+  app.get<{ Querystring: unknown }>(
+    EVENTS,
+    route({
+      operationId: 'listEvents',
+      summary: 'The audit trail',
+      description:
+        'Security events, oldest first by (occurredAt, id). `user` is a username or, when no user has that name, a user id (events of deleted users stay findable); `type` repeats for any of several types; `since` (inclusive) and `until` (exclusive) are ISO 8601 instants with an offset.',
+      tags: ['audit'],
+      query: AuditEventQuery,
+      responses: { 200: { description: 'one page of events', json: AuditEventPage }, 400: BAD_FILTER },
+    }),
+    (request) => listAuditEvents(admin, request.query),
+  );
+
+  app.get<{ Querystring: unknown }>(
+    `${EVENTS}/stream`,
+    route({
+      operationId: 'followEvents',
+      summary: 'A live tail of the audit trail',
+      description:
+        'Server-sent events (`text/event-stream`): each event as `id: <event id>`, `event: <type>` and `data: <the event as JSON>`, from `since` (default: now) on, then each new one as it commits on any replica; a comment line every 15 s keeps proxies from closing the connection. Send `Last-Event-ID` to resume after an event. Same filters as the listing.',
+      tags: ['audit'],
+      query: StreamQuery,
+      headers: StreamHeaders,
+      responses: {
+        200: {
+          description: 'the stream, until the client closes it',
+          content: { 'text/event-stream': 'one server-sent event per audit event' },
+        },
+        400: BAD_FILTER,
+      },
+    }),
+    async (request, reply) => {
+      const { limit: _limit, cursor: _cursor, ...filters } = parseAuditEventQuery(request.query);
+      const filter = await auditEventFilter(admin.storage, filters);
+      const lastId = request.headers['last-event-id'];
+      const abort = new AbortController();
+      request.raw.on('close', () => abort.abort());
+      reply.hijack();
+      const out = reply.raw;
+      out.writeHead(200, {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-store',
+        Connection: 'keep-alive',
+        'X-Accel-Buffering': 'no',
+      });
+      out.write(': idgate audit stream\n\n');
+      const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), AUDIT_STREAM.heartbeatMs);
+      try {
+        const events = followAuditEvents(admin.storage.auditEvents, filter, {
+          signal: abort.signal,
+          intervalMs: AUDIT_STREAM.intervalMs,
+          windowMs: AUDIT_STREAM.windowMs,
+          afterId: typeof lastId === 'string' && lastId !== '' ? lastId : undefined,
+          fromMs: filter.since?.getTime() ?? admin.clock.now(),
+        });
+        for await (const event of events) {
+          out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+        }
+      } catch (error) {
+        // Headers are gone: say so in the stream and end it; the client reconnects with Last-Event-ID.
+        request.log.warn({ err: error }, 'audit stream ended');
+        out.write('event: error\ndata: {"code":"storage_unavailable"}\n\n');
+      } finally {
+        clearInterval(heartbeat);
+        out.end();
+      }
+    },
+  );
+}

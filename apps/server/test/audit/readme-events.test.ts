@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+import { AUDIT_EVENT_SCHEMAS } from '@idgate/schema';
+import { describe, expect, it } from 'vitest';
+
+const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
+const section = /\n## Audit trail\n([\s\S]*?)(?=\n## )/.exec(readme)?.[1] ?? '';
+
+// The README's table of event types cannot drift from the schemas: one row per type, naming
+// exactly the fields of its `details`, in order.
+describe("the README's audit event table", () => {
+  const rows = new Map(
+    [...section.matchAll(/^\| `([a-z.-]+)` \| ([^|]+) \|/gm)].map((m) => [
+      m[1] as string,
+      [...(m[2] as string).matchAll(/`([A-Za-z]+)`/g)].map((f) => f[1]),
+    ]),
+  );
+
+  it('has a row for every event type, and no other', () => {
+    expect([...rows.keys()]).toEqual(Object.keys(AUDIT_EVENT_SCHEMAS));
+  });
+
+  it.each(Object.entries(AUDIT_EVENT_SCHEMAS))('lists the details fields of %s', (type, schema) => {
+    expect(rows.get(type)).toEqual(Object.keys(schema.shape.details.shape));
+  });
+});
