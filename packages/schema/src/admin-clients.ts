@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import {
   ApiKey,
   GrantType,
@@ -8,15 +8,21 @@ import {
   ScopeToken,
   SigningKeyInfo,
 } from './admin.js';
+import { checked } from './checked.js';
 
 const Timestamp = z.iso.datetime({ offset: true });
 
 /** The distinct values of a list, in the order first given. */
-const distinct = <T extends z.ZodType>(item: T) => z.array(item).transform((values) => [...new Set(values)]);
+const distinct = <T extends z.ZodMiniType>(item: T) =>
+  z.pipe(
+    z.array(item),
+    z.transform((values) => [...new Set(values)]),
+  );
 
-const Seconds = z
-  .int({ error: 'must be a positive whole number of seconds' })
-  .positive('must be a positive whole number of seconds');
+const Seconds = checked(
+  z.int({ error: 'must be a positive whole number of seconds' }),
+  z.positive('must be a positive whole number of seconds'),
+);
 
 /** The longest grace period a rotated client secret may keep working: 30 days. */
 export const MAX_SECRET_GRACE_PERIOD = 2_592_000;
@@ -28,15 +34,17 @@ export const MAX_SECRET_GRACE_PERIOD = 2_592_000;
  * @example UpdateClientInput.parse({ redirectUris: ['https://app.example.com/callback'], trusted: false })
  */
 export const UpdateClientInput = z.strictObject({
-  name: z.string().trim().min(1, 'must not be empty').optional(),
-  redirectUris: distinct(RedirectUri).optional(),
-  postLogoutRedirectUris: distinct(RedirectUri).optional(),
-  grantTypes: distinct(GrantType).optional(),
-  scopes: distinct(ScopeToken).optional(),
-  audiences: distinct(z.string().regex(/^\S+$/, 'must be non-empty, without whitespace')).optional(),
-  accessTokenTtl: Seconds.optional(),
-  refreshTokenTtl: Seconds.optional(),
-  trusted: z.boolean().optional(),
+  name: z.optional(checked(z.string(), z.trim(), z.minLength(1, 'must not be empty'))),
+  redirectUris: z.optional(distinct(RedirectUri)),
+  postLogoutRedirectUris: z.optional(distinct(RedirectUri)),
+  grantTypes: z.optional(distinct(GrantType)),
+  scopes: z.optional(distinct(ScopeToken)),
+  audiences: z.optional(
+    distinct(checked(z.string(), z.regex(/^\S+$/, 'must be non-empty, without whitespace'))),
+  ),
+  accessTokenTtl: z.optional(Seconds),
+  refreshTokenTtl: z.optional(Seconds),
+  trusted: z.optional(z.boolean()),
 });
 export type UpdateClientInput = z.infer<typeof UpdateClientInput>;
 
@@ -46,11 +54,14 @@ export type UpdateClientInput = z.infer<typeof UpdateClientInput>;
  * @example RotateClientSecretInput.parse({ gracePeriod: 3600 })
  */
 export const RotateClientSecretInput = z.strictObject({
-  gracePeriod: z
-    .int({ error: 'must be a whole number of seconds from 0 to 2592000 (30 days)' })
-    .min(0, 'must be a whole number of seconds from 0 to 2592000 (30 days)')
-    .max(MAX_SECRET_GRACE_PERIOD, 'must be a whole number of seconds from 0 to 2592000 (30 days)')
-    .default(0),
+  gracePeriod: z._default(
+    checked(
+      z.int({ error: 'must be a whole number of seconds from 0 to 2592000 (30 days)' }),
+      z.gte(0, 'must be a whole number of seconds from 0 to 2592000 (30 days)'),
+      z.lte(MAX_SECRET_GRACE_PERIOD, 'must be a whole number of seconds from 0 to 2592000 (30 days)'),
+    ),
+    0,
+  ),
 });
 export type RotateClientSecretInput = z.infer<typeof RotateClientSecretInput>;
 
@@ -59,7 +70,7 @@ export type RotateClientSecretInput = z.infer<typeof RotateClientSecretInput>;
  * once (idgate keeps a hash).
  * @example CreatedClient.parse({ ...client, clientSecret: 'q3…' })
  */
-export const CreatedClient = OAuthClient.extend({ clientSecret: z.string().optional() });
+export const CreatedClient = z.extend(OAuthClient, { clientSecret: z.optional(z.string()) });
 export type CreatedClient = z.infer<typeof CreatedClient>;
 
 /**
@@ -70,7 +81,7 @@ export type CreatedClient = z.infer<typeof CreatedClient>;
 export const RotatedClientSecret = z.object({
   clientId: z.string(),
   clientSecret: z.string(),
-  previousSecretExpiresAt: Timestamp.nullable(),
+  previousSecretExpiresAt: z.nullable(Timestamp),
 });
 export type RotatedClientSecret = z.infer<typeof RotatedClientSecret>;
 
@@ -78,7 +89,7 @@ export type RotatedClientSecret = z.infer<typeof RotatedClientSecret>;
  * An API key just created: the key as listed, and the key itself — shown only this once.
  * @example CreatedApiKey.parse({ ...apiKey, key: 'idg_ab12cd34_…' })
  */
-export const CreatedApiKey = ApiKey.extend({ key: z.string() });
+export const CreatedApiKey = z.extend(ApiKey, { key: z.string() });
 export type CreatedApiKey = z.infer<typeof CreatedApiKey>;
 
 /**

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 const Timestamp = z.iso.datetime({ offset: true });
 
@@ -7,8 +8,8 @@ const Timestamp = z.iso.datetime({ offset: true });
  * more, the opaque `nextCursor` to pass as `?cursor=` for the next page (null on the last page).
  * @example pageOf(User).parse({ items: [], nextCursor: null })
  */
-export const pageOf = <T extends z.ZodType>(item: T) =>
-  z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+export const pageOf = <T extends z.ZodMiniType>(item: T) =>
+  z.object({ items: z.array(item), nextCursor: z.nullable(z.string()) });
 
 /**
  * The paging parameters of a listing (`?limit=&cursor=`), as the query string sends them:
@@ -16,15 +17,21 @@ export const pageOf = <T extends z.ZodType>(item: T) =>
  * @example PageQuery.parse({ limit: '50' }) // { limit: 50 }
  */
 export const PageQuery = z.object({
-  limit: z
-    .string()
-    .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 500')
-    .transform(Number)
-    .pipe(
-      z.int().min(1, 'must be a whole number from 1 to 500').max(500, 'must be a whole number from 1 to 500'),
-    )
-    .default(100),
-  cursor: z.string().min(1).max(512).optional(),
+  limit: z._default(
+    z.pipe(
+      z.pipe(
+        checked(z.string(), z.regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 500')),
+        z.transform(Number),
+      ),
+      checked(
+        z.int(),
+        z.gte(1, 'must be a whole number from 1 to 500'),
+        z.lte(500, 'must be a whole number from 1 to 500'),
+      ),
+    ),
+    100,
+  ),
+  cursor: z.optional(checked(z.string(), z.minLength(1), z.maxLength(512))),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 
@@ -33,28 +40,34 @@ export type PageQuery = z.infer<typeof PageQuery>;
  * Usernames are unique regardless of case.
  * @example Username.parse('alice.smith@example.com')
  */
-export const Username = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(
+export const Username = checked(
+  z.string(),
+  z.minLength(1),
+  z.maxLength(128),
+  z.regex(
     /^[A-Za-z0-9][A-Za-z0-9._@-]*$/,
     'may hold only letters, digits and . _ @ -, starting with a letter or digit',
-  );
+  ),
+);
 
 /**
  * A group name: 1–256 printable characters, no `system:` prefix (reserved by Kubernetes).
  * @example GroupName.parse('platform-admins')
  */
-export const GroupName = z
-  .string()
-  .min(1)
-  .max(256)
-  .regex(/^[\x21-\x7e]+$/, 'may hold only printable ASCII characters without spaces')
-  .refine((g) => !g.startsWith('system:'), 'must not start with "system:", which Kubernetes reserves');
+export const GroupName = checked(
+  z.string(),
+  z.minLength(1),
+  z.maxLength(256),
+  z.regex(/^[\x21-\x7e]+$/, 'may hold only printable ASCII characters without spaces'),
+  z.refine((g) => !g.startsWith('system:'), 'must not start with "system:", which Kubernetes reserves'),
+);
 
 /** The distinct values of a list, in the order first given. */
-const distinct = <T extends z.ZodType>(item: T) => z.array(item).transform((values) => [...new Set(values)]);
+const distinct = <T extends z.ZodMiniType>(item: T) =>
+  z.pipe(
+    z.array(item),
+    z.transform((values) => [...new Set(values)]),
+  );
 
 /** An email address. */
 const Email = z.email({ error: 'must be an email address' });
@@ -63,15 +76,16 @@ const Email = z.email({ error: 'must be an email address' });
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 /** A display name: trimmed, 1–256 characters, no control characters. */
-const DisplayName = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(256, 'must be at most 256 characters')
-  .refine((name) => !CONTROL_CHARACTERS.test(name), 'must not contain control characters');
+const DisplayName = checked(
+  z.string(),
+  z.trim(),
+  z.minLength(1, 'must not be empty'),
+  z.maxLength(256, 'must be at most 256 characters'),
+  z.refine((name) => !CONTROL_CHARACTERS.test(name), 'must not contain control characters'),
+);
 
 /** A name people recognize an object by: trimmed, not empty. */
-const Label = z.string().trim().min(1, 'must not be empty');
+const Label = checked(z.string(), z.trim(), z.minLength(1, 'must not be empty'));
 
 /**
  * What creating a local user takes (the password goes to the password hasher, separately):
@@ -80,9 +94,9 @@ const Label = z.string().trim().min(1, 'must not be empty');
  */
 export const CreateUserInput = z.strictObject({
   username: Username,
-  email: Email.nullable().default(null),
-  displayName: DisplayName.nullable().default(null),
-  groups: distinct(GroupName).default([]),
+  email: z._default(z.nullable(Email), null),
+  displayName: z._default(z.nullable(DisplayName), null),
+  groups: z._default(distinct(GroupName), []),
 });
 export type CreateUserInput = z.infer<typeof CreateUserInput>;
 
@@ -90,10 +104,11 @@ export type CreateUserInput = z.infer<typeof CreateUserInput>;
  * An external identity's stable id at its provider (`sub`, a user id, an entryUUID).
  * @example IdentitySubject.parse('583231')
  */
-export const IdentitySubject = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(1024, 'must be at most 1024 characters');
+export const IdentitySubject = checked(
+  z.string(),
+  z.minLength(1, 'must not be empty'),
+  z.maxLength(1024, 'must be at most 1024 characters'),
+);
 
 /**
  * What linking an external identity to a local user takes.
@@ -117,13 +132,18 @@ export type ApiKeyScope = z.infer<typeof ApiKeyScope>;
  */
 export const CreateApiKeyInput = z.strictObject({
   name: Label,
-  scopes: distinct(ApiKeyScope).refine((scopes) => scopes.length > 0, 'give at least one'),
+  scopes: checked(
+    distinct(ApiKeyScope),
+    z.refine((scopes) => scopes.length > 0, 'give at least one'),
+  ),
   /** Seconds until the key stops working (at most ten years); absent: it works until revoked. */
-  expiresIn: z
-    .int({ error: 'must be a positive whole number of seconds' })
-    .positive('must be a positive whole number of seconds')
-    .max(315_360_000, 'must be at most 315360000 seconds (ten years)')
-    .optional(),
+  expiresIn: z.optional(
+    checked(
+      z.int({ error: 'must be a positive whole number of seconds' }),
+      z.positive('must be a positive whole number of seconds'),
+      z.lte(315_360_000, 'must be at most 315360000 seconds (ten years)'),
+    ),
+  ),
 });
 export type CreateApiKeyInput = z.infer<typeof CreateApiKeyInput>;
 
@@ -149,10 +169,13 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * send the browser, with `state`, to the client. Kept exactly as given.
  * @example RedirectUri.parse('http://127.0.0.1:8400/callback')
  */
-export const RedirectUri = z.string().superRefine((raw, ctx) => {
-  const problem = redirectUriProblem(raw);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-});
+export const RedirectUri = checked(
+  z.string(),
+  z.superRefine((raw, ctx) => {
+    const problem = redirectUriProblem(raw);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+);
 
 function redirectUriProblem(raw: string): string | undefined {
   if (/\s/.test(raw)) return 'must not contain whitespace';
@@ -169,14 +192,16 @@ function redirectUriProblem(raw: string): string | undefined {
 }
 
 /** A scope token (RFC 6749 §3.3): printable ASCII without space, `"` or `\`. @example ScopeToken.parse('openid') */
-export const ScopeToken = z
-  .string()
-  .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'not a valid scope (RFC 6749 §3.3)');
+export const ScopeToken = checked(
+  z.string(),
+  z.regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'not a valid scope (RFC 6749 §3.3)'),
+);
 
 /** A lifetime in whole seconds. */
-const Seconds = z
-  .int({ error: 'must be a positive whole number of seconds' })
-  .positive('must be a positive whole number of seconds');
+const Seconds = checked(
+  z.int({ error: 'must be a positive whole number of seconds' }),
+  z.positive('must be a positive whole number of seconds'),
+);
 
 /**
  * What registering an OAuth client takes. Lists are kept once each; what is left out gets a
@@ -186,17 +211,20 @@ const Seconds = z
  */
 export const RegisterClientInput = z.strictObject({
   name: Label,
-  grantTypes: distinct(GrantType).optional(),
-  redirectUris: distinct(RedirectUri).default([]),
-  postLogoutRedirectUris: distinct(RedirectUri).default([]),
-  scopes: distinct(ScopeToken).optional(),
-  audiences: distinct(z.string().regex(/^\S+$/, 'must be non-empty, without whitespace')).default([]),
+  grantTypes: z.optional(distinct(GrantType)),
+  redirectUris: z._default(distinct(RedirectUri), []),
+  postLogoutRedirectUris: z._default(distinct(RedirectUri), []),
+  scopes: z.optional(distinct(ScopeToken)),
+  audiences: z._default(
+    distinct(checked(z.string(), z.regex(/^\S+$/, 'must be non-empty, without whitespace'))),
+    [],
+  ),
   /** A public client (native or browser app) has no secret. */
-  public: z.boolean().default(false),
+  public: z._default(z.boolean(), false),
   /** A trusted client may use the password grant and skips consent. */
-  trusted: z.boolean().default(false),
-  accessTokenTtl: Seconds.optional(),
-  refreshTokenTtl: Seconds.optional(),
+  trusted: z._default(z.boolean(), false),
+  accessTokenTtl: z.optional(Seconds),
+  refreshTokenTtl: z.optional(Seconds),
 });
 export type RegisterClientInput = z.infer<typeof RegisterClientInput>;
 
@@ -211,8 +239,8 @@ export type SigningAlgorithm = z.infer<typeof SigningAlgorithm>;
 export const User = z.object({
   id: z.string(),
   username: z.string(),
-  email: z.string().nullable(),
-  displayName: z.string().nullable(),
+  email: z.nullable(z.string()),
+  displayName: z.nullable(z.string()),
   groups: z.array(z.string()),
   disabled: z.boolean(),
   createdAt: Timestamp,
@@ -239,9 +267,9 @@ export const OAuthClient = z.object({
   grantTypes: z.array(GrantType),
   scopes: z.array(z.string()),
   audiences: z.array(z.string()),
-  accessTokenTtl: z.int().positive(),
-  refreshTokenTtl: z.int().positive(),
-  previousSecretExpiresAt: Timestamp.nullable(),
+  accessTokenTtl: checked(z.int(), z.positive()),
+  refreshTokenTtl: checked(z.int(), z.positive()),
+  previousSecretExpiresAt: z.nullable(Timestamp),
   createdAt: Timestamp,
   etag: z.string(),
 });
@@ -257,12 +285,12 @@ export const ApiKey = z.object({
   prefix: z.string(),
   scopes: z.array(ApiKeyScope),
   /** The cluster a `tokenreview` key answers for (only that cluster's tokens); absent or null for none. */
-  cluster: z.string().nullable().optional(),
+  cluster: z.optional(z.nullable(z.string())),
   createdAt: Timestamp,
-  lastUsedAt: Timestamp.nullable(),
+  lastUsedAt: z.nullable(Timestamp),
   /** When the key stops working; null for a key that works until revoked. */
-  expiresAt: Timestamp.nullable(),
-  revokedAt: Timestamp.nullable(),
+  expiresAt: z.nullable(Timestamp),
+  revokedAt: z.nullable(Timestamp),
 });
 export type ApiKey = z.infer<typeof ApiKey>;
 
@@ -276,8 +304,8 @@ export const SigningKeyInfo = z.object({
   /** `next`: published, signing after the activation delay; `active`: signing; `retired`: still published; `expired`. */
   state: z.enum(['next', 'active', 'retired', 'expired']),
   createdAt: Timestamp,
-  retiredAt: Timestamp.nullable(),
-  publishedUntil: Timestamp.nullable(),
+  retiredAt: z.nullable(Timestamp),
+  publishedUntil: z.nullable(Timestamp),
 });
 export type SigningKeyInfo = z.infer<typeof SigningKeyInfo>;
 
@@ -289,7 +317,7 @@ export const LoginAttempt = z.object({
   id: z.string(),
   /** The username as typed, lower-cased. */
   username: z.string(),
-  userId: z.string().nullable(),
+  userId: z.nullable(z.string()),
   sourceAddress: z.string(),
   /**
    * `password` for local accounts; the identity provider's name for federated ones; `admin` for an
@@ -298,7 +326,7 @@ export const LoginAttempt = z.object({
   provider: z.string(),
   success: z.boolean(),
   /** Why it failed: `invalid_credentials`, `disabled`, `locked`; `unlocked` for an administrator's unlock. */
-  reason: z.string().nullable(),
+  reason: z.nullable(z.string()),
   createdAt: Timestamp,
 });
 export type LoginAttempt = z.infer<typeof LoginAttempt>;
@@ -320,11 +348,12 @@ export type InitResult = z.infer<typeof InitResult>;
  * (idgate makes UUIDs).
  * @example SessionId.parse('0b6f7c2e-7d1a-4c53-9d7e-2f1c4b8a9e10')
  */
-export const SessionId = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[A-Za-z0-9-]+$/, 'must be an id of 1–64 letters, digits and -');
+export const SessionId = checked(
+  z.string(),
+  z.minLength(1),
+  z.maxLength(64),
+  z.regex(/^[A-Za-z0-9-]+$/, 'must be an id of 1–64 letters, digits and -'),
+);
 export type SessionId = z.infer<typeof SessionId>;
 
 /**
@@ -347,10 +376,10 @@ export const SessionInfo = z.object({
   lastSeenAt: Timestamp,
   expiresAt: Timestamp,
   /** The address the browser signed in from; null for sessions older than idgate recording it. */
-  sourceAddress: z.string().nullable(),
-  userAgent: z.string().nullable(),
+  sourceAddress: z.nullable(z.string()),
+  userAgent: z.nullable(z.string()),
   /** The applications the session signed in to (name null when the client is gone). */
-  clients: z.array(z.object({ clientId: z.string(), name: z.string().nullable() })),
+  clients: z.array(z.object({ clientId: z.string(), name: z.nullable(z.string()) })),
 });
 export type SessionInfo = z.infer<typeof SessionInfo>;
 
@@ -363,15 +392,15 @@ export const GrantInfo = z.object({
   id: z.string(),
   clientId: z.string(),
   /** null when the client is gone. */
-  clientName: z.string().nullable(),
+  clientName: z.nullable(z.string()),
   scopes: z.array(z.string()),
   /** The browser session the grant was made in, if any. */
-  sessionId: z.string().nullable(),
+  sessionId: z.nullable(z.string()),
   createdAt: Timestamp,
   /** The latest token request on the grant (its code exchange, then each refresh). */
-  lastUsedAt: Timestamp.nullable(),
+  lastUsedAt: z.nullable(Timestamp),
   /** The address of that request. */
-  lastUsedAddress: z.string().nullable(),
+  lastUsedAddress: z.nullable(z.string()),
   /** The grant's absolute end: no refresh token outlives it. */
   expiresAt: Timestamp,
 });
@@ -382,14 +411,17 @@ export type GrantInfo = z.infer<typeof GrantInfo>;
  * them were revoked.
  * @example EndedSessions.parse({ ended: 2, revokedGrants: 3 })
  */
-export const EndedSessions = z.object({ ended: z.int().min(0), revokedGrants: z.int().min(0) });
+export const EndedSessions = z.object({
+  ended: checked(z.int(), z.gte(0)),
+  revokedGrants: checked(z.int(), z.gte(0)),
+});
 export type EndedSessions = z.infer<typeof EndedSessions>;
 
 /**
  * What revoking every grant of a user did: how many were revoked.
  * @example RevokedGrants.parse({ revoked: 2 })
  */
-export const RevokedGrants = z.object({ revoked: z.int().min(0) });
+export const RevokedGrants = z.object({ revoked: checked(z.int(), z.gte(0)) });
 export type RevokedGrants = z.infer<typeof RevokedGrants>;
 // ---------------------------------------------------------------------------------------------
 // Users and groups over the admin API (`/admin/v1/users`, `/admin/v1/groups`).
@@ -410,15 +442,17 @@ export type UserStatus = z.infer<typeof UserStatus>;
  * filtered by `group`, `status` and `q` (text in the username, email or display name, any case).
  * @example UserListQuery.parse({ group: 'dev', status: 'active', q: 'ali', limit: '20' })
  */
-export const UserListQuery = PageQuery.extend({
-  group: GroupName.optional(),
-  status: UserStatus.optional(),
-  q: z
-    .string()
-    .min(1, 'must not be empty')
-    .max(256, 'must be at most 256 characters')
-    .refine((text) => !CONTROL_CHARACTERS.test(text), 'must not contain control characters')
-    .optional(),
+export const UserListQuery = z.extend(PageQuery, {
+  group: z.optional(GroupName),
+  status: z.optional(UserStatus),
+  q: z.optional(
+    checked(
+      z.string(),
+      z.minLength(1, 'must not be empty'),
+      z.maxLength(256, 'must be at most 256 characters'),
+      z.refine((text) => !CONTROL_CHARACTERS.test(text), 'must not contain control characters'),
+    ),
+  ),
 });
 export type UserListQuery = z.infer<typeof UserListQuery>;
 
@@ -427,7 +461,7 @@ export type UserListQuery = z.infer<typeof UserListQuery>;
  * password is generated and answered once).
  * @example CreateUserRequest.parse({ username: 'alice', password: 'correct horse battery staple' })
  */
-export const CreateUserRequest = CreateUserInput.extend({ password: Password.optional() });
+export const CreateUserRequest = z.extend(CreateUserInput, { password: z.optional(Password) });
 export type CreateUserRequest = z.input<typeof CreateUserRequest>;
 
 /**
@@ -435,7 +469,7 @@ export type CreateUserRequest = z.input<typeof CreateUserRequest>;
  * it, shown only this once.
  * @example CreatedUser.parse({ ...user, password: 'q3…' })
  */
-export const CreatedUser = User.extend({ password: z.string().optional() });
+export const CreatedUser = z.extend(User, { password: z.optional(z.string()) });
 export type CreatedUser = z.infer<typeof CreatedUser>;
 
 /**
@@ -444,10 +478,10 @@ export type CreatedUser = z.infer<typeof CreatedUser>;
  * @example UpdateUserInput.parse({ groups: ['dev', 'ops'], disabled: false })
  */
 export const UpdateUserInput = z.strictObject({
-  email: Email.nullable().optional(),
-  displayName: DisplayName.nullable().optional(),
-  groups: distinct(GroupName).optional(),
-  disabled: z.boolean().optional(),
+  email: z.optional(z.nullable(Email)),
+  displayName: z.optional(z.nullable(DisplayName)),
+  groups: z.optional(distinct(GroupName)),
+  disabled: z.optional(z.boolean()),
 });
 export type UpdateUserInput = z.infer<typeof UpdateUserInput>;
 
@@ -456,7 +490,7 @@ export type UpdateUserInput = z.infer<typeof UpdateUserInput>;
  * generated (answered once).
  * @example SetPasswordInput.parse({})
  */
-export const SetPasswordInput = z.strictObject({ password: Password.optional() });
+export const SetPasswordInput = z.strictObject({ password: z.optional(Password) });
 export type SetPasswordInput = z.infer<typeof SetPasswordInput>;
 
 /**
@@ -465,17 +499,20 @@ export type SetPasswordInput = z.infer<typeof SetPasswordInput>;
  * @example LoginAttemptQuery.parse({ limit: '50' }) // { limit: 50 }
  */
 export const LoginAttemptQuery = z.object({
-  limit: z
-    .string()
-    .regex(/^[0-9]{1,5}$/, 'must be a whole number from 1 to 1000')
-    .transform(Number)
-    .pipe(
-      z
-        .int()
-        .min(1, 'must be a whole number from 1 to 1000')
-        .max(1000, 'must be a whole number from 1 to 1000'),
-    )
-    .default(20),
+  limit: z._default(
+    z.pipe(
+      z.pipe(
+        checked(z.string(), z.regex(/^[0-9]{1,5}$/, 'must be a whole number from 1 to 1000')),
+        z.transform(Number),
+      ),
+      checked(
+        z.int(),
+        z.gte(1, 'must be a whole number from 1 to 1000'),
+        z.lte(1000, 'must be a whole number from 1 to 1000'),
+      ),
+    ),
+    20,
+  ),
 });
 
 /**
@@ -484,7 +521,11 @@ export const LoginAttemptQuery = z.object({
  * @example LinkIdentityRequest.parse({ provider: 'github', subject: '583231' })
  */
 export const LinkIdentityRequest = z.strictObject({
-  provider: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+  provider: checked(
+    z.string(),
+    z.minLength(1, 'must not be empty'),
+    z.maxLength(64, 'must be at most 64 characters'),
+  ),
   subject: IdentitySubject,
 });
 export type LinkIdentityRequest = z.infer<typeof LinkIdentityRequest>;
@@ -493,5 +534,5 @@ export type LinkIdentityRequest = z.infer<typeof LinkIdentityRequest>;
  * A group as listed: groups are the union of users' groups; `members` counts the users in it.
  * @example Group.parse({ name: 'dev', members: 3 })
  */
-export const Group = z.object({ name: z.string(), members: z.int().nonnegative() });
+export const Group = z.object({ name: z.string(), members: checked(z.int(), z.nonnegative()) });
 export type Group = z.infer<typeof Group>;

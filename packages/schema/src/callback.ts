@@ -1,14 +1,12 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
-const State = z.string().min(1).max(512);
+const State = checked(z.string(), z.minLength(1), z.maxLength(512));
 
 /** A decimal integer as a query string carries it: digits only, never `''`, `' '`, `'0x10'` or `'1e3'`. */
 const QueryInt = z.union([
   z.number(),
-  z
-    .string()
-    .regex(/^[0-9]+$/, 'must be a decimal integer')
-    .transform(Number),
+  z.pipe(checked(z.string(), z.regex(/^[0-9]+$/, 'must be a decimal integer')), z.transform(Number)),
 ]);
 
 /**
@@ -18,14 +16,13 @@ const QueryInt = z.union([
  * @example CallbackTokenQuery.parse({ access_token: 'gho_x', token_type: 'Bearer', expires_in: '3600', state: 's' })
  */
 export const CallbackTokenQuery = z.object({
-  access_token: z.string().min(1).max(8192),
-  token_type: z
-    .string()
-    .min(1)
-    .max(64)
-    .transform((t) => t.toLowerCase()),
-  expires_in: QueryInt.pipe(z.int().nonnegative().max(2_147_483_647)).optional(),
-  scope: z.string().max(2048).optional(),
+  access_token: checked(z.string(), z.minLength(1), z.maxLength(8192)),
+  token_type: z.pipe(
+    checked(z.string(), z.minLength(1), z.maxLength(64)),
+    z.transform((t) => t.toLowerCase()),
+  ),
+  expires_in: z.optional(z.pipe(QueryInt, checked(z.int(), z.nonnegative(), z.lte(2_147_483_647)))),
+  scope: z.optional(checked(z.string(), z.maxLength(2048))),
   state: State,
 });
 export type CallbackTokenQuery = z.infer<typeof CallbackTokenQuery>;
@@ -35,9 +32,9 @@ export type CallbackTokenQuery = z.infer<typeof CallbackTokenQuery>;
  * @example CallbackCodeQuery.parse({ code: 'abc', state: 's' })
  */
 export const CallbackCodeQuery = z.object({
-  code: z.string().min(1).max(2048),
+  code: checked(z.string(), z.minLength(1), z.maxLength(2048)),
   state: State,
-  iss: z.string().max(2048).optional(),
+  iss: z.optional(checked(z.string(), z.maxLength(2048))),
 });
 export type CallbackCodeQuery = z.infer<typeof CallbackCodeQuery>;
 
@@ -46,10 +43,10 @@ export type CallbackCodeQuery = z.infer<typeof CallbackCodeQuery>;
  * @example CallbackErrorQuery.parse({ error: 'access_denied', state: 's' })
  */
 export const CallbackErrorQuery = z.object({
-  error: z.string().min(1).max(256),
-  error_description: z.string().max(2048).optional(),
-  error_uri: z.string().max(2048).optional(),
-  state: State.optional(),
+  error: checked(z.string(), z.minLength(1), z.maxLength(256)),
+  error_description: z.optional(checked(z.string(), z.maxLength(2048))),
+  error_uri: z.optional(checked(z.string(), z.maxLength(2048))),
+  state: z.optional(State),
 });
 export type CallbackErrorQuery = z.infer<typeof CallbackErrorQuery>;
 

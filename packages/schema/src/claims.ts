@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 const Audience = z.union([z.string(), z.array(z.string())]);
 
@@ -15,9 +16,9 @@ export const AccessTokenClaims = z.looseObject({
   iat: z.int(),
   jti: z.string(),
   client_id: z.string(),
-  scope: z.string().optional(),
-  sid: z.string().optional(),
-  auth_time: z.int().optional(),
+  scope: z.optional(z.string()),
+  sid: z.optional(z.string()),
+  auth_time: z.optional(z.int()),
 });
 export type AccessTokenClaims = z.infer<typeof AccessTokenClaims>;
 
@@ -26,12 +27,12 @@ export type AccessTokenClaims = z.infer<typeof AccessTokenClaims>;
  * @example UserInfo.parse({ sub: 'u1', preferred_username: 'alice', groups: ['dev'] })
  */
 export const UserInfo = z.looseObject({
-  sub: z.string().min(1),
-  name: z.string().optional(),
-  preferred_username: z.string().optional(),
-  email: z.string().optional(),
-  email_verified: z.boolean().optional(),
-  groups: z.array(z.string()).optional(),
+  sub: checked(z.string(), z.minLength(1)),
+  name: z.optional(z.string()),
+  preferred_username: z.optional(z.string()),
+  email: z.optional(z.string()),
+  email_verified: z.optional(z.boolean()),
+  groups: z.optional(z.array(z.string())),
 });
 export type UserInfo = z.infer<typeof UserInfo>;
 
@@ -42,17 +43,17 @@ export type UserInfo = z.infer<typeof UserInfo>;
  */
 export const IntrospectionResponse = z.looseObject({
   active: z.boolean(),
-  scope: z.string().optional(),
-  client_id: z.string().optional(),
-  username: z.string().optional(),
-  token_type: z.string().optional(),
-  exp: z.int().optional(),
-  iat: z.int().optional(),
-  nbf: z.int().optional(),
-  sub: z.string().optional(),
-  aud: Audience.optional(),
-  iss: z.string().optional(),
-  jti: z.string().optional(),
-  sid: z.string().optional(),
+  scope: z.optional(z.string()),
+  client_id: z.optional(z.string()),
+  username: z.optional(z.string()),
+  token_type: z.optional(z.string()),
+  exp: z.optional(z.int()),
+  iat: z.optional(z.int()),
+  nbf: z.optional(z.int()),
+  sub: z.optional(z.string()),
+  aud: z.optional(Audience),
+  iss: z.optional(z.string()),
+  jti: z.optional(z.string()),
+  sid: z.optional(z.string()),
 });
 export type IntrospectionResponse = z.infer<typeof IntrospectionResponse>;

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 const Timestamp = z.iso.datetime({ offset: true });
 
@@ -7,27 +8,29 @@ const Timestamp = z.iso.datetime({ offset: true });
  * digit (a DNS label, as Kubernetes names things). Given in any case, kept lower-cased.
  * @example ClusterName.parse('Prod-EU') // 'prod-eu'
  */
-export const ClusterName = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .regex(
+export const ClusterName = checked(
+  z.string(),
+  z.trim(),
+  z.toLowerCase(),
+  z.regex(
     /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/,
     'must be 1 to 63 letters, digits and -, starting and ending with a letter or digit',
-  );
+  ),
+);
 
 /**
  * The audience of a cluster's tokens (their `aud`, asked for with RFC 8707 `resource`): an
  * absolute URI without whitespace or fragment, at most 2048 characters.
  * @example ClusterAudience.parse('kubernetes:prod-eu')
  */
-export const ClusterAudience = z
-  .string()
-  .max(2048, 'must be at most 2048 characters')
-  .regex(
+export const ClusterAudience = checked(
+  z.string(),
+  z.maxLength(2048, 'must be at most 2048 characters'),
+  z.regex(
     /^[A-Za-z][A-Za-z0-9+.-]*:[^\s#]+$/,
     'must be an absolute URI without whitespace or fragment (RFC 8707 §2)',
-  );
+  ),
+);
 
 /** The audience a cluster gets unless told otherwise. @example defaultClusterAudience('prod') // 'kubernetes:prod' */
 export function defaultClusterAudience(name: string): string {
@@ -41,7 +44,7 @@ export function defaultClusterAudience(name: string): string {
  */
 export const CreateClusterInput = z.strictObject({
   name: ClusterName,
-  audience: ClusterAudience.optional(),
+  audience: z.optional(ClusterAudience),
 });
 export type CreateClusterInput = z.infer<typeof CreateClusterInput>;
 
@@ -53,7 +56,7 @@ export type CreateClusterInput = z.infer<typeof CreateClusterInput>;
 export const Cluster = z.object({
   name: z.string(),
   audience: z.string(),
-  kubectlClientId: z.string().nullable(),
+  kubectlClientId: z.nullable(z.string()),
   createdAt: Timestamp,
 });
 export type Cluster = z.infer<typeof Cluster>;

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 /**
  * Device authorization request (RFC 8628 §3.1), form-encoded to the device authorization endpoint.
@@ -6,11 +7,16 @@ import { z } from 'zod';
  * @example DeviceAuthorizationRequest.parse({ client_id: 'kubectl', scope: 'openid groups offline_access' })
  */
 export const DeviceAuthorizationRequest = z.object({
-  client_id: z.string().min(1).max(256).optional(),
-  client_secret: z.string().min(1).max(1024).optional(),
-  scope: z.string().max(2048).optional(),
+  client_id: z.optional(checked(z.string(), z.minLength(1), z.maxLength(256))),
+  client_secret: z.optional(checked(z.string(), z.minLength(1), z.maxLength(1024))),
+  scope: z.optional(checked(z.string(), z.maxLength(2048))),
   /** RFC 8707: the audience (a cluster) the first access token is for. */
-  resource: z.union([z.string().max(2048), z.array(z.string().max(2048)).max(16)]).optional(),
+  resource: z.optional(
+    z.union([
+      checked(z.string(), z.maxLength(2048)),
+      checked(z.array(checked(z.string(), z.maxLength(2048))), z.maxLength(16)),
+    ]),
+  ),
 });
 export type DeviceAuthorizationRequest = z.infer<typeof DeviceAuthorizationRequest>;
 
@@ -23,12 +29,12 @@ export type DeviceAuthorizationRequest = z.infer<typeof DeviceAuthorizationReque
  * });
  */
 export const DeviceAuthorizationResponse = z.looseObject({
-  device_code: z.string().min(1),
-  user_code: z.string().min(1),
+  device_code: checked(z.string(), z.minLength(1)),
+  user_code: checked(z.string(), z.minLength(1)),
   verification_uri: z.url(),
-  verification_uri_complete: z.url().optional(),
-  expires_in: z.int32().positive(),
+  verification_uri_complete: z.optional(z.url()),
+  expires_in: checked(z.int32(), z.positive()),
   /** Seconds to wait between polls; 5 when absent (RFC 8628 §3.2). */
-  interval: z.int32().positive().optional(),
+  interval: z.optional(checked(z.int32(), z.positive())),
 });
 export type DeviceAuthorizationResponse = z.infer<typeof DeviceAuthorizationResponse>;

@@ -1,7 +1,8 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 const Url = z.url({ protocol: /^https?$/ });
-const NonEmptyStrings = z.array(z.string().min(1)).min(1);
+const NonEmptyStrings = checked(z.array(checked(z.string(), z.minLength(1))), z.minLength(1));
 
 /**
  * OpenID Provider Metadata (OIDC Discovery 1.0 §3, RFC 8414 §2). The thirteen fields idgate always
@@ -37,23 +38,23 @@ export const ProviderMetadata = z.looseObject({
   token_endpoint_auth_methods_supported: NonEmptyStrings,
   claims_supported: NonEmptyStrings,
   code_challenge_methods_supported: NonEmptyStrings,
-  revocation_endpoint: Url.optional(),
-  introspection_endpoint: Url.optional(),
-  end_session_endpoint: Url.optional(),
-  device_authorization_endpoint: Url.optional(),
-  registration_endpoint: Url.optional(),
-  service_documentation: Url.optional(),
-  response_modes_supported: z.array(z.string()).optional(),
-  token_endpoint_auth_signing_alg_values_supported: z.array(z.string()).optional(),
-  revocation_endpoint_auth_methods_supported: z.array(z.string()).optional(),
-  introspection_endpoint_auth_methods_supported: z.array(z.string()).optional(),
-  userinfo_signing_alg_values_supported: z.array(z.string()).optional(),
-  claim_types_supported: z.array(z.string()).optional(),
-  ui_locales_supported: z.array(z.string()).optional(),
-  claims_parameter_supported: z.boolean().optional(),
-  request_parameter_supported: z.boolean().optional(),
-  request_uri_parameter_supported: z.boolean().optional(),
-  require_request_uri_registration: z.boolean().optional(),
-  authorization_response_iss_parameter_supported: z.boolean().optional(),
+  revocation_endpoint: z.optional(Url),
+  introspection_endpoint: z.optional(Url),
+  end_session_endpoint: z.optional(Url),
+  device_authorization_endpoint: z.optional(Url),
+  registration_endpoint: z.optional(Url),
+  service_documentation: z.optional(Url),
+  response_modes_supported: z.optional(z.array(z.string())),
+  token_endpoint_auth_signing_alg_values_supported: z.optional(z.array(z.string())),
+  revocation_endpoint_auth_methods_supported: z.optional(z.array(z.string())),
+  introspection_endpoint_auth_methods_supported: z.optional(z.array(z.string())),
+  userinfo_signing_alg_values_supported: z.optional(z.array(z.string())),
+  claim_types_supported: z.optional(z.array(z.string())),
+  ui_locales_supported: z.optional(z.array(z.string())),
+  claims_parameter_supported: z.optional(z.boolean()),
+  request_parameter_supported: z.optional(z.boolean()),
+  request_uri_parameter_supported: z.optional(z.boolean()),
+  require_request_uri_registration: z.optional(z.boolean()),
+  authorization_response_iss_parameter_supported: z.optional(z.boolean()),
 });
 export type ProviderMetadata = z.infer<typeof ProviderMetadata>;

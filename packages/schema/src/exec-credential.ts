@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 /** The API versions of the client-go exec credential protocol a plugin may be asked to speak. */
 export const EXEC_CREDENTIAL_API_VERSIONS = [
@@ -20,12 +21,12 @@ export type ExecCredentialApiVersion = z.infer<typeof ExecCredentialApiVersion>;
 export const ExecCredentialRequest = z.looseObject({
   apiVersion: ExecCredentialApiVersion,
   kind: z.literal('ExecCredential', { error: 'must be ExecCredential' }),
-  spec: z
-    .looseObject({
-      interactive: z.boolean().optional(),
-      cluster: z.looseObject({ server: z.string().optional() }).optional(),
-    })
-    .optional(),
+  spec: z.optional(
+    z.looseObject({
+      interactive: z.optional(z.boolean()),
+      cluster: z.optional(z.looseObject({ server: z.optional(z.string()) })),
+    }),
+  ),
 });
 export type ExecCredentialRequest = z.infer<typeof ExecCredentialRequest>;
 
@@ -37,8 +38,8 @@ export const ExecCredential = z.object({
   apiVersion: ExecCredentialApiVersion,
   kind: z.literal('ExecCredential'),
   status: z.object({
-    token: z.string().min(1),
-    expirationTimestamp: z.iso.datetime().optional(),
+    token: checked(z.string(), z.minLength(1)),
+    expirationTimestamp: z.optional(z.iso.datetime()),
   }),
 });
 export type ExecCredential = z.infer<typeof ExecCredential>;

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 /**
  * An identity provider's name: the `{callback}` path segment of `/oauth/callback/{callback}` and of
@@ -6,11 +7,12 @@ import { z } from 'zod';
  * letter; unique regardless of case.
  * @example IdentityProviderName.parse('corp-sso')
  */
-export const IdentityProviderName = z
-  .string()
-  .min(1)
-  .max(63)
-  .regex(/^[a-z][a-z0-9-]*$/, 'must be lower-case letters, digits and -, starting with a letter');
+export const IdentityProviderName = checked(
+  z.string(),
+  z.minLength(1),
+  z.maxLength(63),
+  z.regex(/^[a-z][a-z0-9-]*$/, 'must be lower-case letters, digits and -, starting with a letter'),
+);
 
 /**
  * How an external identity becomes a local user: `auto` creates a user on first sign-in, `lookup`
@@ -22,21 +24,21 @@ export const MappingMethod = z.enum(['auto', 'lookup', 'manual']);
 export type MappingMethod = z.infer<typeof MappingMethod>;
 
 const HttpUrl = z.url({ protocol: /^https?$/ });
-const Secret = z.string().min(1).max(4096);
+const Secret = checked(z.string(), z.minLength(1), z.maxLength(4096));
 
 const Common = {
   name: IdentityProviderName,
-  displayName: z.string().min(1).max(128).optional(),
-  mapping: MappingMethod.default('auto'),
-  linkByVerifiedEmail: z.boolean().default(false),
-  disabled: z.boolean().default(false),
+  displayName: z.optional(checked(z.string(), z.minLength(1), z.maxLength(128))),
+  mapping: z._default(MappingMethod, 'auto'),
+  linkByVerifiedEmail: z._default(z.boolean(), false),
+  disabled: z._default(z.boolean(), false),
   /** The client that tokens answered straight from the callback (no authorize request) are issued to. */
-  tokenClientId: z.string().min(1).max(256).optional(),
+  tokenClientId: z.optional(checked(z.string(), z.minLength(1), z.maxLength(256))),
   /**
    * Put before every group the provider reports; defaults to `<name>:` so that an upstream group
    * can never pose as a local one (or as Kubernetes' `system:` groups). `""` keeps names as given.
    */
-  groupsPrefix: z.string().max(64).optional(),
+  groupsPrefix: z.optional(checked(z.string(), z.maxLength(64))),
 };
 
 /**
@@ -48,10 +50,10 @@ export const DEFAULT_OIDC_SCOPES = ['openid', 'profile', 'email', 'groups'] as c
 
 /** Claim names of an upstream OIDC provider. */
 export const OidcClaimNames = z.strictObject({
-  username: z.string().min(1).default('preferred_username'),
-  email: z.string().min(1).default('email'),
-  groups: z.string().min(1).default('groups'),
-  name: z.string().min(1).default('name'),
+  username: z._default(checked(z.string(), z.minLength(1)), 'preferred_username'),
+  email: z._default(checked(z.string(), z.minLength(1)), 'email'),
+  groups: z._default(checked(z.string(), z.minLength(1)), 'groups'),
+  name: z._default(checked(z.string(), z.minLength(1)), 'name'),
 });
 
 /**
@@ -62,12 +64,12 @@ export const OidcProviderConfig = z.strictObject({
   ...Common,
   type: z.literal('oidc'),
   issuer: HttpUrl,
-  clientId: z.string().min(1).max(256),
+  clientId: checked(z.string(), z.minLength(1), z.maxLength(256)),
   clientSecret: Secret,
-  scopes: z.array(z.string().min(1)).default([...DEFAULT_OIDC_SCOPES]),
-  claims: OidcClaimNames.prefault({}),
+  scopes: z._default(z.array(checked(z.string(), z.minLength(1))), [...DEFAULT_OIDC_SCOPES]),
+  claims: z.prefault(OidcClaimNames, {}),
   /** Also read the upstream userinfo endpoint after the code exchange. */
-  useUserinfo: z.boolean().default(false),
+  useUserinfo: z._default(z.boolean(), false),
 });
 
 /**
@@ -77,16 +79,16 @@ export const OidcProviderConfig = z.strictObject({
 export const GitHubProviderConfig = z.strictObject({
   ...Common,
   type: z.literal('github'),
-  clientId: z.string().min(1).max(256),
+  clientId: checked(z.string(), z.minLength(1), z.maxLength(256)),
   clientSecret: Secret,
   /** Where users authorize: `https://github.com` or the GitHub Enterprise host. */
-  baseUrl: HttpUrl.default('https://github.com'),
+  baseUrl: z._default(HttpUrl, 'https://github.com'),
   /** The REST API: `https://api.github.com` or `https://HOST/api/v3`. */
-  apiUrl: HttpUrl.default('https://api.github.com'),
+  apiUrl: z._default(HttpUrl, 'https://api.github.com'),
   /** When set, only members of these organizations may sign in. */
-  allowedOrganizations: z.array(z.string().min(1)).default([]),
+  allowedOrganizations: z._default(z.array(checked(z.string(), z.minLength(1))), []),
   /** Groups are `org` and `org:team-slug` for every team membership. */
-  loadTeams: z.boolean().default(true),
+  loadTeams: z._default(z.boolean(), true),
 });
 
 /**
@@ -96,11 +98,11 @@ export const GitHubProviderConfig = z.strictObject({
 export const GitLabProviderConfig = z.strictObject({
   ...Common,
   type: z.literal('gitlab'),
-  clientId: z.string().min(1).max(256),
+  clientId: checked(z.string(), z.minLength(1), z.maxLength(256)),
   clientSecret: Secret,
-  baseUrl: HttpUrl.default('https://gitlab.com'),
+  baseUrl: z._default(HttpUrl, 'https://gitlab.com'),
   /** When set, only members of these groups (full paths) may sign in. */
-  allowedGroups: z.array(z.string().min(1)).default([]),
+  allowedGroups: z._default(z.array(checked(z.string(), z.minLength(1))), []),
 });
 
 /**
@@ -111,39 +113,40 @@ export const GitLabProviderConfig = z.strictObject({
 export const LdapProviderConfig = z.strictObject({
   ...Common,
   type: z.literal('ldap'),
-  url: z
-    .string()
-    .regex(
+  url: checked(
+    z.string(),
+    z.regex(
       /^ldaps?:\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?\/?$/,
       'must be ldap://host[:port] or ldaps://host[:port]',
     ),
-  startTls: z.boolean().default(false),
+  ),
+  startTls: z._default(z.boolean(), false),
   /** PEM of the CA that signed the directory's certificate (LDAPS or StartTLS). */
-  caCertificate: z.string().min(1).optional(),
+  caCertificate: z.optional(checked(z.string(), z.minLength(1))),
   /** Manager bind; omit both for an anonymous search bind. */
-  bindDn: z.string().min(1).optional(),
-  bindPassword: Secret.optional(),
-  timeoutMs: z.int().min(100).max(60_000).default(5_000),
+  bindDn: z.optional(checked(z.string(), z.minLength(1))),
+  bindPassword: z.optional(Secret),
+  timeoutMs: z._default(checked(z.int(), z.gte(100), z.lte(60_000)), 5_000),
   userSearch: z.strictObject({
-    baseDn: z.string().min(1),
+    baseDn: checked(z.string(), z.minLength(1)),
     /** `{username}` is replaced by the escaped username (RFC 4515). */
-    filter: z.string().min(1).default('(uid={username})'),
-    scope: z.enum(['base', 'one', 'sub']).default('sub'),
-    usernameAttribute: z.string().min(1).default('uid'),
-    emailAttribute: z.string().min(1).default('mail'),
-    nameAttribute: z.string().min(1).default('cn'),
+    filter: z._default(checked(z.string(), z.minLength(1)), '(uid={username})'),
+    scope: z._default(z.enum(['base', 'one', 'sub']), 'sub'),
+    usernameAttribute: z._default(checked(z.string(), z.minLength(1)), 'uid'),
+    emailAttribute: z._default(checked(z.string(), z.minLength(1)), 'mail'),
+    nameAttribute: z._default(checked(z.string(), z.minLength(1)), 'cn'),
     /** The attribute that identifies the user for good (falls back to the DN). */
-    idAttribute: z.string().min(1).default('entryUUID'),
+    idAttribute: z._default(checked(z.string(), z.minLength(1)), 'entryUUID'),
   }),
-  groupSearch: z
-    .strictObject({
-      baseDn: z.string().min(1),
+  groupSearch: z.optional(
+    z.strictObject({
+      baseDn: checked(z.string(), z.minLength(1)),
       /** `{dn}` and `{username}` are replaced by the escaped values. */
-      filter: z.string().min(1).default('(member={dn})'),
-      scope: z.enum(['base', 'one', 'sub']).default('sub'),
-      nameAttribute: z.string().min(1).default('cn'),
-    })
-    .optional(),
+      filter: z._default(checked(z.string(), z.minLength(1)), '(member={dn})'),
+      scope: z._default(z.enum(['base', 'one', 'sub']), 'sub'),
+      nameAttribute: z._default(checked(z.string(), z.minLength(1)), 'cn'),
+    }),
+  ),
 });
 
 /**
@@ -178,9 +181,9 @@ export const IdentityProvider = z.object({
   type: z.enum(['oidc', 'github', 'gitlab', 'ldap']),
   source: z.enum(['config', 'database']),
   config: z.record(z.string(), z.unknown()),
-  createdAt: z.iso.datetime({ offset: true }).nullable(),
+  createdAt: z.nullable(z.iso.datetime({ offset: true })),
   /** When a stored provider last changed (null for one of the configuration file). */
-  updatedAt: z.iso.datetime({ offset: true }).nullable(),
+  updatedAt: z.nullable(z.iso.datetime({ offset: true })),
   etag: z.string(),
 });
 export type IdentityProvider = z.infer<typeof IdentityProvider>;
@@ -205,9 +208,9 @@ export const LinkedIdentity = z.object({
   subject: z.string(),
   userId: z.string(),
   username: z.string(),
-  email: z.string().nullable(),
+  email: z.nullable(z.string()),
   groups: z.array(z.string()),
   linkedAt: z.iso.datetime({ offset: true }),
-  lastLoginAt: z.iso.datetime({ offset: true }).nullable(),
+  lastLoginAt: z.nullable(z.iso.datetime({ offset: true })),
 });
 export type LinkedIdentity = z.infer<typeof LinkedIdentity>;

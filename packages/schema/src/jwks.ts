@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 
@@ -8,22 +9,23 @@ const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
  * validates a JWKS with this schema never accepts a leaked private key.
  * @example PublicJwk.parse({ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'k1', alg: 'EdDSA', use: 'sig' })
  */
-export const PublicJwk = z
-  .looseObject({
+export const PublicJwk = checked(
+  z.looseObject({
     kty: z.enum(['RSA', 'EC', 'OKP']),
-    kid: z.string().min(1),
-    use: z.literal('sig').optional(),
-    alg: z.string().optional(),
-    key_ops: z.array(z.string()).optional(),
-    n: z.string().optional(),
-    e: z.string().optional(),
-    crv: z.string().optional(),
-    x: z.string().optional(),
-    y: z.string().optional(),
-  })
-  .refine((jwk) => PRIVATE_MEMBERS.every((member) => !(member in jwk)), {
+    kid: checked(z.string(), z.minLength(1)),
+    use: z.optional(z.literal('sig')),
+    alg: z.optional(z.string()),
+    key_ops: z.optional(z.array(z.string())),
+    n: z.optional(z.string()),
+    e: z.optional(z.string()),
+    crv: z.optional(z.string()),
+    x: z.optional(z.string()),
+    y: z.optional(z.string()),
+  }),
+  z.refine((jwk) => PRIVATE_MEMBERS.every((member) => !(member in jwk)), {
     message: 'a published JWK must not contain private key material',
-  });
+  }),
+);
 export type PublicJwk = z.infer<typeof PublicJwk>;
 
 /**

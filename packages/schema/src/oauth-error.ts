@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 /**
  * The error codes idgate answers with on its OAuth/OIDC endpoints (RFC 6749 §4.1.2.1, §5.2;
@@ -41,9 +42,9 @@ export type OAuthErrorCode = z.infer<typeof OAuthErrorCode>;
  * @example OAuthError.parse({ error: 'invalid_client', error_description: 'client authentication failed' })
  */
 export const OAuthError = z.looseObject({
-  error: z.string().min(1),
-  error_description: z.string().optional(),
-  error_uri: z.string().optional(),
+  error: checked(z.string(), z.minLength(1)),
+  error_description: z.optional(z.string()),
+  error_uri: z.optional(z.string()),
 });
 export type OAuthError = z.infer<typeof OAuthError>;
 
@@ -125,11 +126,11 @@ export type ProblemCode = z.infer<typeof ProblemCode>;
  * @example Problem.parse({ type: 'about:blank', title: 'Unauthorized', status: 401, code: 'api_key_invalid' })
  */
 export const Problem = z.looseObject({
-  type: z.string().default('about:blank'),
+  type: z._default(z.string(), 'about:blank'),
   title: z.string(),
-  status: z.int().min(400).max(599),
-  detail: z.string().optional(),
-  instance: z.string().optional(),
+  status: checked(z.int(), z.gte(400), z.lte(599)),
+  detail: z.optional(z.string()),
+  instance: z.optional(z.string()),
   code: ProblemCode,
 });
 export type Problem = z.infer<typeof Problem>;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /** The two API versions of `authentication.k8s.io` that carry TokenReview. */
 export const TOKEN_REVIEW_API_VERSIONS = [
@@ -20,10 +20,10 @@ export type TokenReviewApiVersion = z.infer<typeof TokenReviewApiVersion>;
  * @example TokenReviewUser.parse({ username: 'alice', uid: '42', groups: ['dev'], extra: { 'idgate.dev/scopes': ['openid'] } })
  */
 export const TokenReviewUser = z.object({
-  username: z.string().optional(),
-  uid: z.string().optional(),
-  groups: z.array(z.string()).optional(),
-  extra: z.record(z.string(), z.array(z.string())).optional(),
+  username: z.optional(z.string()),
+  uid: z.optional(z.string()),
+  groups: z.optional(z.array(z.string())),
+  extra: z.optional(z.record(z.string(), z.array(z.string()))),
 });
 export type TokenReviewUser = z.infer<typeof TokenReviewUser>;
 
@@ -32,8 +32,8 @@ export type TokenReviewUser = z.infer<typeof TokenReviewUser>;
  * @example TokenReviewSpec.parse({ token: 'eyJ...', audiences: ['https://kubernetes.default.svc'] })
  */
 export const TokenReviewSpec = z.object({
-  token: z.string().optional(),
-  audiences: z.array(z.string()).optional(),
+  token: z.optional(z.string()),
+  audiences: z.optional(z.array(z.string())),
 });
 export type TokenReviewSpec = z.infer<typeof TokenReviewSpec>;
 
@@ -42,10 +42,10 @@ export type TokenReviewSpec = z.infer<typeof TokenReviewSpec>;
  * @example TokenReviewStatus.parse({ authenticated: false, error: 'token expired' })
  */
 export const TokenReviewStatus = z.object({
-  authenticated: z.boolean().optional(),
-  user: TokenReviewUser.optional(),
-  audiences: z.array(z.string()).optional(),
-  error: z.string().optional(),
+  authenticated: z.optional(z.boolean()),
+  user: z.optional(TokenReviewUser),
+  audiences: z.optional(z.array(z.string())),
+  error: z.optional(z.string()),
 });
 export type TokenReviewStatus = z.infer<typeof TokenReviewStatus>;
 
@@ -64,9 +64,9 @@ const ObjectMeta = z.looseObject({});
 export const TokenReviewRequest = z.object({
   apiVersion: TokenReviewApiVersion,
   kind: z.literal('TokenReview', { error: 'must be TokenReview' }),
-  metadata: ObjectMeta.optional(),
+  metadata: z.optional(ObjectMeta),
   spec: TokenReviewSpec,
-  status: TokenReviewStatus.optional(),
+  status: z.optional(TokenReviewStatus),
 });
 export type TokenReviewRequest = z.infer<typeof TokenReviewRequest>;
 
@@ -82,8 +82,8 @@ export type TokenReviewRequest = z.infer<typeof TokenReviewRequest>;
 export const TokenReviewResponse = z.object({
   apiVersion: TokenReviewApiVersion,
   kind: z.literal('TokenReview'),
-  metadata: ObjectMeta.optional(),
-  spec: TokenReviewSpec.optional(),
+  metadata: z.optional(ObjectMeta),
+  spec: z.optional(TokenReviewSpec),
   status: TokenReviewStatus,
 });
 export type TokenReviewResponse = z.infer<typeof TokenReviewResponse>;

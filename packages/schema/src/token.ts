@@ -1,26 +1,32 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { DEVICE_CODE_GRANT_TYPE } from './admin.js';
+import { checked } from './checked.js';
 
 /**
  * A successful token endpoint response (RFC 6749 §5.1, OIDC Core §3.1.3.3).
  * @example TokenResponse.parse({ access_token: 'eyJ...', token_type: 'Bearer', expires_in: 3600 })
  */
 export const TokenResponse = z.looseObject({
-  access_token: z.string().min(1),
-  token_type: z.string().optional(),
-  expires_in: z.int32().nonnegative(),
-  refresh_token: z.string().min(1).optional(),
-  id_token: z.string().min(1).optional(),
-  scope: z.string().optional(),
+  access_token: checked(z.string(), z.minLength(1)),
+  token_type: z.optional(z.string()),
+  expires_in: checked(z.int32(), z.nonnegative()),
+  refresh_token: z.optional(checked(z.string(), z.minLength(1))),
+  id_token: z.optional(checked(z.string(), z.minLength(1))),
+  scope: z.optional(z.string()),
 });
 export type TokenResponse = z.infer<typeof TokenResponse>;
 
 const ClientFields = {
-  client_id: z.string().min(1).max(256).optional(),
-  client_secret: z.string().min(1).max(1024).optional(),
+  client_id: z.optional(checked(z.string(), z.minLength(1), z.maxLength(256))),
+  client_secret: z.optional(checked(z.string(), z.minLength(1), z.maxLength(1024))),
 };
-const Scope = z.string().max(2048).optional();
-const Resource = z.union([z.string().max(2048), z.array(z.string().max(2048)).max(16)]).optional();
+const Scope = z.optional(checked(z.string(), z.maxLength(2048)));
+const Resource = z.optional(
+  z.union([
+    checked(z.string(), z.maxLength(2048)),
+    checked(z.array(checked(z.string(), z.maxLength(2048))), z.maxLength(16)),
+  ]),
+);
 
 /**
  * Resource owner password credentials grant (RFC 6749 §4.3); idgate allows it for trusted clients.
@@ -28,10 +34,10 @@ const Resource = z.union([z.string().max(2048), z.array(z.string().max(2048)).ma
  */
 export const PasswordGrantRequest = z.object({
   grant_type: z.literal('password'),
-  username: z.string().min(1).max(256),
-  password: z.string().min(1).max(1024),
+  username: checked(z.string(), z.minLength(1), z.maxLength(256)),
+  password: checked(z.string(), z.minLength(1), z.maxLength(1024)),
   /** A password identity provider (LDAP) to check the credentials with, instead of local accounts. */
-  provider: z.string().min(1).max(63).optional(),
+  provider: z.optional(checked(z.string(), z.minLength(1), z.maxLength(63))),
   scope: Scope,
   resource: Resource,
   ...ClientFields,
@@ -56,9 +62,9 @@ export type ClientCredentialsGrantRequest = z.infer<typeof ClientCredentialsGran
  */
 export const AuthorizationCodeGrantRequest = z.object({
   grant_type: z.literal('authorization_code'),
-  code: z.string().min(1).max(512),
-  redirect_uri: z.string().min(1).max(2048).optional(),
-  code_verifier: z.string().min(43).max(128).optional(),
+  code: checked(z.string(), z.minLength(1), z.maxLength(512)),
+  redirect_uri: z.optional(checked(z.string(), z.minLength(1), z.maxLength(2048))),
+  code_verifier: z.optional(checked(z.string(), z.minLength(43), z.maxLength(128))),
   resource: Resource,
   ...ClientFields,
 });
@@ -70,7 +76,7 @@ export type AuthorizationCodeGrantRequest = z.infer<typeof AuthorizationCodeGran
  */
 export const RefreshTokenGrantRequest = z.object({
   grant_type: z.literal('refresh_token'),
-  refresh_token: z.string().min(1).max(512),
+  refresh_token: checked(z.string(), z.minLength(1), z.maxLength(512)),
   scope: Scope,
   /** RFC 8707: a token for another of the client's audiences (a second cluster) from the same grant. */
   resource: Resource,
@@ -84,7 +90,7 @@ export type RefreshTokenGrantRequest = z.infer<typeof RefreshTokenGrantRequest>;
  */
 export const DeviceCodeGrantRequest = z.object({
   grant_type: z.literal(DEVICE_CODE_GRANT_TYPE),
-  device_code: z.string().min(1).max(512),
+  device_code: checked(z.string(), z.minLength(1), z.maxLength(512)),
   resource: Resource,
   ...ClientFields,
 });

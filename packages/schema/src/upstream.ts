@@ -1,11 +1,12 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 // What idgate's connectors read from GitHub's and GitLab's APIs: only the fields they use, so a
 // field the upstream adds or drops elsewhere never breaks a sign-in. Unknown fields are stripped.
 
 /** A numeric account id as both APIs send it: the stable subject, as logins can be renamed. */
-const AccountId = z.int().positive();
-const Name = z.string().min(1);
+const AccountId = checked(z.int(), z.positive());
+const Name = checked(z.string(), z.minLength(1));
 
 /**
  * An OAuth access token response (RFC 6749 §5.1) as GitHub's and GitLab's token endpoints send
@@ -25,7 +26,7 @@ export type UpstreamTokenResponse = z.infer<typeof UpstreamTokenResponse>;
 export const GitHubUser = z.object({
   id: AccountId,
   login: Name,
-  name: z.string().nullish(),
+  name: z.nullish(z.string()),
 });
 export type GitHubUser = z.infer<typeof GitHubUser>;
 
@@ -69,9 +70,9 @@ export type GitHubTeams = z.infer<typeof GitHubTeams>;
 export const GitLabUser = z.object({
   id: AccountId,
   username: Name,
-  name: z.string().nullish(),
-  email: z.string().nullish(),
-  confirmed_at: z.string().nullish(),
+  name: z.nullish(z.string()),
+  email: z.nullish(z.string()),
+  confirmed_at: z.nullish(z.string()),
 });
 export type GitLabUser = z.infer<typeof GitLabUser>;
 
@@ -81,9 +82,9 @@ export type GitLabUser = z.infer<typeof GitLabUser>;
  * @example GitLabUserinfo.parse({ sub: '1', groups: ['acme', 'acme/platform'] })
  */
 export const GitLabUserinfo = z.object({
-  groups: z.array(Name).nullish(),
+  groups: z.nullish(z.array(Name)),
 });
 export type GitLabUserinfo = z.infer<typeof GitLabUserinfo>;
 
 /** Any schema of this module, for code that reads an upstream answer through one of them. */
-export type UpstreamSchema<T> = z.ZodType<T>;
+export type UpstreamSchema<T> = z.ZodMiniType<T>;

@@ -1,5 +1,6 @@
 import { SigningKeyInfo } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { MIGRATION_NAMES } from '../../src/storage/migrations/index.js';
 import { assertBuilt, envFor, run, tempSqlite } from './support.js';
 
@@ -19,7 +20,7 @@ describe('idgate keys', () => {
   it('rotates: the new key is active, the old one retired and published for the longest token lifetime', async () => {
     const initial = await run(['keys', 'list', '--json'], { env });
     expect(initial.code).toBe(0);
-    const [first, ...others] = SigningKeyInfo.array().parse(JSON.parse(initial.stdout));
+    const [first, ...others] = z.array(SigningKeyInfo).parse(JSON.parse(initial.stdout));
     expect(others).toEqual([]);
     expect(first).toMatchObject({ alg: 'RS256', state: 'active', retiredAt: null, publishedUntil: null });
 
@@ -34,7 +35,7 @@ describe('idgate keys', () => {
     expect(printed.retired).toEqual([first?.kid]);
 
     const listed = await run(['keys', 'list', '--json'], { env });
-    const keys = SigningKeyInfo.array().parse(JSON.parse(listed.stdout));
+    const keys = z.array(SigningKeyInfo).parse(JSON.parse(listed.stdout));
     expect(keys.map((k) => [k.kid, k.state])).toEqual([
       [created.kid, 'active'],
       [first?.kid, 'retired'],
