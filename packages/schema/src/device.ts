@@ -6,15 +6,34 @@ import { checked } from './checked.js';
  * Public clients send only `client_id`; confidential ones authenticate as at the token endpoint.
  * @example DeviceAuthorizationRequest.parse({ client_id: 'kubectl', scope: 'openid groups offline_access' })
  */
-export const DeviceAuthorizationRequest = z.object({
-  client_id: z.optional(checked(z.string(), z.minLength(1), z.maxLength(256))),
-  client_secret: z.optional(checked(z.string(), z.minLength(1), z.maxLength(1024))),
-  scope: z.optional(checked(z.string(), z.maxLength(2048))),
+export const DeviceAuthorizationRequest = /* @__PURE__ */ z.object({
+  client_id: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.minLength(1),
+      /* @__PURE__ */ z.maxLength(256),
+    ),
+  ),
+  client_secret: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.minLength(1),
+      /* @__PURE__ */ z.maxLength(1024),
+    ),
+  ),
+  scope: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(2048)),
+  ),
   /** RFC 8707: the audience (a cluster) the first access token is for. */
-  resource: z.optional(
-    z.union([
-      checked(z.string(), z.maxLength(2048)),
-      checked(z.array(checked(z.string(), z.maxLength(2048))), z.maxLength(16)),
+  resource: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.union([
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(2048)),
+      /* @__PURE__ */ checked(
+        /* @__PURE__ */ z.array(
+          /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(2048)),
+        ),
+        /* @__PURE__ */ z.maxLength(16),
+      ),
     ]),
   ),
 });
@@ -28,13 +47,15 @@ export type DeviceAuthorizationRequest = z.infer<typeof DeviceAuthorizationReque
  *   verification_uri_complete: 'https://id.example/oauth/device?user_code=WDJB-MJHT', expires_in: 600, interval: 5,
  * });
  */
-export const DeviceAuthorizationResponse = z.looseObject({
-  device_code: checked(z.string(), z.minLength(1)),
-  user_code: checked(z.string(), z.minLength(1)),
-  verification_uri: z.url(),
-  verification_uri_complete: z.optional(z.url()),
-  expires_in: checked(z.int32(), z.positive()),
+export const DeviceAuthorizationResponse = /* @__PURE__ */ z.looseObject({
+  device_code: /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+  user_code: /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+  verification_uri: /* @__PURE__ */ z.url(),
+  verification_uri_complete: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.url()),
+  expires_in: /* @__PURE__ */ checked(/* @__PURE__ */ z.int32(), /* @__PURE__ */ z.positive()),
   /** Seconds to wait between polls; 5 when absent (RFC 8628 §3.2). */
-  interval: z.optional(checked(z.int32(), z.positive())),
+  interval: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.int32(), /* @__PURE__ */ z.positive()),
+  ),
 });
 export type DeviceAuthorizationResponse = z.infer<typeof DeviceAuthorizationResponse>;

@@ -1,6 +1,3 @@
-// English issue messages for every schema below (zod/mini loads no locale by itself).
-import './locale.js';
-
 // Users and groups over the admin API.
 export {
   ApiKey,
