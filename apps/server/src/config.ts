@@ -189,7 +189,7 @@ const ConfigSchema = z.strictObject({
   signing: z
     .strictObject({
       algorithm: z
-        .enum(SigningAlgorithm.enum, { error: `must be one of ${SigningAlgorithm.options.join(', ')}` })
+        .enum(SigningAlgorithm.options, { error: `must be one of ${SigningAlgorithm.options.join(', ')}` })
         .default('RS256'),
       /** Seconds a rotated key is published before it signs (every replica loads it meanwhile). */
       activationDelay: seconds(0, 3600).default(10),

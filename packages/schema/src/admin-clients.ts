@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import {
   ApiKey,
   GrantType,
@@ -8,15 +8,21 @@ import {
   ScopeToken,
   SigningKeyInfo,
 } from './admin.js';
+import { checked } from './checked.js';
 
-const Timestamp = z.iso.datetime({ offset: true });
+const Timestamp = /* @__PURE__ */ z.iso.datetime({ offset: true });
 
 /** The distinct values of a list, in the order first given. */
-const distinct = <T extends z.ZodType>(item: T) => z.array(item).transform((values) => [...new Set(values)]);
+const distinct = <T extends z.ZodMiniType>(item: T) =>
+  /* @__PURE__ */ z.pipe(
+    /* @__PURE__ */ z.array(item),
+    /* @__PURE__ */ z.transform((values) => [...new Set(values)]),
+  );
 
-const Seconds = z
-  .int({ error: 'must be a positive whole number of seconds' })
-  .positive('must be a positive whole number of seconds');
+const Seconds = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.int({ error: 'must be a positive whole number of seconds' }),
+  /* @__PURE__ */ z.positive('must be a positive whole number of seconds'),
+);
 
 /** The longest grace period a rotated client secret may keep working: 30 days. */
 export const MAX_SECRET_GRACE_PERIOD = 2_592_000;
@@ -27,16 +33,29 @@ export const MAX_SECRET_GRACE_PERIOD = 2_592_000;
  * Whether a client is public cannot change (a secret would appear or vanish).
  * @example UpdateClientInput.parse({ redirectUris: ['https://app.example.com/callback'], trusted: false })
  */
-export const UpdateClientInput = z.strictObject({
-  name: z.string().trim().min(1, 'must not be empty').optional(),
-  redirectUris: distinct(RedirectUri).optional(),
-  postLogoutRedirectUris: distinct(RedirectUri).optional(),
-  grantTypes: distinct(GrantType).optional(),
-  scopes: distinct(ScopeToken).optional(),
-  audiences: distinct(z.string().regex(/^\S+$/, 'must be non-empty, without whitespace')).optional(),
-  accessTokenTtl: Seconds.optional(),
-  refreshTokenTtl: Seconds.optional(),
-  trusted: z.boolean().optional(),
+export const UpdateClientInput = /* @__PURE__ */ z.strictObject({
+  name: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.trim(),
+      /* @__PURE__ */ z.minLength(1, 'must not be empty'),
+    ),
+  ),
+  redirectUris: /* @__PURE__ */ z.optional(/* @__PURE__ */ distinct(RedirectUri)),
+  postLogoutRedirectUris: /* @__PURE__ */ z.optional(/* @__PURE__ */ distinct(RedirectUri)),
+  grantTypes: /* @__PURE__ */ z.optional(/* @__PURE__ */ distinct(GrantType)),
+  scopes: /* @__PURE__ */ z.optional(/* @__PURE__ */ distinct(ScopeToken)),
+  audiences: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ distinct(
+      /* @__PURE__ */ checked(
+        /* @__PURE__ */ z.string(),
+        /* @__PURE__ */ z.regex(/^\S+$/, 'must be non-empty, without whitespace'),
+      ),
+    ),
+  ),
+  accessTokenTtl: /* @__PURE__ */ z.optional(Seconds),
+  refreshTokenTtl: /* @__PURE__ */ z.optional(Seconds),
+  trusted: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
 });
 export type UpdateClientInput = z.infer<typeof UpdateClientInput>;
 
@@ -45,12 +64,18 @@ export type UpdateClientInput = z.infer<typeof UpdateClientInput>;
  * (0, the default, ends it at once; at most {@link MAX_SECRET_GRACE_PERIOD}).
  * @example RotateClientSecretInput.parse({ gracePeriod: 3600 })
  */
-export const RotateClientSecretInput = z.strictObject({
-  gracePeriod: z
-    .int({ error: 'must be a whole number of seconds from 0 to 2592000 (30 days)' })
-    .min(0, 'must be a whole number of seconds from 0 to 2592000 (30 days)')
-    .max(MAX_SECRET_GRACE_PERIOD, 'must be a whole number of seconds from 0 to 2592000 (30 days)')
-    .default(0),
+export const RotateClientSecretInput = /* @__PURE__ */ z.strictObject({
+  gracePeriod: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.int({ error: 'must be a whole number of seconds from 0 to 2592000 (30 days)' }),
+      /* @__PURE__ */ z.gte(0, 'must be a whole number of seconds from 0 to 2592000 (30 days)'),
+      /* @__PURE__ */ z.lte(
+        MAX_SECRET_GRACE_PERIOD,
+        'must be a whole number of seconds from 0 to 2592000 (30 days)',
+      ),
+    ),
+    0,
+  ),
 });
 export type RotateClientSecretInput = z.infer<typeof RotateClientSecretInput>;
 
@@ -59,7 +84,9 @@ export type RotateClientSecretInput = z.infer<typeof RotateClientSecretInput>;
  * once (idgate keeps a hash).
  * @example CreatedClient.parse({ ...client, clientSecret: 'q3…' })
  */
-export const CreatedClient = OAuthClient.extend({ clientSecret: z.string().optional() });
+export const CreatedClient = /* @__PURE__ */ z.extend(OAuthClient, {
+  clientSecret: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+});
 export type CreatedClient = z.infer<typeof CreatedClient>;
 
 /**
@@ -67,10 +94,10 @@ export type CreatedClient = z.infer<typeof CreatedClient>;
  * replaced still works (null: not at all).
  * @example RotatedClientSecret.parse({ clientId: 'cl_abc', clientSecret: 'q3…', previousSecretExpiresAt: null })
  */
-export const RotatedClientSecret = z.object({
-  clientId: z.string(),
-  clientSecret: z.string(),
-  previousSecretExpiresAt: Timestamp.nullable(),
+export const RotatedClientSecret = /* @__PURE__ */ z.object({
+  clientId: /* @__PURE__ */ z.string(),
+  clientSecret: /* @__PURE__ */ z.string(),
+  previousSecretExpiresAt: /* @__PURE__ */ z.nullable(Timestamp),
 });
 export type RotatedClientSecret = z.infer<typeof RotatedClientSecret>;
 
@@ -78,14 +105,17 @@ export type RotatedClientSecret = z.infer<typeof RotatedClientSecret>;
  * An API key just created: the key as listed, and the key itself — shown only this once.
  * @example CreatedApiKey.parse({ ...apiKey, key: 'idg_ab12cd34_…' })
  */
-export const CreatedApiKey = ApiKey.extend({ key: z.string() });
+export const CreatedApiKey = /* @__PURE__ */ z.extend(ApiKey, { key: /* @__PURE__ */ z.string() });
 export type CreatedApiKey = z.infer<typeof CreatedApiKey>;
 
 /**
  * What a signing key rotation did: the new key and the kids it retired.
  * @example SigningKeyRotation.parse({ created: { kid: 'k2', alg: 'RS256', state: 'active', createdAt: '2026-01-01T00:00:00.000Z', retiredAt: null, publishedUntil: null }, retired: ['k1'] })
  */
-export const SigningKeyRotation = z.object({ created: SigningKeyInfo, retired: z.array(z.string()) });
+export const SigningKeyRotation = /* @__PURE__ */ z.object({
+  created: SigningKeyInfo,
+  retired: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+});
 export type SigningKeyRotation = z.infer<typeof SigningKeyRotation>;
 
 /**

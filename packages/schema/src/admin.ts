@@ -1,30 +1,49 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
-const Timestamp = z.iso.datetime({ offset: true });
+const Timestamp = /* @__PURE__ */ z.iso.datetime({ offset: true });
 
 /**
  * One page of a listing of the admin API: `items` in the listing's order and, when there are
  * more, the opaque `nextCursor` to pass as `?cursor=` for the next page (null on the last page).
  * @example pageOf(User).parse({ items: [], nextCursor: null })
  */
-export const pageOf = <T extends z.ZodType>(item: T) =>
-  z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+export const pageOf = <T extends z.ZodMiniType>(item: T) =>
+  /* @__PURE__ */ z.object({
+    items: /* @__PURE__ */ z.array(item),
+    nextCursor: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+  });
 
 /**
  * The paging parameters of a listing (`?limit=&cursor=`), as the query string sends them:
  * `limit` 1–500 (default 100), `cursor` the `nextCursor` of the page before.
  * @example PageQuery.parse({ limit: '50' }) // { limit: 50 }
  */
-export const PageQuery = z.object({
-  limit: z
-    .string()
-    .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 500')
-    .transform(Number)
-    .pipe(
-      z.int().min(1, 'must be a whole number from 1 to 500').max(500, 'must be a whole number from 1 to 500'),
-    )
-    .default(100),
-  cursor: z.string().min(1).max(512).optional(),
+export const PageQuery = /* @__PURE__ */ z.object({
+  limit: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ z.pipe(
+      /* @__PURE__ */ z.pipe(
+        /* @__PURE__ */ checked(
+          /* @__PURE__ */ z.string(),
+          /* @__PURE__ */ z.regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 500'),
+        ),
+        /* @__PURE__ */ z.transform(Number),
+      ),
+      /* @__PURE__ */ checked(
+        /* @__PURE__ */ z.int(),
+        /* @__PURE__ */ z.gte(1, 'must be a whole number from 1 to 500'),
+        /* @__PURE__ */ z.lte(500, 'must be a whole number from 1 to 500'),
+      ),
+    ),
+    100,
+  ),
+  cursor: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.minLength(1),
+      /* @__PURE__ */ z.maxLength(512),
+    ),
+  ),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 
@@ -33,56 +52,70 @@ export type PageQuery = z.infer<typeof PageQuery>;
  * Usernames are unique regardless of case.
  * @example Username.parse('alice.smith@example.com')
  */
-export const Username = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(
+export const Username = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.minLength(1),
+  /* @__PURE__ */ z.maxLength(128),
+  /* @__PURE__ */ z.regex(
     /^[A-Za-z0-9][A-Za-z0-9._@-]*$/,
     'may hold only letters, digits and . _ @ -, starting with a letter or digit',
-  );
+  ),
+);
 
 /**
  * A group name: 1–256 printable characters, no `system:` prefix (reserved by Kubernetes).
  * @example GroupName.parse('platform-admins')
  */
-export const GroupName = z
-  .string()
-  .min(1)
-  .max(256)
-  .regex(/^[\x21-\x7e]+$/, 'may hold only printable ASCII characters without spaces')
-  .refine((g) => !g.startsWith('system:'), 'must not start with "system:", which Kubernetes reserves');
+export const GroupName = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.minLength(1),
+  /* @__PURE__ */ z.maxLength(256),
+  /* @__PURE__ */ z.regex(/^[\x21-\x7e]+$/, 'may hold only printable ASCII characters without spaces'),
+  /* @__PURE__ */ z.refine(
+    (g) => !g.startsWith('system:'),
+    'must not start with "system:", which Kubernetes reserves',
+  ),
+);
 
 /** The distinct values of a list, in the order first given. */
-const distinct = <T extends z.ZodType>(item: T) => z.array(item).transform((values) => [...new Set(values)]);
+const distinct = <T extends z.ZodMiniType>(item: T) =>
+  /* @__PURE__ */ z.pipe(
+    /* @__PURE__ */ z.array(item),
+    /* @__PURE__ */ z.transform((values) => [...new Set(values)]),
+  );
 
 /** An email address. */
-const Email = z.email({ error: 'must be an email address' });
+const Email = /* @__PURE__ */ z.email({ error: 'must be an email address' });
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: what the check refuses
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 /** A display name: trimmed, 1–256 characters, no control characters. */
-const DisplayName = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(256, 'must be at most 256 characters')
-  .refine((name) => !CONTROL_CHARACTERS.test(name), 'must not contain control characters');
+const DisplayName = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.trim(),
+  /* @__PURE__ */ z.minLength(1, 'must not be empty'),
+  /* @__PURE__ */ z.maxLength(256, 'must be at most 256 characters'),
+  /* @__PURE__ */ z.refine((name) => !CONTROL_CHARACTERS.test(name), 'must not contain control characters'),
+);
 
 /** A name people recognize an object by: trimmed, not empty. */
-const Label = z.string().trim().min(1, 'must not be empty');
+const Label = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.trim(),
+  /* @__PURE__ */ z.minLength(1, 'must not be empty'),
+);
 
 /**
  * What creating a local user takes (the password goes to the password hasher, separately):
  * groups are kept once each, in the order given.
  * @example CreateUserInput.parse({ username: 'alice', email: 'alice@example.com', groups: ['dev'] })
  */
-export const CreateUserInput = z.strictObject({
+export const CreateUserInput = /* @__PURE__ */ z.strictObject({
   username: Username,
-  email: Email.nullable().default(null),
-  displayName: DisplayName.nullable().default(null),
-  groups: distinct(GroupName).default([]),
+  email: /* @__PURE__ */ z._default(/* @__PURE__ */ z.nullable(Email), null),
+  displayName: /* @__PURE__ */ z._default(/* @__PURE__ */ z.nullable(DisplayName), null),
+  groups: /* @__PURE__ */ z._default(/* @__PURE__ */ distinct(GroupName), []),
 });
 export type CreateUserInput = z.infer<typeof CreateUserInput>;
 
@@ -90,24 +123,25 @@ export type CreateUserInput = z.infer<typeof CreateUserInput>;
  * An external identity's stable id at its provider (`sub`, a user id, an entryUUID).
  * @example IdentitySubject.parse('583231')
  */
-export const IdentitySubject = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(1024, 'must be at most 1024 characters');
+export const IdentitySubject = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.minLength(1, 'must not be empty'),
+  /* @__PURE__ */ z.maxLength(1024, 'must be at most 1024 characters'),
+);
 
 /**
  * What linking an external identity to a local user takes.
  * @example LinkIdentityInput.parse({ username: 'alice', provider: 'github', subject: '583231' })
  */
-export const LinkIdentityInput = z.strictObject({
-  username: z.string(),
-  provider: z.string(),
+export const LinkIdentityInput = /* @__PURE__ */ z.strictObject({
+  username: /* @__PURE__ */ z.string(),
+  provider: /* @__PURE__ */ z.string(),
   subject: IdentitySubject,
 });
 export type LinkIdentityInput = z.infer<typeof LinkIdentityInput>;
 
 /** Scopes an API key can carry. @example ApiKeyScope.parse('tokenreview') */
-export const ApiKeyScope = z.enum(['tokenreview', 'admin']);
+export const ApiKeyScope = /* @__PURE__ */ z.enum(['tokenreview', 'admin']);
 export type ApiKeyScope = z.infer<typeof ApiKeyScope>;
 
 /**
@@ -115,15 +149,20 @@ export type ApiKeyScope = z.infer<typeof ApiKeyScope>;
  * how many seconds it lives.
  * @example CreateApiKeyInput.parse({ name: 'apiserver', scopes: ['tokenreview'], expiresIn: 2592000 })
  */
-export const CreateApiKeyInput = z.strictObject({
+export const CreateApiKeyInput = /* @__PURE__ */ z.strictObject({
   name: Label,
-  scopes: distinct(ApiKeyScope).refine((scopes) => scopes.length > 0, 'give at least one'),
+  scopes: /* @__PURE__ */ checked(
+    /* @__PURE__ */ distinct(ApiKeyScope),
+    /* @__PURE__ */ z.refine((scopes) => scopes.length > 0, 'give at least one'),
+  ),
   /** Seconds until the key stops working (at most ten years); absent: it works until revoked. */
-  expiresIn: z
-    .int({ error: 'must be a positive whole number of seconds' })
-    .positive('must be a positive whole number of seconds')
-    .max(315_360_000, 'must be at most 315360000 seconds (ten years)')
-    .optional(),
+  expiresIn: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.int({ error: 'must be a positive whole number of seconds' }),
+      /* @__PURE__ */ z.positive('must be a positive whole number of seconds'),
+      /* @__PURE__ */ z.lte(315_360_000, 'must be at most 315360000 seconds (ten years)'),
+    ),
+  ),
 });
 export type CreateApiKeyInput = z.infer<typeof CreateApiKeyInput>;
 
@@ -131,7 +170,7 @@ export type CreateApiKeyInput = z.infer<typeof CreateApiKeyInput>;
 export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /** Grant types a client may be allowed. @example GrantType.parse('client_credentials') */
-export const GrantType = z.enum([
+export const GrantType = /* @__PURE__ */ z.enum([
   'authorization_code',
   'refresh_token',
   'client_credentials',
@@ -149,10 +188,13 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * send the browser, with `state`, to the client. Kept exactly as given.
  * @example RedirectUri.parse('http://127.0.0.1:8400/callback')
  */
-export const RedirectUri = z.string().superRefine((raw, ctx) => {
-  const problem = redirectUriProblem(raw);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-});
+export const RedirectUri = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.superRefine((raw, ctx) => {
+    const problem = redirectUriProblem(raw);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+);
 
 function redirectUriProblem(raw: string): string | undefined {
   if (/\s/.test(raw)) return 'must not contain whitespace';
@@ -169,14 +211,16 @@ function redirectUriProblem(raw: string): string | undefined {
 }
 
 /** A scope token (RFC 6749 §3.3): printable ASCII without space, `"` or `\`. @example ScopeToken.parse('openid') */
-export const ScopeToken = z
-  .string()
-  .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'not a valid scope (RFC 6749 §3.3)');
+export const ScopeToken = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'not a valid scope (RFC 6749 §3.3)'),
+);
 
 /** A lifetime in whole seconds. */
-const Seconds = z
-  .int({ error: 'must be a positive whole number of seconds' })
-  .positive('must be a positive whole number of seconds');
+const Seconds = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.int({ error: 'must be a positive whole number of seconds' }),
+  /* @__PURE__ */ z.positive('must be a positive whole number of seconds'),
+);
 
 /**
  * What registering an OAuth client takes. Lists are kept once each; what is left out gets a
@@ -184,41 +228,49 @@ const Seconds = z
  * scopes, the configured token lifetime).
  * @example RegisterClientInput.parse({ name: 'CI', grantTypes: ['client_credentials'], audiences: ['https://api.example.com'] })
  */
-export const RegisterClientInput = z.strictObject({
+export const RegisterClientInput = /* @__PURE__ */ z.strictObject({
   name: Label,
-  grantTypes: distinct(GrantType).optional(),
-  redirectUris: distinct(RedirectUri).default([]),
-  postLogoutRedirectUris: distinct(RedirectUri).default([]),
-  scopes: distinct(ScopeToken).optional(),
-  audiences: distinct(z.string().regex(/^\S+$/, 'must be non-empty, without whitespace')).default([]),
+  grantTypes: /* @__PURE__ */ z.optional(/* @__PURE__ */ distinct(GrantType)),
+  redirectUris: /* @__PURE__ */ z._default(/* @__PURE__ */ distinct(RedirectUri), []),
+  postLogoutRedirectUris: /* @__PURE__ */ z._default(/* @__PURE__ */ distinct(RedirectUri), []),
+  scopes: /* @__PURE__ */ z.optional(/* @__PURE__ */ distinct(ScopeToken)),
+  audiences: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ distinct(
+      /* @__PURE__ */ checked(
+        /* @__PURE__ */ z.string(),
+        /* @__PURE__ */ z.regex(/^\S+$/, 'must be non-empty, without whitespace'),
+      ),
+    ),
+    [],
+  ),
   /** A public client (native or browser app) has no secret. */
-  public: z.boolean().default(false),
+  public: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
   /** A trusted client may use the password grant and skips consent. */
-  trusted: z.boolean().default(false),
-  accessTokenTtl: Seconds.optional(),
-  refreshTokenTtl: Seconds.optional(),
+  trusted: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
+  accessTokenTtl: /* @__PURE__ */ z.optional(Seconds),
+  refreshTokenTtl: /* @__PURE__ */ z.optional(Seconds),
 });
 export type RegisterClientInput = z.infer<typeof RegisterClientInput>;
 
 /** Signing algorithms idgate supports. @example SigningAlgorithm.parse('ES256') */
-export const SigningAlgorithm = z.enum(['RS256', 'ES256', 'EdDSA']);
+export const SigningAlgorithm = /* @__PURE__ */ z.enum(['RS256', 'ES256', 'EdDSA']);
 export type SigningAlgorithm = z.infer<typeof SigningAlgorithm>;
 
 /**
  * A user as the admin API and `idgate users list --json` show it (never its password hash).
  * @example User.parse({ id: 'u1', username: 'alice', email: null, displayName: null, groups: [], disabled: false, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', etag: '"0123456789abcdef"' })
  */
-export const User = z.object({
-  id: z.string(),
-  username: z.string(),
-  email: z.string().nullable(),
-  displayName: z.string().nullable(),
-  groups: z.array(z.string()),
-  disabled: z.boolean(),
+export const User = /* @__PURE__ */ z.object({
+  id: /* @__PURE__ */ z.string(),
+  username: /* @__PURE__ */ z.string(),
+  email: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+  displayName: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+  groups: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+  disabled: /* @__PURE__ */ z.boolean(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   /** The version of the user (an entity tag, also the `ETag` header): send it as `If-Match`. */
-  etag: z.string(),
+  etag: /* @__PURE__ */ z.string(),
 });
 export type User = z.infer<typeof User>;
 
@@ -228,22 +280,22 @@ export type User = z.infer<typeof User>;
  * is still accepted (null when none is).
  * @example OAuthClient.parse({ clientId: 'c', name: 'CI', public: false, trusted: true, redirectUris: [], postLogoutRedirectUris: [], grantTypes: ['client_credentials'], scopes: ['openid'], audiences: [], accessTokenTtl: 3600, refreshTokenTtl: 2592000, previousSecretExpiresAt: null, createdAt: '2026-01-01T00:00:00.000Z', etag: '"0123456789abcdef"' })
  */
-export const OAuthClient = z.object({
-  clientId: z.string(),
-  name: z.string(),
-  public: z.boolean(),
-  trusted: z.boolean(),
-  redirectUris: z.array(z.string()),
+export const OAuthClient = /* @__PURE__ */ z.object({
+  clientId: /* @__PURE__ */ z.string(),
+  name: /* @__PURE__ */ z.string(),
+  public: /* @__PURE__ */ z.boolean(),
+  trusted: /* @__PURE__ */ z.boolean(),
+  redirectUris: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
   /** Where RP-Initiated Logout may send the browser afterwards. */
-  postLogoutRedirectUris: z.array(z.string()),
-  grantTypes: z.array(GrantType),
-  scopes: z.array(z.string()),
-  audiences: z.array(z.string()),
-  accessTokenTtl: z.int().positive(),
-  refreshTokenTtl: z.int().positive(),
-  previousSecretExpiresAt: Timestamp.nullable(),
+  postLogoutRedirectUris: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+  grantTypes: /* @__PURE__ */ z.array(GrantType),
+  scopes: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+  audiences: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+  accessTokenTtl: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.positive()),
+  refreshTokenTtl: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.positive()),
+  previousSecretExpiresAt: /* @__PURE__ */ z.nullable(Timestamp),
   createdAt: Timestamp,
-  etag: z.string(),
+  etag: /* @__PURE__ */ z.string(),
 });
 export type OAuthClient = z.infer<typeof OAuthClient>;
 
@@ -251,18 +303,18 @@ export type OAuthClient = z.infer<typeof OAuthClient>;
  * An API key as listed: its public prefix, never the key or its hash.
  * @example ApiKey.parse({ id: 'k1', name: 'apiserver', prefix: 'idg_ab12cd34', scopes: ['tokenreview'], createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null, revokedAt: null })
  */
-export const ApiKey = z.object({
-  id: z.string(),
-  name: z.string(),
-  prefix: z.string(),
-  scopes: z.array(ApiKeyScope),
+export const ApiKey = /* @__PURE__ */ z.object({
+  id: /* @__PURE__ */ z.string(),
+  name: /* @__PURE__ */ z.string(),
+  prefix: /* @__PURE__ */ z.string(),
+  scopes: /* @__PURE__ */ z.array(ApiKeyScope),
   /** The cluster a `tokenreview` key answers for (only that cluster's tokens); absent or null for none. */
-  cluster: z.string().nullable().optional(),
+  cluster: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string())),
   createdAt: Timestamp,
-  lastUsedAt: Timestamp.nullable(),
+  lastUsedAt: /* @__PURE__ */ z.nullable(Timestamp),
   /** When the key stops working; null for a key that works until revoked. */
-  expiresAt: Timestamp.nullable(),
-  revokedAt: Timestamp.nullable(),
+  expiresAt: /* @__PURE__ */ z.nullable(Timestamp),
+  revokedAt: /* @__PURE__ */ z.nullable(Timestamp),
 });
 export type ApiKey = z.infer<typeof ApiKey>;
 
@@ -270,14 +322,14 @@ export type ApiKey = z.infer<typeof ApiKey>;
  * A signing key as listed: its state in the rotation, never private material.
  * @example SigningKeyInfo.parse({ kid: 'k1', alg: 'RS256', state: 'active', createdAt: '2026-01-01T00:00:00.000Z', retiredAt: null, publishedUntil: null })
  */
-export const SigningKeyInfo = z.object({
-  kid: z.string(),
+export const SigningKeyInfo = /* @__PURE__ */ z.object({
+  kid: /* @__PURE__ */ z.string(),
   alg: SigningAlgorithm,
   /** `next`: published, signing after the activation delay; `active`: signing; `retired`: still published; `expired`. */
-  state: z.enum(['next', 'active', 'retired', 'expired']),
+  state: /* @__PURE__ */ z.enum(['next', 'active', 'retired', 'expired']),
   createdAt: Timestamp,
-  retiredAt: Timestamp.nullable(),
-  publishedUntil: Timestamp.nullable(),
+  retiredAt: /* @__PURE__ */ z.nullable(Timestamp),
+  publishedUntil: /* @__PURE__ */ z.nullable(Timestamp),
 });
 export type SigningKeyInfo = z.infer<typeof SigningKeyInfo>;
 
@@ -285,20 +337,20 @@ export type SigningKeyInfo = z.infer<typeof SigningKeyInfo>;
  * A password sign-in attempt as listed, newest first (`idgate users logins --json`).
  * @example LoginAttempt.parse({ id: 'a1', username: 'alice', userId: 'u1', sourceAddress: '203.0.113.7', provider: 'password', success: false, reason: 'invalid_credentials', createdAt: '2026-01-01T00:00:00.000Z' })
  */
-export const LoginAttempt = z.object({
-  id: z.string(),
+export const LoginAttempt = /* @__PURE__ */ z.object({
+  id: /* @__PURE__ */ z.string(),
   /** The username as typed, lower-cased. */
-  username: z.string(),
-  userId: z.string().nullable(),
-  sourceAddress: z.string(),
+  username: /* @__PURE__ */ z.string(),
+  userId: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+  sourceAddress: /* @__PURE__ */ z.string(),
   /**
    * `password` for local accounts; the identity provider's name for federated ones; `admin` for an
    * administrator's unlock (a success, reason `unlocked`: failures before it no longer lock).
    */
-  provider: z.string(),
-  success: z.boolean(),
+  provider: /* @__PURE__ */ z.string(),
+  success: /* @__PURE__ */ z.boolean(),
   /** Why it failed: `invalid_credentials`, `disabled`, `locked`; `unlocked` for an administrator's unlock. */
-  reason: z.string().nullable(),
+  reason: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
   createdAt: Timestamp,
 });
 export type LoginAttempt = z.infer<typeof LoginAttempt>;
@@ -307,11 +359,17 @@ export type LoginAttempt = z.infer<typeof LoginAttempt>;
  * What `idgate init --json` prints: the credentials it created, each shown only this once.
  * @example InitResult.parse({ issuer: 'http://localhost:8080/oauth', apiKey: 'idg_x_y', admin: { username: 'admin', password: 'p' }, client: { clientId: 'c', clientSecret: 's' } })
  */
-export const InitResult = z.strictObject({
-  issuer: z.string(),
-  apiKey: z.string(),
-  admin: z.strictObject({ username: z.string(), password: z.string() }),
-  client: z.strictObject({ clientId: z.string(), clientSecret: z.string() }),
+export const InitResult = /* @__PURE__ */ z.strictObject({
+  issuer: /* @__PURE__ */ z.string(),
+  apiKey: /* @__PURE__ */ z.string(),
+  admin: /* @__PURE__ */ z.strictObject({
+    username: /* @__PURE__ */ z.string(),
+    password: /* @__PURE__ */ z.string(),
+  }),
+  client: /* @__PURE__ */ z.strictObject({
+    clientId: /* @__PURE__ */ z.string(),
+    clientSecret: /* @__PURE__ */ z.string(),
+  }),
 });
 export type InitResult = z.infer<typeof InitResult>;
 
@@ -320,11 +378,12 @@ export type InitResult = z.infer<typeof InitResult>;
  * (idgate makes UUIDs).
  * @example SessionId.parse('0b6f7c2e-7d1a-4c53-9d7e-2f1c4b8a9e10')
  */
-export const SessionId = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[A-Za-z0-9-]+$/, 'must be an id of 1–64 letters, digits and -');
+export const SessionId = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.minLength(1),
+  /* @__PURE__ */ z.maxLength(64),
+  /* @__PURE__ */ z.regex(/^[A-Za-z0-9-]+$/, 'must be an id of 1–64 letters, digits and -'),
+);
 export type SessionId = z.infer<typeof SessionId>;
 
 /**
@@ -340,17 +399,22 @@ export type GrantId = SessionId;
  * it signed in to. Never its cookie secret or hash.
  * @example SessionInfo.parse({ id: 's1', createdAt: '2026-01-01T00:00:00.000Z', lastSeenAt: '2026-01-01T00:05:00.000Z', expiresAt: '2026-01-02T00:00:00.000Z', sourceAddress: '203.0.113.7', userAgent: 'Mozilla/5.0', clients: [{ clientId: 'cl_web', name: 'Web' }] })
  */
-export const SessionInfo = z.object({
-  id: z.string(),
+export const SessionInfo = /* @__PURE__ */ z.object({
+  id: /* @__PURE__ */ z.string(),
   createdAt: Timestamp,
   /** The latest time the session signed the browser in to an application (its creation at first). */
   lastSeenAt: Timestamp,
   expiresAt: Timestamp,
   /** The address the browser signed in from; null for sessions older than idgate recording it. */
-  sourceAddress: z.string().nullable(),
-  userAgent: z.string().nullable(),
+  sourceAddress: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+  userAgent: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
   /** The applications the session signed in to (name null when the client is gone). */
-  clients: z.array(z.object({ clientId: z.string(), name: z.string().nullable() })),
+  clients: /* @__PURE__ */ z.array(
+    /* @__PURE__ */ z.object({
+      clientId: /* @__PURE__ */ z.string(),
+      name: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+    }),
+  ),
 });
 export type SessionInfo = z.infer<typeof SessionInfo>;
 
@@ -359,19 +423,19 @@ export type SessionInfo = z.infer<typeof SessionInfo>;
  * authorization to act for the user — what its refresh tokens and access tokens stand on.
  * @example GrantInfo.parse({ id: 'g1', clientId: 'cl_web', clientName: 'Web', scopes: ['openid', 'offline_access'], sessionId: null, createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: '2026-01-01T01:00:00.000Z', lastUsedAddress: '203.0.113.7', expiresAt: '2026-01-31T00:00:00.000Z' })
  */
-export const GrantInfo = z.object({
-  id: z.string(),
-  clientId: z.string(),
+export const GrantInfo = /* @__PURE__ */ z.object({
+  id: /* @__PURE__ */ z.string(),
+  clientId: /* @__PURE__ */ z.string(),
   /** null when the client is gone. */
-  clientName: z.string().nullable(),
-  scopes: z.array(z.string()),
+  clientName: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+  scopes: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
   /** The browser session the grant was made in, if any. */
-  sessionId: z.string().nullable(),
+  sessionId: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
   createdAt: Timestamp,
   /** The latest token request on the grant (its code exchange, then each refresh). */
-  lastUsedAt: Timestamp.nullable(),
+  lastUsedAt: /* @__PURE__ */ z.nullable(Timestamp),
   /** The address of that request. */
-  lastUsedAddress: z.string().nullable(),
+  lastUsedAddress: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
   /** The grant's absolute end: no refresh token outlives it. */
   expiresAt: Timestamp,
 });
@@ -382,14 +446,19 @@ export type GrantInfo = z.infer<typeof GrantInfo>;
  * them were revoked.
  * @example EndedSessions.parse({ ended: 2, revokedGrants: 3 })
  */
-export const EndedSessions = z.object({ ended: z.int().min(0), revokedGrants: z.int().min(0) });
+export const EndedSessions = /* @__PURE__ */ z.object({
+  ended: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.gte(0)),
+  revokedGrants: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.gte(0)),
+});
 export type EndedSessions = z.infer<typeof EndedSessions>;
 
 /**
  * What revoking every grant of a user did: how many were revoked.
  * @example RevokedGrants.parse({ revoked: 2 })
  */
-export const RevokedGrants = z.object({ revoked: z.int().min(0) });
+export const RevokedGrants = /* @__PURE__ */ z.object({
+  revoked: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.gte(0)),
+});
 export type RevokedGrants = z.infer<typeof RevokedGrants>;
 // ---------------------------------------------------------------------------------------------
 // Users and groups over the admin API (`/admin/v1/users`, `/admin/v1/groups`).
@@ -399,10 +468,10 @@ export type RevokedGrants = z.infer<typeof RevokedGrants>;
  * username) is checked by the use case, which names the reason (`weak_password`).
  * @example Password.parse('correct horse battery staple')
  */
-export const Password = z.string({ error: 'must be a string' });
+export const Password = /* @__PURE__ */ z.string({ error: 'must be a string' });
 
 /** Which users `GET /admin/v1/users?status=` lists: `active` ones are neither disabled nor locked. */
-export const UserStatus = z.enum(['active', 'disabled', 'locked']);
+export const UserStatus = /* @__PURE__ */ z.enum(['active', 'disabled', 'locked']);
 export type UserStatus = z.infer<typeof UserStatus>;
 
 /**
@@ -410,15 +479,20 @@ export type UserStatus = z.infer<typeof UserStatus>;
  * filtered by `group`, `status` and `q` (text in the username, email or display name, any case).
  * @example UserListQuery.parse({ group: 'dev', status: 'active', q: 'ali', limit: '20' })
  */
-export const UserListQuery = PageQuery.extend({
-  group: GroupName.optional(),
-  status: UserStatus.optional(),
-  q: z
-    .string()
-    .min(1, 'must not be empty')
-    .max(256, 'must be at most 256 characters')
-    .refine((text) => !CONTROL_CHARACTERS.test(text), 'must not contain control characters')
-    .optional(),
+export const UserListQuery = /* @__PURE__ */ z.extend(PageQuery, {
+  group: /* @__PURE__ */ z.optional(GroupName),
+  status: /* @__PURE__ */ z.optional(UserStatus),
+  q: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.minLength(1, 'must not be empty'),
+      /* @__PURE__ */ z.maxLength(256, 'must be at most 256 characters'),
+      /* @__PURE__ */ z.refine(
+        (text) => !CONTROL_CHARACTERS.test(text),
+        'must not contain control characters',
+      ),
+    ),
+  ),
 });
 export type UserListQuery = z.infer<typeof UserListQuery>;
 
@@ -427,7 +501,9 @@ export type UserListQuery = z.infer<typeof UserListQuery>;
  * password is generated and answered once).
  * @example CreateUserRequest.parse({ username: 'alice', password: 'correct horse battery staple' })
  */
-export const CreateUserRequest = CreateUserInput.extend({ password: Password.optional() });
+export const CreateUserRequest = /* @__PURE__ */ z.extend(CreateUserInput, {
+  password: /* @__PURE__ */ z.optional(Password),
+});
 export type CreateUserRequest = z.input<typeof CreateUserRequest>;
 
 /**
@@ -435,7 +511,9 @@ export type CreateUserRequest = z.input<typeof CreateUserRequest>;
  * it, shown only this once.
  * @example CreatedUser.parse({ ...user, password: 'q3…' })
  */
-export const CreatedUser = User.extend({ password: z.string().optional() });
+export const CreatedUser = /* @__PURE__ */ z.extend(User, {
+  password: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+});
 export type CreatedUser = z.infer<typeof CreatedUser>;
 
 /**
@@ -443,11 +521,11 @@ export type CreatedUser = z.infer<typeof CreatedUser>;
  * display name; `groups` replaces the list).
  * @example UpdateUserInput.parse({ groups: ['dev', 'ops'], disabled: false })
  */
-export const UpdateUserInput = z.strictObject({
-  email: Email.nullable().optional(),
-  displayName: DisplayName.nullable().optional(),
-  groups: distinct(GroupName).optional(),
-  disabled: z.boolean().optional(),
+export const UpdateUserInput = /* @__PURE__ */ z.strictObject({
+  email: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Email)),
+  displayName: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(DisplayName)),
+  groups: /* @__PURE__ */ z.optional(/* @__PURE__ */ distinct(GroupName)),
+  disabled: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
 });
 export type UpdateUserInput = z.infer<typeof UpdateUserInput>;
 
@@ -456,7 +534,9 @@ export type UpdateUserInput = z.infer<typeof UpdateUserInput>;
  * generated (answered once).
  * @example SetPasswordInput.parse({})
  */
-export const SetPasswordInput = z.strictObject({ password: Password.optional() });
+export const SetPasswordInput = /* @__PURE__ */ z.strictObject({
+  password: /* @__PURE__ */ z.optional(Password),
+});
 export type SetPasswordInput = z.infer<typeof SetPasswordInput>;
 
 /**
@@ -464,18 +544,24 @@ export type SetPasswordInput = z.infer<typeof SetPasswordInput>;
  * (1–1000, default 20).
  * @example LoginAttemptQuery.parse({ limit: '50' }) // { limit: 50 }
  */
-export const LoginAttemptQuery = z.object({
-  limit: z
-    .string()
-    .regex(/^[0-9]{1,5}$/, 'must be a whole number from 1 to 1000')
-    .transform(Number)
-    .pipe(
-      z
-        .int()
-        .min(1, 'must be a whole number from 1 to 1000')
-        .max(1000, 'must be a whole number from 1 to 1000'),
-    )
-    .default(20),
+export const LoginAttemptQuery = /* @__PURE__ */ z.object({
+  limit: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ z.pipe(
+      /* @__PURE__ */ z.pipe(
+        /* @__PURE__ */ checked(
+          /* @__PURE__ */ z.string(),
+          /* @__PURE__ */ z.regex(/^[0-9]{1,5}$/, 'must be a whole number from 1 to 1000'),
+        ),
+        /* @__PURE__ */ z.transform(Number),
+      ),
+      /* @__PURE__ */ checked(
+        /* @__PURE__ */ z.int(),
+        /* @__PURE__ */ z.gte(1, 'must be a whole number from 1 to 1000'),
+        /* @__PURE__ */ z.lte(1000, 'must be a whole number from 1 to 1000'),
+      ),
+    ),
+    20,
+  ),
 });
 
 /**
@@ -483,8 +569,12 @@ export const LoginAttemptQuery = z.object({
  * the database) and the subject there.
  * @example LinkIdentityRequest.parse({ provider: 'github', subject: '583231' })
  */
-export const LinkIdentityRequest = z.strictObject({
-  provider: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+export const LinkIdentityRequest = /* @__PURE__ */ z.strictObject({
+  provider: /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.string(),
+    /* @__PURE__ */ z.minLength(1, 'must not be empty'),
+    /* @__PURE__ */ z.maxLength(64, 'must be at most 64 characters'),
+  ),
   subject: IdentitySubject,
 });
 export type LinkIdentityRequest = z.infer<typeof LinkIdentityRequest>;
@@ -493,5 +583,8 @@ export type LinkIdentityRequest = z.infer<typeof LinkIdentityRequest>;
  * A group as listed: groups are the union of users' groups; `members` counts the users in it.
  * @example Group.parse({ name: 'dev', members: 3 })
  */
-export const Group = z.object({ name: z.string(), members: z.int().nonnegative() });
+export const Group = /* @__PURE__ */ z.object({
+  name: /* @__PURE__ */ z.string(),
+  members: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.nonnegative()),
+});
 export type Group = z.infer<typeof Group>;

@@ -1,5 +1,6 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { PageQuery, pageOf } from './admin.js';
+import { checked } from './checked.js';
 
 // Every event schema is a plain `z.object`: parsing drops any field it does not list, so a value
 // that slipped into a draft (a secret, a hash) never reaches storage or a reader. Secrets, tokens,
@@ -17,8 +18,8 @@ const Scopes = z.array(z.string());
  */
 export const AuditActor = z.object({
   kind: z.enum(['user', 'client', 'api-key', 'cli', 'system']),
-  id: z.string().nullable(),
-  name: z.string().optional(),
+  id: z.nullable(z.string()),
+  name: z.optional(z.string()),
 });
 export type AuditActor = z.infer<typeof AuditActor>;
 
@@ -40,9 +41,9 @@ const SignInDetails = z.object({
   provider: z.string(),
   channel: SignInChannel,
   /** The username as typed, lower-cased (or the upstream's username). */
-  username: z.string().nullable(),
+  username: z.nullable(z.string()),
   /** Why it failed or was locked: `invalid_credentials`, `disabled`, `locked`, `unknown_user`, …; null on success. */
-  reason: z.string().nullable(),
+  reason: z.nullable(z.string()),
 });
 
 /** The fields every audit event carries; `details` is the type's own. */
@@ -52,17 +53,17 @@ const envelope = {
   occurredAt: Timestamp,
   actor: AuditActor,
   /** The user the event is about (who signed in, whose token, which user an admin changed). */
-  subject: z.string().nullable(),
+  subject: z.nullable(z.string()),
   /** The OAuth client involved, when there is one. */
-  clientId: z.string().nullable(),
+  clientId: z.nullable(z.string()),
   /** The caller's address: personal data, null when unknown or switched off. */
-  address: z.string().nullable(),
+  address: z.nullable(z.string()),
   /** The caller's user agent: personal data, null when unknown or switched off. */
-  userAgent: z.string().nullable(),
+  userAgent: z.nullable(z.string()),
   outcome: AuditOutcome,
 };
 
-const event = <T extends string, D extends z.ZodObject>(type: T, details: D) =>
+const event = <T extends string, D extends z.ZodMiniObject>(type: T, details: D) =>
   z.object({ ...envelope, type: z.literal(type), details });
 
 const GrantDetails = z.object({ grantId: z.string() });
@@ -79,20 +80,20 @@ export const AUDIT_EVENT_SCHEMAS = {
   /** A sign-in was refused because the account or the address is locked out (too many failures). */
   'sign-in.locked': event('sign-in.locked', SignInDetails),
   /** A browser session ended (logout); `grantsRevoked` counts the grants its ending revoked. */
-  'sign-out': event('sign-out', z.object({ grantsRevoked: z.int().nonnegative() })),
+  'sign-out': event('sign-out', z.object({ grantsRevoked: checked(z.int(), z.nonnegative()) })),
   /** A user consented to a client's scopes. */
   'consent.granted': event('consent.granted', z.object({ scopes: Scopes })),
   /**
    * An authorization code was issued (the code itself never appears). `grantId` is null: the
    * grant opens when the code is redeemed (`code.redeemed` names it).
    */
-  'code.issued': event('code.issued', z.object({ grantId: z.string().nullable(), scopes: Scopes })),
+  'code.issued': event('code.issued', z.object({ grantId: z.nullable(z.string()), scopes: Scopes })),
   /** An authorization code was redeemed for tokens. */
   'code.redeemed': event('code.redeemed', GrantDetails),
   /** A used authorization code came back; the grant it opened is revoked (RFC 6749 §4.1.2). */
   'code.replayed': event(
     'code.replayed',
-    z.object({ grantId: z.string().nullable(), grantRevoked: z.boolean() }),
+    z.object({ grantId: z.nullable(z.string()), grantRevoked: z.boolean() }),
   ),
   /** Tokens were issued. `jti` is the access token's id (never the token). */
   'token.issued': event(
@@ -102,7 +103,7 @@ export const AUDIT_EVENT_SCHEMAS = {
       scopes: Scopes,
       audience: z.array(z.string()),
       jti: z.string(),
-      grantId: z.string().nullable(),
+      grantId: z.nullable(z.string()),
     }),
   ),
   /** A refresh token was used and replaced by a new one. */
@@ -123,7 +124,7 @@ export const AUDIT_EVENT_SCHEMAS = {
       reason: z.enum(['revocation-endpoint', 'admin', 'user-disabled', 'user-deleted']),
       tokenType: z.enum(['access_token', 'refresh_token', 'grant']),
       grantIds: z.array(z.string()),
-      jti: z.string().nullable(),
+      jti: z.nullable(z.string()),
     }),
   ),
   /** A user approved a device authorization (the user code never appears). */
@@ -137,12 +138,12 @@ export const AUDIT_EVENT_SCHEMAS = {
   'token-review.decided': event(
     'token-review.decided',
     z.object({
-      cluster: z.string().nullable(),
-      apiKeyId: z.string().nullable(),
+      cluster: z.nullable(z.string()),
+      apiKeyId: z.nullable(z.string()),
       authenticated: z.boolean(),
       /** Why it was denied (`expired`, `revoked`, `audience_mismatch`, …); null when authenticated. */
-      reason: z.string().nullable(),
-      count: z.int().positive(),
+      reason: z.nullable(z.string()),
+      count: checked(z.int(), z.positive()),
       firstAt: Timestamp,
     }),
   ),
@@ -167,9 +168,9 @@ export const AUDIT_EVENT_SCHEMAS = {
       objectId: z.string(),
       action: z.enum(['created', 'updated', 'deleted']),
       /** What the change was when more than create/update/delete says: `unlock`, `set-password`, `rotate-secret`, `revoke`, … */
-      operation: z.string().nullable(),
-      before: z.record(z.string(), z.json()).nullable(),
-      after: z.record(z.string(), z.json()).nullable(),
+      operation: z.nullable(z.string()),
+      before: z.nullable(z.record(z.string(), z.json())),
+      after: z.nullable(z.record(z.string(), z.json())),
     }),
   ),
   /** Signing keys rotated: `kid` was created; `retired` lists the keys it replaces. */
@@ -187,12 +188,12 @@ export const AUDIT_EVENT_SCHEMAS = {
   /** A sign-in at an upstream identity provider came back (a callback, an LDAP bind). */
   'upstream.sign-in': event(
     'upstream.sign-in',
-    z.object({ provider: z.string(), reason: z.string().nullable() }),
+    z.object({ provider: z.string(), reason: z.nullable(z.string()) }),
   ),
   /** A grant's upstream identity was checked again (on refresh); a failure revokes the grant. */
   'upstream.revalidated': event(
     'upstream.revalidated',
-    z.object({ provider: z.string(), grantId: z.string(), reason: z.string().nullable() }),
+    z.object({ provider: z.string(), grantId: z.string(), reason: z.nullable(z.string()) }),
   ),
 } as const;
 
@@ -240,18 +241,27 @@ export type AuditEventOf<T extends AuditEventType> = Extract<AuditEvent, { type:
 export const AuditEventPage = pageOf(AuditEvent);
 export type AuditEventPage = z.infer<typeof AuditEventPage>;
 
-const repeatable = <T extends z.ZodType>(item: T) =>
-  z.preprocess((value) => (value === undefined || Array.isArray(value) ? value : [value]), z.array(item));
+const repeatable = <T extends z.ZodMiniType>(item: T) =>
+  z.pipe(
+    z.transform((value: unknown) => (value === undefined || Array.isArray(value) ? value : [value])),
+    z.array(item),
+  );
 
 /**
  * The query of an audit listing: `user` (a user id), `type` (repeatable: any of them), `since`
  * and `until` (ISO instants, `since` inclusive, `until` exclusive), and a page (see {@link PageQuery}).
  * @example AuditEventQuery.parse({ type: ['sign-in.failed', 'sign-in.locked'], since: '2026-01-01T00:00:00Z', limit: '50' })
  */
-export const AuditEventQuery = PageQuery.extend({
-  user: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').optional(),
-  type: repeatable(AuditEventType).optional(),
-  since: Timestamp.optional(),
-  until: Timestamp.optional(),
+export const AuditEventQuery = z.extend(PageQuery, {
+  user: z.optional(
+    checked(
+      z.string(),
+      z.minLength(1, 'must not be empty'),
+      z.maxLength(128, 'must be at most 128 characters'),
+    ),
+  ),
+  type: z.optional(repeatable(AuditEventType)),
+  since: z.optional(Timestamp),
+  until: z.optional(Timestamp),
 });
 export type AuditEventQuery = z.infer<typeof AuditEventQuery>;

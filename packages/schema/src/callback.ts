@@ -1,14 +1,22 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
-const State = z.string().min(1).max(512);
+const State = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.minLength(1),
+  /* @__PURE__ */ z.maxLength(512),
+);
 
 /** A decimal integer as a query string carries it: digits only, never `''`, `' '`, `'0x10'` or `'1e3'`. */
-const QueryInt = z.union([
-  z.number(),
-  z
-    .string()
-    .regex(/^[0-9]+$/, 'must be a decimal integer')
-    .transform(Number),
+const QueryInt = /* @__PURE__ */ z.union([
+  /* @__PURE__ */ z.number(),
+  /* @__PURE__ */ z.pipe(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.regex(/^[0-9]+$/, 'must be a decimal integer'),
+    ),
+    /* @__PURE__ */ z.transform(Number),
+  ),
 ]);
 
 /**
@@ -17,15 +25,33 @@ const QueryInt = z.union([
  * `expires_in` arrives as a decimal string and is parsed to an integer.
  * @example CallbackTokenQuery.parse({ access_token: 'gho_x', token_type: 'Bearer', expires_in: '3600', state: 's' })
  */
-export const CallbackTokenQuery = z.object({
-  access_token: z.string().min(1).max(8192),
-  token_type: z
-    .string()
-    .min(1)
-    .max(64)
-    .transform((t) => t.toLowerCase()),
-  expires_in: QueryInt.pipe(z.int().nonnegative().max(2_147_483_647)).optional(),
-  scope: z.string().max(2048).optional(),
+export const CallbackTokenQuery = /* @__PURE__ */ z.object({
+  access_token: /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.string(),
+    /* @__PURE__ */ z.minLength(1),
+    /* @__PURE__ */ z.maxLength(8192),
+  ),
+  token_type: /* @__PURE__ */ z.pipe(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.minLength(1),
+      /* @__PURE__ */ z.maxLength(64),
+    ),
+    /* @__PURE__ */ z.transform((t) => t.toLowerCase()),
+  ),
+  expires_in: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.pipe(
+      QueryInt,
+      /* @__PURE__ */ checked(
+        /* @__PURE__ */ z.int(),
+        /* @__PURE__ */ z.nonnegative(),
+        /* @__PURE__ */ z.lte(2_147_483_647),
+      ),
+    ),
+  ),
+  scope: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(2048)),
+  ),
   state: State,
 });
 export type CallbackTokenQuery = z.infer<typeof CallbackTokenQuery>;
@@ -34,10 +60,16 @@ export type CallbackTokenQuery = z.infer<typeof CallbackTokenQuery>;
  * Callback query, authorization-code form (RFC 6749 §4.1.2), with RFC 9207 `iss` when sent.
  * @example CallbackCodeQuery.parse({ code: 'abc', state: 's' })
  */
-export const CallbackCodeQuery = z.object({
-  code: z.string().min(1).max(2048),
+export const CallbackCodeQuery = /* @__PURE__ */ z.object({
+  code: /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.string(),
+    /* @__PURE__ */ z.minLength(1),
+    /* @__PURE__ */ z.maxLength(2048),
+  ),
   state: State,
-  iss: z.string().max(2048).optional(),
+  iss: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(2048)),
+  ),
 });
 export type CallbackCodeQuery = z.infer<typeof CallbackCodeQuery>;
 
@@ -45,11 +77,19 @@ export type CallbackCodeQuery = z.infer<typeof CallbackCodeQuery>;
  * Callback query, error form (RFC 6749 §4.1.2.1).
  * @example CallbackErrorQuery.parse({ error: 'access_denied', state: 's' })
  */
-export const CallbackErrorQuery = z.object({
-  error: z.string().min(1).max(256),
-  error_description: z.string().max(2048).optional(),
-  error_uri: z.string().max(2048).optional(),
-  state: State.optional(),
+export const CallbackErrorQuery = /* @__PURE__ */ z.object({
+  error: /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.string(),
+    /* @__PURE__ */ z.minLength(1),
+    /* @__PURE__ */ z.maxLength(256),
+  ),
+  error_description: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(2048)),
+  ),
+  error_uri: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(2048)),
+  ),
+  state: /* @__PURE__ */ z.optional(State),
 });
 export type CallbackErrorQuery = z.infer<typeof CallbackErrorQuery>;
 
@@ -58,5 +98,9 @@ export type CallbackErrorQuery = z.infer<typeof CallbackErrorQuery>;
  * token form.
  * @example CallbackQuery.parse({ code: 'abc', state: 's' })
  */
-export const CallbackQuery = z.union([CallbackErrorQuery, CallbackCodeQuery, CallbackTokenQuery]);
+export const CallbackQuery = /* @__PURE__ */ z.union([
+  CallbackErrorQuery,
+  CallbackCodeQuery,
+  CallbackTokenQuery,
+]);
 export type CallbackQuery = z.infer<typeof CallbackQuery>;

@@ -1,23 +1,27 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
-const Audience = z.union([z.string(), z.array(z.string())]);
+const Audience = /* @__PURE__ */ z.union([
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+]);
 
 /**
  * Claims of an idgate access token: a JWT profile for OAuth 2.0 access tokens (RFC 9068 §2.2),
  * header `typ: at+jwt`.
  * @example AccessTokenClaims.parse({ iss: 'https://id.example.com/oauth', sub: 'u1', aud: 'kubectl', exp: 2, iat: 1, jti: 'j', client_id: 'kubectl', scope: 'openid', sid: 'g1' })
  */
-export const AccessTokenClaims = z.looseObject({
-  iss: z.string(),
-  sub: z.string(),
+export const AccessTokenClaims = /* @__PURE__ */ z.looseObject({
+  iss: /* @__PURE__ */ z.string(),
+  sub: /* @__PURE__ */ z.string(),
   aud: Audience,
-  exp: z.int(),
-  iat: z.int(),
-  jti: z.string(),
-  client_id: z.string(),
-  scope: z.string().optional(),
-  sid: z.string().optional(),
-  auth_time: z.int().optional(),
+  exp: /* @__PURE__ */ z.int(),
+  iat: /* @__PURE__ */ z.int(),
+  jti: /* @__PURE__ */ z.string(),
+  client_id: /* @__PURE__ */ z.string(),
+  scope: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  sid: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  auth_time: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.int()),
 });
 export type AccessTokenClaims = z.infer<typeof AccessTokenClaims>;
 
@@ -25,13 +29,13 @@ export type AccessTokenClaims = z.infer<typeof AccessTokenClaims>;
  * A UserInfo response (OIDC Core §5.3.2): `sub` always, other claims by scope.
  * @example UserInfo.parse({ sub: 'u1', preferred_username: 'alice', groups: ['dev'] })
  */
-export const UserInfo = z.looseObject({
-  sub: z.string().min(1),
-  name: z.string().optional(),
-  preferred_username: z.string().optional(),
-  email: z.string().optional(),
-  email_verified: z.boolean().optional(),
-  groups: z.array(z.string()).optional(),
+export const UserInfo = /* @__PURE__ */ z.looseObject({
+  sub: /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+  name: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  preferred_username: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  email: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  email_verified: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
+  groups: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
 });
 export type UserInfo = z.infer<typeof UserInfo>;
 
@@ -40,19 +44,19 @@ export type UserInfo = z.infer<typeof UserInfo>;
  * carries nothing else.
  * @example IntrospectionResponse.parse({ active: false })
  */
-export const IntrospectionResponse = z.looseObject({
-  active: z.boolean(),
-  scope: z.string().optional(),
-  client_id: z.string().optional(),
-  username: z.string().optional(),
-  token_type: z.string().optional(),
-  exp: z.int().optional(),
-  iat: z.int().optional(),
-  nbf: z.int().optional(),
-  sub: z.string().optional(),
-  aud: Audience.optional(),
-  iss: z.string().optional(),
-  jti: z.string().optional(),
-  sid: z.string().optional(),
+export const IntrospectionResponse = /* @__PURE__ */ z.looseObject({
+  active: /* @__PURE__ */ z.boolean(),
+  scope: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  client_id: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  username: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  token_type: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  exp: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.int()),
+  iat: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.int()),
+  nbf: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.int()),
+  sub: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  aud: /* @__PURE__ */ z.optional(Audience),
+  iss: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  jti: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  sid: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
 });
 export type IntrospectionResponse = z.infer<typeof IntrospectionResponse>;

@@ -1,33 +1,36 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
-const Timestamp = z.iso.datetime({ offset: true });
+const Timestamp = /* @__PURE__ */ z.iso.datetime({ offset: true });
 
 /**
  * A cluster's name: 1–63 lower-case letters, digits and `-`, starting and ending with a letter or
  * digit (a DNS label, as Kubernetes names things). Given in any case, kept lower-cased.
  * @example ClusterName.parse('Prod-EU') // 'prod-eu'
  */
-export const ClusterName = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .regex(
+export const ClusterName = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.trim(),
+  /* @__PURE__ */ z.toLowerCase(),
+  /* @__PURE__ */ z.regex(
     /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/,
     'must be 1 to 63 letters, digits and -, starting and ending with a letter or digit',
-  );
+  ),
+);
 
 /**
  * The audience of a cluster's tokens (their `aud`, asked for with RFC 8707 `resource`): an
  * absolute URI without whitespace or fragment, at most 2048 characters.
  * @example ClusterAudience.parse('kubernetes:prod-eu')
  */
-export const ClusterAudience = z
-  .string()
-  .max(2048, 'must be at most 2048 characters')
-  .regex(
+export const ClusterAudience = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.maxLength(2048, 'must be at most 2048 characters'),
+  /* @__PURE__ */ z.regex(
     /^[A-Za-z][A-Za-z0-9+.-]*:[^\s#]+$/,
     'must be an absolute URI without whitespace or fragment (RFC 8707 §2)',
-  );
+  ),
+);
 
 /** The audience a cluster gets unless told otherwise. @example defaultClusterAudience('prod') // 'kubernetes:prod' */
 export function defaultClusterAudience(name: string): string {
@@ -39,9 +42,9 @@ export function defaultClusterAudience(name: string): string {
  * `kubernetes:<name>`).
  * @example CreateClusterInput.parse({ name: 'prod', audience: 'https://prod.k8s.example.com' })
  */
-export const CreateClusterInput = z.strictObject({
+export const CreateClusterInput = /* @__PURE__ */ z.strictObject({
   name: ClusterName,
-  audience: ClusterAudience.optional(),
+  audience: /* @__PURE__ */ z.optional(ClusterAudience),
 });
 export type CreateClusterInput = z.infer<typeof CreateClusterInput>;
 
@@ -50,10 +53,10 @@ export type CreateClusterInput = z.infer<typeof CreateClusterInput>;
  * with (one for every cluster; null when it was removed).
  * @example Cluster.parse({ name: 'prod', audience: 'kubernetes:prod', kubectlClientId: 'cl_abc', createdAt: '2026-01-01T00:00:00.000Z' })
  */
-export const Cluster = z.object({
-  name: z.string(),
-  audience: z.string(),
-  kubectlClientId: z.string().nullable(),
+export const Cluster = /* @__PURE__ */ z.object({
+  name: /* @__PURE__ */ z.string(),
+  audience: /* @__PURE__ */ z.string(),
+  kubectlClientId: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
   createdAt: Timestamp,
 });
 export type Cluster = z.infer<typeof Cluster>;
@@ -63,11 +66,11 @@ export type Cluster = z.infer<typeof Cluster>;
  * kube-apiserver's webhook — shown only this once (idgate keeps a hash).
  * @example CreatedCluster.parse({ cluster: { name: 'prod', audience: 'kubernetes:prod', kubectlClientId: 'cl_abc', createdAt: '2026-01-01T00:00:00.000Z' }, apiKey: 'idg_ab12cd34_…', apiKeyId: 'k1', kubectlClientCreated: true })
  */
-export const CreatedCluster = z.object({
+export const CreatedCluster = /* @__PURE__ */ z.object({
   cluster: Cluster,
-  apiKey: z.string(),
-  apiKeyId: z.string(),
+  apiKey: /* @__PURE__ */ z.string(),
+  apiKeyId: /* @__PURE__ */ z.string(),
   /** Whether this registration created the shared kubectl client. */
-  kubectlClientCreated: z.boolean(),
+  kubectlClientCreated: /* @__PURE__ */ z.boolean(),
 });
 export type CreatedCluster = z.infer<typeof CreatedCluster>;

@@ -1,7 +1,13 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
-const Url = z.url({ protocol: /^https?$/ });
-const NonEmptyStrings = z.array(z.string().min(1)).min(1);
+const Url = /* @__PURE__ */ z.url({ protocol: /^https?$/ });
+const NonEmptyStrings = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.array(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+  ),
+  /* @__PURE__ */ z.minLength(1),
+);
 
 /**
  * OpenID Provider Metadata (OIDC Discovery 1.0 §3, RFC 8414 §2). The thirteen fields idgate always
@@ -23,7 +29,7 @@ const NonEmptyStrings = z.array(z.string().min(1)).min(1);
  *   code_challenge_methods_supported: ['S256'],
  * });
  */
-export const ProviderMetadata = z.looseObject({
+export const ProviderMetadata = /* @__PURE__ */ z.looseObject({
   issuer: Url,
   authorization_endpoint: Url,
   token_endpoint: Url,
@@ -37,23 +43,31 @@ export const ProviderMetadata = z.looseObject({
   token_endpoint_auth_methods_supported: NonEmptyStrings,
   claims_supported: NonEmptyStrings,
   code_challenge_methods_supported: NonEmptyStrings,
-  revocation_endpoint: Url.optional(),
-  introspection_endpoint: Url.optional(),
-  end_session_endpoint: Url.optional(),
-  device_authorization_endpoint: Url.optional(),
-  registration_endpoint: Url.optional(),
-  service_documentation: Url.optional(),
-  response_modes_supported: z.array(z.string()).optional(),
-  token_endpoint_auth_signing_alg_values_supported: z.array(z.string()).optional(),
-  revocation_endpoint_auth_methods_supported: z.array(z.string()).optional(),
-  introspection_endpoint_auth_methods_supported: z.array(z.string()).optional(),
-  userinfo_signing_alg_values_supported: z.array(z.string()).optional(),
-  claim_types_supported: z.array(z.string()).optional(),
-  ui_locales_supported: z.array(z.string()).optional(),
-  claims_parameter_supported: z.boolean().optional(),
-  request_parameter_supported: z.boolean().optional(),
-  request_uri_parameter_supported: z.boolean().optional(),
-  require_request_uri_registration: z.boolean().optional(),
-  authorization_response_iss_parameter_supported: z.boolean().optional(),
+  revocation_endpoint: /* @__PURE__ */ z.optional(Url),
+  introspection_endpoint: /* @__PURE__ */ z.optional(Url),
+  end_session_endpoint: /* @__PURE__ */ z.optional(Url),
+  device_authorization_endpoint: /* @__PURE__ */ z.optional(Url),
+  registration_endpoint: /* @__PURE__ */ z.optional(Url),
+  service_documentation: /* @__PURE__ */ z.optional(Url),
+  response_modes_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
+  token_endpoint_auth_signing_alg_values_supported: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+  ),
+  revocation_endpoint_auth_methods_supported: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+  ),
+  introspection_endpoint_auth_methods_supported: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+  ),
+  userinfo_signing_alg_values_supported: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+  ),
+  claim_types_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
+  ui_locales_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
+  claims_parameter_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
+  request_parameter_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
+  request_uri_parameter_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
+  require_request_uri_registration: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
+  authorization_response_iss_parameter_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
 });
 export type ProviderMetadata = z.infer<typeof ProviderMetadata>;

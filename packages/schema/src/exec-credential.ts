@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 /** The API versions of the client-go exec credential protocol a plugin may be asked to speak. */
 export const EXEC_CREDENTIAL_API_VERSIONS = [
@@ -7,7 +8,7 @@ export const EXEC_CREDENTIAL_API_VERSIONS = [
 ] as const;
 
 /** @example ExecCredentialApiVersion.parse('client.authentication.k8s.io/v1beta1') */
-export const ExecCredentialApiVersion = z.enum(EXEC_CREDENTIAL_API_VERSIONS, {
+export const ExecCredentialApiVersion = /* @__PURE__ */ z.enum(EXEC_CREDENTIAL_API_VERSIONS, {
   error: `must be ${EXEC_CREDENTIAL_API_VERSIONS.join(' or ')}`,
 });
 export type ExecCredentialApiVersion = z.infer<typeof ExecCredentialApiVersion>;
@@ -17,15 +18,17 @@ export type ExecCredentialApiVersion = z.infer<typeof ExecCredentialApiVersion>;
  * and whether a person is there to answer prompts (`spec.interactive`).
  * @example ExecCredentialRequest.parse({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: { interactive: true } })
  */
-export const ExecCredentialRequest = z.looseObject({
+export const ExecCredentialRequest = /* @__PURE__ */ z.looseObject({
   apiVersion: ExecCredentialApiVersion,
-  kind: z.literal('ExecCredential', { error: 'must be ExecCredential' }),
-  spec: z
-    .looseObject({
-      interactive: z.boolean().optional(),
-      cluster: z.looseObject({ server: z.string().optional() }).optional(),
-    })
-    .optional(),
+  kind: /* @__PURE__ */ z.literal('ExecCredential', { error: 'must be ExecCredential' }),
+  spec: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.looseObject({
+      interactive: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
+      cluster: /* @__PURE__ */ z.optional(
+        /* @__PURE__ */ z.looseObject({ server: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()) }),
+      ),
+    }),
+  ),
 });
 export type ExecCredentialRequest = z.infer<typeof ExecCredentialRequest>;
 
@@ -33,12 +36,12 @@ export type ExecCredentialRequest = z.infer<typeof ExecCredentialRequest>;
  * What a credential plugin writes to stdout: a bearer token and when it expires (RFC 3339).
  * @example ExecCredential.parse({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'eyJ…', expirationTimestamp: '2026-11-23T12:00:00Z' } })
  */
-export const ExecCredential = z.object({
+export const ExecCredential = /* @__PURE__ */ z.object({
   apiVersion: ExecCredentialApiVersion,
-  kind: z.literal('ExecCredential'),
-  status: z.object({
-    token: z.string().min(1),
-    expirationTimestamp: z.iso.datetime().optional(),
+  kind: /* @__PURE__ */ z.literal('ExecCredential'),
+  status: /* @__PURE__ */ z.object({
+    token: /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+    expirationTimestamp: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.iso.datetime()),
   }),
 });
 export type ExecCredential = z.infer<typeof ExecCredential>;

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 /**
  * An identity provider's name: the `{callback}` path segment of `/oauth/callback/{callback}` and of
@@ -6,11 +7,15 @@ import { z } from 'zod';
  * letter; unique regardless of case.
  * @example IdentityProviderName.parse('corp-sso')
  */
-export const IdentityProviderName = z
-  .string()
-  .min(1)
-  .max(63)
-  .regex(/^[a-z][a-z0-9-]*$/, 'must be lower-case letters, digits and -, starting with a letter');
+export const IdentityProviderName = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.minLength(1),
+  /* @__PURE__ */ z.maxLength(63),
+  /* @__PURE__ */ z.regex(
+    /^[a-z][a-z0-9-]*$/,
+    'must be lower-case letters, digits and -, starting with a letter',
+  ),
+);
 
 /**
  * How an external identity becomes a local user: `auto` creates a user on first sign-in, `lookup`
@@ -18,26 +23,44 @@ export const IdentityProviderName = z
  * provider verified), `manual` only identities an administrator linked.
  * @example MappingMethod.parse('auto')
  */
-export const MappingMethod = z.enum(['auto', 'lookup', 'manual']);
+export const MappingMethod = /* @__PURE__ */ z.enum(['auto', 'lookup', 'manual']);
 export type MappingMethod = z.infer<typeof MappingMethod>;
 
-const HttpUrl = z.url({ protocol: /^https?$/ });
-const Secret = z.string().min(1).max(4096);
+const HttpUrl = /* @__PURE__ */ z.url({ protocol: /^https?$/ });
+const Secret = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.minLength(1),
+  /* @__PURE__ */ z.maxLength(4096),
+);
 
-const Common = {
+const ProviderBase = /* @__PURE__ */ z.strictObject({
   name: IdentityProviderName,
-  displayName: z.string().min(1).max(128).optional(),
-  mapping: MappingMethod.default('auto'),
-  linkByVerifiedEmail: z.boolean().default(false),
-  disabled: z.boolean().default(false),
+  displayName: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.minLength(1),
+      /* @__PURE__ */ z.maxLength(128),
+    ),
+  ),
+  mapping: /* @__PURE__ */ z._default(MappingMethod, 'auto'),
+  linkByVerifiedEmail: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
+  disabled: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
   /** The client that tokens answered straight from the callback (no authorize request) are issued to. */
-  tokenClientId: z.string().min(1).max(256).optional(),
+  tokenClientId: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.minLength(1),
+      /* @__PURE__ */ z.maxLength(256),
+    ),
+  ),
   /**
    * Put before every group the provider reports; defaults to `<name>:` so that an upstream group
    * can never pose as a local one (or as Kubernetes' `system:` groups). `""` keeps names as given.
    */
-  groupsPrefix: z.string().max(64).optional(),
-};
+  groupsPrefix: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(64)),
+  ),
+});
 
 /**
  * What idgate asks an upstream OpenID Connect provider for unless told otherwise: `groups` too,
@@ -47,60 +70,96 @@ const Common = {
 export const DEFAULT_OIDC_SCOPES = ['openid', 'profile', 'email', 'groups'] as const;
 
 /** Claim names of an upstream OIDC provider. */
-export const OidcClaimNames = z.strictObject({
-  username: z.string().min(1).default('preferred_username'),
-  email: z.string().min(1).default('email'),
-  groups: z.string().min(1).default('groups'),
-  name: z.string().min(1).default('name'),
+export const OidcClaimNames = /* @__PURE__ */ z.strictObject({
+  username: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+    'preferred_username',
+  ),
+  email: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+    'email',
+  ),
+  groups: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+    'groups',
+  ),
+  name: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+    'name',
+  ),
 });
 
 /**
  * An upstream OpenID Connect provider, found by discovery from its issuer.
  * @example OidcProviderConfig.parse({ type: 'oidc', name: 'corp', issuer: 'https://sso.example.com', clientId: 'idgate', clientSecret: 's' })
  */
-export const OidcProviderConfig = z.strictObject({
-  ...Common,
-  type: z.literal('oidc'),
+export const OidcProviderConfig = /* @__PURE__ */ z.extend(ProviderBase, {
+  type: /* @__PURE__ */ z.literal('oidc'),
   issuer: HttpUrl,
-  clientId: z.string().min(1).max(256),
+  clientId: /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.string(),
+    /* @__PURE__ */ z.minLength(1),
+    /* @__PURE__ */ z.maxLength(256),
+  ),
   clientSecret: Secret,
-  scopes: z.array(z.string().min(1)).default([...DEFAULT_OIDC_SCOPES]),
-  claims: OidcClaimNames.prefault({}),
+  scopes: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ z.array(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+    ),
+    () => [...DEFAULT_OIDC_SCOPES],
+  ),
+  claims: /* @__PURE__ */ z.prefault(OidcClaimNames, {}),
   /** Also read the upstream userinfo endpoint after the code exchange. */
-  useUserinfo: z.boolean().default(false),
+  useUserinfo: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
 });
 
 /**
  * A GitHub (or GitHub Enterprise) OAuth app.
  * @example GitHubProviderConfig.parse({ type: 'github', name: 'github', clientId: 'Iv1.x', clientSecret: 's', allowedOrganizations: ['acme'] })
  */
-export const GitHubProviderConfig = z.strictObject({
-  ...Common,
-  type: z.literal('github'),
-  clientId: z.string().min(1).max(256),
+export const GitHubProviderConfig = /* @__PURE__ */ z.extend(ProviderBase, {
+  type: /* @__PURE__ */ z.literal('github'),
+  clientId: /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.string(),
+    /* @__PURE__ */ z.minLength(1),
+    /* @__PURE__ */ z.maxLength(256),
+  ),
   clientSecret: Secret,
   /** Where users authorize: `https://github.com` or the GitHub Enterprise host. */
-  baseUrl: HttpUrl.default('https://github.com'),
+  baseUrl: /* @__PURE__ */ z._default(HttpUrl, 'https://github.com'),
   /** The REST API: `https://api.github.com` or `https://HOST/api/v3`. */
-  apiUrl: HttpUrl.default('https://api.github.com'),
+  apiUrl: /* @__PURE__ */ z._default(HttpUrl, 'https://api.github.com'),
   /** When set, only members of these organizations may sign in. */
-  allowedOrganizations: z.array(z.string().min(1)).default([]),
+  allowedOrganizations: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ z.array(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+    ),
+    [],
+  ),
   /** Groups are `org` and `org:team-slug` for every team membership. */
-  loadTeams: z.boolean().default(true),
+  loadTeams: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), true),
 });
 
 /**
  * A GitLab (gitlab.com or self-hosted) OAuth application.
  * @example GitLabProviderConfig.parse({ type: 'gitlab', name: 'gitlab', clientId: 'x', clientSecret: 's', baseUrl: 'https://gitlab.example.com' })
  */
-export const GitLabProviderConfig = z.strictObject({
-  ...Common,
-  type: z.literal('gitlab'),
-  clientId: z.string().min(1).max(256),
+export const GitLabProviderConfig = /* @__PURE__ */ z.extend(ProviderBase, {
+  type: /* @__PURE__ */ z.literal('gitlab'),
+  clientId: /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.string(),
+    /* @__PURE__ */ z.minLength(1),
+    /* @__PURE__ */ z.maxLength(256),
+  ),
   clientSecret: Secret,
-  baseUrl: HttpUrl.default('https://gitlab.com'),
+  baseUrl: /* @__PURE__ */ z._default(HttpUrl, 'https://gitlab.com'),
   /** When set, only members of these groups (full paths) may sign in. */
-  allowedGroups: z.array(z.string().min(1)).default([]),
+  allowedGroups: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ z.array(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+    ),
+    [],
+  ),
 });
 
 /**
@@ -108,49 +167,81 @@ export const GitLabProviderConfig = z.strictObject({
  * password grant's `provider` parameter.
  * @example LdapProviderConfig.parse({ type: 'ldap', name: 'corp-ldap', url: 'ldaps://ldap.example.com', userSearch: { baseDn: 'ou=people,dc=example,dc=com' } })
  */
-export const LdapProviderConfig = z.strictObject({
-  ...Common,
-  type: z.literal('ldap'),
-  url: z
-    .string()
-    .regex(
+export const LdapProviderConfig = /* @__PURE__ */ z.extend(ProviderBase, {
+  type: /* @__PURE__ */ z.literal('ldap'),
+  url: /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.string(),
+    /* @__PURE__ */ z.regex(
       /^ldaps?:\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?\/?$/,
       'must be ldap://host[:port] or ldaps://host[:port]',
     ),
-  startTls: z.boolean().default(false),
+  ),
+  startTls: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
   /** PEM of the CA that signed the directory's certificate (LDAPS or StartTLS). */
-  caCertificate: z.string().min(1).optional(),
+  caCertificate: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+  ),
   /** Manager bind; omit both for an anonymous search bind. */
-  bindDn: z.string().min(1).optional(),
-  bindPassword: Secret.optional(),
-  timeoutMs: z.int().min(100).max(60_000).default(5_000),
-  userSearch: z.strictObject({
-    baseDn: z.string().min(1),
+  bindDn: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+  ),
+  bindPassword: /* @__PURE__ */ z.optional(Secret),
+  timeoutMs: /* @__PURE__ */ z._default(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.int(),
+      /* @__PURE__ */ z.gte(100),
+      /* @__PURE__ */ z.lte(60_000),
+    ),
+    5_000,
+  ),
+  userSearch: /* @__PURE__ */ z.strictObject({
+    baseDn: /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
     /** `{username}` is replaced by the escaped username (RFC 4515). */
-    filter: z.string().min(1).default('(uid={username})'),
-    scope: z.enum(['base', 'one', 'sub']).default('sub'),
-    usernameAttribute: z.string().min(1).default('uid'),
-    emailAttribute: z.string().min(1).default('mail'),
-    nameAttribute: z.string().min(1).default('cn'),
+    filter: /* @__PURE__ */ z._default(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+      '(uid={username})',
+    ),
+    scope: /* @__PURE__ */ z._default(/* @__PURE__ */ z.enum(['base', 'one', 'sub']), 'sub'),
+    usernameAttribute: /* @__PURE__ */ z._default(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+      'uid',
+    ),
+    emailAttribute: /* @__PURE__ */ z._default(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+      'mail',
+    ),
+    nameAttribute: /* @__PURE__ */ z._default(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+      'cn',
+    ),
     /** The attribute that identifies the user for good (falls back to the DN). */
-    idAttribute: z.string().min(1).default('entryUUID'),
+    idAttribute: /* @__PURE__ */ z._default(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+      'entryUUID',
+    ),
   }),
-  groupSearch: z
-    .strictObject({
-      baseDn: z.string().min(1),
+  groupSearch: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.strictObject({
+      baseDn: /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
       /** `{dn}` and `{username}` are replaced by the escaped values. */
-      filter: z.string().min(1).default('(member={dn})'),
-      scope: z.enum(['base', 'one', 'sub']).default('sub'),
-      nameAttribute: z.string().min(1).default('cn'),
-    })
-    .optional(),
+      filter: /* @__PURE__ */ z._default(
+        /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+        '(member={dn})',
+      ),
+      scope: /* @__PURE__ */ z._default(/* @__PURE__ */ z.enum(['base', 'one', 'sub']), 'sub'),
+      nameAttribute: /* @__PURE__ */ z._default(
+        /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+        'cn',
+      ),
+    }),
+  ),
 });
 
 /**
  * The configuration of an identity provider, as the CLI, the admin API and the YAML file take it.
  * @example IdentityProviderConfig.parse({ type: 'gitlab', name: 'gitlab', clientId: 'x', clientSecret: 's' })
  */
-export const IdentityProviderConfig = z.discriminatedUnion('type', [
+export const IdentityProviderConfig = /* @__PURE__ */ z.discriminatedUnion('type', [
   OidcProviderConfig,
   GitHubProviderConfig,
   GitLabProviderConfig,
@@ -173,15 +264,15 @@ export const IDENTITY_PROVIDER_SECRETS = ['clientSecret', 'bindPassword'] as con
  * every change, a rotated secret's included (`updatedAt` is part of it).
  * @example IdentityProvider.parse({ name: 'gitlab', type: 'gitlab', source: 'database', config: { clientSecret: '[set]' }, createdAt: null, updatedAt: null, etag: '"0123456789abcdef"' })
  */
-export const IdentityProvider = z.object({
-  name: z.string(),
-  type: z.enum(['oidc', 'github', 'gitlab', 'ldap']),
-  source: z.enum(['config', 'database']),
-  config: z.record(z.string(), z.unknown()),
-  createdAt: z.iso.datetime({ offset: true }).nullable(),
+export const IdentityProvider = /* @__PURE__ */ z.object({
+  name: /* @__PURE__ */ z.string(),
+  type: /* @__PURE__ */ z.enum(['oidc', 'github', 'gitlab', 'ldap']),
+  source: /* @__PURE__ */ z.enum(['config', 'database']),
+  config: /* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown()),
+  createdAt: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.datetime({ offset: true })),
   /** When a stored provider last changed (null for one of the configuration file). */
-  updatedAt: z.iso.datetime({ offset: true }).nullable(),
-  etag: z.string(),
+  updatedAt: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.datetime({ offset: true })),
+  etag: /* @__PURE__ */ z.string(),
 });
 export type IdentityProvider = z.infer<typeof IdentityProvider>;
 
@@ -193,21 +284,24 @@ export type IdentityProvider = z.infer<typeof IdentityProvider>;
  * secret (`clientSecret`, `bindPassword`) given is a rotation, stored sealed and never shown.
  * @example IdentityProviderPatch.parse({ clientSecret: 'rotated', scopes: ['openid', 'groups'], displayName: null })
  */
-export const IdentityProviderPatch = z.record(z.string(), z.unknown());
+export const IdentityProviderPatch = /* @__PURE__ */ z.record(
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.unknown(),
+);
 export type IdentityProviderPatch = z.infer<typeof IdentityProviderPatch>;
 
 /**
  * An external identity linked to a local user.
  * @example LinkedIdentity.parse({ provider: 'github', subject: '583231', userId: 'u1', username: 'octocat', email: null, groups: ['acme'], linkedAt: '2026-01-01T00:00:00.000Z', lastLoginAt: null })
  */
-export const LinkedIdentity = z.object({
-  provider: z.string(),
-  subject: z.string(),
-  userId: z.string(),
-  username: z.string(),
-  email: z.string().nullable(),
-  groups: z.array(z.string()),
-  linkedAt: z.iso.datetime({ offset: true }),
-  lastLoginAt: z.iso.datetime({ offset: true }).nullable(),
+export const LinkedIdentity = /* @__PURE__ */ z.object({
+  provider: /* @__PURE__ */ z.string(),
+  subject: /* @__PURE__ */ z.string(),
+  userId: /* @__PURE__ */ z.string(),
+  username: /* @__PURE__ */ z.string(),
+  email: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+  groups: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+  linkedAt: /* @__PURE__ */ z.iso.datetime({ offset: true }),
+  lastLoginAt: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.datetime({ offset: true })),
 });
 export type LinkedIdentity = z.infer<typeof LinkedIdentity>;

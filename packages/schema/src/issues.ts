@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 
 /** How {@link describeFirstIssue} words an issue. */
 export interface DescribeIssueOptions {

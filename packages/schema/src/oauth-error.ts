@@ -1,11 +1,12 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { checked } from './checked.js';
 
 /**
  * The error codes idgate answers with on its OAuth/OIDC endpoints (RFC 6749 §4.1.2.1, §5.2;
  * RFC 6750 §3.1; RFC 7009 §2.2.1; RFC 8707 §2; RFC 8628 §3.5; OIDC Core §3.1.2.6). A closed union a caller can `switch` on.
  * @example OAuthErrorCode.parse('invalid_grant')
  */
-export const OAuthErrorCode = z.enum([
+export const OAuthErrorCode = /* @__PURE__ */ z.enum([
   'invalid_request',
   'invalid_client',
   'invalid_grant',
@@ -40,10 +41,10 @@ export type OAuthErrorCode = z.infer<typeof OAuthErrorCode>;
  * errors of other servers parse too; idgate itself only sends {@link OAuthErrorCode} values.
  * @example OAuthError.parse({ error: 'invalid_client', error_description: 'client authentication failed' })
  */
-export const OAuthError = z.looseObject({
-  error: z.string().min(1),
-  error_description: z.string().optional(),
-  error_uri: z.string().optional(),
+export const OAuthError = /* @__PURE__ */ z.looseObject({
+  error: /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
+  error_description: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  error_uri: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
 });
 export type OAuthError = z.infer<typeof OAuthError>;
 
@@ -57,7 +58,7 @@ export type OAuthError = z.infer<typeof OAuthError>;
  *   case 'storage_unavailable': return 'try again shortly';
  * }
  */
-export const ProblemCode = z.enum([
+export const ProblemCode = /* @__PURE__ */ z.enum([
   // The request itself.
   'invalid_request',
   'invalid_url',
@@ -124,12 +125,16 @@ export type ProblemCode = z.infer<typeof ProblemCode>;
  * `code` is one of {@link ProblemCode}: a body with any other code is not an idgate problem.
  * @example Problem.parse({ type: 'about:blank', title: 'Unauthorized', status: 401, code: 'api_key_invalid' })
  */
-export const Problem = z.looseObject({
-  type: z.string().default('about:blank'),
-  title: z.string(),
-  status: z.int().min(400).max(599),
-  detail: z.string().optional(),
-  instance: z.string().optional(),
+export const Problem = /* @__PURE__ */ z.looseObject({
+  type: /* @__PURE__ */ z._default(/* @__PURE__ */ z.string(), 'about:blank'),
+  title: /* @__PURE__ */ z.string(),
+  status: /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.int(),
+    /* @__PURE__ */ z.gte(400),
+    /* @__PURE__ */ z.lte(599),
+  ),
+  detail: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  instance: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
   code: ProblemCode,
 });
 export type Problem = z.infer<typeof Problem>;

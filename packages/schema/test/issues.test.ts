@@ -9,8 +9,12 @@ import {
 } from '../src/index.js';
 
 /** The line describeFirstIssue words for what `schema` finds wrong in `input`. */
-function line(schema: z.ZodType, input: unknown, options: Parameters<typeof describeFirstIssue>[1] = {}) {
-  const result = schema.safeParse(input);
+function line(
+  schema: z.core.$ZodType,
+  input: unknown,
+  options: Parameters<typeof describeFirstIssue>[1] = {},
+) {
+  const result = z.safeParse(schema, input);
   if (result.success) throw new Error('expected a refusal');
   return describeFirstIssue(result.error, { input, ...options });
 }

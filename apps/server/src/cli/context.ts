@@ -1,7 +1,7 @@
 import type { AdminPorts } from '@idgate/core';
 import { describeFirstIssue } from '@idgate/schema';
 import type { Command } from 'commander';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { adminPorts } from '../admin-ports.js';
 import { type IdgateConfig, loadConfig } from '../config.js';
 import { CLI_ACTOR } from '../http/audit-actor.js';
@@ -185,8 +185,8 @@ export function when(date: Date | null): string {
  * `value` checked against `schema`.
  * @throws CliError naming `field`, the value and the first problem.
  */
-export function parseField<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
-  const result = schema.safeParse(value);
+export function parseField<T>(schema: z.core.$ZodType<T>, value: unknown, field: string): T {
+  const result = z.safeParse(schema, value);
   if (result.success) return result.data;
   throw new CliError(describeFirstIssue(result.error, { label: () => field, input: value }));
 }

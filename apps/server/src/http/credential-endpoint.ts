@@ -34,7 +34,7 @@ export function credentialEndpoint(
   app: FastifyInstance,
   path: string,
   name: string,
-  response: z.ZodType,
+  response: z.core.$ZodType,
   doc: RouteDoc,
   handle: (form: FormBody, authorization: string | undefined, request: FastifyRequest) => Promise<unknown>,
 ): void {

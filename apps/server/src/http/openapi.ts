@@ -83,7 +83,7 @@ export interface OpenApiOptions {
 
 // The names wire objects take under `components/schemas` when they have none of their own (a
 // schema with an `id` in zod's global registry keeps that one).
-const NAMED: ReadonlyArray<readonly [z.ZodType, string]> = [
+const NAMED: ReadonlyArray<readonly [z.core.$ZodType, string]> = [
   [Problem, 'Problem'],
   [OAuthError, 'OAuthError'],
   [TokenResponse, 'TokenResponse'],
@@ -163,7 +163,7 @@ class SchemaCatalog {
     } as unknown as z.core.$ZodRegistry<z.core.GlobalMeta>;
   }
 
-  #convert(schema: z.ZodType, io: 'input' | 'output'): Json {
+  #convert(schema: z.core.$ZodType, io: 'input' | 'output'): Json {
     const json = z.toJSONSchema(schema, {
       target: 'draft-2020-12',
       io,
@@ -180,7 +180,7 @@ class SchemaCatalog {
    * become references to `components/schemas`: the output side under the name, the input side
    * under the same name where it is the same, or `<name>Input`.
    */
-  schema(schema: z.ZodType, io: 'input' | 'output'): Json {
+  schema(schema: z.core.$ZodType, io: 'input' | 'output'): Json {
     const json = this.#convert(schema, io);
     const defs = (json.$defs ?? {}) as Record<string, Json>;
     delete json.$defs;
@@ -399,7 +399,10 @@ export function openapiDocument(routes: readonly CatalogedRoute[], options: Open
   const operationIds = new Map<string, string>();
   const withGet = new Set(routes.filter((r) => r.method === 'GET').map((r) => r.path));
 
-  const parameters = (location: 'path' | 'query' | 'header', object: z.ZodObject | undefined): Json[] => {
+  const parameters = (
+    location: 'path' | 'query' | 'header',
+    object: z.core.$ZodObject | undefined,
+  ): Json[] => {
     if (object === undefined) return [];
     const json = schemas.resolve(schemas.schema(object, 'input'));
     const properties = (json.properties ?? {}) as Record<string, Json>;

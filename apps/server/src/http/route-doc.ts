@@ -23,13 +23,13 @@ export type RouteSecurity =
  * A header a response carries (or a request sends): what it holds, as a sentence, or that with
  * the schema of its value (a string otherwise).
  */
-export type HeaderDoc = string | { readonly description: string; readonly schema?: z.ZodType };
+export type HeaderDoc = string | { readonly description: string; readonly schema?: z.core.$ZodType };
 
 /** One response a route may answer, by status. */
 export interface ResponseDoc {
   readonly description: string;
   /** An `application/json` body of this schema (its output side). */
-  readonly json?: z.ZodType;
+  readonly json?: z.core.$ZodType;
   /** An RFC 9457 problem (`application/problem+json`) with one of these codes. */
   readonly problem?: readonly ProblemCode[];
   /** An RFC 6749 error object (`application/json`) with one of these codes. */
@@ -70,12 +70,16 @@ export interface RouteDoc {
   readonly security?: readonly (RouteSecurity | 'anonymous')[];
   readonly deprecated?: boolean;
   /** Path parameters, by the names the route declares (`:username` → `username`). */
-  readonly params?: z.ZodObject;
-  readonly query?: z.ZodObject;
+  readonly params?: z.core.$ZodObject;
+  readonly query?: z.core.$ZodObject;
   /** Request headers the route reads (`If-Match`), by name; their string values' schemas. */
-  readonly headers?: z.ZodObject;
+  readonly headers?: z.core.$ZodObject;
   /** The request body: JSON, or an `application/x-www-form-urlencoded` form. */
-  readonly body?: { readonly json?: z.ZodType; readonly form?: z.ZodType; readonly required?: boolean };
+  readonly body?: {
+    readonly json?: z.core.$ZodType;
+    readonly form?: z.core.$ZodType;
+    readonly required?: boolean;
+  };
   /**
    * Every status the route answers on purpose. Responses every route of its kind shares (401/403
    * of an API key, 503 of storage, 415/413 of a body) are added by the generator.

@@ -1,6 +1,7 @@
 import { ApiKeyError, authenticateApiKey } from '@idgate/core';
 import { ApiKey } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { TestDatabase } from '../helpers/databases.js';
 import { assertBuilt, cliDatabaseUrls, envFor, openTestServices, run, runInProcess } from './support.js';
 
@@ -65,7 +66,7 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
 
     const listed = await run(['api-keys', 'list', '--json'], { env });
     expect(listed.code).toBe(0);
-    const keys = ApiKey.array().parse(JSON.parse(listed.stdout));
+    const keys = z.array(ApiKey).parse(JSON.parse(listed.stdout));
     expect(keys.map((k) => [k.name, k.scopes])).toEqual([
       ['apiserver', ['tokenreview']],
       ['ops', ['admin', 'tokenreview']],
@@ -120,9 +121,9 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
       stderr: 'idgate: no active API key idg_zzzzzzzz\n',
     });
 
-    const listed = ApiKey.array().parse(
-      JSON.parse((await runInProcess(['api-keys', 'list', '--json'], { env })).stdout),
-    );
+    const listed = z
+      .array(ApiKey)
+      .parse(JSON.parse((await runInProcess(['api-keys', 'list', '--json'], { env })).stdout));
     expect(listed.map((k) => k.revokedAt === null)).toEqual([false, false]);
     const human = await runInProcess(['api-keys', 'list'], { env });
     expect(human.stdout.match(/ revoked \d{4}-/g)).toHaveLength(2);

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { startDeviceAuthorization, verifySecret } from '@idgate/core';
 import { DEVICE_CODE_GRANT_TYPE, OAuthClient } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { assertBuilt, envFor, openTestServices, run, runInProcess, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
@@ -263,9 +264,9 @@ describe('idgate clients', () => {
     expect(result.stdout).toMatch(
       /^created confidential client t\nclient_id: +(cl_\S+)\nclient_secret: +\S{43} {2}\(shown only once\)\n$/,
     );
-    const listed = OAuthClient.array().parse(
-      JSON.parse((await runInProcess(['clients', 'list', '--json'], { env })).stdout),
-    );
+    const listed = z
+      .array(OAuthClient)
+      .parse(JSON.parse((await runInProcess(['clients', 'list', '--json'], { env })).stdout));
     expect(listed.map((c) => [c.trusted, c.grantTypes])).toEqual([
       [true, ['password', 'client_credentials']],
     ]);

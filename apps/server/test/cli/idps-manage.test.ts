@@ -1,5 +1,6 @@
 import { IdentityProvider } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { TestDatabase } from '../helpers/databases.js';
 import { CLIENT_SECRET, GITHUB, stored } from './idps-support.js';
 import { assertBuilt, cliDatabaseUrls, envFor, run, runInProcess, tempSqlite } from './support.js';
@@ -30,7 +31,7 @@ describe('idgate idps list, disable, enable, remove', () => {
     const listed = await run(['idps', 'list', '--json'], { env });
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toContain(CLIENT_SECRET);
-    const providers = IdentityProvider.array().parse(JSON.parse(listed.stdout));
+    const providers = z.array(IdentityProvider).parse(JSON.parse(listed.stdout));
     expect(providers.map((p) => [p.name, p.source, p.config.clientSecret])).toEqual([
       ['github', 'database', '[set]'],
       ['gitlab', 'database', '[set]'],

@@ -1,5 +1,6 @@
 import { SigningKeyInfo } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { MIGRATION_NAMES } from '../../src/storage/migrations/index.js';
 import { assertBuilt, envFor, run, tempSqlite } from './support.js';
 
@@ -21,7 +22,7 @@ describe('idgate keys', () => {
     env = { ...env, IDGATE_KEY_ACTIVATION_DELAY: '0' };
     const initial = await run(['keys', 'list', '--json'], { env });
     expect(initial.code).toBe(0);
-    const [first, ...others] = SigningKeyInfo.array().parse(JSON.parse(initial.stdout));
+    const [first, ...others] = z.array(SigningKeyInfo).parse(JSON.parse(initial.stdout));
     expect(others).toEqual([]);
     expect(first).toMatchObject({ alg: 'RS256', state: 'active', retiredAt: null, publishedUntil: null });
 
@@ -36,7 +37,7 @@ describe('idgate keys', () => {
     expect(printed.retired).toEqual([first?.kid]);
 
     const listed = await run(['keys', 'list', '--json'], { env });
-    const keys = SigningKeyInfo.array().parse(JSON.parse(listed.stdout));
+    const keys = z.array(SigningKeyInfo).parse(JSON.parse(listed.stdout));
     expect(keys.map((k) => [k.kid, k.state])).toEqual([
       [created.kid, 'active'],
       [first?.kid, 'retired'],
@@ -59,18 +60,18 @@ describe('idgate keys', () => {
 
   it('rotates with an activation delay: the new key is next, the current one signs until the delay has passed', async () => {
     env = { ...env, IDGATE_KEY_ACTIVATION_DELAY: '3600' };
-    const [first] = SigningKeyInfo.array().parse(
-      JSON.parse((await run(['keys', 'list', '--json'], { env })).stdout),
-    );
+    const [first] = z
+      .array(SigningKeyInfo)
+      .parse(JSON.parse((await run(['keys', 'list', '--json'], { env })).stdout));
     const rotated = await run(['keys', 'rotate'], { env });
     expect(rotated).toMatchObject({ code: 0, stderr: '' });
     const kid = /^new next key: (\S+) \(RS256\)\n/.exec(rotated.stdout)?.[1];
     expect(kid).toBeDefined();
     expect(rotated.stdout).toContain(`retired: ${first?.kid}\n`);
     expect(rotated.stdout).toContain('sign with it in 3600 seconds');
-    const keys = SigningKeyInfo.array().parse(
-      JSON.parse((await run(['keys', 'list', '--json'], { env })).stdout),
-    );
+    const keys = z
+      .array(SigningKeyInfo)
+      .parse(JSON.parse((await run(['keys', 'list', '--json'], { env })).stdout));
     expect(keys.map((k) => [k.kid, k.state])).toEqual([
       [kid, 'next'],
       [first?.kid, 'active'],

@@ -1,5 +1,6 @@
 import { LinkedIdentity } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { assertBuilt, envFor, run, runInProcess, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
@@ -33,7 +34,7 @@ describe('idgate users link, identities, unlink', () => {
     });
 
     const listed = await run(['users', 'identities', 'alice', '--json'], { env });
-    expect(LinkedIdentity.array().parse(JSON.parse(listed.stdout))).toStrictEqual([identity]);
+    expect(z.array(LinkedIdentity).parse(JSON.parse(listed.stdout))).toStrictEqual([identity]);
     expect((await run(['users', 'identities', 'alice'], { env })).stdout).toMatch(
       /^github +583231 +583231 +- +- +\d{4}-.+ +-$/m,
     );

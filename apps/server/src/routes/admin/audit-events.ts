@@ -2,6 +2,7 @@ import { auditEventFilter, followAuditEvents, listAuditEvents, parseAuditEventQu
 import { AuditEventPage, AuditEventQuery } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import * as zm from 'zod/mini';
 import { adminScope } from './scope.js';
 
 const EVENTS = '/admin/v1/events';
@@ -9,7 +10,7 @@ const EVENTS = '/admin/v1/events';
 /** How the live tail polls: every second, re-reading 10 s behind the newest event it saw. */
 export const AUDIT_STREAM = { intervalMs: 1000, windowMs: 10_000, heartbeatMs: 15_000 };
 
-const StreamQuery = AuditEventQuery.omit({ limit: true, cursor: true });
+const StreamQuery = zm.omit(AuditEventQuery, { limit: true, cursor: true });
 const StreamHeaders = z.object({
   'last-event-id': z.string().optional().describe('the id of the last event received: resume after it'),
 });

@@ -51,7 +51,7 @@ const deprecated = (response: Omit<ResponseDoc, 'headers'>): ResponseDoc => ({
  * const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview' };
  * describeReviewIssue(TokenReviewRequest.safeParse(body).error, body); // 'spec is required'
  */
-export function describeReviewIssue(error: z.ZodError, body: unknown): string {
+export function describeReviewIssue(error: z.core.$ZodError, body: unknown): string {
   return describeFirstIssue(error, {
     label: (path) => path || 'body',
     input: body,

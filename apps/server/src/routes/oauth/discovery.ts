@@ -73,7 +73,7 @@ const cachedDoc = (
   operationId: string,
   summary: string,
   description: string,
-  json: z.ZodType,
+  json: z.core.$ZodType,
   what: string,
 ): { config: { doc: RouteDoc } } => ({
   config: {

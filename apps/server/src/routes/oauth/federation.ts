@@ -19,9 +19,9 @@ type Query = Record<string, string | string[] | undefined>;
 
 // Any of the three forms of the callback query: the code, the token, or the provider's error.
 const CallbackParameters = z.object({
-  ...CallbackCodeQuery.partial().shape,
-  ...CallbackTokenQuery.partial().shape,
-  ...CallbackErrorQuery.partial().shape,
+  ...z.object(CallbackCodeQuery.shape).partial().shape,
+  ...z.object(CallbackTokenQuery.shape).partial().shape,
+  ...z.object(CallbackErrorQuery.shape).partial().shape,
 });
 
 /** A refusal: JSON to programs, a page to a browser that accepts text/html. */
