@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Clock } from '@idgate/core';
 import type { FastifyInstance } from 'fastify';
 import type { IdgateConfigInput } from '../../src/config.js';
@@ -68,16 +69,19 @@ interface Outgoing {
  * `origin` fails as an unreachable host would.
  */
 export function injectFetch(app: FastifyInstance, origin = TEST_ORIGIN): typeof fetch {
-  const once = async ({ url, method, headers, body }: Outgoing): Promise<Response> => {
+  const once = async ({ url, method, headers, body }: Outgoing, signal?: AbortSignal): Promise<Response> => {
     if (url.origin !== origin) throw new TypeError(`fetch failed: nothing answers at ${url.origin}`);
     const sent: Record<string, string> = { ...FETCH_DEFAULTS, host: url.host };
     headers.forEach((value, name) => {
       sent[name] = value;
     });
+    // As a stream, as fetch answers: a live tail (server-sent events) answers at its headers.
     const injected = await app.inject({
       method: method as 'GET',
       url: `${url.pathname}${url.search}`,
       headers: sent,
+      payloadAsStream: true,
+      ...(signal === undefined ? {} : { signal }),
       ...(body === undefined ? {} : { payload: body }),
     });
     const received = new Headers();
@@ -85,7 +89,10 @@ export function injectFetch(app: FastifyInstance, origin = TEST_ORIGIN): typeof 
       if (value === undefined) continue;
       for (const one of Array.isArray(value) ? value : [value]) received.append(name, String(one));
     }
-    const response = new Response(NULL_BODY.has(injected.statusCode) ? null : injected.rawPayload, {
+    const stream = injected.stream();
+    if (NULL_BODY.has(injected.statusCode)) stream.resume();
+    const payload = NULL_BODY.has(injected.statusCode) ? null : (Readable.toWeb(stream) as ReadableStream);
+    const response = new Response(payload, {
       status: injected.statusCode,
       statusText: injected.statusMessage || (STATUS_CODES[injected.statusCode] ?? ''),
       headers: received,
@@ -104,7 +111,7 @@ export function injectFetch(app: FastifyInstance, origin = TEST_ORIGIN): typeof 
     };
     for (let hop = 0; ; hop++) {
       request.signal.throwIfAborted();
-      const response = await once(outgoing);
+      const response = await once(outgoing, request.signal);
       const location = response.headers.get('location');
       if (!REDIRECTS.has(response.status) || location === null || request.redirect === 'manual') {
         if (hop > 0) Object.defineProperty(response, 'redirected', { value: true });

@@ -115,7 +115,9 @@ export async function walkEveryRoute(
               redirect: 'manual',
               signal: AbortSignal.timeout(limitMs),
             });
-            const body = await response.text();
+            // A live tail (server-sent events) that opened is an answer: read its first chunk, then drop it.
+            const streaming = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+            const body = streaming ? await firstChunk(response) : await response.text();
             return {
               label,
               status: response.status,
@@ -190,4 +192,12 @@ export function spread(values: number[]): { median: number; max: number } {
     median: Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0),
     max: Math.round(sorted[sorted.length - 1] ?? 0),
   };
+}
+
+async function firstChunk(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  const { value } = await reader.read();
+  await reader.cancel();
+  return new TextDecoder().decode(value);
 }

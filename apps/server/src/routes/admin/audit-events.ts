@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import { auditEventFilter, followAuditEvents, listAuditEvents, parseAuditEventQuery } from '@idgate/core';
 import { AuditEventPage, AuditEventQuery } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
@@ -65,38 +66,43 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
     async (request, reply) => {
       const { limit: _limit, cursor: _cursor, ...filters } = parseAuditEventQuery(request.query);
       const filter = await auditEventFilter(admin.storage, filters);
+      // The database must answer before the stream starts: in an outage the caller gets the 503
+      // problem with Retry-After that every admin route answers, not a 200 stream that ends at once.
+      await admin.storage.auditEvents.list({ ...filter, limit: 1 });
       const lastId = request.headers['last-event-id'];
       const abort = new AbortController();
       request.raw.on('close', () => abort.abort());
-      reply.hijack();
-      const out = reply.raw;
-      out.writeHead(200, {
-        'Content-Type': 'text/event-stream; charset=utf-8',
-        'Cache-Control': 'no-store',
-        Connection: 'keep-alive',
-        'X-Accel-Buffering': 'no',
-      });
+      // A stream handed to fastify: the headers and the first line go out at once, and fastify ends
+      // the response when the stream ends.
+      const out = new PassThrough();
       out.write(': idgate audit stream\n\n');
       const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), AUDIT_STREAM.heartbeatMs);
-      try {
-        const events = followAuditEvents(admin.storage.auditEvents, filter, {
-          signal: abort.signal,
-          intervalMs: AUDIT_STREAM.intervalMs,
-          windowMs: AUDIT_STREAM.windowMs,
-          afterId: typeof lastId === 'string' && lastId !== '' ? lastId : undefined,
-          fromMs: filter.since?.getTime() ?? admin.clock.now(),
-        });
-        for await (const event of events) {
-          out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      void (async () => {
+        try {
+          const events = followAuditEvents(admin.storage.auditEvents, filter, {
+            signal: abort.signal,
+            intervalMs: AUDIT_STREAM.intervalMs,
+            windowMs: AUDIT_STREAM.windowMs,
+            afterId: typeof lastId === 'string' && lastId !== '' ? lastId : undefined,
+            fromMs: filter.since?.getTime() ?? admin.clock.now(),
+          });
+          for await (const event of events) {
+            out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+          }
+        } catch (error) {
+          // Headers are gone: say so in the stream and end it; the client reconnects with Last-Event-ID.
+          request.log.warn({ err: error }, 'audit stream ended');
+          out.write('event: error\ndata: {"code":"storage_unavailable"}\n\n');
+        } finally {
+          clearInterval(heartbeat);
+          out.end();
         }
-      } catch (error) {
-        // Headers are gone: say so in the stream and end it; the client reconnects with Last-Event-ID.
-        request.log.warn({ err: error }, 'audit stream ended');
-        out.write('event: error\ndata: {"code":"storage_unavailable"}\n\n');
-      } finally {
-        clearInterval(heartbeat);
-        out.end();
-      }
+      })();
+      return reply
+        .header('content-type', 'text/event-stream; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('x-accel-buffering', 'no')
+        .send(out);
     },
   );
 }
