@@ -349,6 +349,7 @@ export {
   mapExternalIdentity,
   normalizeUsername,
   providerGroups,
+  recordUpstreamRefusal,
   signInWithExternalIdentity,
 } from './sign-in/external.js';
 export {

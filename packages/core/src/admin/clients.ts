@@ -9,6 +9,7 @@ import {
   type RotatedClientSecret,
   UpdateClientInput,
 } from '@idgate/schema';
+import { changedFields, recordAdminChange } from '../audit/admin.js';
 import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import type { ClientRecord } from '../model.js';
 import { generateClientId, generateSecret, hashSecret } from '../secrets.js';
@@ -18,6 +19,20 @@ import { checkIfMatch } from './etag.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.js';
 import { type AdminPorts, type ClientLifetimes, nowOf } from './ports.js';
 import { clientView } from './views.js';
+
+// What an `admin.changed` event of a client may show: never the secret or its hash.
+const CLIENT_FIELDS = [
+  'name',
+  'public',
+  'trusted',
+  'redirectUris',
+  'postLogoutRedirectUris',
+  'grantTypes',
+  'scopes',
+  'audiences',
+  'accessTokenTtl',
+  'refreshTokenTtl',
+] as const satisfies readonly (keyof ClientRecord)[];
 
 /** The scopes a client is allowed unless told otherwise. */
 export const DEFAULT_CLIENT_SCOPES: readonly string[] = ['openid', 'profile', 'email', 'groups'];
@@ -163,15 +178,25 @@ export async function prepareClient(
  * @example const { client, clientSecret } = await registerClient(ports, parseClientRegistration(input, ports.lifetimes));
  */
 export async function registerClient(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   settings: ClientSettings,
 ): Promise<{ client: ClientRecord; clientSecret: string | undefined }> {
   const { record, clientSecret } = await prepareClient(ports, settings);
-  // 80 random bits make a collision practically impossible; say so plainly if it happens.
-  const client = await refusingConflicts(
-    () => ports.storage.clients.create(record),
-    () => new AdminError('conflict', 'client', 'a client with the generated id exists; try again'),
-  );
+  const client = await ports.storage.transaction(async (tx) => {
+    // 80 random bits make a collision practically impossible; say so plainly if it happens.
+    const created = await refusingConflicts(
+      () => tx.clients.create(record),
+      () => new AdminError('conflict', 'client', 'a client with the generated id exists; try again'),
+    );
+    await recordAdminChange(tx, ports, {
+      objectKind: 'client',
+      objectId: created.clientId,
+      action: 'created',
+      clientId: created.clientId,
+      ...changedFields(null, created, CLIENT_FIELDS),
+    });
+    return created;
+  });
   return { client, clientSecret };
 }
 
@@ -182,7 +207,7 @@ export async function registerClient(
  * @example const created = await createClient(ports, { name: 'web', grantTypes: ['authorization_code'], redirectUris: ['https://app.example.com/cb'] });
  */
 export async function createClient(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes' | 'auditActor'>,
   input: unknown,
   options: Pick<DescribeIssueOptions, 'label'> = {},
 ): Promise<CreatedClient> {
@@ -253,7 +278,7 @@ export async function getClient(ports: Pick<AdminPorts, 'storage'>, clientId: st
  * @example const client = await updateClient(ports, 'cl_abcdefghijklmnop', { trusted: true }, { ifMatch: etag });
  */
 export async function updateClient(
-  ports: Pick<AdminPorts, 'storage' | 'lifetimes'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes' | 'auditActor'>,
   clientId: string,
   input: unknown,
   options: Pick<DescribeIssueOptions, 'label'> & { ifMatch?: string | undefined } = {},
@@ -295,6 +320,13 @@ export async function updateClient(
     };
     checkClientSettings(next, ports.lifetimes, label);
     if (!(await tx.clients.update(next))) throw notFound(clientId);
+    await recordAdminChange(tx, ports, {
+      objectKind: 'client',
+      objectId: clientId,
+      action: 'updated',
+      clientId,
+      ...changedFields(current, next, CLIENT_FIELDS),
+    });
     return clientView(next);
   });
 }
@@ -311,7 +343,7 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
  * @example const { clientSecret } = await rotateClientSecret(ports, 'cl_abcdefghijklmnop', { gracePeriod: 3600 });
  */
 export async function rotateClientSecret(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   clientId: string,
   input: unknown,
   options: Pick<DescribeIssueOptions, 'label'> = {},
@@ -340,6 +372,16 @@ export async function rotateClientSecret(
       previousSecretExpiresAt,
     };
     if (!(await tx.clients.update(next))) throw notFound(clientId);
+    // Only when the old secret stops working: the secrets themselves never enter an event.
+    await recordAdminChange(tx, ports, {
+      objectKind: 'client',
+      objectId: clientId,
+      action: 'updated',
+      operation: 'rotate-secret',
+      clientId,
+      before: {},
+      after: { gracePeriod },
+    });
     return {
       clientId,
       clientSecret,
@@ -356,7 +398,7 @@ export async function rotateClientSecret(
  * @example const { revokedGrants } = await removeClient(ports, 'cl_abcdefghijklmnop');
  */
 export async function removeClient(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes' | 'auditActor'>,
   clientId: string,
 ): Promise<{ revokedGrants: number }> {
   const now = nowOf(ports);
@@ -369,8 +411,16 @@ export async function removeClient(
         `client ${clientId} is the kubectl client of the registered clusters; remove the clusters first (\`idgate clusters remove <name>\`)`,
         { key: clientId },
       );
-    if (!(await tx.clients.remove(clientId))) throw notFound(clientId);
+    const current = await tx.clients.findById(clientId);
+    if (current === undefined || !(await tx.clients.remove(clientId))) throw notFound(clientId);
     const revoked = await tx.grants.revokeByClient(clientId, now);
+    await recordAdminChange(tx, ports, {
+      objectKind: 'client',
+      objectId: clientId,
+      action: 'deleted',
+      clientId,
+      ...changedFields(current, null, CLIENT_FIELDS),
+    });
     await publishGrantRevocations(
       { storage: tx, clock: ports.clock, maxTokenLifetimeSeconds: ports.lifetimes.maxAccessTokenTtl },
       revoked,

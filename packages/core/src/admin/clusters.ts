@@ -7,6 +7,7 @@ import {
   defaultClusterAudience,
   type GrantType,
 } from '@idgate/schema';
+import { changedFields, recordAdminChange } from '../audit/admin.js';
 import type { ApiKeyRecord, ClientRecord, ClusterRecord } from '../model.js';
 import type { Storage } from '../ports/storage.js';
 import { prepareApiKey } from './api-keys.js';
@@ -34,7 +35,7 @@ export const KUBECTL_REDIRECT_URIS: readonly string[] = [
 /** The scopes kubectl may ask for: who the user is, their groups, and a refresh token. */
 export const KUBECTL_SCOPES: readonly string[] = ['openid', 'profile', 'email', 'groups', 'offline_access'];
 
-type Ports = Pick<AdminPorts, 'storage' | 'clock'>;
+type Ports = Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>;
 
 const notFound = (name: string) =>
   new AdminError('not_found', 'cluster', `no cluster ${name}`, { key: name });
@@ -68,7 +69,7 @@ async function alignKubectlAudiences(storage: Storage, client: ClientRecord): Pr
  * @example const { cluster, apiKey } = await addCluster(ports, { name: 'prod' });
  */
 export async function addCluster(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes' | 'auditActor'>,
   input: unknown,
   options: Omit<DescribeIssueOptions, 'input' | 'secrets'> = {},
 ): Promise<CreatedCluster> {
@@ -105,9 +106,23 @@ export async function addCluster(
         refreshTokenTtl: ports.lifetimes.refreshTokenTtl,
       });
       client = await tx.clients.create(prepared.record);
+      await recordAdminChange(tx, ports, {
+        objectKind: 'client',
+        objectId: client.clientId,
+        action: 'created',
+        clientId: client.clientId,
+        ...changedFields(null, client, ['name', 'public', 'grantTypes', 'scopes']),
+      });
     }
     await alignKubectlAudiences(tx, client);
     const stored = await tx.apiKeys.create(keyRecord);
+    await recordAdminChange(tx, ports, {
+      objectKind: 'cluster',
+      objectId: cluster.name,
+      action: 'created',
+      ...changedFields(null, cluster, ['name', 'audience']),
+    });
+    await recordApiKeyCreated(tx, ports, stored);
     return {
       cluster: clusterView(cluster, client.clientId),
       apiKey: key,
@@ -167,6 +182,12 @@ export async function removeCluster(
     const revokedApiKeys = await tx.apiKeys.revokeByCluster(record.name, nowOf(ports));
     const client = await findKubectlClient(tx);
     if (client !== undefined) await alignKubectlAudiences(tx, client);
+    await recordAdminChange(tx, ports, {
+      objectKind: 'cluster',
+      objectId: record.name,
+      action: 'deleted',
+      ...changedFields(record, null, ['name', 'audience']),
+    });
     return { name: record.name, revokedApiKeys };
   });
 }
@@ -194,6 +215,16 @@ export async function issueClusterApiKey(
       () => tx.apiKeys.create(record),
       () => new AdminError('conflict', 'api_key', 'an API key with the generated prefix exists; try again'),
     );
+    await recordApiKeyCreated(tx, ports, stored);
     return { cluster, record: stored, key };
+  });
+}
+
+function recordApiKeyCreated(storage: Storage, ports: Ports, key: ApiKeyRecord): Promise<void> {
+  return recordAdminChange(storage, ports, {
+    objectKind: 'api-key',
+    objectId: key.id,
+    action: 'created',
+    ...changedFields(null, key, ['name', 'prefix', 'scopes', 'expiresAt']),
   });
 }

@@ -1,4 +1,5 @@
 import type { LinkIdentityInput } from '@idgate/schema';
+import { recordAdminChange } from '../audit/admin.js';
 import type { LinkedIdentityRecord, UserRecord } from '../model.js';
 import { AdminError, refusingConflicts } from './errors.js';
 import { type AdminPorts, nowOf } from './ports.js';
@@ -13,7 +14,7 @@ import { findUser } from './users.js';
  * @example await linkIdentity(ports, LinkIdentityInput.parse({ username: 'alice', provider: 'github', subject: '583231' }));
  */
 export async function linkIdentity(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   input: LinkIdentityInput,
 ): Promise<{ user: UserRecord; identity: LinkedIdentityRecord }> {
   const { storage } = ports;
@@ -27,18 +28,23 @@ export async function linkIdentity(
       { key: input.provider },
     );
   const { subject } = input;
+  // The refusal reads outside the transaction: on PostgreSQL a conflict ends the transaction's use.
   const identity = await refusingConflicts(
     () =>
-      storage.identities.link({
-        provider: provider.name,
-        subject,
-        userId: user.id,
-        // Unknown until the first sign-in, which records the provider's username, email and groups.
-        username: subject,
-        email: null,
-        groups: [],
-        linkedAt: nowOf(ports),
-        lastLoginAt: null,
+      storage.transaction(async (tx) => {
+        const linked = await tx.identities.link({
+          provider: provider.name,
+          subject,
+          userId: user.id,
+          // Unknown until the first sign-in, which records the provider's username, email and groups.
+          username: subject,
+          email: null,
+          groups: [],
+          linkedAt: nowOf(ports),
+          lastLoginAt: null,
+        });
+        await recordIdentityChange(tx, ports, user, linked, 'link');
+        return linked;
       }),
     async () => {
       const existing = await storage.identities.find(provider.name, subject);
@@ -76,7 +82,7 @@ export async function listUserIdentities(
  * @example await unlinkIdentity(ports, { username: 'alice', provider: 'github', subject: '583231' });
  */
 export function unlinkIdentity(
-  ports: Pick<AdminPorts, 'storage'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   input: LinkIdentityInput,
 ): Promise<{ user: UserRecord; identity: LinkedIdentityRecord }> {
   const provider = input.provider.toLowerCase();
@@ -91,6 +97,26 @@ export function unlinkIdentity(
         { key: input.subject },
       );
     await tx.identities.unlink(provider, input.subject);
+    await recordIdentityChange(tx, ports, user, identity, 'unlink');
     return { user, identity };
+  });
+}
+
+function recordIdentityChange(
+  storage: AdminPorts['storage'],
+  ports: Pick<AdminPorts, 'clock' | 'auditActor'>,
+  user: UserRecord,
+  identity: LinkedIdentityRecord,
+  operation: 'link' | 'unlink',
+): Promise<void> {
+  const fields = { provider: identity.provider, subject: identity.subject, userId: user.id };
+  return recordAdminChange(storage, ports, {
+    objectKind: 'identity',
+    objectId: `${identity.provider}:${identity.subject}`,
+    action: operation === 'link' ? 'created' : 'deleted',
+    operation,
+    subject: user.id,
+    before: operation === 'link' ? null : fields,
+    after: operation === 'link' ? fields : null,
   });
 }

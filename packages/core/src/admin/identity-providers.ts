@@ -12,6 +12,7 @@ import type { Storage } from '../ports/storage.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
 import { checkIfMatch } from './etag.js';
 import { type AdminPorts, nowOf } from './ports.js';
+import { recordProviderChange } from './provider-audit.js';
 import {
   describeIdentityProvider,
   describeStoredProvider,
@@ -23,7 +24,7 @@ import {
 /** How fields are named in a refusal (`label`), as in `DescribeIssueOptions`. */
 type FieldNames = Omit<DescribeIssueOptions, 'input' | 'secrets'>;
 
-type Ports = Pick<AdminPorts, 'storage' | 'declaredProviders'>;
+type Ports = Pick<AdminPorts, 'storage' | 'declaredProviders' | 'auditActor'>;
 
 /** The provider the configuration file declares as `name` (any case). */
 const declared = (ports: Ports, name: string) =>
@@ -110,13 +111,17 @@ export async function addIdentityProvider(
   const sealed = await sealProviderConfig(config, ports.keyPolicy.secret);
   const record = await refusingConflicts(
     () =>
-      ports.storage.identityProviders.create({
-        name: config.name,
-        type: config.type,
-        config: sealed,
-        disabled: config.disabled,
-        createdAt: now,
-        updatedAt: now,
+      ports.storage.transaction(async (tx) => {
+        const created = await tx.identityProviders.create({
+          name: config.name,
+          type: config.type,
+          config: sealed,
+          disabled: config.disabled,
+          createdAt: now,
+          updatedAt: now,
+        });
+        await recordProviderChange(tx, ports, null, created);
+        return created;
       }),
     () => taken(config.name),
   );
@@ -238,6 +243,7 @@ export async function updateIdentityProvider(
       updatedAt: at,
     });
     if (updated === undefined) throw notFound(name);
+    await recordProviderChange(tx, ports, record, updated, rotated.size > 0 ? 'rotate-secret' : undefined);
     return describeStoredProvider(updated);
   });
 }
@@ -273,12 +279,15 @@ export async function setIdentityProviderDisabled(
   disabled: boolean,
 ): Promise<{ provider: IdentityProvider; changed: boolean }> {
   if (declared(ports, name) !== undefined) throw fromFile('read_only', name.toLowerCase());
-  const record = await findStored(ports.storage, name);
-  if (record === undefined) throw notFound(name);
-  if (record.disabled === disabled) return { provider: describeStoredProvider(record), changed: false };
-  const updated = await ports.storage.identityProviders.setDisabled(record.name, disabled, nowOf(ports));
-  if (updated === undefined) throw notFound(name);
-  return { provider: describeStoredProvider(updated), changed: true };
+  return ports.storage.transaction(async (tx) => {
+    const record = await findStored(tx, name);
+    if (record === undefined) throw notFound(name);
+    if (record.disabled === disabled) return { provider: describeStoredProvider(record), changed: false };
+    const updated = await tx.identityProviders.setDisabled(record.name, disabled, nowOf(ports));
+    if (updated === undefined) throw notFound(name);
+    await recordProviderChange(tx, ports, record, updated, disabled ? 'disable' : 'enable');
+    return { provider: describeStoredProvider(updated), changed: true };
+  });
 }
 
 /**
@@ -287,7 +296,7 @@ export async function setIdentityProviderDisabled(
  * @example const { name, unlinked } = await removeIdentityProvider(ports, 'GitHub');
  */
 export async function removeIdentityProvider(
-  ports: Ports,
+  ports: Ports & Pick<AdminPorts, 'clock'>,
   name: string,
 ): Promise<{ name: string; unlinked: number }> {
   if (declared(ports, name) !== undefined) throw fromFile('read_only', name.toLowerCase());
@@ -296,6 +305,7 @@ export async function removeIdentityProvider(
     if (record === undefined) throw notFound(name);
     const unlinked = await tx.identities.countByProvider(record.name);
     if (!(await tx.identityProviders.remove(record.name))) throw notFound(name);
+    await recordProviderChange(tx, ports, record, null);
     return { name: record.name, unlinked };
   });
 }

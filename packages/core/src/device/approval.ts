@@ -1,6 +1,7 @@
+import { type RequestOrigin, recordAuditEvent } from '../audit/record.js';
 import type { ClientRecord, DeviceAuthorizationRecord, GrantUpstream, UserRecord } from '../model.js';
-import type { DeviceAuthorizationRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
+import type { Storage } from '../ports/storage.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 import { normalizeUserCode } from './user-code.js';
 
@@ -8,7 +9,8 @@ import { normalizeUserCode } from './user-code.js';
 export interface DeviceApprovalContext {
   clock: Clock;
   findClient(clientId: string): Promise<ClientRecord | undefined>;
-  storage: { deviceAuthorizations: DeviceAuthorizationRepository };
+  /** A decision and its `device.approved` / `device.denied` event land in one transaction. */
+  storage: Pick<Storage, 'deviceAuthorizations' | 'auditEvents' | 'transaction'>;
   /** Wrong user codes count as failures of the source address (RFC 8628 §5.1). */
   throttle?: LoginThrottle | undefined;
 }
@@ -109,6 +111,8 @@ export interface DeviceApprover {
   authTime: Date;
   sessionId: string | null;
   upstream?: GrantUpstream | null;
+  /** Where the decision was sent from, for the audit trail. */
+  origin?: RequestOrigin | undefined;
 }
 
 /** The outcome of an approval or a denial. */
@@ -131,11 +135,27 @@ async function decide(
         upstream: approver.upstream ?? null,
       }
     : { status: 'denied' as const, userId: approver.user.id };
-  const moved = await context.storage.deviceAuthorizations.decide(
-    deviceCodeHash,
-    decision,
-    new Date(context.clock.now()),
-  );
+  const { request } = found;
+  const moved = await context.storage.transaction(async (tx) => {
+    if (!(await tx.deviceAuthorizations.decide(deviceCodeHash, decision, new Date(context.clock.now()))))
+      return false;
+    await recordAuditEvent(
+      tx,
+      {
+        type: allow ? 'device.approved' : 'device.denied',
+        actor: { kind: 'user', id: approver.user.id, name: approver.user.username },
+        subject: approver.user.id,
+        clientId: request.clientId,
+        address: approver.origin?.address ?? null,
+        userAgent: approver.origin?.userAgent ?? null,
+        // A denial is the person refusing the device: a failure of the authorization it decides.
+        outcome: allow ? 'success' : 'failure',
+        details: { scopes: [...request.scope] },
+      },
+      context.clock,
+    );
+    return true;
+  });
   return moved ? { ok: true } : { ok: false, failure: 'decided' };
 }
 

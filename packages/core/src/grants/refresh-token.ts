@@ -76,11 +76,25 @@ export async function refreshTokenGrant(
   );
   if (grant === undefined || grant.revokedAt !== null) throw invalid('the grant has been revoked');
   if (grant.expiresAt.getTime() <= clock.now()) throw invalid('the grant has expired');
-  if ((await context.revalidate?.(grant)) === 'gone') {
-    await revokeGrant(
-      { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
-      grant.id,
-    );
+  const revalidation = (await context.revalidate?.(grant)) ?? 'current';
+  const upstreamEvent = (outcome: 'success' | 'failure', reason: string | null) =>
+    ({
+      type: 'upstream.revalidated',
+      actor: { kind: 'client', id: client.clientId },
+      subject: grant.userId,
+      clientId: client.clientId,
+      address: context.sourceAddress ?? null,
+      outcome,
+      details: { provider: grant.upstream?.provider ?? '', grantId: grant.id, reason },
+    }) as const;
+  if (revalidation === 'gone') {
+    await storage.transaction(async (tx) => {
+      await revokeGrant(
+        { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
+        grant.id,
+      );
+      await recordAuditEvent(tx, upstreamEvent('failure', 'unknown_upstream'), clock);
+    });
     throw invalid('the identity provider no longer knows this account');
   }
   const user = await storage.users.findById(token.userId);
@@ -94,6 +108,9 @@ export async function refreshTokenGrant(
     refreshScope: token.scope,
     grantType: 'refresh_token',
     events: [
+      // Recorded with the tokens it let through; `unavailable` keeps the grant on what is known.
+      ...(revalidation === 'revalidated' ? [upstreamEvent('success', null)] : []),
+      ...(revalidation === 'unavailable' ? [upstreamEvent('success', 'upstream_unavailable')] : []),
       {
         type: 'refresh.rotated',
         actor: { kind: 'client', id: client.clientId },

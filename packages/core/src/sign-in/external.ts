@@ -1,8 +1,10 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import { type AuditEventDraft, recordAuditEvent } from '../audit/record.js';
 import type { ExternalIdentity } from '../connectors/types.js';
 import { utf8 } from '../internal/encoding.js';
 import type { UserRecord } from '../model.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { LinkedIdentityRepository } from '../ports/federation-storage.js';
 import type { Clock } from '../ports/runtime.js';
 import { StorageConflictError, type UserRepository } from '../ports/storage.js';
@@ -149,15 +151,22 @@ async function createMappedUser(
 }
 
 /**
- * A sign-in through an external provider: maps the identity (see {@link mapExternalIdentity}) and
- * records the attempt for the login records and brute-force counts, as a password sign-in does.
- * @example const mapped = await signInWithExternalIdentity(identity, policy, request.ip, context);
+ * A sign-in through an external provider: maps the identity (see {@link mapExternalIdentity}),
+ * records the attempt for the login records and brute-force counts, as a password sign-in does,
+ * and records `upstream.sign-in` and `sign-in.succeeded` / `sign-in.failed` (method `upstream`).
+ * The events are appended right after the mapping, not in a transaction with it: mapping retries
+ * a username taken meanwhile, which a PostgreSQL transaction would not survive.
+ * @example const mapped = await signInWithExternalIdentity(identity, policy, request.ip, context, { userAgent });
  */
 export async function signInWithExternalIdentity(
   identity: ExternalIdentity,
   policy: IdentityMappingPolicy,
   sourceAddress: string,
-  context: IdentityMappingContext & { throttle?: LoginThrottle | undefined },
+  context: IdentityMappingContext & {
+    storage: { auditEvents: AuditEventRepository };
+    throttle?: LoginThrottle | undefined;
+  },
+  origin: { userAgent?: string | null | undefined } = {},
 ): Promise<IdentityMapping> {
   const attempt = { username: identity.username.slice(0, 256), sourceAddress, provider: policy.provider };
   const mapped = await mapExternalIdentity(identity, policy, context);
@@ -166,5 +175,57 @@ export async function signInWithExternalIdentity(
       ? { ...attempt, userId: mapped.user.id, success: true, reason: null }
       : { ...attempt, userId: null, success: false, reason: mapped.reason },
   );
+  const outcome = mapped.ok
+    ? { userId: mapped.user.id, reason: null }
+    : { userId: null, reason: mapped.reason };
+  await recordAuditEvent(
+    context.storage,
+    externalSignInEvents(policy.provider, identity.username, outcome, sourceAddress, origin),
+    context.clock,
+  );
   return mapped;
+}
+
+/**
+ * Records a sign-in the upstream provider itself refused (its callback answered an `error`, such
+ * as `access_denied`): `upstream.sign-in` and `sign-in.failed` (method `upstream`), with the
+ * error as the reason. Nobody is known to have signed in, so neither names a user.
+ * @example await recordUpstreamRefusal('corp', 'access_denied', request.ip, { storage, clock }, { userAgent });
+ */
+export async function recordUpstreamRefusal(
+  provider: string,
+  reason: string,
+  sourceAddress: string,
+  context: { storage: { auditEvents: AuditEventRepository }; clock: Clock },
+  origin: { userAgent?: string | null | undefined } = {},
+): Promise<void> {
+  const events = externalSignInEvents(provider, null, { userId: null, reason }, sourceAddress, origin);
+  await recordAuditEvent(context.storage, events, context.clock);
+}
+
+function externalSignInEvents(
+  provider: string,
+  upstreamUsername: string | null,
+  outcome: { userId: string | null; reason: string | null },
+  sourceAddress: string,
+  origin: { userAgent?: string | null | undefined },
+): AuditEventDraft[] {
+  const { userId, reason } = outcome;
+  const username = upstreamUsername === null ? null : upstreamUsername.slice(0, 256).toLowerCase();
+  const ok = reason === null;
+  const envelope = {
+    actor: { kind: 'user' as const, id: userId, ...(username === null ? {} : { name: username }) },
+    subject: userId,
+    address: sourceAddress,
+    userAgent: origin.userAgent ?? null,
+    outcome: ok ? ('success' as const) : ('failure' as const),
+  };
+  return [
+    { ...envelope, type: 'upstream.sign-in', details: { provider, reason } },
+    {
+      ...envelope,
+      type: ok ? 'sign-in.succeeded' : 'sign-in.failed',
+      details: { method: 'upstream', provider, channel: 'browser', username, reason },
+    },
+  ];
 }

@@ -1,16 +1,28 @@
 import { CreateUserInput } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
 import {
+  addCluster,
+  addIdentityProvider,
+  createClient,
   createUser,
   deleteUser,
   endBrowserSession,
   giveConsent,
   issueAuthorizationCode,
   LoginThrottle,
+  linkIdentity,
+  removeClient,
+  removeCluster,
+  removeIdentityProvider,
+  rotateClientSecret,
   rotateSigningKeys,
+  setIdentityProviderDisabled,
   setUserPassword,
   signInWithPassword,
+  unlinkIdentity,
   unlockUser,
+  updateClient,
+  updateIdentityProvider,
   updateUser,
 } from '../../src/index.js';
 import { adminPorts } from '../admin/ports.js';
@@ -74,6 +86,82 @@ describe('admin changes of users', () => {
     ).rejects.toBe(boom);
     expect(await events(ports)).toEqual(before);
     expect((await ports.storage.users.findByUsername('alice'))?.disabled).toBe(false);
+  });
+});
+
+describe('admin changes of clients, clusters, identity providers and identities', () => {
+  type Change = { objectKind: string; objectId: string; action: string; operation: string | null };
+  const changes = async (ports: Parameters<typeof events>[0]) =>
+    (await events(ports)).map((e) => e.details as Change & Record<string, unknown>);
+
+  it('record a client created, changed, given a new secret and deleted, never with its secret', async () => {
+    const ports = adminPorts({ auditActor: cli });
+    const created = await createClient(ports, { name: 'CI' });
+    await updateClient(ports, created.clientId, { trusted: true, name: 'CI' });
+    const rotated = await rotateClientSecret(ports, created.clientId, { gracePeriod: 60 });
+    await removeClient(ports, created.clientId);
+    const recorded = await changes(ports);
+    expect(recorded.map((d) => [d.objectKind, d.objectId, d.action, d.operation])).toEqual([
+      ['client', created.clientId, 'created', null],
+      ['client', created.clientId, 'updated', null],
+      ['client', created.clientId, 'updated', 'rotate-secret'],
+      ['client', created.clientId, 'deleted', null],
+    ]);
+    expect(recorded[0]).toMatchObject({ before: null, after: { name: 'CI', public: false } });
+    expect(recorded[1]).toMatchObject({ before: { trusted: false }, after: { trusted: true } });
+    expect(recorded[2]).toMatchObject({ before: {}, after: { gracePeriod: 60 } });
+    expect(recorded[3]).toMatchObject({ before: { name: 'CI' }, after: null });
+    const all = JSON.stringify(await events(ports));
+    for (const secret of [created.clientSecret, rotated.clientSecret]) expect(all).not.toContain(secret);
+    expect(all).not.toMatch(/secretHash|previousSecret/);
+    expect((await events(ports)).every((e) => e.clientId === created.clientId)).toBe(true);
+  });
+
+  it('record a cluster added (with its API key and the kubectl client) and removed', async () => {
+    const ports = adminPorts({ auditActor: cli });
+    const { cluster, apiKey, apiKeyId } = await addCluster(ports, { name: 'prod' });
+    await removeCluster(ports, 'prod');
+    const recorded = await changes(ports);
+    expect(recorded.map((d) => [d.objectKind, d.action])).toEqual([
+      ['client', 'created'],
+      ['cluster', 'created'],
+      ['api-key', 'created'],
+      ['cluster', 'deleted'],
+    ]);
+    expect(recorded[1]).toMatchObject({
+      objectId: 'prod',
+      after: { name: 'prod', audience: cluster.audience },
+    });
+    expect(recorded[2]).toMatchObject({ objectId: apiKeyId });
+    expect(recorded[3]).toMatchObject({ objectId: 'prod', before: { audience: cluster.audience } });
+    expect(JSON.stringify(await events(ports))).not.toContain(apiKey);
+  });
+
+  it('record an identity provider and its identities, its settings changed and its secrets never', async () => {
+    const ports = adminPorts({ auditActor: cli });
+    await createUser(ports, alice, 'correct horse battery');
+    const github = { type: 'github', name: 'github', clientId: 'Iv1.x', clientSecret: 'first-plain-secret' };
+    await addIdentityProvider(ports, github);
+    await updateIdentityProvider(ports, 'github', { clientId: 'Iv1.y', clientSecret: 'second-plain-secret' });
+    await setIdentityProviderDisabled(ports, 'github', true);
+    await linkIdentity(ports, { username: 'alice', provider: 'github', subject: '583231' });
+    await unlinkIdentity(ports, { username: 'alice', provider: 'github', subject: '583231' });
+    await removeIdentityProvider(ports, 'github');
+    const recorded = (await changes(ports)).slice(1);
+    expect(recorded.map((d) => [d.objectKind, d.objectId, d.action, d.operation])).toEqual([
+      ['identity-provider', 'github', 'created', null],
+      ['identity-provider', 'github', 'updated', 'rotate-secret'],
+      ['identity-provider', 'github', 'updated', 'disable'],
+      ['identity', 'github:583231', 'created', 'link'],
+      ['identity', 'github:583231', 'deleted', 'unlink'],
+      ['identity-provider', 'github', 'deleted', null],
+    ]);
+    expect(recorded[0]).toMatchObject({ before: null, after: { name: 'github', clientId: 'Iv1.x' } });
+    expect(recorded[1]).toMatchObject({ before: { clientId: 'Iv1.x' }, after: { clientId: 'Iv1.y' } });
+    expect(recorded[2]).toMatchObject({ before: { disabled: false }, after: { disabled: true } });
+    expect(recorded[3]).toMatchObject({ after: { provider: 'github', subject: '583231' } });
+    const all = JSON.stringify(await events(ports));
+    expect(all).not.toMatch(/plain-secret|clientSecret/);
   });
 });
 

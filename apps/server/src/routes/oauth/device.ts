@@ -193,6 +193,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       sessionId: own?.session.id ?? null,
       // The sign-in's upstream identity, as its session recorded it, goes on to the device's grant.
       upstream: own?.session.upstream ?? null,
+      origin: { address: request.ip, userAgent: request.headers['user-agent'] ?? null },
     };
     const allow = field(request.body, 'decision') === 'allow';
     const hash = stored.device.deviceCodeHash;

@@ -3,6 +3,7 @@ import {
   grantUpstream,
   issueFederatedTokens,
   OAuthProtocolError,
+  recordUpstreamRefusal,
   signInWithExternalIdentity,
 } from '@idgate/core';
 import { CallbackCodeQuery, CallbackErrorQuery, CallbackTokenQuery, TokenResponse } from '@idgate/schema';
@@ -177,7 +178,17 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
       if (query.error !== undefined) {
         const upstream = CallbackErrorQuery.safeParse(query);
         const said = upstream.success ? upstream.data.error : 'error';
-        await transactions.complete(request, reply, name, query.state);
+        const refused = await transactions.complete(request, reply, name, query.state);
+        // Only a sign-in this browser started here is recorded: a forged callback is no sign-in.
+        if (refused.ok) {
+          const reason = said
+            .toLowerCase()
+            .replace(/[^a-z0-9_]/g, '_')
+            .slice(0, 64);
+          await recordUpstreamRefusal(name, reason, request.ip, idgate, {
+            userAgent: request.headers['user-agent'],
+          });
+        }
         throw denied(`${name} answered ${said.replace(/[^\x20-\x7e]/g, '').slice(0, 64)}`);
       }
       const completed = await transactions.complete(request, reply, name, query.state);
@@ -237,7 +248,9 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     identity: ExternalIdentity,
     interactionId: string | null,
   ) {
-    const mapped = await signInWithExternalIdentity(identity, mappingPolicy(provider), request.ip, idgate);
+    const mapped = await signInWithExternalIdentity(identity, mappingPolicy(provider), request.ip, idgate, {
+      userAgent: request.headers['user-agent'],
+    });
     if (!mapped.ok) {
       throw denied(
         mapped.reason === 'disabled'
