@@ -84,8 +84,10 @@ export interface AppContextOptions {
   onFeedError?: (error: unknown, what: string) => void;
   /** Where the purge job reports what it deleted, or a round that failed (the next one retries). */
   onPurge?: (counts: PurgedRecords | undefined, error?: unknown) => void;
-  /** Told once when writing TokenReview audit events starts failing (they are kept and retried), and when it recovers. */
-  onAuditWrite?: (error: unknown | undefined) => void;
+  /** Told once when writing TokenReview audit events starts failing (they are kept and retried)… */
+  onAuditWriteFailed?: (error: unknown) => void;
+  /** …and once when it works again. */
+  onAuditWriteRecovered?: () => void;
 }
 
 /**
@@ -123,12 +125,14 @@ export async function createAppContext(
   }
   const metrics = createMetrics(database);
   const storage = directory.storage;
-  const report = options.onAuditWrite;
   const tokenReviews = startTokenReviewAudit({
     settings: config.audit,
     clock: services.clock,
     auditEvents: storage.auditEvents,
-    ...(report === undefined ? {} : { onWriteFailed: report, onWriteRecovered: () => report(undefined) }),
+    ...(options.onAuditWriteFailed === undefined ? {} : { onWriteFailed: options.onAuditWriteFailed }),
+    ...(options.onAuditWriteRecovered === undefined
+      ? {}
+      : { onWriteRecovered: options.onAuditWriteRecovered }),
   });
   const context: AppContext = {
     config,

@@ -73,14 +73,12 @@ export async function composeServer(
             'purging expired records failed; the next round tries again',
           );
       },
-      onAuditWrite: (err) => {
-        if (err === undefined) app?.log.info('TokenReview audit events are written again');
-        else
-          app?.log.warn(
-            { err },
-            'writing TokenReview audit events failed; they are kept in memory and written at the next interval',
-          );
-      },
+      onAuditWriteFailed: (err) =>
+        app?.log.warn(
+          { err },
+          'writing TokenReview audit events failed; they are kept in memory and written at the next interval',
+        ),
+      onAuditWriteRecovered: () => app?.log.info('TokenReview audit events are written again'),
     });
   } catch (error) {
     await services.close();

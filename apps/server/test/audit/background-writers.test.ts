@@ -165,3 +165,40 @@ describe.each(testDatabaseUrls())(
     });
   },
 );
+
+const sqlite = testDatabaseUrls().filter((kind) => kind.name === 'sqlite');
+
+describe.each(sqlite)('client_credentials without its audit event on $name', (kind) => {
+  let t: TestServer | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it('answers 503 with Retry-After and no token when the event cannot be stored (database locked)', async () => {
+    t = await startTestServer(kind, { database: { busyTimeout: 0.1 } });
+    const client = await t.addClient({ grants: ['client_credentials'], scopes: ['api'] });
+    const locker = new Sqlite(t.database.url.slice('sqlite:'.length));
+    locker.exec('BEGIN EXCLUSIVE');
+    let response: Response;
+    try {
+      response = await fetch(`${t.issuer}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials' }),
+      });
+    } finally {
+      locker.exec('ROLLBACK');
+      locker.close();
+    }
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ error: 'temporarily_unavailable' });
+    expect(body).not.toHaveProperty('access_token');
+    expect(await t.services.storage.auditEvents.list({ limit: 10, types: ['token.issued'] })).toEqual([]);
+  });
+});
