@@ -66,7 +66,10 @@ describe.each(testDatabaseUrls())(
         return ((await response.json()) as { status: { authenticated?: boolean } }).status;
       };
       const events = async <T extends AuditEvent['type']>(type: T) =>
-        (await server.server.services.storage.auditEvents.list({ limit: 1000, types: [type] })) as AuditEventOf<T>[];
+        (await server.server.services.storage.auditEvents.list({
+          limit: 1000,
+          types: [type],
+        })) as AuditEventOf<T>[];
       return { server, key, issue, review, events, client };
     };
 
@@ -199,6 +202,8 @@ describe.each(sqlite)('client_credentials without its audit event on $name', (ki
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ error: 'temporarily_unavailable' });
     expect(body).not.toHaveProperty('access_token');
-    expect(await t.server.services.storage.auditEvents.list({ limit: 10, types: ['token.issued'] })).toEqual([]);
+    expect(await t.server.services.storage.auditEvents.list({ limit: 10, types: ['token.issued'] })).toEqual(
+      [],
+    );
   });
 });
