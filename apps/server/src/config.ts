@@ -293,6 +293,13 @@ const ConfigSchema = z.strictObject({
       log: z.string({ error: AUDIT_LOG }).min(1, AUDIT_LOG).default('off'),
       /** How long events are kept (seconds); 0 keeps them forever. */
       retention: Retention.default(7_776_000),
+      /**
+       * TokenReview decisions in the trail: none, one event per (cluster, API key, outcome,
+       * reason) and interval with a count, or one event per review. Written in the background.
+       */
+      tokenReview: oneOf(['off', 'aggregated', 'all'] as const).default('aggregated'),
+      /** Seconds between writes of TokenReview events (the aggregation interval). */
+      tokenReviewInterval: seconds(1, 3600).default(60),
     })
     .prefault({}),
   trustProxy: TrustProxy.default(false),
@@ -357,6 +364,8 @@ const ENV: Record<string, string[]> = {
   IDGATE_AUDIT_PERSONAL_DATA: ['audit', 'personalData'],
   IDGATE_AUDIT_LOG: ['audit', 'log'],
   IDGATE_AUDIT_RETENTION: ['audit', 'retention'],
+  IDGATE_AUDIT_TOKEN_REVIEW: ['audit', 'tokenReview'],
+  IDGATE_AUDIT_TOKEN_REVIEW_INTERVAL: ['audit', 'tokenReviewInterval'],
 };
 
 /** Every `IDGATE_*` (and standard `OTEL_*`) variable the server reads, with the config path it sets. */

@@ -1,6 +1,8 @@
 import {
   type AdminPorts,
+  type AuditBatcher,
   type Clock,
+  createAuditBatcher,
   type KeyRing,
   LoginThrottle,
   type PasswordHasher,
@@ -10,6 +12,7 @@ import {
   type TokenEndpointContext,
 } from '@idgate/core';
 import { adminPorts } from './admin-ports.js';
+import { startTokenReviewAudit, type TokenReviewAudit } from './audit/token-review-writer.js';
 import { ChangeFeed } from './cache/change-feed.js';
 import { Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
@@ -49,10 +52,22 @@ export interface AppContext {
   readonly throttle: LoginThrottle;
   /** The token endpoint's concurrent-refresh window (`tokens.refreshReuseWindow`) and its key. */
   readonly refreshReuse: NonNullable<TokenEndpointContext['refreshReuse']>;
+  /** The audit writers of the paths that write nothing else per request. */
+  readonly audit: AuditWriters;
   /** The key ring in force now. */
   keys(): KeyRing;
   /** Reloads the key ring from storage (after this process rotated the keys). */
   reloadKeys(): Promise<unknown>;
+}
+
+/** Audit events written apart from any change: TokenReview decisions and client_credentials tokens. */
+export interface AuditWriters {
+  /** `token-review.decided` (`audit.tokenReview`), held in memory and written in the background. */
+  readonly tokenReviews: TokenReviewAudit;
+  /** `token.issued` of client_credentials, group-committed; each issuance awaits its batch. */
+  readonly issuedTokens: AuditBatcher;
+  /** Writes the TokenReview events recorded so far (the interval's work, at once; for tests and shutdown). */
+  flush(): Promise<void>;
 }
 
 /** A context and how to stop what it started. */
@@ -69,6 +84,10 @@ export interface AppContextOptions {
   onFeedError?: (error: unknown, what: string) => void;
   /** Where the purge job reports what it deleted, or a round that failed (the next one retries). */
   onPurge?: (counts: PurgedRecords | undefined, error?: unknown) => void;
+  /** Told once when writing TokenReview audit events starts failing (they are kept and retried)… */
+  onAuditWriteFailed?: (error: unknown) => void;
+  /** …and once when it works again. */
+  onAuditWriteRecovered?: () => void;
 }
 
 /**
@@ -106,6 +125,15 @@ export async function createAppContext(
   }
   const metrics = createMetrics(database);
   const storage = directory.storage;
+  const tokenReviews = startTokenReviewAudit({
+    settings: config.audit,
+    clock: services.clock,
+    auditEvents: storage.auditEvents,
+    ...(options.onAuditWriteFailed === undefined ? {} : { onWriteFailed: options.onAuditWriteFailed }),
+    ...(options.onAuditWriteRecovered === undefined
+      ? {}
+      : { onWriteRecovered: options.onAuditWriteRecovered }),
+  });
   const context: AppContext = {
     config,
     clock: services.clock,
@@ -140,16 +168,21 @@ export async function createAppContext(
       windowSeconds: config.tokens.refreshReuseWindow,
       successorKey: await refreshSuccessorKey(services.keyPolicy.secret),
     },
+    audit: {
+      tokenReviews,
+      issuedTokens: createAuditBatcher(storage, { schedule: setImmediate }),
+      flush: () => tokenReviews.flush(),
+    },
     keys: () => services.keys(),
     reloadKeys: () => services.reloadKeys(),
   };
-  const report = options.onPurge ?? (() => {});
+  const purged = options.onPurge ?? (() => {});
   const purge = startPurgeJob(
     services,
     config.maintenance.purgeInterval,
     {
-      purged: (counts) => report(counts),
-      failed: (error) => report(undefined, error),
+      purged: (counts) => purged(counts),
+      failed: (error) => purged(undefined, error),
     },
     config.audit.retention,
   );
@@ -158,6 +191,8 @@ export async function createAppContext(
     purge,
     stop: async () => {
       purge.stop();
+      // The last interval's TokenReview events, before the database closes.
+      await tokenReviews.stop();
       await feed.stop();
     },
   };

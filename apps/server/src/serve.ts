@@ -73,6 +73,12 @@ export async function composeServer(
             'purging expired records failed; the next round tries again',
           );
       },
+      onAuditWriteFailed: (err) =>
+        app?.log.warn(
+          { err },
+          'writing TokenReview audit events failed; they are kept in memory and written at the next interval',
+        ),
+      onAuditWriteRecovered: () => app?.log.info('TokenReview audit events are written again'),
     });
   } catch (error) {
     await services.close();

@@ -254,10 +254,26 @@ describe('configuration', () => {
       'a while',
       'IDGATE_AUDIT_RETENTION must be a whole number of seconds, a number with a unit s, m, h or d (90d), or 0 / forever to keep every event, got "a while"',
     ],
+    [
+      'IDGATE_AUDIT_TOKEN_REVIEW',
+      'sampled',
+      'IDGATE_AUDIT_TOKEN_REVIEW must be one of off, aggregated, all, got "sampled"',
+    ],
+    [
+      'IDGATE_AUDIT_TOKEN_REVIEW_INTERVAL',
+      '0',
+      'IDGATE_AUDIT_TOKEN_REVIEW_INTERVAL must be a whole number of seconds 1–3600, got "0"',
+    ],
   ];
 
   it('reads audit.retention as seconds, a duration, or 0 / forever for keeping every event', () => {
-    expect(loadConfig({ env: {} }).audit).toEqual({ personalData: 'keep', log: 'off', retention: 7_776_000 });
+    expect(loadConfig({ env: {} }).audit).toEqual({
+      personalData: 'keep',
+      log: 'off',
+      retention: 7_776_000,
+      tokenReview: 'aggregated',
+      tokenReviewInterval: 60,
+    });
     for (const [value, seconds] of [
       ['30d', 2_592_000],
       ['3600', 3600],

@@ -118,6 +118,11 @@ export {
   generateApiKey,
   isApiKeyLive,
 } from './api-keys/api-key.js';
+export {
+  type AuditBatcher,
+  type AuditBatchStorage,
+  createAuditBatcher,
+} from './audit/batcher.js';
 export { auditEventTime, type FollowOptions, followAuditEvents } from './audit/follow.js';
 export {
   type AuditEventDraft,
@@ -126,6 +131,13 @@ export {
   type RequestOrigin,
   recordAuditEvent,
 } from './audit/record.js';
+export {
+  type TokenReviewAuditMode,
+  type TokenReviewDecision,
+  type TokenReviewEvent,
+  TokenReviewTally,
+  type TokenReviewTallyOptions,
+} from './audit/token-review-tally.js';
 export { giveConsent } from './authorize/consent.js';
 export {
   AUTHORIZATION_CODE_TTL_SECONDS,

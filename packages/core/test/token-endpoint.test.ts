@@ -4,9 +4,11 @@ import { describe, expect, it } from 'vitest';
 import {
   accessTokenHash,
   type ClientRecord,
+  createAuditBatcher,
   handleTokenRequest,
   hashSecret,
   OAuthProtocolError,
+  StorageUnavailableError,
   type TokenEndpointContext,
 } from '../src/index.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage } from './helpers.js';
@@ -177,6 +179,52 @@ describe('RFC 6749 §4.4 client credentials grant', () => {
     expect(decodeJwt(response.access_token)).toMatchObject({ sub: 'cli', client_id: 'cli', scope: 'api' });
     expect(response).not.toHaveProperty('id_token');
     expect(response).not.toHaveProperty('refresh_token');
+  });
+
+  it('answers a token only with its token.issued event stored, concurrent ones grouped by the batcher', async () => {
+    const { context, storage } = await setup();
+    const batched = { ...context, auditBatcher: createAuditBatcher(storage) };
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        handleTokenRequest({ grant_type: 'client_credentials' }, basic('cli', SECRET), batched),
+      ),
+    );
+    const events = await storage.auditEvents.list({ limit: 10 });
+    expect(events.map((e) => (e.type === 'token.issued' ? e.details.jti : e.type)).sort()).toEqual(
+      responses.map((r) => decodeJwt(r.access_token).jti).sort(),
+    );
+    expect(events[0]).toMatchObject({
+      actor: { kind: 'client', id: 'cli' },
+      subject: null,
+      clientId: 'cli',
+      details: { grantType: 'client_credentials', scopes: ['api'], audience: ['cli'], grantId: null },
+    });
+  });
+
+  it('issues no token when its audit event cannot be stored', async () => {
+    const { context, storage } = await setup();
+    const down = {
+      ...storage,
+      auditEvents: {
+        ...storage.auditEvents,
+        append: () => Promise.reject(new StorageUnavailableError('unreachable')),
+      },
+    };
+    for (const unstored of [
+      { ...context, storage: down },
+      { ...context, auditBatcher: createAuditBatcher({ transaction: (work) => work(down) }) },
+    ]) {
+      const error = await handleTokenRequest(
+        { grant_type: 'client_credentials' },
+        basic('cli', SECRET),
+        unstored,
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(StorageUnavailableError);
+      expect((error as StorageUnavailableError).status).toBe(503);
+    }
   });
 
   it('refuses end-user scopes', async () => {

@@ -1,4 +1,5 @@
 import type { ClientCredentialsGrantRequest, TokenResponse } from '@idgate/schema';
+import { completeAuditEvents } from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience, USER_SCOPES } from '../scopes.js';
@@ -10,7 +11,9 @@ const END_USER_SCOPES: ReadonlySet<string> = new Set(USER_SCOPES);
 
 /**
  * Client credentials (RFC 6749 §4.4): a confidential client gets an access token for itself,
- * `sub` = its client id (RFC 9068 §2.2), no refresh token and no ID token.
+ * `sub` = its client id (RFC 9068 §2.2), no refresh token and no ID token. The token is answered
+ * only once its `token.issued` event is stored (through `context.auditBatcher` when there is one):
+ * a storage failure fails the issuance.
  * @example const tokens = await clientCredentialsGrant(request, client, context);
  */
 export async function clientCredentialsGrant(
@@ -30,18 +33,33 @@ export async function clientCredentialsGrant(
     );
   }
   const scope = grantedScope(requested, allowed);
+  const audience = tokenAudience(request.resource, client);
   const access = await issueAccessToken(
     context.keys,
     context.issuer,
     {
       subject: client.clientId,
       clientId: client.clientId,
-      audience: tokenAudience(request.resource, client),
+      audience,
       scope,
       lifetimeSeconds: client.accessTokenTtl,
     },
     context.clock,
   );
+  const events = completeAuditEvents(
+    [
+      {
+        type: 'token.issued',
+        actor: { kind: 'client', id: client.clientId },
+        clientId: client.clientId,
+        address: context.sourceAddress ?? null,
+        details: { grantType: 'client_credentials', scopes: scope, audience, jti: access.jti, grantId: null },
+      },
+    ],
+    context.clock,
+  );
+  if (context.auditBatcher !== undefined) await context.auditBatcher.append(events);
+  else await context.storage.auditEvents.append(events);
   const response: TokenResponse = {
     access_token: access.token,
     token_type: 'Bearer',

@@ -1,3 +1,4 @@
+import type { AuditBatcher } from '../audit/batcher.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, GrantRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
@@ -89,4 +90,9 @@ export interface TokenEndpointContext {
    * never re-checked.
    */
   revalidate?: (grant: GrantRecord) => Promise<UpstreamRevalidation>;
+  /**
+   * Writes the `token.issued` events of client_credentials, which write nothing else, grouped
+   * with concurrent ones (see `createAuditBatcher`). Omitted: each is appended on its own.
+   */
+  auditBatcher?: AuditBatcher;
 }

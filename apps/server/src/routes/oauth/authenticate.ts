@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
 import type { ResponseDoc } from '../../http/route-doc.js';
-import { recordTokenReview } from '../../metrics.js';
+import { denialReason, recordTokenReview } from '../../metrics.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,6 +74,7 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
   const authenticate = apiKeyAuthenticator(idgate, 'tokenreview');
   const { metrics } = idgate;
+  const audit = idgate.audit.tokenReviews;
   const liveTokens = idgate.directory.liveTokenContext();
   const link = tokenReviewLink(idgate.config.issuer);
   app.decorateRequest('reviewerKey', null);
@@ -149,6 +150,15 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
       // The key came from the directory's memory with its cluster binding: no storage read here.
       const answer = await reviewToken(review, liveTokens, { cluster: request.reviewerKey?.cluster ?? null });
       recordTokenReview(metrics, answer.status);
+      const key = request.reviewerKey;
+      const authenticated = answer.status.authenticated === true;
+      // Counted in memory; the background writer stores it (`audit.tokenReview`).
+      audit.record({
+        cluster: key?.cluster?.name ?? null,
+        apiKeyId: key?.id ?? null,
+        authenticated,
+        reason: authenticated ? null : denialReason(answer.status.error),
+      });
       return answer;
     },
   );

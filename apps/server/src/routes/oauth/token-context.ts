@@ -35,6 +35,7 @@ export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest
     clusterAudiences: async () => (await idgate.storage.clusters.list()).map((cluster) => cluster.audience),
     sourceAddress: request.ip,
     refreshReuse: idgate.refreshReuse,
+    auditBatcher: idgate.audit.issuedTokens,
     revalidate: (grant) =>
       revalidateUpstream(grant, {
         clock: idgate.clock,
