@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { GROUPS_DN, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
+import { corpLdapProvider, type Slapd, startSlapd } from '../helpers/slapd.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
 import { readForm, UserAgent } from '../helpers/user-agent.js';
 
@@ -43,17 +43,7 @@ describe.each(testDatabaseUrls())(
         clientSecret: upstream.clientSecret,
         scopes: ['openid', 'profile', 'email', 'groups'],
       });
-      await addIdentityProvider(t, {
-        type: 'ldap',
-        name: 'corp-ldap',
-        displayName: 'Corporate directory',
-        url: slapd.url,
-        bindDn: slapd.managerDn,
-        bindPassword: slapd.managerPassword,
-        userSearch: { baseDn: PEOPLE_DN },
-        groupSearch: { baseDn: GROUPS_DN },
-        timeoutMs: 2000,
-      });
+      await addIdentityProvider(t, corpLdapProvider(slapd, { displayName: 'Corporate directory' }));
     });
     afterAll(async () => {
       await upstream?.stop();

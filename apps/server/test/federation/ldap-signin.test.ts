@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { GROUPS_DN, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
+import { corpLdapProvider, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
 import { readForm, UserAgent } from '../helpers/user-agent.js';
 
 const RP = 'https://rp.example.test/cb';
@@ -25,17 +25,7 @@ describe.each(testDatabaseUrls())('sign-in with LDAP passwords on $name', (kind)
       redirectUris: [RP],
     });
     reviewKey = await t.addApiKey(['tokenreview']);
-    await addIdentityProvider(t, {
-      type: 'ldap',
-      name: 'corp-ldap',
-      displayName: 'Corporate directory',
-      url: slapd.url,
-      bindDn: slapd.managerDn,
-      bindPassword: slapd.managerPassword,
-      userSearch: { baseDn: PEOPLE_DN },
-      groupSearch: { baseDn: GROUPS_DN },
-      timeoutMs: 2000,
-    });
+    await addIdentityProvider(t, corpLdapProvider(slapd, { displayName: 'Corporate directory' }));
   });
   afterAll(async () => {
     await t?.close();

@@ -5,7 +5,7 @@ import { browserGrants } from '../helpers/browser-grants.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
-import { GROUPS_DN, PEOPLE_DN, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
+import { corpLdapProvider, GROUPS_DN, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
 import { UserAgent } from '../helpers/user-agent.js';
 
 const INTERVAL_MS = 900_000;
@@ -40,17 +40,7 @@ describe.each(testDatabaseUrls())(
         grants: [DEVICE_CODE_GRANT_TYPE, 'refresh_token'],
         scopes: ['openid', 'groups', 'offline_access'],
       });
-      await addIdentityProvider(t, {
-        type: 'ldap',
-        name: 'corp-ldap',
-        displayName: 'Corporate directory',
-        url: slapd.url,
-        bindDn: slapd.managerDn,
-        bindPassword: slapd.managerPassword,
-        userSearch: { baseDn: PEOPLE_DN },
-        groupSearch: { baseDn: GROUPS_DN },
-        timeoutMs: 2000,
-      });
+      await addIdentityProvider(t, corpLdapProvider(slapd, { displayName: 'Corporate directory' }));
       await t.addUser('ursula', LOCAL_PASSWORD, { groups: ['local-team'] });
       flows = browserGrants(t, {
         reviewKey: await t.addApiKey(['tokenreview']),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
-import { GROUPS_DN, PEOPLE_DN, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
+import { corpLdapProvider, GROUPS_DN, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
 
 const INTERVAL_MS = 900_000;
 
@@ -23,16 +23,7 @@ describe.each(testDatabaseUrls())('re-validation of LDAP identities on refresh o
       scopes: ['openid', 'groups', 'offline_access'],
     });
     reviewKey = await t.addApiKey(['tokenreview']);
-    await addIdentityProvider(t, {
-      type: 'ldap',
-      name: 'corp-ldap',
-      url: slapd.url,
-      bindDn: slapd.managerDn,
-      bindPassword: slapd.managerPassword,
-      userSearch: { baseDn: PEOPLE_DN },
-      groupSearch: { baseDn: GROUPS_DN },
-      timeoutMs: 2000,
-    });
+    await addIdentityProvider(t, corpLdapProvider(slapd));
   });
   afterAll(async () => {
     await t?.close();

@@ -61,6 +61,25 @@ export const SEED_GROUPS: Record<string, string[]> = {
 
 export const userDn = (uid: string): string => `uid=${uid},${PEOPLE_DN}`;
 
+/**
+ * The `corp-ldap` identity provider over `slapd` that the LDAP tests register: manager bind,
+ * people and groups searched, a 2 s timeout; `overrides` replace or add fields.
+ * @example await addIdentityProvider(t, corpLdapProvider(slapd, { displayName: 'Corporate directory' }));
+ */
+export function corpLdapProvider(slapd: Slapd, overrides: Record<string, unknown> = {}) {
+  return {
+    type: 'ldap' as const,
+    name: 'corp-ldap',
+    url: slapd.url,
+    bindDn: slapd.managerDn,
+    bindPassword: slapd.managerPassword,
+    userSearch: { baseDn: PEOPLE_DN },
+    groupSearch: { baseDn: GROUPS_DN },
+    timeoutMs: 2000,
+    ...overrides,
+  };
+}
+
 export interface Slapd {
   /** ldap://127.0.0.1:PORT (StartTLS is offered there when started with `tls`). */
   url: string;

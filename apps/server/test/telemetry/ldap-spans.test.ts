@@ -4,7 +4,7 @@ import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { GROUPS_DN, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
+import { corpLdapProvider, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
 
 const CLIENT = 3;
 
@@ -21,16 +21,7 @@ describe('OpenTelemetry spans of LDAP operations (slapd)', () => {
     if (sqlite === undefined) throw new Error('SQLite is always among the test databases');
     t = await startTestServer(sqlite, { otel: { endpoint: receiver.endpoint, protocol: 'http/json' } });
     client = await t.addClient({ grants: ['password'], trusted: true, scopes: ['openid', 'groups'] });
-    await addIdentityProvider(t, {
-      type: 'ldap',
-      name: 'corp-ldap',
-      url: slapd.url,
-      bindDn: slapd.managerDn,
-      bindPassword: slapd.managerPassword,
-      userSearch: { baseDn: PEOPLE_DN },
-      groupSearch: { baseDn: GROUPS_DN },
-      timeoutMs: 2000,
-    });
+    await addIdentityProvider(t, corpLdapProvider(slapd));
   });
   afterAll(async () => {
     await t?.close();
