@@ -300,6 +300,21 @@ const ConfigSchema = z.strictObject({
       tokenReview: oneOf(['off', 'aggregated', 'all'] as const).default('aggregated'),
       /** Seconds between writes of TokenReview events (the aggregation interval). */
       tokenReviewInterval: seconds(1, 3600).default(60),
+      /** How the live tail (`GET /admin/v1/events/stream`, `idgate audit --follow`) reads new events. */
+      stream: z
+        .strictObject({
+          /** Seconds between reads of the table when nothing new came. */
+          pollInterval: seconds(1, 60).default(1),
+          /**
+           * Seconds behind the newest event seen that each read looks again, for transactions
+           * that commit after one with a later timestamp (another replica, a background writer).
+           * Default 10, or the TokenReview interval plus 10 when `tokenReview` is `all`.
+           */
+          window: seconds(1, 7200).optional(),
+          /** Seconds between keep-alive comments on an idle stream (proxies close silent ones). */
+          heartbeat: seconds(1, 300).default(15),
+        })
+        .prefault({}),
     })
     .prefault({}),
   trustProxy: TrustProxy.default(false),
@@ -366,6 +381,9 @@ const ENV: Record<string, string[]> = {
   IDGATE_AUDIT_RETENTION: ['audit', 'retention'],
   IDGATE_AUDIT_TOKEN_REVIEW: ['audit', 'tokenReview'],
   IDGATE_AUDIT_TOKEN_REVIEW_INTERVAL: ['audit', 'tokenReviewInterval'],
+  IDGATE_AUDIT_STREAM_POLL_INTERVAL: ['audit', 'stream', 'pollInterval'],
+  IDGATE_AUDIT_STREAM_WINDOW: ['audit', 'stream', 'window'],
+  IDGATE_AUDIT_STREAM_HEARTBEAT: ['audit', 'stream', 'heartbeat'],
 };
 
 /** Every `IDGATE_*` (and standard `OTEL_*`) variable the server reads, with the config path it sets. */

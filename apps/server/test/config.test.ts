@@ -264,6 +264,21 @@ describe('configuration', () => {
       '0',
       'IDGATE_AUDIT_TOKEN_REVIEW_INTERVAL must be a whole number of seconds 1–3600, got "0"',
     ],
+    [
+      'IDGATE_AUDIT_STREAM_POLL_INTERVAL',
+      '0.5',
+      'IDGATE_AUDIT_STREAM_POLL_INTERVAL must be a whole number of seconds 1–60, got "0.5"',
+    ],
+    [
+      'IDGATE_AUDIT_STREAM_WINDOW',
+      '0',
+      'IDGATE_AUDIT_STREAM_WINDOW must be a whole number of seconds 1–7200, got "0"',
+    ],
+    [
+      'IDGATE_AUDIT_STREAM_HEARTBEAT',
+      'often',
+      'IDGATE_AUDIT_STREAM_HEARTBEAT must be a whole number of seconds 1–300, got "often"',
+    ],
   ];
 
   it('reads audit.retention as seconds, a duration, or 0 / forever for keeping every event', () => {
@@ -273,6 +288,7 @@ describe('configuration', () => {
       retention: 7_776_000,
       tokenReview: 'aggregated',
       tokenReviewInterval: 60,
+      stream: { pollInterval: 1, heartbeat: 15 },
     });
     for (const [value, seconds] of [
       ['30d', 2_592_000],

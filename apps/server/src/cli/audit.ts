@@ -1,6 +1,7 @@
 import { auditEventFilter, followAuditEvents, listAuditEvents, parseAuditEventQuery } from '@idgate/core';
 import type { AuditEvent } from '@idgate/schema';
 import type { Command } from 'commander';
+import { auditFollowTiming } from '../audit/follow-timing.js';
 import { type CliContext, CliError, table } from './context.js';
 import { parseDuration } from './durations.js';
 
@@ -13,9 +14,6 @@ interface AuditOptions {
   json?: boolean;
   follow?: boolean;
 }
-
-/** How `--follow` polls the database (like the server's stream). */
-const FOLLOW = { intervalMs: 1000, windowMs: 10_000 };
 
 /** An instant as `--since`/`--until` take it: ISO 8601, or a duration ago (`15m`, `2h`, `7d`). */
 function instant(raw: string, option: string, now: number): string {
@@ -60,7 +58,8 @@ export function registerAudit(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON event per line (JSON lines)')
     .option('--follow', 'after the events so far, print new ones as they happen, until Ctrl-C')
     .action(async (options: AuditOptions, command: Command) => {
-      await ctx.withAdmin(ctx.config(command), async (admin) => {
+      const config = ctx.config(command);
+      await ctx.withAdmin(config, async (admin) => {
         const now = admin.clock.now();
         let limit = Number.POSITIVE_INFINITY;
         if (options.limit !== undefined) {
@@ -111,7 +110,7 @@ export function registerAudit(program: Command, ctx: CliContext): void {
           const filter = await auditEventFilter(admin.storage, filters);
           for await (const event of followAuditEvents(admin.storage.auditEvents, filter, {
             signal: abort.signal,
-            ...FOLLOW,
+            ...auditFollowTiming(config.audit),
             afterId: lastId,
             fromMs: filter.since?.getTime() ?? now,
           }))

@@ -4,12 +4,10 @@ import { AuditEventPage, AuditEventQuery } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import * as zm from 'zod/mini';
+import { auditFollowTiming } from '../../audit/follow-timing.js';
 import { adminScope } from './scope.js';
 
 const EVENTS = '/admin/v1/events';
-
-/** How the live tail polls: every second, re-reading 10 s behind the newest event it saw. */
-export const AUDIT_STREAM = { intervalMs: 1000, windowMs: 10_000, heartbeatMs: 15_000 };
 
 const StreamQuery = zm.omit(AuditEventQuery, { limit: true, cursor: true });
 const StreamHeaders = z.object({
@@ -28,8 +26,9 @@ const BAD_FILTER = {
  * database records. Both need an API key with the `admin` scope.
  */
 export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
+  const { admin, config } = app.idgate;
   const { route } = adminScope(app);
+  const timing = auditFollowTiming(config.audit);
 
   app.get<{ Querystring: unknown }>(
     EVENTS,
@@ -51,7 +50,7 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
       operationId: 'followEvents',
       summary: 'A live tail of the audit trail',
       description:
-        'Server-sent events (`text/event-stream`): each event as `id: <event id>`, `event: <type>` and `data: <the event as JSON>`, from `since` (default: now) on, then each new one as it commits on any replica; a comment line every 15 s keeps proxies from closing the connection. Send `Last-Event-ID` to resume after an event. Same filters as the listing.',
+        'Server-sent events (`text/event-stream`): each event as `id: <event id>`, `event: <type>` and `data: <the event as JSON>`, from `since` (default: now) on, then each new one as it commits on any replica; a comment line every `audit.stream.heartbeat` seconds (default 15) keeps proxies from closing the connection. Send `Last-Event-ID` to resume after an event. Same filters as the listing.',
       tags: ['audit'],
       query: StreamQuery,
       headers: StreamHeaders,
@@ -76,13 +75,13 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
       // the response when the stream ends.
       const out = new PassThrough();
       out.write(': idgate audit stream\n\n');
-      const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), AUDIT_STREAM.heartbeatMs);
+      const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), timing.heartbeatMs);
       void (async () => {
         try {
           const events = followAuditEvents(admin.storage.auditEvents, filter, {
             signal: abort.signal,
-            intervalMs: AUDIT_STREAM.intervalMs,
-            windowMs: AUDIT_STREAM.windowMs,
+            intervalMs: timing.intervalMs,
+            windowMs: timing.windowMs,
             afterId: typeof lastId === 'string' && lastId !== '' ? lastId : undefined,
             fromMs: filter.since?.getTime() ?? admin.clock.now(),
           });
