@@ -17,7 +17,6 @@ import { ChangeFeed } from './cache/change-feed.js';
 import { Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
 import { ProviderRegistry } from './federation/registry.js';
-import { currentAuditActor } from './http/audit-actor.js';
 import { type PurgeJob, startPurgeJob } from './maintenance.js';
 import { createMetrics, instrumentLoginAttempts, type Metrics } from './metrics.js';
 import type { Services } from './services.js';
@@ -158,7 +157,8 @@ export async function createAppContext(
           }),
     }),
     metrics,
-    admin: { ...adminPorts(services), auditActor: currentAuditActor },
+    // Acted by `system`; an admin request acts through `request.admin`, with its API key.
+    admin: adminPorts(services),
     throttle: new LoginThrottle(
       instrumentLoginAttempts(storage.loginAttempts, metrics),
       config.bruteForce,

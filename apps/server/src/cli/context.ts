@@ -1,12 +1,14 @@
 import type { AdminPorts } from '@idgate/core';
-import { describeFirstIssue } from '@idgate/schema';
+import { type AuditActor, describeFirstIssue } from '@idgate/schema';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { adminPorts } from '../admin-ports.js';
 import { type IdgateConfig, loadConfig } from '../config.js';
-import { CLI_ACTOR } from '../http/audit-actor.js';
 import { openServices, type Services, type StartupLogger } from '../services.js';
 import { DatabaseNotFoundError } from '../storage/index.js';
+
+/** The actor of every change the CLI makes on the database. */
+const CLI_ACTOR: AuditActor = { kind: 'cli', id: null };
 
 /** Where the CLI reads and writes; `runCli` defaults each to the process's own. */
 export interface CliIo {

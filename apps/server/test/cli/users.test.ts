@@ -174,7 +174,8 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
       const unknown = await run(['users', ...command, 'nobody'], { env });
       expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'idgate: no user nobody\n' });
     }
-  });
+    // Fourteen CLI processes in a row: past the default 30 s on a loaded two-core machine.
+  }, 120_000);
 
   it('lists login attempts newest first, for known and unknown usernames alike', async () => {
     expect((await run(['users', 'add', 'alice'], { env })).code).toBe(0);

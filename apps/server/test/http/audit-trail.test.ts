@@ -191,6 +191,37 @@ describe.each(testDatabaseUrls())('the audit trail on $name', (kind) => {
     ]);
   });
 
+  it('acts each of concurrent admin requests by its own API key', async () => {
+    const otherKey = await t.addApiKey(['admin']);
+    secrets.push(otherKey);
+    const keyOf = (i: number) => (i % 2 === 0 ? adminKey : otherKey);
+    // Twenty users created at once, two keys interleaved: the actor rides with each request, so
+    // no request's key can end up on another's event.
+    const events = await during(() =>
+      Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          const response = await t.fetch(`${t.baseUrl}/admin/v1/users`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${keyOf(i)}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ username: `actor-${i}`, password: `${PASSWORD}-${i}` }),
+          });
+          expect(response.status, await response.text()).toBe(201);
+        }),
+      ),
+    );
+    expect(events).toHaveLength(20);
+    for (const event of events) {
+      if (event.type !== 'admin.changed') throw new Error(`unexpected ${event.type}`);
+      const i = Number(/^actor-(\d+)$/.exec(String(event.details.after?.username))?.[1]);
+      // The key's public prefix is its first 12 characters (`idg_` and 8 more).
+      expect(event.actor, `actor-${i}`).toEqual({
+        kind: 'api-key',
+        id: expect.any(String),
+        name: keyOf(i).slice(0, 12),
+      });
+    }
+  });
+
   it('records a key rotation through the admin API and through the CLI', async () => {
     const events = await during(async () => {
       const response = await t.fetch(`${t.baseUrl}/admin/v1/signing-keys/rotate`, {

@@ -14,7 +14,6 @@ const TAGS = ['api-keys'];
  * with the `admin` scope; errors are RFC 9457 problems.
  */
 export async function adminApiKeyRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
   const { root, requireJson, route } = adminScope(app);
 
   app.get(
@@ -30,7 +29,8 @@ export async function adminApiKeyRoutes(app: FastifyInstance): Promise<void> {
         400: { description: 'a bad limit or cursor', problem: ['invalid_api_key'] },
       },
     }),
-    async (request) => listApiKeyPage(admin, parseAdminInput(PageQuery, request.query ?? {}, 'api_key')),
+    async (request) =>
+      listApiKeyPage(request.admin, parseAdminInput(PageQuery, request.query ?? {}, 'api_key')),
   );
 
   app.post(
@@ -50,7 +50,9 @@ export async function adminApiKeyRoutes(app: FastifyInstance): Promise<void> {
       const refused = requireJson(request, reply, 'an API key');
       if (refused !== undefined) return refused;
       refuseControlCharacters(request.body, 'api_key');
-      const created = await createApiKeyFromInput(admin, request.body, { label: (path) => path || 'body' });
+      const created = await createApiKeyFromInput(request.admin, request.body, {
+        label: (path) => path || 'body',
+      });
       return reply.status(201).header('Location', `${root}${BASE}/${created.id}`).send(created);
     },
   );
@@ -69,7 +71,7 @@ export async function adminApiKeyRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      await revokeApiKey(admin, request.params.id);
+      await revokeApiKey(request.admin, request.params.id);
       return reply.status(204).send();
     },
   );

@@ -26,7 +26,7 @@ const BAD_FILTER = {
  * database records. Both need an API key with the `admin` scope.
  */
 export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void> {
-  const { admin, config } = app.idgate;
+  const { config } = app.idgate;
   const { route } = adminScope(app);
   const timing = auditFollowTiming(config.audit);
 
@@ -41,7 +41,7 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
       query: AuditEventQuery,
       responses: { 200: { description: 'one page of events', json: AuditEventPage }, 400: BAD_FILTER },
     }),
-    (request) => listAuditEvents(admin, request.query),
+    (request) => listAuditEvents(request.admin, request.query),
   );
 
   app.get<{ Querystring: unknown }>(
@@ -64,10 +64,10 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
     }),
     async (request, reply) => {
       const { limit: _limit, cursor: _cursor, ...filters } = parseAuditEventQuery(request.query);
-      const filter = await auditEventFilter(admin.storage, filters);
+      const filter = await auditEventFilter(request.admin.storage, filters);
       // The database must answer before the stream starts: in an outage the caller gets the 503
       // problem with Retry-After that every admin route answers, not a 200 stream that ends at once.
-      await admin.storage.auditEvents.list({ ...filter, limit: 1 });
+      await request.admin.storage.auditEvents.list({ ...filter, limit: 1 });
       const lastId = request.headers['last-event-id'];
       const abort = new AbortController();
       request.raw.on('close', () => abort.abort());
@@ -78,12 +78,12 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
       const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), timing.heartbeatMs);
       void (async () => {
         try {
-          const events = followAuditEvents(admin.storage.auditEvents, filter, {
+          const events = followAuditEvents(request.admin.storage.auditEvents, filter, {
             signal: abort.signal,
             intervalMs: timing.intervalMs,
             windowMs: timing.windowMs,
             afterId: typeof lastId === 'string' && lastId !== '' ? lastId : undefined,
-            fromMs: filter.since?.getTime() ?? admin.clock.now(),
+            fromMs: filter.since?.getTime() ?? request.admin.clock.now(),
           });
           for await (const event of events) {
             out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);

@@ -38,7 +38,6 @@ const body = (path: string) => path || 'body';
  * revoked). Every route needs an API key with the `admin` scope; errors are RFC 9457 problems.
  */
 export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
   const { root, requireJson, route } = adminScope(app);
 
   app.get(
@@ -54,7 +53,8 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
         400: { description: 'a bad limit or cursor', problem: ['invalid_client'] },
       },
     }),
-    async (request) => listClientPage(admin, parseAdminInput(PageQuery, request.query ?? {}, 'client')),
+    async (request) =>
+      listClientPage(request.admin, parseAdminInput(PageQuery, request.query ?? {}, 'client')),
   );
 
   app.get<ById>(
@@ -70,7 +70,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      const client = await getClient(admin, request.params.clientId);
+      const client = await getClient(request.admin, request.params.clientId);
       return reply.header('ETag', client.etag).send(client);
     },
   );
@@ -98,7 +98,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
       const refused = requireJson(request, reply, 'a client');
       if (refused !== undefined) return refused;
       refuseControlCharacters(request.body, 'client');
-      const created = await createClient(admin, request.body, { label: body });
+      const created = await createClient(request.admin, request.body, { label: body });
       return reply
         .status(201)
         .header('Location', `${root}${BASE}/${created.clientId}`)
@@ -132,7 +132,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
       const refused = requireJson(request, reply, 'a change of a client');
       if (refused !== undefined) return refused;
       refuseControlCharacters(request.body, 'client');
-      const client = await updateClient(admin, request.params.clientId, request.body, {
+      const client = await updateClient(request.admin, request.params.clientId, request.body, {
         label: body,
         ifMatch: request.headers['if-match'],
       });
@@ -162,7 +162,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
         const refused = requireJson(request, reply, 'a secret rotation');
         if (refused !== undefined) return refused;
       }
-      return rotateClientSecret(admin, request.params.clientId, request.body ?? {}, { label: body });
+      return rotateClientSecret(request.admin, request.params.clientId, request.body ?? {}, { label: body });
     },
   );
 
@@ -184,7 +184,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      await removeClient(admin, request.params.clientId);
+      await removeClient(request.admin, request.params.clientId);
       return reply.status(204).send();
     },
   );

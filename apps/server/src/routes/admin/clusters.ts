@@ -18,7 +18,6 @@ const NOT_FOUND = { description: 'there is no such cluster', problem: ['cluster_
  * problems.
  */
 export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
   const { route, root, requireJson } = adminScope(app);
 
   app.get(
@@ -29,7 +28,7 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
       tags: ['clusters'],
       responses: { 200: { description: 'the clusters', json: z.object({ items: z.array(Cluster) }) } },
     }),
-    async () => ({ items: await listClusters(admin) }),
+    async (request) => ({ items: await listClusters(request.admin) }),
   );
 
   app.get<Named>(
@@ -41,7 +40,7 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
       params: NameParams,
       responses: { 200: { description: 'the cluster', json: Cluster }, 404: NOT_FOUND },
     }),
-    (request) => getCluster(admin, request.params.name),
+    (request) => getCluster(request.admin, request.params.name),
   );
 
   app.post(
@@ -69,7 +68,7 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const refused = requireJson(request, reply, 'a cluster');
       if (refused !== undefined) return refused;
-      const created = await addCluster(admin, request.body, { label: (path) => path || 'body' });
+      const created = await addCluster(request.admin, request.body, { label: (path) => path || 'body' });
       return reply.status(201).header('Location', `${root}${BASE}/${created.cluster.name}`).send(created);
     },
   );
@@ -85,7 +84,7 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
       responses: { 204: { description: 'removed' }, 404: NOT_FOUND },
     }),
     async (request, reply) => {
-      await removeCluster(admin, request.params.name);
+      await removeCluster(request.admin, request.params.name);
       return reply.status(204).send();
     },
   );

@@ -28,7 +28,6 @@ const BAD_GROUP = { description: 'a malformed group name', problem: ['invalid_gr
  * member changes the user, which every replica's token review hears of through the change log.
  */
 export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
   const { route } = adminScope(app);
   const query = (raw: unknown) => parseAdminInput(PageQuery, raw, 'group', { label: (p) => p || 'query' });
 
@@ -45,7 +44,7 @@ export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
         400: { description: 'a bad limit or cursor', problem: ['invalid_group'] },
       },
     }),
-    async (request) => listGroups(admin, query(request.query)),
+    async (request) => listGroups(request.admin, query(request.query)),
   );
 
   app.get<OfGroup>(
@@ -63,7 +62,7 @@ export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request) => {
-      const page = await listGroupMembers(admin, request.params.group, query(request.query));
+      const page = await listGroupMembers(request.admin, request.params.group, query(request.query));
       return { items: page.items.map(userView), nextCursor: page.nextCursor };
     },
   );
@@ -83,7 +82,7 @@ export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request) => {
-      const { user } = await addGroupMember(admin, request.params.group, request.params.username);
+      const { user } = await addGroupMember(request.admin, request.params.group, request.params.username);
       return userView(user);
     },
   );
@@ -106,7 +105,7 @@ export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      await removeGroupMember(admin, request.params.group, request.params.username);
+      await removeGroupMember(request.admin, request.params.group, request.params.username);
       return reply.status(204).send();
     },
   );

@@ -58,7 +58,6 @@ const INVALID = problem(
  * honours `If-Match`.
  */
 export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
   const { route, root, requireJson } = adminScope(app);
 
   app.get(
@@ -72,7 +71,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
         200: { description: 'every identity provider', json: z.object({ items: z.array(IdentityProvider) }) },
       },
     }),
-    async () => ({ items: await listIdentityProviders(admin) }),
+    async (request) => ({ items: await listIdentityProviders(request.admin) }),
   );
 
   app.get<Named>(
@@ -85,7 +84,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
       responses: { 200: PROVIDER, 404: NOT_FOUND },
     }),
     async (request, reply) => {
-      const provider = await getIdentityProvider(admin, request.params.name);
+      const provider = await getIdentityProvider(request.admin, request.params.name);
       return reply.header('ETag', provider.etag).send(provider);
     },
   );
@@ -113,7 +112,9 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     async (request, reply) => {
       const refused = requireJson(request, reply, 'an identity provider');
       if (refused !== undefined) return refused;
-      const provider = await addIdentityProvider(admin, request.body, { label: (path) => path || 'body' });
+      const provider = await addIdentityProvider(request.admin, request.body, {
+        label: (path) => path || 'body',
+      });
       return reply
         .status(201)
         .header('Location', `${root}${BASE}/${provider.name}`)
@@ -146,7 +147,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     async (request, reply) => {
       const refused = requireJson(request, reply, 'a change of an identity provider');
       if (refused !== undefined) return refused;
-      const provider = await updateIdentityProvider(admin, request.params.name, request.body, {
+      const provider = await updateIdentityProvider(request.admin, request.params.name, request.body, {
         label: (path) => path || 'body',
         ifMatch: request.headers['if-match'],
       });
@@ -170,7 +171,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
         responses: { 200: PROVIDER, 404: NOT_FOUND, 409: READ_ONLY },
       }),
       async (request, reply) => {
-        const { provider } = await setIdentityProviderDisabled(admin, request.params.name, disabled);
+        const { provider } = await setIdentityProviderDisabled(request.admin, request.params.name, disabled);
         return reply.header('ETag', provider.etag).send(provider);
       },
     );
@@ -186,7 +187,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
       responses: { 204: { description: 'deleted' }, 404: NOT_FOUND, 409: READ_ONLY },
     }),
     async (request, reply) => {
-      await removeIdentityProvider(admin, request.params.name);
+      await removeIdentityProvider(request.admin, request.params.name);
       return reply.status(204).send();
     },
   );
@@ -207,7 +208,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
       },
     }),
     async (request) => {
-      const { identities } = await listUserIdentities(admin, request.params.username);
+      const { identities } = await listUserIdentities(request.admin, request.params.username);
       return { items: identities.map(linkedIdentityView) };
     },
   );

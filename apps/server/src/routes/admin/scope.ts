@@ -1,9 +1,19 @@
-import { isAdminError } from '@idgate/core';
+import { type AdminPorts, isAdminError } from '@idgate/core';
+import type { AuditActor } from '@idgate/schema';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
-import { setAuditActor, trackAuditActor } from '../../http/audit-actor.js';
 import { sendProblem } from '../../http/errors.js';
 import type { RouteDoc } from '../../http/route-doc.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The administrative ports of an admin request: the server's, acting for the request's API
+     * key, so each change it makes is audited with that key as its actor.
+     */
+    admin: AdminPorts;
+  }
+}
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: what the check looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -36,11 +46,15 @@ export interface AdminScope {
  */
 export function adminScope(app: FastifyInstance): AdminScope {
   const authenticate = apiKeyAuthenticator(app.idgate, 'admin');
-  trackAuditActor(app);
+  const { admin } = app.idgate;
+  if (!app.hasRequestDecorator('admin')) app.decorateRequest('admin', null as unknown as AdminPorts);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
     const key = await authenticate(request);
-    setAuditActor({ kind: 'api-key', id: key.id, name: key.prefix });
+    // The actor travels with the ports, not in an AsyncLocalStorage: on Node 20 one of those, once
+    // used, puts a hook on every promise of the process (TokenReview's included) for good.
+    const actor: AuditActor = { kind: 'api-key', id: key.id, name: key.prefix };
+    request.admin = { ...admin, auditActor: () => actor };
   });
   // No object is named with a control character; PostgreSQL cannot even compare one (NUL).
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {

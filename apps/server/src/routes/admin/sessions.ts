@@ -39,7 +39,6 @@ const NO_USER = { description: 'no such user', problem: ['user_not_found'] } as 
  * the `admin` scope; errors are RFC 9457 problems.
  */
 export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
   const { route } = adminScope(app);
 
   app.get<OfUser>(
@@ -58,7 +57,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
         404: NO_USER,
       },
     }),
-    (request) => listUserSessions(admin, request.params.username, request.query),
+    (request) => listUserSessions(request.admin, request.params.username, request.query),
   );
 
   app.delete<OfUserWithId>(
@@ -80,7 +79,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      await endUserSession(admin, request.params.username, request.params.id);
+      await endUserSession(request.admin, request.params.username, request.params.id);
       return reply.status(204).send();
     },
   );
@@ -95,7 +94,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
       params: User,
       responses: { 200: { description: 'what ended', json: EndedSessions }, 404: NO_USER },
     }),
-    (request) => endAllUserSessions(admin, request.params.username),
+    (request) => endAllUserSessions(request.admin, request.params.username),
   );
 
   app.get<OfUser>(
@@ -114,7 +113,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
         404: NO_USER,
       },
     }),
-    (request) => listUserGrants(admin, request.params.username, request.query),
+    (request) => listUserGrants(request.admin, request.params.username, request.query),
   );
 
   app.delete<OfUserWithId>(
@@ -136,7 +135,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      await revokeUserGrant(admin, request.params.username, request.params.id);
+      await revokeUserGrant(request.admin, request.params.username, request.params.id);
       return reply.status(204).send();
     },
   );
@@ -152,6 +151,6 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
       params: User,
       responses: { 200: { description: 'how many were revoked', json: RevokedGrants }, 404: NO_USER },
     }),
-    (request) => revokeAllUserGrants(admin, request.params.username),
+    (request) => revokeAllUserGrants(request.admin, request.params.username),
   );
 }

@@ -12,7 +12,6 @@ const TAGS = ['signing-keys'];
  * state (never private material) and rotate. Every route needs an API key with the `admin` scope.
  */
 export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
   const { route } = adminScope(app);
 
   app.get(
@@ -29,7 +28,7 @@ export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void>
         },
       },
     }),
-    async () => ({ items: await listSigningKeys(admin), nextCursor: null }),
+    async (request) => ({ items: await listSigningKeys(request.admin), nextCursor: null }),
   );
 
   app.post(
@@ -42,8 +41,8 @@ export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void>
       tags: TAGS,
       responses: { 200: { description: 'the new key and the retired kids', json: SigningKeyRotation } },
     }),
-    async () => {
-      const rotation = await rotateSigningKeys(admin);
+    async (request) => {
+      const rotation = await rotateSigningKeys(request.admin);
       // This server publishes the new key before it answers; others follow the change feed.
       await app.idgate.reloadKeys();
       return rotation;

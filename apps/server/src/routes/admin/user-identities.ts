@@ -16,7 +16,6 @@ const IdentityParams = UserParams.extend({ provider: z.string(), subject: z.stri
  * Linking is what `manual` mapping needs; unlinking stops that identity from signing in as the user.
  */
 export async function adminUserIdentityRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
   const { route, root, requireJson } = adminScope(app);
 
   app.post<{ Params: { username: string } }>(
@@ -43,7 +42,10 @@ export async function adminUserIdentityRoutes(app: FastifyInstance): Promise<voi
       const body = parseAdminInput(LinkIdentityRequest, request.body, 'identity', {
         label: (p) => p || 'body',
       });
-      const { user, identity } = await linkIdentity(admin, { ...body, username: request.params.username });
+      const { user, identity } = await linkIdentity(request.admin, {
+        ...body,
+        username: request.params.username,
+      });
       const where = [user.username, identity.provider, identity.subject].map(encodeURIComponent);
       return reply
         .status(201)
@@ -69,7 +71,7 @@ export async function adminUserIdentityRoutes(app: FastifyInstance): Promise<voi
     }),
     async (request, reply) => {
       const { username, provider, subject } = request.params;
-      await unlinkIdentity(admin, { username, provider, subject });
+      await unlinkIdentity(request.admin, { username, provider, subject });
       return reply.status(204).send();
     },
   );

@@ -62,7 +62,6 @@ const ifMatch = (request: FastifyRequest) => {
  * must pass the password policy (`weak_password`); a generated one is answered once.
  */
 export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
-  const { admin } = app.idgate;
   const { route, root, requireJson } = adminScope(app);
 
   app.get(
@@ -81,7 +80,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     }),
     async (request) => {
       const query = parseAdminInput(UserListQuery, request.query, 'user', { label: (p) => p || 'query' });
-      const page = await listUserPage(admin, query);
+      const page = await listUserPage(request.admin, query);
       return { items: page.items.map(userView), nextCursor: page.nextCursor };
     },
   );
@@ -95,7 +94,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
       params: UserParams,
       responses: { 200: { description: 'the user', json: User, headers: ETAG }, 404: NOT_FOUND },
     }),
-    async (request, reply) => sendUser(reply, await getUser(admin, request.params.username)),
+    async (request, reply) => sendUser(reply, await getUser(request.admin, request.params.username)),
   );
 
   app.post(
@@ -120,7 +119,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
       const refused = requireJson(request, reply, 'a user');
       if (refused !== undefined) return refused;
       const { password, ...input } = parseAdminInput(CreateUserRequest, request.body, 'user', { label });
-      const { user, generatedPassword } = await createUser(admin, input, password);
+      const { user, generatedPassword } = await createUser(request.admin, input, password);
       reply.status(201).header('Location', `${root}${BASE}/${encodeURIComponent(user.username)}`);
       return sendUser(reply, user, generatedPassword === undefined ? {} : { password: generatedPassword });
     },
@@ -146,7 +145,9 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
       const refused = requireJson(request, reply, 'a change of a user');
       if (refused !== undefined) return refused;
       const patch = parseAdminInput(UpdateUserInput, request.body, 'user', { label });
-      const user = await updateUser(admin, request.params.username, patch, { ifMatch: ifMatch(request) });
+      const user = await updateUser(request.admin, request.params.username, patch, {
+        ifMatch: ifMatch(request),
+      });
       return sendUser(reply, user);
     },
   );
@@ -166,7 +167,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      await deleteUser(admin, request.params.username, { ifMatch: ifMatch(request) });
+      await deleteUser(request.admin, request.params.username, { ifMatch: ifMatch(request) });
       return reply.status(204).send();
     },
   );
@@ -193,7 +194,11 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
       const refused = requireJson(request, reply, 'a password');
       if (refused !== undefined) return refused;
       const { password } = parseAdminInput(SetPasswordInput, request.body, 'user', { label });
-      const { user, generatedPassword } = await setUserPassword(admin, request.params.username, password);
+      const { user, generatedPassword } = await setUserPassword(
+        request.admin,
+        request.params.username,
+        password,
+      );
       return sendUser(reply, user, generatedPassword === undefined ? {} : { password: generatedPassword });
     },
   );
@@ -210,7 +215,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
       responses: { 200: { description: 'the user', json: User, headers: ETAG }, 404: NOT_FOUND },
     }),
     async (request, reply) => {
-      const { user } = await unlockUser(admin, request.params.username, { by: request.ip });
+      const { user } = await unlockUser(request.admin, request.params.username, { by: request.ip });
       return sendUser(reply, user);
     },
   );
@@ -234,7 +239,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
       const { limit } = parseAdminInput(LoginAttemptQuery, request.query, 'user', {
         label: (p) => p || 'query',
       });
-      const attempts = await listLoginAttempts(admin, request.params.username, limit);
+      const attempts = await listLoginAttempts(request.admin, request.params.username, limit);
       return { items: attempts.map(loginAttemptView) };
     },
   );
