@@ -17,12 +17,11 @@ import type { Parser } from './http.js';
 import { SessionMethods } from './sessions.js';
 
 /**
- * The admin methods of {@link IdgateClient} about OAuth clients, API keys and signing keys
- * (`/admin/v1/clients`, `/api-keys`, `/signing-keys`); they need an `apiKey` with the `admin`
- * scope. Refusals are `IdgateHttpError`s whose `problem.code` says why (`client_not_found`,
+ * The methods of {@link IdgateAdminClient} about OAuth clients, API keys and signing keys
+ * (`/admin/v1/clients`, `/api-keys`, `/signing-keys`). Refusals are `IdgateHttpError`s whose `problem.code` says why (`client_not_found`,
  * `invalid_client` naming the field, `precondition_failed`, `client_read_only`).
  * @example
- * const admin = createIdgateClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
+ * const admin = createIdgateAdminClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
  * const { clientId, clientSecret } = await admin.createClient({ name: 'CI' });
  */
 export interface IdgateClientAdminMethods {
@@ -143,10 +142,10 @@ const CLIENTS = pageOf(OAuthClient);
 const API_KEYS = pageOf(ApiKey);
 const SIGNING_KEYS = pageOf(SigningKeyInfo);
 
-/** The client, API key and signing key methods; the client class extends this one. */
+/** The client, API key and signing key methods; the admin client's class extends this one. */
 export class ClientAdminMethods extends SessionMethods implements IdgateClientAdminMethods {
   listClients(options: PageOptions = {}): Promise<Page<OAuthClient>> {
-    return this[ADMIN_CALL]('listClients', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/clients${queryString(options)}`,
       schema: CLIENTS,
@@ -155,7 +154,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   getClient(clientId: string): Promise<OAuthClient> {
-    return this[ADMIN_CALL]('getClient', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/clients/${segment(clientId, 'GET /admin/v1/clients/{clientId}')}`,
       schema: OAuthClient,
@@ -164,7 +163,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   createClient(input: RegisterClientRequest): Promise<CreatedClient> {
-    return this[ADMIN_CALL]('createClient', {
+    return this[ADMIN_CALL]({
       method: 'POST',
       path: 'admin/v1/clients',
       schema: CreatedClient,
@@ -181,7 +180,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
     options: { ifMatch?: string } = {},
   ): Promise<OAuthClient> {
     const endpoint = 'PATCH /admin/v1/clients/{clientId}';
-    return this[ADMIN_CALL]('updateClient', {
+    return this[ADMIN_CALL]({
       method: 'PATCH',
       path: `admin/v1/clients/${segment(clientId, endpoint)}`,
       schema: OAuthClient,
@@ -197,7 +196,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
 
   rotateClientSecret(clientId: string, input: RotateClientSecretRequest = {}): Promise<RotatedClientSecret> {
     const endpoint = 'POST /admin/v1/clients/{clientId}/secret';
-    return this[ADMIN_CALL]('rotateClientSecret', {
+    return this[ADMIN_CALL]({
       method: 'POST',
       path: `admin/v1/clients/${segment(clientId, endpoint)}/secret`,
       schema: RotatedClientSecret,
@@ -209,7 +208,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   async deleteClient(clientId: string): Promise<void> {
-    await this[ADMIN_CALL]('deleteClient', {
+    await this[ADMIN_CALL]({
       method: 'DELETE',
       path: `admin/v1/clients/${segment(clientId, 'DELETE /admin/v1/clients/{clientId}')}`,
       schema: NO_CONTENT,
@@ -219,7 +218,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   listApiKeys(options: PageOptions = {}): Promise<Page<ApiKey>> {
-    return this[ADMIN_CALL]('listApiKeys', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/api-keys${queryString(options)}`,
       schema: API_KEYS,
@@ -228,7 +227,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   createApiKey(input: CreateApiKeyInput): Promise<CreatedApiKey> {
-    return this[ADMIN_CALL]('createApiKey', {
+    return this[ADMIN_CALL]({
       method: 'POST',
       path: 'admin/v1/api-keys',
       schema: CreatedApiKey,
@@ -240,7 +239,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   async revokeApiKey(id: string): Promise<void> {
-    await this[ADMIN_CALL]('revokeApiKey', {
+    await this[ADMIN_CALL]({
       method: 'DELETE',
       path: `admin/v1/api-keys/${segment(id, 'DELETE /admin/v1/api-keys/{id}')}`,
       schema: NO_CONTENT,
@@ -250,7 +249,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   listSigningKeys(): Promise<Page<SigningKeyInfo>> {
-    return this[ADMIN_CALL]('listSigningKeys', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: 'admin/v1/signing-keys',
       schema: SIGNING_KEYS,
@@ -259,7 +258,7 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
   }
 
   rotateSigningKeys(): Promise<SigningKeyRotation> {
-    return this[ADMIN_CALL]('rotateSigningKeys', {
+    return this[ADMIN_CALL]({
       method: 'POST',
       path: 'admin/v1/signing-keys/rotate',
       schema: SigningKeyRotation,

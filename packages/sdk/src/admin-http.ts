@@ -3,15 +3,15 @@ import { IdgateHttpError, IdgateSdkError, redact } from './errors.js';
 import { type Call, type Parser, send, type TransportOptions } from './http.js';
 
 /**
- * The key of the admin-call method every admin method of the client sends through (defined once,
- * on the root of the client's class chain). A symbol kept inside the package, so the method is
- * neither part of the client's API nor listed among its methods.
+ * The key of the admin-call method every method of the admin client sends through (defined once,
+ * on the root of its class chain). A symbol kept inside the package, so the method is neither
+ * part of the client's API nor listed among its methods.
  */
 export const ADMIN_CALL: unique symbol = Symbol('idgate admin call');
 
 /**
  * The key of the method that opens a streamed admin response (server-sent events) with the API
- * key: `(method, path, headers, signal) => Response`, defined on the root of the client's chain.
+ * key: `(path, headers, signal) => Response`, defined on the root of the admin client's chain.
  */
 export const ADMIN_STREAM: unique symbol = Symbol('idgate admin stream');
 
@@ -21,23 +21,14 @@ export const NO_CONTENT: Parser<void> = { safeParse: () => ({ success: true, dat
 /**
  * Sends a call of the admin API (`/admin/v1`) with `apiKey` as its Bearer credential, redacting
  * it and `secrets` from every error.
- * @throws IdgateSdkError naming `method` before anything is sent when the client has no API key.
- * @example return adminSend(transport, apiKey, 'listUsers', { method: 'GET', path: 'admin/v1/users', schema, schemaName: 'Page<User>' });
+ * @example return adminSend(transport, apiKey, { method: 'GET', path: 'admin/v1/users', schema, schemaName: 'Page<User>' });
  */
 export function adminSend<T>(
   transport: TransportOptions,
-  apiKey: string | undefined,
-  method: string,
+  apiKey: string,
   call: Omit<Call<T>, 'secrets'>,
   secrets: ReadonlyArray<string | undefined> = [],
 ): Promise<T> {
-  if (!apiKey) {
-    return Promise.reject(
-      new IdgateSdkError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
-        endpoint: `${call.method} /${call.path}`,
-      }),
-    );
-  }
   return send(transport, {
     ...call,
     headers: { ...call.headers, authorization: `Bearer ${apiKey}` },
@@ -48,21 +39,16 @@ export function adminSend<T>(
 /**
  * A GET of the admin API whose body is read as it arrives (server-sent events): the response once
  * its status is 200, the caller reading its body.
- * @throws IdgateSdkError without an API key; IdgateHttpError (the problem in it) for any other status.
+ * @throws IdgateHttpError (the problem in it) for any other status.
  */
 export async function adminStream(
   transport: TransportOptions,
-  apiKey: string | undefined,
-  method: string,
+  apiKey: string,
   path: string,
   headers: Record<string, string>,
   signal: AbortSignal | undefined,
 ): Promise<Response> {
   const endpoint = `GET /${path.split('?')[0]}`;
-  if (!apiKey)
-    throw new IdgateSdkError(`${method} needs an API key: pass { apiKey } to createIdgateClient`, {
-      endpoint,
-    });
   const response = await (transport.fetch ?? fetch)(new URL(path, transport.root), {
     headers: { ...transport.headers, ...headers, authorization: `Bearer ${apiKey}` },
     ...(signal === undefined ? {} : { signal }),

@@ -8,6 +8,7 @@ import {
   UserInfo,
 } from '@idgate/schema';
 import { buildAuthorizationRequest } from './authorization.js';
+import { finishExternalSignIn } from './callback.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
 import {
   EndpointMethods,
@@ -17,8 +18,7 @@ import {
   type ReadinessStatus,
 } from './endpoints.js';
 import { IdgateSdkError } from './errors.js';
-import { AuditMethods } from './events.js';
-import { type Parser, send, type TransportOptions } from './http.js';
+import { createTransport, type Parser, send, type TransportOptions } from './http.js';
 import type {
   AuthorizationCodeGrantOptions,
   AuthorizationRequest,
@@ -34,9 +34,8 @@ import type {
   ReviewTokenOptions,
   RevokeTokenOptions,
 } from './types.js';
-import { issuerOfRoot, serverRoot } from './urls.js';
+import { issuerOfRoot } from './urls.js';
 
-const DEFAULT_TIMEOUT_MS = 10_000;
 const FORM = 'application/x-www-form-urlencoded';
 /** Request fields that are credentials: redacted from every error message. */
 const SECRET_FIELDS = ['password', 'client_secret', 'refresh_token', 'code', 'code_verifier'] as const;
@@ -44,8 +43,11 @@ const SECRET_FIELDS = ['password', 'client_secret', 'refresh_token', 'code', 'co
 const ANY_BODY: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
 
 /**
- * Creates a client of the idgate server at `baseUrl`. Runs in any runtime with `fetch`
- * (browsers, Node 20+, Deno, Bun, workers).
+ * Creates a client of the idgate server at `baseUrl` for what a relying party, a resource server
+ * or a kube-apiserver's webhook calls: token grants, introspection, revocation, userinfo,
+ * TokenReview, discovery, JWKS, sign-in URLs and probes. The admin API has a client of its own,
+ * {@link createIdgateAdminClient}. Runs in any runtime with `fetch` (browsers, Node 20+, Deno,
+ * Bun, workers).
  * @throws {IdgateSdkError} when `baseUrl` is not an absolute http(s) URL, or `timeoutMs`/`retry` is invalid.
  * @example
  * import { createIdgateClient } from '@idgate/sdk';
@@ -56,29 +58,15 @@ const ANY_BODY: Parser<void> = { safeParse: () => ({ success: true, data: undefi
  * console.log(review.status.authenticated, review.status.user?.username);
  */
 export function createIdgateClient(options: IdgateClientOptions): IdgateClient {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const retry = options.retry ?? 0;
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2_147_483_647) {
-    throw new IdgateSdkError('timeoutMs must be a positive integer number of milliseconds');
-  }
-  if (!Number.isInteger(retry) || retry < 0) throw new IdgateSdkError('retry must be a non-negative integer');
-  const transport: TransportOptions = {
-    root: serverRoot(options.baseUrl),
-    fetch: options.fetch,
-    timeoutMs,
-    retry,
-    headers: { ...options.headers },
-  };
-  return new Client(transport, options.apiKey);
+  return new Client(createTransport(options), options.apiKey);
 }
 
-class Client extends AuditMethods implements IdgateClient {
+class Client implements IdgateClient {
   readonly #transport: TransportOptions;
   readonly #apiKey: string | undefined;
   readonly #endpoints: EndpointMethods;
 
   constructor(transport: TransportOptions, apiKey: string | undefined) {
-    super(transport, apiKey);
     this.#transport = transport;
     this.#apiKey = apiKey;
     this.#endpoints = new EndpointMethods(transport);
@@ -284,6 +272,10 @@ class Client extends AuditMethods implements IdgateClient {
 
   createAuthorizationRequest(parameters: AuthorizationRequestParameters): Promise<AuthorizationRequest> {
     return buildAuthorizationRequest(issuerOfRoot(this.#transport.root), parameters);
+  }
+
+  callback(provider: string, query: Record<string, string> | URLSearchParams): Promise<TokenResponse> {
+    return finishExternalSignIn(this.#transport, this.#apiKey, provider, query);
   }
 }
 

@@ -6,11 +6,10 @@ import { FederationMethods, itemsOf } from './federation.js';
 const CLUSTERS = itemsOf(Cluster);
 
 /**
- * The methods of {@link IdgateClient} about Kubernetes clusters: the admin API under
- * `/admin/v1/clusters`, which needs an `apiKey` with the `admin` scope (without one they reject
- * before sending anything).
+ * The methods of {@link IdgateAdminClient} about Kubernetes clusters: the admin API under
+ * `/admin/v1/clusters`.
  * @example
- * const admin = createIdgateClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
+ * const admin = createIdgateAdminClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
  * const { cluster, apiKey } = await admin.createCluster({ name: 'prod' });
  */
 export interface IdgateClusterMethods {
@@ -44,10 +43,10 @@ export interface IdgateClusterMethods {
   deleteCluster(name: string): Promise<void>;
 }
 
-/** The cluster methods of the client; the client class extends this one. */
+/** The cluster methods of the admin client; its class extends this one. */
 export class ClusterMethods extends FederationMethods implements IdgateClusterMethods {
   async listClusters(): Promise<{ items: Cluster[] }> {
-    return this[ADMIN_CALL]('listClusters', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: 'admin/v1/clusters',
       schema: CLUSTERS,
@@ -56,7 +55,7 @@ export class ClusterMethods extends FederationMethods implements IdgateClusterMe
   }
 
   async getCluster(name: string): Promise<Cluster> {
-    return this[ADMIN_CALL]('getCluster', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/clusters/${clusterSegment(name, 'GET /admin/v1/clusters/{name}')}`,
       schema: Cluster,
@@ -74,7 +73,7 @@ export class ClusterMethods extends FederationMethods implements IdgateClusterMe
         cause: error,
       });
     }
-    return this[ADMIN_CALL]('createCluster', {
+    return this[ADMIN_CALL]({
       method: 'POST',
       path: 'admin/v1/clusters',
       schema: CreatedCluster,
@@ -86,7 +85,7 @@ export class ClusterMethods extends FederationMethods implements IdgateClusterMe
   }
 
   async deleteCluster(name: string): Promise<void> {
-    await this[ADMIN_CALL]('deleteCluster', {
+    await this[ADMIN_CALL]({
       method: 'DELETE',
       path: `admin/v1/clusters/${clusterSegment(name, 'DELETE /admin/v1/clusters/{name}')}`,
       schema: NO_CONTENT,

@@ -27,10 +27,9 @@ export interface FollowEventsOptions {
 }
 
 /**
- * The audit-trail methods of {@link IdgateClient} (the admin API, an `apiKey` with the `admin`
- * scope).
+ * The audit-trail methods of {@link IdgateAdminClient} (`/admin/v1/events`).
  * @example
- * const admin = createIdgateClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
+ * const admin = createIdgateAdminClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
  * const { items } = await admin.listEvents({ type: 'sign-in.failed', since: '2026-01-01T00:00:00Z' });
  */
 export interface IdgateAuditMethods {
@@ -72,10 +71,10 @@ function eventQuery(query: AuditEventListOptions): string {
   return text === '' ? '' : `?${text}`;
 }
 
-/** The audit methods of the client; the client class extends this one. */
+/** The audit methods of the admin client; its class extends this one. */
 export class AuditMethods extends UserMethods implements IdgateAuditMethods {
   listEvents(query: AuditEventListOptions = {}): Promise<AuditEventPage> {
-    return this[ADMIN_CALL]('listEvents', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/events${eventQuery(query)}`,
       schema: AuditEventPage,
@@ -103,7 +102,7 @@ export class AuditMethods extends UserMethods implements IdgateAuditMethods {
     if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
     let response: Response;
     try {
-      response = await this[ADMIN_STREAM]('followEvents', path, headers, options.signal);
+      response = await this[ADMIN_STREAM](path, headers, options.signal);
     } catch (error) {
       if (options.signal?.aborted) return;
       throw error;

@@ -3,7 +3,6 @@ import type {
   IdentityProviderConfigInput,
   IdentityProviderPatch,
   LinkedIdentity,
-  TokenResponse,
 } from '@idgate/schema';
 
 /**
@@ -19,35 +18,17 @@ export interface UpdateIdentityProviderOptions {
 }
 
 /**
- * The methods of {@link IdgateClient} about identity federation: finishing an external sign-in,
- * and the admin API of identity providers (`/admin/v1`, which needs an `apiKey` with the `admin`
- * scope; without one they reject before sending anything). Answers never carry a secret: secret
- * fields of a provider show as `"[set]"`, and a client secret or bind password sent is redacted
- * from every error message.
+ * The methods of {@link IdgateAdminClient} about identity federation: the admin API of identity
+ * providers and of the identities linked through them (`/admin/v1`). Answers never carry a secret:
+ * secret fields of a provider show as `"[set]"`, and a client secret or bind password sent is
+ * redacted from every error message. Finishing an external sign-in is
+ * {@link IdgateClient.callback}.
  * @example
- * const admin = createIdgateClient({ baseUrl: 'http://localhost:8080', apiKey: adminKey });
+ * const admin = createIdgateAdminClient({ baseUrl: 'http://localhost:8080', apiKey: adminKey });
  * await admin.createIdentityProvider({ type: 'github', name: 'github', clientId: 'Iv1.x', clientSecret: 's' });
  * const { items } = await admin.listIdentityProviders();
  */
 export interface IdgateFederationMethods {
-  /**
-   * `GET /oauth/callback/{provider}?…`: finishes a sign-in at an external identity provider with
-   * the query the provider redirected back with (the code form, the token form or the error
-   * form), forwarded as is, and answers the tokens idgate issues for the signed-in user
-   * (the provider's `tokenClientId`). `provider` must be an identity provider name
-   * (lower-case letters, digits and `-`, starting with a letter); anything else rejects before
-   * sending. The request is never retried (a `state` is good once).
-   *
-   * When the sign-in continues an authorization request (it began at idgate's login page for an
-   * application), idgate answers a redirect instead of tokens: the SDK does not follow it
-   * (`redirect: 'manual'`) and rejects with an {@link IdgateRedirectError} whose `location` is
-   * where a browser would go. A refused callback (unknown provider, bad `state`, upstream error)
-   * rejects with an {@link IdgateHttpError} whose `oauthError` says why.
-   * @example
-   * const tokens = await client.callback('github', new URL(request.url).searchParams);
-   */
-  callback(provider: string, query: Record<string, string> | URLSearchParams): Promise<TokenResponse>;
-
   /**
    * `GET /admin/v1/identity-providers`: those of the configuration file (`source: 'config'`,
    * read-only), then those of the database, by name.

@@ -5,16 +5,12 @@ import {
   IdentityProviderName,
   type IdentityProviderPatch,
   LinkedIdentity,
-  TokenResponse,
   Username,
 } from '@idgate/schema';
 import { ADMIN_CALL, ADMIN_STREAM, adminSend, adminStream, jsonBody, NO_CONTENT } from './admin-http.js';
 import { IdgateSdkError, type SchemaIssue } from './errors.js';
 import type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
-import { type Call, type Parser, send, type TransportOptions } from './http.js';
-
-/** Callback parameters that are credentials: redacted from every error message. */
-const CALLBACK_SECRETS = ['code', 'access_token'] as const;
+import type { Call, Parser, TransportOptions } from './http.js';
 
 /**
  * `{ items: T[] }` with each item checked by `item`, issues pathed from the root (the SDK does not
@@ -47,51 +43,20 @@ const PROVIDERS = itemsOf(IdentityProvider);
 const IDENTITIES = itemsOf(LinkedIdentity);
 
 /**
- * The federation methods of the client (see {@link IdgateFederationMethods}); the client class
- * extends this one.
+ * The identity provider methods of the admin client (see {@link IdgateFederationMethods}), and the
+ * root of its class chain: it holds the transport and the API key every admin method sends with.
  */
 export class FederationMethods implements IdgateFederationMethods {
   readonly #transport: TransportOptions;
-  readonly #apiKey: string | undefined;
+  readonly #apiKey: string;
 
-  constructor(transport: TransportOptions, apiKey: string | undefined) {
+  constructor(transport: TransportOptions, apiKey: string) {
     this.#transport = transport;
     this.#apiKey = apiKey;
   }
 
-  async callback(provider: string, query: Record<string, string> | URLSearchParams): Promise<TokenResponse> {
-    const endpoint = 'GET /oauth/callback/{provider}';
-    if (typeof provider !== 'string' || !IdentityProviderName.safeParse(provider).success) {
-      throw new IdgateSdkError(
-        'provider must be an identity provider name: lower-case letters, digits and -, starting with a letter',
-        { endpoint },
-      );
-    }
-    let params: URLSearchParams;
-    try {
-      params = new URLSearchParams(query);
-    } catch (error) {
-      throw new IdgateSdkError('query must be a record of strings or URLSearchParams', {
-        endpoint,
-        cause: error,
-      });
-    }
-    const search = params.toString();
-    const secrets = CALLBACK_SECRETS.flatMap((name) => params.getAll(name));
-    return send(this.#transport, {
-      method: 'GET',
-      path: `oauth/callback/${provider}${search === '' ? '' : `?${search}`}`,
-      schema: TokenResponse,
-      schemaName: 'TokenResponse',
-      secrets: [this.#apiKey, ...secrets],
-      retry: 0,
-      redirectHint:
-        'the sign-in continues an authorization request in a browser (see error.location), so it answers no tokens',
-    });
-  }
-
   async listIdentityProviders(): Promise<{ items: IdentityProvider[] }> {
-    return this[ADMIN_CALL]('listIdentityProviders', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: 'admin/v1/identity-providers',
       schema: PROVIDERS,
@@ -100,7 +65,7 @@ export class FederationMethods implements IdgateFederationMethods {
   }
 
   async getIdentityProvider(name: string): Promise<IdentityProvider> {
-    return this[ADMIN_CALL]('getIdentityProvider', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/identity-providers/${providerSegment(name, 'GET /admin/v1/identity-providers/{name}')}`,
       schema: IdentityProvider,
@@ -120,7 +85,6 @@ export class FederationMethods implements IdgateFederationMethods {
       });
     }
     return this[ADMIN_CALL](
-      'createIdentityProvider',
       {
         method: 'POST',
         path: 'admin/v1/identity-providers',
@@ -145,7 +109,6 @@ export class FederationMethods implements IdgateFederationMethods {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
     return this[ADMIN_CALL](
-      'updateIdentityProvider',
       {
         method: 'PATCH',
         path: `admin/v1/identity-providers/${segment}`,
@@ -162,7 +125,7 @@ export class FederationMethods implements IdgateFederationMethods {
   async setIdentityProviderDisabled(name: string, disabled: boolean): Promise<IdentityProvider> {
     const verb = disabled ? 'disable' : 'enable';
     const segment = providerSegment(name, `POST /admin/v1/identity-providers/{name}/${verb}`);
-    return this[ADMIN_CALL]('setIdentityProviderDisabled', {
+    return this[ADMIN_CALL]({
       method: 'POST',
       path: `admin/v1/identity-providers/${segment}/${verb}`,
       schema: IdentityProvider,
@@ -171,7 +134,7 @@ export class FederationMethods implements IdgateFederationMethods {
   }
 
   async deleteIdentityProvider(name: string): Promise<void> {
-    await this[ADMIN_CALL]('deleteIdentityProvider', {
+    await this[ADMIN_CALL]({
       method: 'DELETE',
       path: `admin/v1/identity-providers/${providerSegment(name, 'DELETE /admin/v1/identity-providers/{name}')}`,
       schema: NO_CONTENT,
@@ -185,7 +148,7 @@ export class FederationMethods implements IdgateFederationMethods {
     if (typeof username !== 'string' || !Username.safeParse(username).success) {
       throw new IdgateSdkError('username must be a valid idgate username', { endpoint });
     }
-    return this[ADMIN_CALL]('listUserIdentities', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/users/${encodeURIComponent(username)}/identities`,
       schema: IDENTITIES,
@@ -195,25 +158,23 @@ export class FederationMethods implements IdgateFederationMethods {
 
   /**
    * Sends an admin call with the API key as Bearer credential, redacting it and `secrets` from
-   * every error: the one way every admin method of the client (this class and those that extend
-   * it) sends.
+   * every error: the one way every admin method of the admin client (this class and those that
+   * extend it) sends.
    */
   [ADMIN_CALL]<T>(
-    method: string,
     call: Omit<Call<T>, 'secrets'>,
     secrets: ReadonlyArray<string | undefined> = [],
   ): Promise<T> {
-    return adminSend(this.#transport, this.#apiKey, method, call, secrets);
+    return adminSend(this.#transport, this.#apiKey, call, secrets);
   }
 
   /** Opens a streamed admin response (see {@link adminStream}). */
   [ADMIN_STREAM](
-    method: string,
     path: string,
     headers: Record<string, string>,
     signal: AbortSignal | undefined,
   ): Promise<Response> {
-    return adminStream(this.#transport, this.#apiKey, method, path, headers, signal);
+    return adminStream(this.#transport, this.#apiKey, path, headers, signal);
   }
 }
 

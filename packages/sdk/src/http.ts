@@ -9,6 +9,8 @@ import {
   redact,
   type SchemaIssue,
 } from './errors.js';
+import type { IdgateClientOptions } from './types.js';
+import { serverRoot } from './urls.js';
 
 /** Anything with zod's `safeParse` (every schema of `@idgate/schema`). */
 export interface Parser<T> {
@@ -53,6 +55,28 @@ export interface Call<T> {
 }
 
 const MAX_DETAIL = 200;
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/**
+ * The transport of a client created with `options` (the connection options both
+ * `createIdgateClient` and `createIdgateAdminClient` take), checked.
+ * @throws {IdgateSdkError} when `baseUrl` is not an absolute http(s) URL, or `timeoutMs`/`retry` is invalid.
+ */
+export function createTransport(options: Omit<IdgateClientOptions, 'apiKey'>): TransportOptions {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const retry = options.retry ?? 0;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2_147_483_647) {
+    throw new IdgateSdkError('timeoutMs must be a positive integer number of milliseconds');
+  }
+  if (!Number.isInteger(retry) || retry < 0) throw new IdgateSdkError('retry must be a non-negative integer');
+  return {
+    root: serverRoot(options.baseUrl),
+    fetch: options.fetch,
+    timeoutMs,
+    retry,
+    headers: { ...options.headers },
+  };
+}
 
 /** Sends `call`, maps failures to {@link IdgateSdkError}s and validates a 2xx body with `call.schema`. */
 export async function send<T>(transport: TransportOptions, call: Call<T>): Promise<T> {

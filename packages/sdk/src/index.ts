@@ -2,7 +2,7 @@
  * `@idgate/sdk`: a typed HTTP client for the idgate identity service, for any JavaScript runtime,
  * and the client side of the OpenID Connect authorization code flow with PKCE.
  * @example
- * import { createIdgateClient, IdgateHttpError } from '@idgate/sdk';
+ * import { createIdgateAdminClient, createIdgateClient, IdgateHttpError } from '@idgate/sdk';
  *
  * const idgate = createIdgateClient({ baseUrl: 'http://localhost:8080', apiKey: 'idg_…' });
  * try {
@@ -11,10 +11,12 @@
  * } catch (error) {
  *   if (error instanceof IdgateHttpError) console.error(error.status, error.oauthError?.error);
  * }
+ * const admin = createIdgateAdminClient({ baseUrl: 'http://localhost:8080', apiKey: 'idg_…' });
+ * const { items } = await admin.listUsers({ group: 'dev' });
  * @packageDocumentation
  */
 
-/** Wire types of `@idgate/schema` that the client's methods take and return (each documented there). */
+/** Wire types of `@idgate/schema` that the clients' methods take and return (each documented there). */
 export type {
   ApiKey,
   CreateApiKeyInput,
@@ -57,6 +59,8 @@ export type {
   UserInfo,
   UserStatus,
 } from '@idgate/schema';
+export type { IdgateAdminClient, IdgateAdminClientOptions } from './admin-client.js';
+export { createIdgateAdminClient } from './admin-client.js';
 export type { IdgateClientAdminMethods } from './admin-clients.js';
 export type { Page, PageOptions } from './admin-http.js';
 export {

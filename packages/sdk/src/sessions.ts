@@ -15,12 +15,11 @@ const SESSIONS = pageOf(SessionInfo);
 const GRANTS = pageOf(GrantInfo);
 
 /**
- * The methods of {@link IdgateClient} about a user's browser sessions and grants: the admin API
- * under `/admin/v1/users/{username}`, which needs an `apiKey` with the `admin` scope (without one
- * they reject before sending anything). Unknown users answer a 404 `IdgateHttpError` with problem
- * code `user_not_found`.
+ * The methods of {@link IdgateAdminClient} about a user's browser sessions and grants: the
+ * admin API under `/admin/v1/users/{username}`. Unknown users answer a 404 `IdgateHttpError`
+ * with problem code `user_not_found`.
  * @example
- * const admin = createIdgateClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
+ * const admin = createIdgateAdminClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
  * const { items } = await admin.listUserGrants('alice');
  * await admin.revokeUserGrant('alice', items[0].id);
  */
@@ -76,14 +75,14 @@ export interface IdgateSessionMethods {
   revokeUserGrants(username: string): Promise<RevokedGrants>;
 }
 
-/** The session and grant methods of the client; the client class extends this one. */
+/** The session and grant methods of the admin client; its class extends this one. */
 export class SessionMethods extends ClusterMethods implements IdgateSessionMethods {
   async listUserSessions(
     username: string,
     page: PageOptions = {},
   ): Promise<{ items: SessionInfo[]; nextCursor: string | null }> {
     const endpoint = 'GET /admin/v1/users/{username}/sessions';
-    return this[ADMIN_CALL]('listUserSessions', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `${userPath(username, endpoint)}/sessions${pageQuery(page, endpoint)}`,
       schema: SESSIONS,
@@ -93,7 +92,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
 
   async revokeUserSession(username: string, id: string): Promise<void> {
     const endpoint = 'DELETE /admin/v1/users/{username}/sessions/{id}';
-    await this[ADMIN_CALL]('revokeUserSession', {
+    await this[ADMIN_CALL]({
       method: 'DELETE',
       path: `${userPath(username, endpoint)}/sessions/${idSegment(SessionId, id, endpoint)}`,
       schema: NO_CONTENT,
@@ -103,7 +102,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
   }
 
   async revokeUserSessions(username: string): Promise<EndedSessions> {
-    return this[ADMIN_CALL]('revokeUserSessions', {
+    return this[ADMIN_CALL]({
       method: 'DELETE',
       path: `${userPath(username, 'DELETE /admin/v1/users/{username}/sessions')}/sessions`,
       schema: EndedSessions,
@@ -117,7 +116,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
     page: PageOptions = {},
   ): Promise<{ items: GrantInfo[]; nextCursor: string | null }> {
     const endpoint = 'GET /admin/v1/users/{username}/grants';
-    return this[ADMIN_CALL]('listUserGrants', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `${userPath(username, endpoint)}/grants${pageQuery(page, endpoint)}`,
       schema: GRANTS,
@@ -127,7 +126,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
 
   async revokeUserGrant(username: string, id: string): Promise<void> {
     const endpoint = 'DELETE /admin/v1/users/{username}/grants/{id}';
-    await this[ADMIN_CALL]('revokeUserGrant', {
+    await this[ADMIN_CALL]({
       method: 'DELETE',
       path: `${userPath(username, endpoint)}/grants/${idSegment(GrantId, id, endpoint)}`,
       schema: NO_CONTENT,
@@ -137,7 +136,7 @@ export class SessionMethods extends ClusterMethods implements IdgateSessionMetho
   }
 
   async revokeUserGrants(username: string): Promise<RevokedGrants> {
-    return this[ADMIN_CALL]('revokeUserGrants', {
+    return this[ADMIN_CALL]({
       method: 'DELETE',
       path: `${userPath(username, 'DELETE /admin/v1/users/{username}/grants')}/grants`,
       schema: RevokedGrants,

@@ -8,13 +8,7 @@ import type {
   TokenReviewResponse,
   UserInfo,
 } from '@idgate/schema';
-import type { IdgateClientAdminMethods } from './admin-clients.js';
-import type { IdgateClusterMethods } from './clusters.js';
 import type { ExternalLoginOptions, HealthStatus, LogoutParameters, ReadinessStatus } from './endpoints.js';
-import type { IdgateAuditMethods } from './events.js';
-import type { IdgateFederationMethods } from './federation-types.js';
-import type { IdgateSessionMethods } from './sessions.js';
-import type { IdgateUserMethods } from './users.js';
 
 /**
  * Options of {@link createIdgateClient}.
@@ -25,8 +19,9 @@ export interface IdgateClientOptions {
   /** The server root, e.g. `http://localhost:8080`; OAuth endpoints live under `/oauth/`. A trailing slash does not matter. */
   baseUrl: string | URL;
   /**
-   * An idgate API key, sent as a Bearer token by {@link IdgateClient.reviewToken} (scope
-   * `tokenreview`) and by the admin methods (scope `admin`), e.g. {@link IdgateClient.listIdentityProviders}.
+   * An idgate API key of the `tokenreview` scope, sent as a Bearer token by
+   * {@link IdgateClient.reviewToken}; no other method needs one. (The admin API's key, of the
+   * `admin` scope, goes to {@link createIdgateAdminClient}.)
    */
   apiKey?: string | undefined;
   /** The `fetch` to use (a test double, a proxy-aware fetch...). Defaults to the global `fetch`. */
@@ -34,9 +29,10 @@ export interface IdgateClientOptions {
   /** Per-request timeout in milliseconds. Default `10_000`. */
   timeoutMs?: number | undefined;
   /**
-   * How many times to retry a GET (discovery, JWKS) after a network error or a 408, 413, 429, 500,
-   * 502, 503 or 504 answer, with exponential backoff and honouring `Retry-After`. POSTs (token,
-   * TokenReview, admin changes), DELETEs and `callback` are never retried. Default `0`.
+   * How many times to retry a GET (discovery, JWKS, an admin listing) after a network error or a
+   * 408, 413, 429, 500, 502, 503 or 504 answer, with exponential backoff and honouring
+   * `Retry-After`. POSTs (token, TokenReview, admin changes), DELETEs and `callback` are never
+   * retried. Default `0`.
    */
   retry?: number | undefined;
   /** Extra headers sent with every request (e.g. a tracing header). */
@@ -296,24 +292,19 @@ export interface AuthorizationResponse {
 }
 
 /**
- * A typed client of one idgate server. Every response is validated with `@idgate/schema`.
+ * A typed client of one idgate server for relying parties, resource servers and token reviewers:
+ * the OAuth and OpenID Connect endpoints, TokenReview, sign-in URLs and probes. The admin API is
+ * {@link IdgateAdminClient}'s. Every response is validated with `@idgate/schema`.
  * Failures reject with an {@link IdgateSdkError}: {@link IdgateHttpError} for a non-2xx status,
  * {@link IdgateSchemaError} for a 2xx body that does not match, a plain `IdgateSdkError` (with
  * `cause`) for network errors, timeouts and invalid arguments, {@link IdgateRedirectError} for a
- * redirect `callback` does not follow. The federation and admin methods are those of
- * {@link IdgateFederationMethods}.
+ * redirect `callback` does not follow.
  * @example
  * const client = createIdgateClient({ baseUrl: 'http://localhost:8080', apiKey });
  * const review = await client.reviewToken(token);
  * if (review.status.authenticated) console.log(review.status.user?.username);
  */
-export interface IdgateClient
-  extends IdgateFederationMethods,
-    IdgateClusterMethods,
-    IdgateSessionMethods,
-    IdgateClientAdminMethods,
-    IdgateUserMethods,
-    IdgateAuditMethods {
+export interface IdgateClient {
   /**
    * `GET /oauth/.well-known/openid-configuration` (OIDC Discovery 1.0 §4).
    * @example const { issuer, token_endpoint } = await client.getProviderMetadata();
@@ -452,4 +443,22 @@ export interface IdgateClient
    * if (!ready) console.error('idgate is not ready:', checks);
    */
   readiness(): Promise<ReadinessStatus>;
+
+  /**
+   * `GET /oauth/callback/{provider}?…`: finishes a sign-in at an external identity provider with
+   * the query the provider redirected back with (the code form, the token form or the error
+   * form), forwarded as is, and answers the tokens idgate issues for the signed-in user
+   * (the provider's `tokenClientId`). `provider` must be an identity provider name
+   * (lower-case letters, digits and `-`, starting with a letter); anything else rejects before
+   * sending. The request is never retried (a `state` is good once).
+   *
+   * When the sign-in continues an authorization request (it began at idgate's login page for an
+   * application), idgate answers a redirect instead of tokens: the SDK does not follow it
+   * (`redirect: 'manual'`) and rejects with an {@link IdgateRedirectError} whose `location` is
+   * where a browser would go. A refused callback (unknown provider, bad `state`, upstream error)
+   * rejects with an {@link IdgateHttpError} whose `oauthError` says why.
+   * @example
+   * const tokens = await client.callback('github', new URL(request.url).searchParams);
+   */
+  callback(provider: string, query: Record<string, string> | URLSearchParams): Promise<TokenResponse>;
 }

@@ -44,13 +44,12 @@ export interface IfMatchOptions {
 }
 
 /**
- * The methods of {@link IdgateClient} about local users and groups: the admin API under
- * `/admin/v1/users` and `/admin/v1/groups`, which needs an `apiKey` with the `admin` scope (without
- * one they reject before sending anything). Refusals are `IdgateHttpError`s carrying the problem's
+ * The methods of {@link IdgateAdminClient} about local users and groups: the admin API under
+ * `/admin/v1/users` and `/admin/v1/groups`. Refusals are `IdgateHttpError`s carrying the problem's
  * `code`: `user_not_found` (404), `user_exists` (409), `invalid_user` (400, naming the field),
  * `weak_password` (400), `precondition_failed` (412), `group_not_found`, `invalid_group`.
  * @example
- * const admin = createIdgateClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
+ * const admin = createIdgateAdminClient({ baseUrl: 'https://id.example.com', apiKey: adminKey });
  * const { password } = await admin.createUser({ username: 'alice', groups: ['dev'] });
  */
 export interface IdgateUserMethods {
@@ -148,10 +147,10 @@ export interface IdgateUserMethods {
   removeGroupMember(group: string, username: string): Promise<void>;
 }
 
-/** The user and group methods of the client; the client class extends this one. */
+/** The user and group methods of the admin client; its class extends this one. */
 export class UserMethods extends ClientAdminMethods implements IdgateUserMethods {
   listUsers(query: UserListOptions = {}): Promise<Page<User>> {
-    return this[ADMIN_CALL]('listUsers', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/users${queryString(query)}`,
       schema: USER_PAGE,
@@ -160,7 +159,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   }
 
   getUser(username: string): Promise<User> {
-    return this[ADMIN_CALL]('getUser', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/users/${usernameSegment(username, 'GET /admin/v1/users/{username}')}`,
       schema: User,
@@ -171,7 +170,6 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   createUser(input: CreateUserRequest): Promise<CreatedUser> {
     const endpoint = 'POST /admin/v1/users';
     return this[ADMIN_CALL](
-      'createUser',
       {
         method: 'POST',
         path: 'admin/v1/users',
@@ -186,7 +184,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   updateUser(username: string, patch: UpdateUserInput, options: IfMatchOptions = {}): Promise<User> {
     const endpoint = 'PATCH /admin/v1/users/{username}';
     const call = json(patch, endpoint, options);
-    return this[ADMIN_CALL]('updateUser', {
+    return this[ADMIN_CALL]({
       method: 'PATCH',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}`,
       schema: User,
@@ -197,7 +195,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   async deleteUser(username: string, options: IfMatchOptions = {}): Promise<void> {
     const endpoint = 'DELETE /admin/v1/users/{username}';
-    await this[ADMIN_CALL]('deleteUser', {
+    await this[ADMIN_CALL]({
       method: 'DELETE',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}`,
       schema: NO_CONTENT,
@@ -210,7 +208,6 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   setUserPassword(username: string, password?: string): Promise<CreatedUser> {
     const endpoint = 'PUT /admin/v1/users/{username}/password';
     return this[ADMIN_CALL](
-      'setUserPassword',
       {
         method: 'PUT',
         path: `admin/v1/users/${usernameSegment(username, endpoint)}/password`,
@@ -224,7 +221,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   unlockUser(username: string): Promise<User> {
     const endpoint = 'POST /admin/v1/users/{username}/unlock';
-    return this[ADMIN_CALL]('unlockUser', {
+    return this[ADMIN_CALL]({
       method: 'POST',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}/unlock`,
       schema: User,
@@ -234,7 +231,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   listUserLogins(username: string, options: { limit?: number } = {}): Promise<{ items: LoginAttempt[] }> {
     const endpoint = 'GET /admin/v1/users/{username}/logins';
-    return this[ADMIN_CALL]('listUserLogins', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}/logins${queryString(options)}`,
       schema: LOGINS,
@@ -244,7 +241,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   linkIdentity(username: string, identity: LinkIdentityRequest): Promise<LinkedIdentity> {
     const endpoint = 'POST /admin/v1/users/{username}/identities';
-    return this[ADMIN_CALL]('linkIdentity', {
+    return this[ADMIN_CALL]({
       method: 'POST',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}/identities`,
       schema: LinkedIdentity,
@@ -256,7 +253,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   async unlinkIdentity(username: string, provider: string, subject: string): Promise<void> {
     const endpoint = 'DELETE /admin/v1/users/{username}/identities/{provider}/{subject}';
     const rest = [provider, subject].map((part) => pathPart(part, endpoint)).join('/');
-    await this[ADMIN_CALL]('unlinkIdentity', {
+    await this[ADMIN_CALL]({
       method: 'DELETE',
       path: `admin/v1/users/${usernameSegment(username, endpoint)}/identities/${rest}`,
       schema: NO_CONTENT,
@@ -266,7 +263,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
   }
 
   listGroups(query: PageOptions = {}): Promise<Page<Group>> {
-    return this[ADMIN_CALL]('listGroups', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/groups${queryString(query)}`,
       schema: GROUP_PAGE,
@@ -276,7 +273,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   listGroupMembers(group: string, query: PageOptions = {}): Promise<Page<User>> {
     const endpoint = 'GET /admin/v1/groups/{group}/members';
-    return this[ADMIN_CALL]('listGroupMembers', {
+    return this[ADMIN_CALL]({
       method: 'GET',
       path: `admin/v1/groups/${groupSegment(group, endpoint)}/members${queryString(query)}`,
       schema: USER_PAGE,
@@ -286,7 +283,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   addGroupMember(group: string, username: string): Promise<User> {
     const endpoint = 'PUT /admin/v1/groups/{group}/members/{username}';
-    return this[ADMIN_CALL]('addGroupMember', {
+    return this[ADMIN_CALL]({
       method: 'PUT',
       path: `admin/v1/groups/${groupSegment(group, endpoint)}/members/${usernameSegment(username, endpoint)}`,
       schema: User,
@@ -296,7 +293,7 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
 
   async removeGroupMember(group: string, username: string): Promise<void> {
     const endpoint = 'DELETE /admin/v1/groups/{group}/members/{username}';
-    await this[ADMIN_CALL]('removeGroupMember', {
+    await this[ADMIN_CALL]({
       method: 'DELETE',
       path: `admin/v1/groups/${groupSegment(group, endpoint)}/members/${usernameSegment(username, endpoint)}`,
       schema: NO_CONTENT,

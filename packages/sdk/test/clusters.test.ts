@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIdgateClient, IdgateHttpError, IdgateSchemaError, IdgateSdkError } from '../src/index.js';
+import { createIdgateAdminClient, IdgateHttpError, IdgateSchemaError, IdgateSdkError } from '../src/index.js';
 
 interface Recorded {
   method: string;
@@ -60,20 +60,10 @@ const cluster = {
   kubectlClientId: 'cl_abc',
   createdAt: '2026-01-01T00:00:00.000Z',
 };
-const admin = () => createIdgateClient({ baseUrl, apiKey: 'idg_admin_key' });
+const admin = () => createIdgateAdminClient({ baseUrl, apiKey: 'idg_admin_key' });
 
 describe('cluster admin API', () => {
-  it('refuses every call without an API key or with a name that is not a cluster name, before sending', async () => {
-    const anonymous = createIdgateClient({ baseUrl });
-    for (const [method, call] of [
-      ['listClusters', () => anonymous.listClusters()],
-      ['getCluster', () => anonymous.getCluster('prod')],
-      ['createCluster', () => anonymous.createCluster({ name: 'prod' })],
-      ['deleteCluster', () => anonymous.deleteCluster('prod')],
-    ] as const) {
-      const error = await failure(call(), IdgateSdkError);
-      expect(error.message).toBe(`${method} needs an API key: pass { apiKey } to createIdgateClient`);
-    }
+  it('refuses a name that is not a cluster name, before sending', async () => {
     for (const name of ['../users', 'a_b', '']) {
       const error = await failure(admin().getCluster(name), IdgateSdkError);
       expect(error.message).toMatch(/^name must be a cluster name/);
@@ -85,7 +75,7 @@ describe('cluster admin API', () => {
     const created = { cluster, apiKey: 'idg_ab12cd34_secret', apiKeyId: 'k1', kubectlClientCreated: true };
     replies = [{ status: 201, json: created }];
     expect(
-      await createIdgateClient({ baseUrl, apiKey: 'idg_admin_key', retry: 2 }).createCluster({
+      await createIdgateAdminClient({ baseUrl, apiKey: 'idg_admin_key', retry: 2 }).createCluster({
         name: 'prod',
       }),
     ).toEqual(created);

@@ -1,7 +1,13 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIdgateClient, IdgateHttpError, IdgateSchemaError, IdgateSdkError } from '../src/index.js';
+import {
+  createIdgateAdminClient,
+  createIdgateClient,
+  IdgateHttpError,
+  IdgateSchemaError,
+  IdgateSdkError,
+} from '../src/index.js';
 
 // ---- a test server whose answer each test sets ----------------------------------------------------
 interface Reply {
@@ -107,7 +113,7 @@ describe('HTTP errors → IdgateHttpError', () => {
       ...json(503, problem, 'application/problem+json'),
       headers: { 'content-type': 'application/problem+json', 'retry-after': '5' },
     });
-    const client = createIdgateClient({ baseUrl, apiKey: 'idg_x', retry: 0 });
+    const client = createIdgateAdminClient({ baseUrl, apiKey: 'idg_x', retry: 0 });
     const error = await failure(client.listIdentityProviders(), IdgateHttpError);
     expect(error.problem?.code).toBe('storage_unavailable');
     expect(error.headers.get('retry-after')).toBe('5');

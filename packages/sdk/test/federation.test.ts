@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  createIdgateAdminClient,
   createIdgateClient,
   IdgateHttpError,
   IdgateRedirectError,
@@ -85,12 +86,12 @@ const identity = {
   linkedAt: '2026-01-01T00:00:00.000Z',
   lastLoginAt: null,
 };
-const admin = () => createIdgateClient({ baseUrl, apiKey: 'idg_admin_key' });
+const admin = () => createIdgateAdminClient({ baseUrl, apiKey: 'idg_admin_key' });
 
 describe('callback (GET /oauth/callback/{provider})', () => {
   it('forwards the query as is, sends no API key and validates the tokens', async () => {
     replies = [{ json: tokens }];
-    const client = admin();
+    const client = createIdgateClient({ baseUrl, apiKey: 'idg_review_key' });
     expect(await client.callback('github', { code: 'c 1', state: 's/2' })).toEqual(tokens);
     const request = only();
     expect([request.method, request.path, request.headers.accept]).toEqual([
@@ -157,24 +158,20 @@ describe('callback (GET /oauth/callback/{provider})', () => {
 });
 
 describe('identity provider admin API', () => {
-  it('refuses every admin call without an API key, before sending anything', async () => {
-    const client = createIdgateClient({ baseUrl });
-    const calls: Array<[string, () => Promise<unknown>]> = [
-      ['listIdentityProviders', () => client.listIdentityProviders()],
-      ['getIdentityProvider', () => client.getIdentityProvider('github')],
-      [
-        'createIdentityProvider',
-        () => client.createIdentityProvider({ type: 'github', name: 'gh', clientId: 'x', clientSecret: 'y' }),
-      ],
-      ['setIdentityProviderDisabled', () => client.setIdentityProviderDisabled('github', true)],
-      ['updateIdentityProvider', () => client.updateIdentityProvider('github', { displayName: 'GitHub' })],
-      ['deleteIdentityProvider', () => client.deleteIdentityProvider('github')],
-      ['listUserIdentities', () => client.listUserIdentities('alice')],
-    ];
-    for (const [method, call] of calls) {
-      const error = await failure(call(), IdgateSdkError);
-      expect(error.message).toBe(`${method} needs an API key: pass { apiKey } to createIdgateClient`);
+  it('is a client of its own that needs an API key, refused before sending anything', async () => {
+    for (const apiKey of [undefined, '']) {
+      const create = () => createIdgateAdminClient({ baseUrl, apiKey: apiKey as unknown as string });
+      expect(create).toThrow(IdgateSdkError);
+      expect(create).toThrow('createIdgateAdminClient needs an API key of the admin scope: pass { apiKey }');
     }
+    // the relying party's client has none of the admin methods; the admin client has no callback
+    const client = createIdgateClient({ baseUrl, apiKey: 'idg_review_key' }) as unknown as Record<
+      string,
+      unknown
+    >;
+    for (const method of ['listIdentityProviders', 'createIdentityProvider', 'listUserIdentities'])
+      expect(client[method]).toBeUndefined();
+    expect((admin() as unknown as Record<string, unknown>).callback).toBeUndefined();
     expect(requests).toHaveLength(0);
   });
 
@@ -313,7 +310,7 @@ describe('identity provider admin API', () => {
       },
       { json: github },
     ];
-    const client = createIdgateClient({ baseUrl, apiKey: 'idg_admin_key', retry: 2 });
+    const client = createIdgateAdminClient({ baseUrl, apiKey: 'idg_admin_key', retry: 2 });
     const stale = await failure(client.updateIdentityProvider('github', patch), IdgateHttpError);
     expect([stale.status, stale.problem?.code]).toEqual([412, 'precondition_failed']);
     expect(stale.message).not.toContain('rotated-secret');
@@ -348,7 +345,7 @@ describe('identity provider admin API', () => {
     expect([only().method, only().path]).toEqual(['DELETE', '/admin/v1/identity-providers/github']);
     requests = [];
     replies = [{ status: 503 }, { status: 204 }];
-    const client = createIdgateClient({ baseUrl, apiKey: 'idg_admin_key', retry: 2 });
+    const client = createIdgateAdminClient({ baseUrl, apiKey: 'idg_admin_key', retry: 2 });
     await failure(client.deleteIdentityProvider('github'), IdgateHttpError);
     expect(requests).toHaveLength(1);
   });

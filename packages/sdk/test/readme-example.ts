@@ -1,10 +1,20 @@
-import { createIdgateClient, IdgateHttpError, parseAuthorizationResponse } from '../src/index.js';
+import {
+  createIdgateAdminClient,
+  createIdgateClient,
+  IdgateHttpError,
+  parseAuthorizationResponse,
+} from '../src/index.js';
 
-// A client for one idgate server; the API key (printed by `idgate init`) is needed for admin calls.
-const idgate = createIdgateClient({ baseUrl: 'http://localhost:8080', apiKey: process.env.IDGATE_API_KEY });
+// A client for one idgate server: token grants, userinfo, introspection, TokenReview...
+const idgate = createIdgateClient({ baseUrl: 'http://localhost:8080' });
 
-// An admin call: the Kubernetes clusters idgate knows.
-const { items } = await idgate.listClusters();
+// The admin API has a client of its own, with an API key of the admin scope (`idgate init` prints
+// one). Here: the Kubernetes clusters idgate knows.
+const admin = createIdgateAdminClient({
+  baseUrl: 'http://localhost:8080',
+  apiKey: process.env.IDGATE_API_KEY ?? '',
+});
+const { items } = await admin.listClusters();
 for (const cluster of items) console.log(cluster.name, cluster.audience);
 
 // Sign-in, authorization code flow with PKCE. 1. Send the browser to `request.url`, keeping

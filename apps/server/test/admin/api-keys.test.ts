@@ -1,4 +1,4 @@
-import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
+import { createIdgateAdminClient, type IdgateAdminClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
@@ -8,14 +8,14 @@ const BASE = '/admin/v1/api-keys';
 
 describe.each(testDatabaseUrls())('admin API key API on $name', (kind) => {
   let t: TestApp;
-  let admin: IdgateClient;
+  let admin: IdgateAdminClient;
   let adminKey: string;
   const clock = testClock();
 
   beforeAll(async () => {
     t = await startTestApp(kind, {}, { clock });
     adminKey = await t.addApiKey(['admin']);
-    admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
+    admin = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
   });
   afterAll(async () => t?.close());
 
@@ -28,7 +28,7 @@ describe.each(testDatabaseUrls())('admin API key API on $name', (kind) => {
     expect(listed).toEqual(view);
     expect(JSON.stringify(await admin.listApiKeys())).not.toContain(created.key);
 
-    const ci = createIdgateClient({ baseUrl: t.baseUrl, apiKey: created.key, fetch: t.fetch });
+    const ci = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: created.key, fetch: t.fetch });
     expect((await ci.listApiKeys()).items.length).toBeGreaterThan(0);
     const used = (await admin.listApiKeys()).items.find((k) => k.id === created.id);
     expect(used?.lastUsedAt).not.toBeNull();
@@ -42,7 +42,7 @@ describe.each(testDatabaseUrls())('admin API key API on $name', (kind) => {
 
   it('refuses an expired key with 401 api_key_invalid, saying no more than for an unknown one', async () => {
     const { key } = await admin.createApiKey({ name: 'short', scopes: ['admin'], expiresIn: 60 });
-    const short = createIdgateClient({ baseUrl: t.baseUrl, apiKey: key, fetch: t.fetch });
+    const short = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: key, fetch: t.fetch });
     await short.listSigningKeys();
     clock.advance(60_000);
     const expired = await httpError(short.listSigningKeys());

@@ -1,4 +1,4 @@
-import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
+import { createIdgateAdminClient, type IdgateAdminClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
@@ -14,7 +14,7 @@ const WEB = {
 describe.each(testDatabaseUrls())('admin client API on $name', (kind) => {
   let t: TestApp;
   let adminKey: string;
-  let admin: IdgateClient;
+  let admin: IdgateAdminClient;
   const clock = testClock();
   const raw = (path: string, init: RequestInit = {}) =>
     t.fetch(`${t.baseUrl}${path}`, {
@@ -34,7 +34,7 @@ describe.each(testDatabaseUrls())('admin client API on $name', (kind) => {
   beforeAll(async () => {
     t = await startTestApp(kind, {}, { clock });
     adminKey = await t.addApiKey(['admin']);
-    admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
+    admin = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
   });
   afterAll(async () => t?.close());
 

@@ -1,4 +1,4 @@
-import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
+import { createIdgateAdminClient, type IdgateAdminClient } from '@idgate/sdk';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -10,7 +10,7 @@ const BASE = '/admin/v1/clusters';
 describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenReview on $name', (kind) => {
   let t: TestApp;
   let adminKey: string;
-  let admin: IdgateClient;
+  let admin: IdgateAdminClient;
   const raw = (path: string, init: RequestInit = {}, key = adminKey) =>
     t.fetch(`${t.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } });
   const postJson = (body: string, type = 'application/json') =>
@@ -35,7 +35,7 @@ describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenRevi
   beforeAll(async () => {
     t = await startTestApp(kind);
     adminKey = await t.addApiKey(['admin']);
-    admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
+    admin = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
   });
   afterAll(async () => t?.close());
 

@@ -1,4 +1,4 @@
-import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
+import { createIdgateAdminClient, createIdgateClient, type IdgateAdminClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
@@ -11,7 +11,7 @@ async function refusal(promise: Promise<unknown>) {
 
 describe.each(testDatabaseUrls())('admin groups API on $name', (kind) => {
   let t: TestApp;
-  let admin: IdgateClient;
+  let admin: IdgateAdminClient;
   let adminKey: string;
   const raw = (path: string, init: RequestInit = {}) =>
     t.fetch(`${t.baseUrl}${path}`, {
@@ -22,7 +22,7 @@ describe.each(testDatabaseUrls())('admin groups API on $name', (kind) => {
   beforeAll(async () => {
     t = await startTestApp(kind);
     adminKey = await t.addApiKey(['admin']);
-    admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
+    admin = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
     await admin.createUser({ username: 'ann', groups: ['dev', 'ops'] });
     await admin.createUser({ username: 'ben', groups: ['dev'] });
     await admin.createUser({ username: 'cat', groups: ['Dev', 'sre'] });

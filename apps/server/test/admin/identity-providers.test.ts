@@ -1,6 +1,11 @@
 import { openProviderConfig } from '@idgate/core';
 import type { IdentityProviderConfigInput } from '@idgate/schema';
-import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
+import {
+  createIdgateAdminClient,
+  createIdgateClient,
+  type IdgateAdminClient,
+  type IdgateClient,
+} from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { httpError } from '../helpers/http-error.js';
@@ -40,7 +45,8 @@ const PLAIN_SECRETS = [
 describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind) => {
   let t: TestServer;
   let apiKey: string;
-  let client: IdgateClient;
+  let client: IdgateAdminClient;
+  let idgate: IdgateClient;
   const raw = (path: string, init: RequestInit = {}) =>
     fetch(`${t.baseUrl}${path}`, {
       ...init,
@@ -52,7 +58,8 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
   beforeAll(async () => {
     t = await startTestServer(kind);
     apiKey = await t.addApiKey(['admin']);
-    client = createIdgateClient({ baseUrl: t.baseUrl, apiKey });
+    client = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey });
+    idgate = createIdgateClient({ baseUrl: t.baseUrl });
   });
   afterAll(async () => t?.close());
 
@@ -131,16 +138,16 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
     expect(disabled.config.disabled).toBe(true);
     expect((await t.server.services.storage.identityProviders.findByName('github'))?.disabled).toBe(true);
     expect((await client.getIdentityProvider('GITHUB')).config.disabled).toBe(true);
-    const refused = await httpError(client.callback('github', { code: 'c', state: 's' }));
+    const refused = await httpError(idgate.callback('github', { code: 'c', state: 's' }));
     expect([refused.status, refused.oauthError?.error]).toEqual([400, 'access_denied']);
     expect((await client.setIdentityProviderDisabled('github', false)).config.disabled).toBe(false);
   });
 
   it('answers the callback of an unknown provider 404, and a bad state 400 invalid_request', async () => {
-    const unknown = await httpError(client.callback('nope', { code: 'c', state: 's' }));
+    const unknown = await httpError(idgate.callback('nope', { code: 'c', state: 's' }));
     expect(unknown.status).toBe(404);
     expect(unknown.oauthError).toMatchObject({ error: 'invalid_request' });
-    const badState = await httpError(client.callback('github', { code: 'c', state: 'not-a-state' }));
+    const badState = await httpError(idgate.callback('github', { code: 'c', state: 'not-a-state' }));
     expect(badState.status).toBe(400);
     expect(badState.oauthError?.error).toBe('invalid_request');
   });
@@ -286,7 +293,10 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
     }
     const bare = await fetch(`${t.baseUrl}${BASE}`, { headers: { authorization: apiKey } });
     expect(bare.status).toBe(200);
-    const reviewer = createIdgateClient({ baseUrl: t.baseUrl, apiKey: await t.addApiKey(['tokenreview']) });
+    const reviewer = createIdgateAdminClient({
+      baseUrl: t.baseUrl,
+      apiKey: await t.addApiKey(['tokenreview']),
+    });
     const forbidden = await httpError(reviewer.listIdentityProviders());
     expect([forbidden.status, forbidden.problem?.code]).toEqual([403, 'api_key_scope']);
     expect((await httpError(reviewer.deleteIdentityProvider('github'))).status).toBe(403);
@@ -334,14 +344,14 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
 
   describe('with a provider declared in the configuration file', () => {
     let f: TestServer;
-    let admin: IdgateClient;
+    let admin: IdgateAdminClient;
     beforeAll(async () => {
       f = await startTestServer(kind, {
         identityProviders: [
           { type: 'github', name: 'gh-file', clientId: 'x', clientSecret: 'y-file-secret' },
         ],
       });
-      admin = createIdgateClient({ baseUrl: f.baseUrl, apiKey: await f.addApiKey(['admin']) });
+      admin = createIdgateAdminClient({ baseUrl: f.baseUrl, apiKey: await f.addApiKey(['admin']) });
     });
     afterAll(async () => f?.close());
 
@@ -373,14 +383,14 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
 describe.each(testDatabaseUrls())('rotating an upstream client secret with PATCH on $name', (kind) => {
   let t: TestServer;
   let upstream: UpstreamOidc;
-  let admin: IdgateClient;
+  let admin: IdgateAdminClient;
 
   beforeAll(async () => {
     t = await startTestServer(kind);
     upstream = await startUpstreamOidc({ redirectUris: [`${t.issuer}/callback/corp`] });
     upstream.accounts.set('u-100', { sub: 'u-100', preferred_username: 'alice', groups: ['dev'] });
     upstream.nextAccount = 'u-100';
-    admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: await t.addApiKey(['admin']) });
+    admin = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: await t.addApiKey(['admin']) });
   });
   afterAll(async () => {
     await upstream?.stop();

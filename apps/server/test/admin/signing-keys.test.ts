@@ -1,16 +1,20 @@
-import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
+import { createIdgateAdminClient, type IdgateAdminClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 
 describe.each(testDatabaseUrls())('admin signing key API on $name', (kind) => {
   let t: TestApp;
-  let admin: IdgateClient;
+  let admin: IdgateAdminClient;
   const clock = testClock();
 
   beforeAll(async () => {
     t = await startTestApp(kind, { signing: { activationDelay: 10 } }, { clock });
-    admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: await t.addApiKey(['admin']), fetch: t.fetch });
+    admin = createIdgateAdminClient({
+      baseUrl: t.baseUrl,
+      apiKey: await t.addApiKey(['admin']),
+      fetch: t.fetch,
+    });
   });
   afterAll(async () => t?.close());
 
@@ -42,8 +46,9 @@ describe.each(testDatabaseUrls())('admin signing key API on $name', (kind) => {
   });
 
   it('refuses without an admin key', async () => {
-    const anonymous = createIdgateClient({ baseUrl: t.baseUrl, fetch: t.fetch });
-    await expect(anonymous.listSigningKeys()).rejects.toThrow(/needs an API key/);
+    expect(() => createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: '', fetch: t.fetch })).toThrow(
+      /needs an API key/,
+    );
     expect((await t.fetch(`${t.baseUrl}/admin/v1/signing-keys/rotate`, { method: 'POST' })).status).toBe(401);
   });
 });

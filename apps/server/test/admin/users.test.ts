@@ -1,4 +1,4 @@
-import { createIdgateClient, type IdgateClient } from '@idgate/sdk';
+import { createIdgateAdminClient, createIdgateClient, type IdgateAdminClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
@@ -15,7 +15,7 @@ async function refusal(promise: Promise<unknown>) {
 describe.each(testDatabaseUrls())('admin users API on $name', (kind) => {
   let t: TestApp;
   let adminKey: string;
-  let admin: IdgateClient;
+  let admin: IdgateAdminClient;
   let client: { clientId: string; clientSecret: string };
   const raw = (path: string, init: RequestInit = {}) =>
     t.fetch(`${t.baseUrl}${path}`, {
@@ -41,7 +41,7 @@ describe.each(testDatabaseUrls())('admin users API on $name', (kind) => {
   beforeAll(async () => {
     t = await startTestApp(kind, { bruteForce: { maxFailures: 3 } });
     adminKey = await t.addApiKey(['admin']);
-    admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
+    admin = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
     client = await t.addClient({
       grants: ['password', 'refresh_token'],
       trusted: true,

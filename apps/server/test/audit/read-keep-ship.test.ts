@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuditEventDraft, recordAuditEvent } from '@idgate/core';
 import { AuditEvent } from '@idgate/schema';
-import { createIdgateClient } from '@idgate/sdk';
+import { createIdgateAdminClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPurgeJob } from '../../src/maintenance.js';
 import { envFor, runInProcess } from '../cli/support.js';
@@ -23,7 +23,7 @@ describe.each(testDatabaseUrls())('reading, keeping and shipping audit events on
   let logFile: string;
   const clock = testClock();
   const secrets: string[] = [PASSWORD];
-  const admin = () => createIdgateClient({ baseUrl: t.baseUrl, apiKey: adminKey });
+  const admin = () => createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: adminKey });
   const get = (path: string) =>
     fetch(`${t.baseUrl}${path}`, { headers: { authorization: `Bearer ${adminKey}` } });
   const fileEvents = () =>

@@ -85,27 +85,51 @@ describe('the root README’s SDK section', () => {
     expect(section).toContain(`\`\`\`ts\n${example}\`\`\``);
   });
 
-  it('names only methods the client has, and every one it has', async () => {
-    const { createIdgateClient } = await import('@idgate/sdk');
-    const client = createIdgateClient({ baseUrl: 'http://127.0.0.1:9' }) as unknown as Record<
-      string,
-      unknown
-    >;
+  /** Every method of `client` (its prototype chain), by name. */
+  const methodsOf = (client: object) => {
     const methods = new Set<string>();
     for (let o: object | null = client; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
       for (const key of Object.getOwnPropertyNames(o)) {
-        if (key !== 'constructor' && !key.startsWith('#') && typeof client[key] === 'function')
+        if (key !== 'constructor' && typeof (client as Record<string, unknown>)[key] === 'function')
           methods.add(key);
       }
     }
-    const list = section.slice(section.indexOf("The client's methods"));
-    const named = [...list.matchAll(/`([a-z][A-Za-z]+)`/g)].map((match) => match[1] as string);
-    const exported = ['parseAuthorizationResponse', 'createNativeClient', 'discoverIssuer'];
+    return methods;
+  };
+  /** The methods named in backquotes in the README's list that starts with `heading`, up to `end`. */
+  const namedIn = (heading: string, end: string) => {
+    const start = section.indexOf(heading);
+    const list = section.slice(start, section.indexOf(end, start));
+    return [...list.matchAll(/`([a-z][A-Za-z]+)`/g)].map((match) => match[1] as string);
+  };
+
+  it.each([
+    {
+      name: 'client',
+      heading: "The client's methods",
+      end: "The admin client's methods",
+      create: async () => (await import('@idgate/sdk')).createIdgateClient({ baseUrl: 'http://127.0.0.1:9' }),
+      exported: ['parseAuthorizationResponse', 'createIdgateClient'],
+    },
+    {
+      name: 'admin client',
+      heading: "The admin client's methods",
+      end: 'Command-line and desktop programs',
+      create: async () =>
+        (await import('@idgate/sdk')).createIdgateAdminClient({
+          baseUrl: 'http://127.0.0.1:9',
+          apiKey: 'idg_x',
+        }),
+      exported: ['createIdgateAdminClient'],
+    },
+  ])('names only methods the $name has, and every one it has', async ({ heading, end, create, exported }) => {
+    const methods = methodsOf(await create());
+    const named = namedIn(heading, end);
+    expect(named.length).toBeGreaterThan(0);
     expect(named.filter((name) => !methods.has(name) && !exported.includes(name))).toEqual([]);
     const unlisted = [...methods].filter((name) => !named.includes(name)).sort();
-    expect(
-      unlisted,
-      `client methods missing from the README's "The client's methods" list: ${unlisted.join(', ')}`,
-    ).toEqual([]);
+    expect(unlisted, `methods missing from the README's "${heading}" list: ${unlisted.join(', ')}`).toEqual(
+      [],
+    );
   });
 });

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createIdgateClient } from '@idgate/sdk';
+import { createIdgateAdminClient, createIdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { freePort } from '../helpers/server.js';
@@ -74,8 +74,11 @@ describe.runIf(postgres !== undefined)('group changes across replicas on one Pos
   });
 
   it('groups changed over REST on A show in B’s TokenReview within one second', async () => {
-    const [a, b] = replicas.map((r) => createIdgateClient({ baseUrl: r.url, apiKey: creds.apiKey }));
-    if (a === undefined || b === undefined) throw new Error('two replicas');
+    const [onA, onB] = replicas;
+    if (onA === undefined || onB === undefined) throw new Error('two replicas');
+    // an administrator on replica A, a kube-apiserver and a person signing in on replica B
+    const a = createIdgateAdminClient({ baseUrl: onA.url, apiKey: creds.apiKey });
+    const b = createIdgateClient({ baseUrl: onB.url, apiKey: creds.apiKey });
     const { access_token } = await b.passwordGrant({
       clientId: creds.client.clientId,
       clientSecret: creds.client.clientSecret,
