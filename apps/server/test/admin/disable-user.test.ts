@@ -59,7 +59,11 @@ describe.each(testDatabaseUrls())('disabling a user on $name', (kind) => {
     });
     return {
       agent,
-      browser: { access: tokens.access_token, refresh: tokens.refresh_token as string, client: web },
+      browser: {
+        access: tokens.access_token,
+        refresh: tokens.refresh_token as string,
+        client: { clientId: web.clientId, clientSecret: web.clientSecret },
+      },
       grant: { access: grant.access_token, refresh: grant.refresh_token as string, client: cli },
     };
   }
