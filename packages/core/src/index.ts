@@ -87,6 +87,7 @@ export {
 export { listSigningKeys, rotateSigningKeys } from './admin/signing-keys.js';
 export {
   createUser,
+  type DisabledUserAccess,
   deleteUser,
   getUser,
   LOGIN_ATTEMPTS_LIMIT,

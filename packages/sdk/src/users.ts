@@ -75,7 +75,8 @@ export interface IdgateUserMethods {
 
   /**
    * `PATCH /admin/v1/users/{username}`: changes email, display name, groups (replacing the list)
-   * or disabled; with `ifMatch`, only if the user is still as read. Never retried.
+   * or disabled; with `ifMatch`, only if the user is still as read. Disabling also ends the user's
+   * browser sessions and revokes its grants (enabling again restores none). Never retried.
    * @example await admin.updateUser('alice', { groups: ['dev', 'ops'] }, { ifMatch: user.etag });
    */
   updateUser(username: string, patch: UpdateUserInput, options?: IfMatchOptions): Promise<User>;

@@ -117,12 +117,25 @@ export function registerUsers(program: Command, ctx: CliContext): void {
   ] as const) {
     users
       .command(name)
-      .description(disabled ? 'stop a user from signing in' : 'allow a disabled user to sign in again')
+      .description(
+        disabled
+          ? 'stop a user from signing in, and end its browser sessions and grants'
+          : 'allow a disabled user to sign in again (its ended sessions and grants stay ended)',
+      )
       .argument('<username>')
       .action(async (username: string, _options: unknown, command: Command) => {
         await ctx.withAdmin(ctx.config(command), async (admin) => {
-          const { user, changed } = await setUserDisabled(admin, username, disabled);
-          ctx.out(changed ? `user ${user.username} ${name}d` : `user ${user.username} is already ${name}d`);
+          const { user, changed, endedSessions, revokedGrants } = await setUserDisabled(
+            admin,
+            username,
+            disabled,
+          );
+          if (!changed) ctx.out(`user ${user.username} is already ${name}d`);
+          else if (endedSessions + revokedGrants === 0) ctx.out(`user ${user.username} ${name}d`);
+          else
+            ctx.out(
+              `user ${user.username} ${name}d; ${count(endedSessions, 'session')} ended, ${count(revokedGrants, 'grant')} revoked`,
+            );
         });
       });
   }
@@ -223,4 +236,9 @@ function parseLimit(raw: string | undefined): number | undefined {
     );
   }
   return limit;
+}
+
+/** `1 session`, `2 sessions`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

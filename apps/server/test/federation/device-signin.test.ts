@@ -122,12 +122,24 @@ describe.each(testDatabaseUrls())(
       const login = await toLoginPage(agent, device.user_code);
       expect(login).toContain('Corporate directory');
       const { action, fields } = readForm(login);
+      const all = () => t.server.services.storage.auditEvents.list({ limit: 1000 });
+      const before = (await all()).length;
       const confirm = await follow(
         agent,
         await agent.request(new URL(action, t.issuer), {
           form: { ...fields, provider: 'corp-ldap', username: 'alice', password: 'alice-pass' },
         }),
       );
+      // The bind is an upstream sign-in, as a callback is.
+      const alice = await t.server.services.storage.users.findByUsername('alice');
+      expect((await all()).slice(before).map((e) => [e.type, e.subject, e.details])).toEqual([
+        ['upstream.sign-in', alice?.id, { provider: 'corp-ldap', reason: null }],
+        [
+          'sign-in.succeeded',
+          alice?.id,
+          { method: 'ldap', provider: 'corp-ldap', channel: 'browser', username: 'alice', reason: null },
+        ],
+      ]);
       expect(confirm.html).toContain('Allow kubectl on your device?');
       expect(confirm.html).toContain('Signed in as <strong>alice</strong>');
       await allow(agent, confirm.html);

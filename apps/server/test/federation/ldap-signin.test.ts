@@ -89,6 +89,65 @@ describe.each(testDatabaseUrls())('sign-in with LDAP passwords on $name', (kind)
     });
   });
 
+  it('records each directory bind as an upstream sign-in beside the sign-in, never the password', async () => {
+    const all = () => t.server.services.storage.auditEvents.list({ limit: 1000 });
+    const before = (await all()).length;
+    expect((await grant('dave', 'not-daves-password-81')).status).toBe(400);
+    expect((await grant('dave', 'dave-pass')).status).toBe(200);
+    // The login page, as a browser sends it.
+    const agent = new UserAgent();
+    const params = new URLSearchParams({
+      client_id: client.clientId,
+      redirect_uri: RP,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
+    const toLogin = await agent.request(`${t.issuer}/authorize?${params}`);
+    const page = await agent.request(new URL(toLogin.headers.get('location') as string, t.issuer));
+    const { action, fields } = readForm(await page.text());
+    const signedIn = await agent.request(new URL(action, t.issuer), {
+      form: { ...fields, provider: 'corp-ldap', username: 'Dave', password: 'dave-pass' },
+    });
+    expect(signedIn.status).toBe(303);
+
+    const events = (await all())
+      .slice(before)
+      .filter((e) => e.type !== 'token.issued' && e.type !== 'code.issued');
+    const daveId = (await t.server.services.storage.users.findByUsername('dave'))?.id;
+    const signIn = (channel: string, reason: string | null) => ({
+      method: 'ldap',
+      provider: 'corp-ldap',
+      channel,
+      username: 'dave',
+      reason,
+    });
+    expect(events.map((e) => [e.type, e.outcome, e.subject, e.clientId, e.details])).toEqual([
+      [
+        'upstream.sign-in',
+        'failure',
+        null,
+        client.clientId,
+        { provider: 'corp-ldap', reason: 'invalid_credentials' },
+      ],
+      ['sign-in.failed', 'failure', null, client.clientId, signIn('password-grant', 'invalid_credentials')],
+      ['upstream.sign-in', 'success', daveId, client.clientId, { provider: 'corp-ldap', reason: null }],
+      ['sign-in.succeeded', 'success', daveId, client.clientId, signIn('password-grant', null)],
+      ['upstream.sign-in', 'success', daveId, null, { provider: 'corp-ldap', reason: null }],
+      ['sign-in.succeeded', 'success', daveId, null, signIn('browser', null)],
+    ]);
+    expect(events.map((e) => e.actor)).toEqual([
+      { kind: 'user', id: null, name: 'dave' },
+      { kind: 'user', id: null, name: 'dave' },
+      { kind: 'user', id: daveId, name: 'dave' },
+      { kind: 'user', id: daveId, name: 'dave' },
+      { kind: 'user', id: daveId, name: 'dave' },
+      { kind: 'user', id: daveId, name: 'dave' },
+    ]);
+    expect(JSON.stringify(await all())).not.toMatch(/dave-pass|not-daves-password/);
+  });
+
   it('refuses an unknown provider name', async () => {
     const response = await fetch(`${t.issuer}/token`, {
       method: 'POST',

@@ -7,8 +7,6 @@ import {
   SessionId,
   type SessionInfo,
 } from '@idgate/schema';
-import { adminActor, recordAdminChange } from '../audit/admin.js';
-import { recordAuditEvent } from '../audit/record.js';
 import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import { base64url, fromBase64url, utf8 } from '../internal/encoding.js';
 import type { GrantRecord } from '../model.js';
@@ -16,6 +14,7 @@ import type { PageRequest } from '../ports/oidc-storage.js';
 import type { Storage } from '../ports/storage.js';
 import { AdminError, type AdminObject, parseAdminInput } from './errors.js';
 import { type AdminPorts, nowOf } from './ports.js';
+import { recordAdminRevocation, revocationContext } from './revocations.js';
 import { findUser } from './users.js';
 import { grantInfoView, sessionInfoView } from './views.js';
 
@@ -86,37 +85,6 @@ function checkId(schema: typeof SessionId, id: string, object: 'session' | 'gran
   return parseAdminInput(schema, id, object, { label: () => 'id' });
 }
 
-const revocationContext = (ports: Ports) => ({
-  clock: ports.clock,
-  storage: ports.storage,
-  maxTokenLifetimeSeconds: ports.keyPolicy.maxTokenLifetimeSeconds,
-});
-
-/**
- * Records an administrator's ending of sessions or revoking of grants (`admin.changed`) and the
- * grants it revoked (`token.revoked`), through the transaction that made the change.
- */
-async function recordAdminRevocation(
-  storage: Storage,
-  ports: Ports,
-  userId: string,
-  change: { objectKind: 'session' | 'grant'; objectId: string; operation: string },
-  revoked: readonly GrantRecord[],
-): Promise<void> {
-  await recordAdminChange(storage, ports, { ...change, action: 'updated', subject: userId });
-  if (revoked.length === 0) return;
-  await recordAuditEvent(
-    storage,
-    {
-      type: 'token.revoked',
-      actor: adminActor(ports),
-      subject: userId,
-      details: { reason: 'admin', tokenType: 'grant', grantIds: revoked.map((g) => g.id), jti: null },
-    },
-    ports.clock,
-  );
-}
-
 /**
  * One page of a user's live browser sessions, oldest first: when each signed in, when it last
  * signed the browser in to an application, where from, and to which applications.
@@ -180,7 +148,7 @@ export async function endUserSession(
     // Ended first: a concurrent end is answered as not found, once.
     if (!(await tx.sessions.end(id, now))) throw notFound();
     const revoked = await tx.grants.revokeBySession(id, now);
-    await publishGrantRevocations(revocationContext({ ...ports, storage: tx }), revoked);
+    await publishGrantRevocations(revocationContext(tx, ports), revoked);
     const change = { objectKind: 'session', objectId: id, operation: 'end' } as const;
     await recordAdminRevocation(tx, ports, user.id, change, revoked);
     return { revokedGrants: revoked.length };
@@ -202,7 +170,7 @@ export async function endAllUserSessions(ports: Ports, username: string): Promis
     const ended = await tx.sessions.endByUser(user.id, now);
     const revoked: GrantRecord[] = [];
     for (const id of ended) revoked.push(...(await tx.grants.revokeBySession(id, now)));
-    await publishGrantRevocations(revocationContext({ ...ports, storage: tx }), revoked);
+    await publishGrantRevocations(revocationContext(tx, ports), revoked);
     const change = { objectKind: 'session', objectId: user.id, operation: 'end-all' } as const;
     await recordAdminRevocation(tx, ports, user.id, change, revoked);
     return { ended: ended.length, revokedGrants: revoked.length };
@@ -257,7 +225,7 @@ export async function revokeUserGrant(ports: Ports, username: string, grantId: s
   await ports.storage.transaction(async (tx) => {
     if (!(await tx.grants.revoke(id, now))) throw notFound();
     const revoked = [{ ...grant, revokedAt: now }];
-    await publishGrantRevocations(revocationContext({ ...ports, storage: tx }), revoked);
+    await publishGrantRevocations(revocationContext(tx, ports), revoked);
     const change = { objectKind: 'grant', objectId: id, operation: 'revoke' } as const;
     await recordAdminRevocation(tx, ports, user.id, change, revoked);
   });
@@ -276,7 +244,7 @@ export async function revokeAllUserGrants(ports: Ports, username: string): Promi
   const now = nowOf(ports);
   const revoked = await ports.storage.transaction(async (tx) => {
     const grants = await tx.grants.revokeByUser(user.id, now);
-    await publishGrantRevocations(revocationContext({ ...ports, storage: tx }), grants);
+    await publishGrantRevocations(revocationContext(tx, ports), grants);
     const change = { objectKind: 'grant', objectId: user.id, operation: 'revoke-all' } as const;
     await recordAdminRevocation(tx, ports, user.id, change, grants);
     return grants;

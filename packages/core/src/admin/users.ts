@@ -11,6 +11,7 @@ import { AdminError, refusingConflicts } from './errors.js';
 import { checkIfMatch } from './etag.js';
 import { decodeCursor, pageFrom } from './page.js';
 import { type AdminPorts, nowOf } from './ports.js';
+import { endUserAccess, type RevocationPorts } from './revocations.js';
 import { userView } from './views.js';
 
 /** How many sign-in attempts {@link listLoginAttempts} shows unless told, and at most. */
@@ -107,8 +108,13 @@ async function writeUser(
   ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
   user: UserRecord,
   patch: Partial<Pick<UserRecord, 'disabled' | 'passwordHash' | 'email' | 'displayName' | 'groups'>>,
-  operation?: string,
+  options: {
+    operation?: string;
+    /** More of the change, in its transaction, after the user was written. */
+    then?: (storage: Storage, updated: UserRecord) => Promise<void>;
+  } = {},
 ): Promise<UserRecord> {
+  const { operation, then } = options;
   return ports.storage.transaction(async (storage) => {
     const updated = await storage.users.update(user.id, { ...patch, updatedAt: nowOf(ports) });
     if (updated === undefined)
@@ -121,24 +127,54 @@ async function writeUser(
       ...(operation === undefined ? {} : { operation }),
       ...changedFields(user, updated, AUDITED),
     });
+    await then?.(storage, updated);
     return updated;
   });
 }
 
+/** What disabling a user ended: its browser sessions and its live grants. */
+export interface DisabledUserAccess {
+  endedSessions: number;
+  revokedGrants: number;
+}
+
+/**
+ * The rest of disabling `user` when `disabled` disables it (enabled before): its sessions end and
+ * its grants are revoked in the transaction of the change (see `endUserAccess`), and `ended`
+ * hears how many. Re-enabling restores none of them.
+ */
+function disabling(
+  ports: RevocationPorts,
+  user: UserRecord,
+  disabled: boolean | undefined,
+  ended: (access: DisabledUserAccess) => void,
+): ((storage: Storage) => Promise<void>) | undefined {
+  if (disabled !== true || user.disabled) return undefined;
+  return async (storage) => ended(await endUserAccess(storage, ports, user.id, 'user-disabled'));
+}
+
 /**
  * Stops a user from signing in (`disabled` true) or lets them again; `changed` is false when the
- * user was so already.
+ * user was so already. Disabling also signs the user out everywhere, in the same transaction: every
+ * browser session ends and every grant is revoked (refresh tokens get `invalid_grant`; access
+ * tokens are refused by introspection and token review on every replica, and stay refused if the
+ * user is enabled again). `endedSessions` and `revokedGrants` say how many (0 unless disabling).
  * @throws AdminError `not_found`.
- * @example const { changed } = await setUserDisabled(ports, 'alice', true);
+ * @example const { changed, revokedGrants } = await setUserDisabled(ports, 'alice', true);
  */
 export async function setUserDisabled(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor' | 'keyPolicy'>,
   username: string,
   disabled: boolean,
-): Promise<{ user: UserRecord; changed: boolean }> {
+): Promise<{ user: UserRecord; changed: boolean } & DisabledUserAccess> {
   const user = await findUser(ports.storage, username);
-  if (user.disabled === disabled) return { user, changed: false };
-  return { user: await writeUser(ports, user, { disabled }), changed: true };
+  let access: DisabledUserAccess = { endedSessions: 0, revokedGrants: 0 };
+  if (user.disabled === disabled) return { user, changed: false, ...access };
+  const then = disabling(ports, user, disabled, (ended) => {
+    access = ended;
+  });
+  const updated = await writeUser(ports, user, { disabled }, then === undefined ? {} : { then });
+  return { user: updated, changed: true, ...access };
 }
 
 /**
@@ -156,7 +192,7 @@ export async function setUserPassword(
   const user = await findUser(ports.storage, username);
   const chosen = choosePassword(ports, user.username, password);
   const passwordHash = await ports.hasher.hash(chosen.password);
-  const updated = await writeUser(ports, user, { passwordHash }, 'set-password');
+  const updated = await writeUser(ports, user, { passwordHash }, { operation: 'set-password' });
   return { user: updated, generatedPassword: shown(chosen) };
 }
 
@@ -223,14 +259,15 @@ export async function listUserPage(
 
 /**
  * Changes a user's email, display name, groups (the list replaces the old one) or disabled flag.
- * With `ifMatch` (the `etag` the caller read), the change is made only if the user has not
- * changed since, checked in the transaction of the write. A group change reaches every replica's
- * token review through the change log, as any user change does.
+ * Disabling ends the user's browser sessions and revokes its grants in the same transaction (see
+ * {@link setUserDisabled}). With `ifMatch` (the `etag` the caller read), the change is made only if
+ * the user has not changed since, checked in the transaction of the write. A group change reaches
+ * every replica's token review through the change log, as any user change does.
  * @throws AdminError `not_found`; `precondition_failed` for a stale `ifMatch`.
  * @example const user = await updateUser(ports, 'alice', { groups: ['dev'] }, { ifMatch: '"…"' });
  */
 export function updateUser(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor' | 'keyPolicy'>,
   username: string,
   patch: UpdateUserInput,
   options: { ifMatch?: string | undefined } = {},
@@ -244,7 +281,8 @@ export function updateUser(
     if (patch.groups !== undefined) changes.groups = patch.groups;
     if (patch.disabled !== undefined) changes.disabled = patch.disabled;
     if (Object.keys(changes).length === 0) return user;
-    return writeUser({ ...ports, storage }, user, changes);
+    const then = disabling(ports, user, changes.disabled, () => {});
+    return writeUser({ ...ports, storage }, user, changes, then === undefined ? {} : { then });
   });
 }
 

@@ -7,7 +7,7 @@ import type { UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { LinkedIdentityRepository } from '../ports/federation-storage.js';
 import type { Clock } from '../ports/runtime.js';
-import { StorageConflictError, type UserRepository } from '../ports/storage.js';
+import { type Storage, StorageConflictError, type UserRepository } from '../ports/storage.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 
 /** How an identity provider's identities become local users. */
@@ -151,37 +151,47 @@ async function createMappedUser(
 }
 
 /**
- * A sign-in through an external provider: maps the identity (see {@link mapExternalIdentity}),
- * records the attempt for the login records and brute-force counts, as a password sign-in does,
- * and records `upstream.sign-in` and `sign-in.succeeded` / `sign-in.failed` (method `upstream`).
- * The events are appended right after the mapping, not in a transaction with it: mapping retries
- * a username taken meanwhile, which a PostgreSQL transaction would not survive.
+ * A sign-in through an external provider: maps the identity (see {@link mapExternalIdentity}) and
+ * records `upstream.sign-in` and `sign-in.succeeded` / `sign-in.failed` (method `upstream`) in one
+ * transaction, so a user or link it creates lands with its events or not at all (a username taken
+ * meanwhile is retried inside it: the storage's inserts that may conflict keep the transaction
+ * usable). Then it records the attempt for the login records and brute-force counts, as a
+ * password sign-in does.
  * @example const mapped = await signInWithExternalIdentity(identity, policy, request.ip, context, { userAgent });
  */
 export async function signInWithExternalIdentity(
   identity: ExternalIdentity,
   policy: IdentityMappingPolicy,
   sourceAddress: string,
-  context: IdentityMappingContext & {
-    storage: { auditEvents: AuditEventRepository };
+  context: Omit<IdentityMappingContext, 'storage'> & {
+    storage: Pick<Storage, 'users' | 'identities' | 'auditEvents' | 'transaction'>;
     throttle?: LoginThrottle | undefined;
   },
   origin: { userAgent?: string | null | undefined } = {},
 ): Promise<IdentityMapping> {
   const attempt = { username: identity.username.slice(0, 256), sourceAddress, provider: policy.provider };
-  const mapped = await mapExternalIdentity(identity, policy, context);
+  const mapped = await context.storage.transaction(async (storage) => {
+    const { clock, newUserId } = context;
+    const result = await mapExternalIdentity(identity, policy, {
+      storage,
+      clock,
+      ...(newUserId === undefined ? {} : { newUserId }),
+    });
+    const outcome = result.ok
+      ? { userId: result.user.id, reason: null }
+      : { userId: null, reason: result.reason };
+    await recordAuditEvent(
+      storage,
+      externalSignInEvents(policy.provider, identity.username, outcome, sourceAddress, origin),
+      context.clock,
+    );
+    return result;
+  });
+  // After the commit: the throttle writes through its own repository, outside the transaction.
   await context.throttle?.record(
     mapped.ok
       ? { ...attempt, userId: mapped.user.id, success: true, reason: null }
       : { ...attempt, userId: null, success: false, reason: mapped.reason },
-  );
-  const outcome = mapped.ok
-    ? { userId: mapped.user.id, reason: null }
-    : { userId: null, reason: mapped.reason };
-  await recordAuditEvent(
-    context.storage,
-    externalSignInEvents(policy.provider, identity.username, outcome, sourceAddress, origin),
-    context.clock,
   );
   return mapped;
 }

@@ -96,7 +96,15 @@ export async function signInWithPassword(
     type: 'sign-in.succeeded' | 'sign-in.failed' | 'sign-in.locked',
     userId: string | null,
     reason: string | null,
-  ) => recordSignIn(request, context, { type, userId, reason, provider: attempt.provider });
+  ) =>
+    recordSignIn(request, context, {
+      type,
+      userId,
+      reason,
+      provider: attempt.provider,
+      // A provider's check (an LDAP bind) came back: an upstream sign-in, as a callback is.
+      upstream: provider !== undefined && type !== 'sign-in.locked',
+    });
   if (decision?.locked) {
     await context.throttle?.record({ ...attempt, userId: null, success: false, reason: 'locked' });
     await audit('sign-in.locked', null, decision.scope);
@@ -123,9 +131,10 @@ export async function signInWithPassword(
 }
 
 /**
- * The audit event of a password sign-in. Written beside the login record, not in one transaction
- * with it: the throttle writes its record through its own repository (instrumented on the
- * server), and a sign-in changes nothing else that an event could be lost beside.
+ * The audit events of a password sign-in: `sign-in.*`, after an `upstream.sign-in` when a
+ * provider checked the password (never the password itself). Written beside the login record, not
+ * in one transaction with it: the throttle writes its record through its own repository
+ * (instrumented on the server), and a sign-in changes nothing else that an event could be lost beside.
  */
 async function recordSignIn(
   request: PasswordSignInRequest,
@@ -135,25 +144,39 @@ async function recordSignIn(
     userId: string | null;
     reason: string | null;
     provider: string;
+    /** Whether a provider (not the local accounts) checked the password: then `upstream.sign-in` too. */
+    upstream?: boolean;
   },
 ): Promise<void> {
   if (context.audit === undefined) return;
   const username = request.username.toLowerCase();
-  const event: AuditEventDraft = {
-    type: outcome.type,
-    actor: { kind: 'user', id: outcome.userId, name: username },
+  const envelope = {
+    actor: { kind: 'user' as const, id: outcome.userId, name: username },
     subject: outcome.userId,
     clientId: request.clientId ?? null,
     address: request.sourceAddress,
     userAgent: request.userAgent ?? null,
-    outcome: outcome.type === 'sign-in.succeeded' ? 'success' : 'failure',
-    details: {
-      method: request.provider === undefined ? 'password' : 'ldap',
-      provider: outcome.provider,
-      channel: request.channel ?? (request.clientId === undefined ? 'browser' : 'password-grant'),
-      username,
-      reason: outcome.reason,
-    },
+    outcome: outcome.type === 'sign-in.succeeded' ? ('success' as const) : ('failure' as const),
   };
-  await recordAuditEvent({ auditEvents: context.audit.events }, event, context.audit.clock);
+  const events: AuditEventDraft[] = [
+    {
+      ...envelope,
+      type: outcome.type,
+      details: {
+        method: request.provider === undefined ? 'password' : 'ldap',
+        provider: outcome.provider,
+        channel: request.channel ?? (request.clientId === undefined ? 'browser' : 'password-grant'),
+        username,
+        reason: outcome.reason,
+      },
+    },
+  ];
+  if (outcome.upstream === true) {
+    events.unshift({
+      ...envelope,
+      type: 'upstream.sign-in',
+      details: { provider: outcome.provider, reason: outcome.reason },
+    });
+  }
+  await recordAuditEvent({ auditEvents: context.audit.events }, events, context.audit.clock);
 }

@@ -10,6 +10,8 @@ import {
   listUserSessions,
   revokeAllUserGrants,
   revokeUserGrant,
+  setUserDisabled,
+  updateUser,
 } from '../../src/index.js';
 import { client } from '../helpers.js';
 import { adminPorts, rejection } from './ports.js';
@@ -219,5 +221,70 @@ describe('listing and revoking grants', () => {
     expect(await isRevoked(ports, 'g-bob')).toBe(false);
     expect(await revokeAllUserGrants(ports, 'alice')).toEqual({ revoked: 0 });
     expect((await listUserGrants(ports, 'bob')).items).toHaveLength(1);
+  });
+});
+
+describe('disabling a user', () => {
+  it("ends the user's sessions and revokes all its grants in the change's transaction; enabling restores none", async () => {
+    const { ports, alice, bob, session, grant } = await setup();
+    await session('s-1', alice.id);
+    await session('s-bob', bob.id);
+    await grant('g-1', alice.id, { sessionId: 's-1' });
+    await grant('g-2', alice.id, { clientId: 'cl_cli' });
+    await grant('g-bob', bob.id);
+
+    expect(await setUserDisabled(ports, 'alice', true)).toMatchObject({
+      changed: true,
+      endedSessions: 1,
+      revokedGrants: 2,
+    });
+    expect((await listUserSessions(ports, 'alice')).items).toEqual([]);
+    expect((await listUserGrants(ports, 'alice')).items).toEqual([]);
+    expect([
+      await isRevoked(ports, 'g-1'),
+      await isRevoked(ports, 'g-2'),
+      await isRevoked(ports, 'g-bob'),
+    ]).toEqual([true, true, false]);
+    const events = await ports.storage.auditEvents.list({ limit: 10 });
+    expect(events.slice(-3).map((e) => [e.type, e.subject, e.details])).toEqual([
+      ['admin.changed', alice.id, expect.objectContaining({ objectKind: 'user', after: { disabled: true } })],
+      ['admin.changed', alice.id, expect.objectContaining({ objectKind: 'session', operation: 'end-all' })],
+      [
+        'token.revoked',
+        alice.id,
+        {
+          reason: 'user-disabled',
+          tokenType: 'grant',
+          grantIds: expect.arrayContaining(['g-1', 'g-2']),
+          jti: null,
+        },
+      ],
+    ]);
+
+    // Enabling restores nothing; bob, disabled through updateUser, loses his grant the same way.
+    expect(await setUserDisabled(ports, 'alice', false)).toMatchObject({
+      endedSessions: 0,
+      revokedGrants: 0,
+    });
+    expect((await listUserGrants(ports, 'alice')).items).toEqual([]);
+    await updateUser(ports, 'bob', { disabled: true });
+    expect((await listUserSessions(ports, 'bob')).items).toEqual([]);
+    expect(await isRevoked(ports, 'g-bob')).toBe(true);
+  });
+
+  it('leaves sessions and grants alone when the change rolls back', async () => {
+    const { ports, alice, session, grant } = await setup();
+    await session('s-1', alice.id);
+    await grant('g-1', alice.id, { sessionId: 's-1' });
+    const boom = new Error('a later step failed');
+    await expect(
+      ports.storage.transaction(async (tx) => {
+        await setUserDisabled({ ...ports, storage: tx }, 'alice', true);
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect((await listUserSessions(ports, 'alice')).items.map((s) => s.id)).toEqual(['s-1']);
+    expect((await listUserGrants(ports, 'alice')).items.map((g) => g.id)).toEqual(['g-1']);
+    expect(await isRevoked(ports, 'g-1')).toBe(false);
   });
 });

@@ -130,7 +130,11 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     route({
       operationId: 'updateUser',
       summary: 'Change a user',
-      description: `Changes email, display name, groups (the list replaces the old one) or disabled. ${IF_MATCH}`,
+      description:
+        'Changes email, display name, groups (the list replaces the old one) or disabled. Disabling a user ' +
+        'also signs it out everywhere, in the same transaction: its browser sessions end and its grants are ' +
+        'revoked (refresh tokens get invalid_grant; access tokens are refused by introspection and token ' +
+        `review at once, and stay refused if the user is enabled again). ${IF_MATCH}`,
       tags: TAGS,
       params: UserParams,
       body: { json: UpdateUserInput, required: true },
