@@ -1,5 +1,11 @@
 import type { AuditEvent } from '@idgate/schema';
-import { createIdgateClient, type IdgateClient, IdgateHttpError } from '@idgate/sdk';
+import {
+  createIdgateAdminClient,
+  createIdgateClient,
+  type IdgateAdminClient,
+  type IdgateClient,
+  IdgateHttpError,
+} from '@idgate/sdk';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assertBuilt, envFor, runInProcess } from '../cli/support.js';
@@ -18,7 +24,7 @@ const sid = (token: string) => (JSON.parse(atob(token.split('.')[1] as string)) 
 // who disables someone leaving the company expects. Enabling it again gives nothing back.
 describe.each(testDatabaseUrls())('disabling a user on $name', (kind) => {
   let t: TestApp;
-  let admin: IdgateClient;
+  let admin: IdgateAdminClient;
   let idgate: IdgateClient;
   let web: Awaited<ReturnType<typeof webApplication>>;
   let cli: { clientId: string; clientSecret: string };
@@ -27,9 +33,11 @@ describe.each(testDatabaseUrls())('disabling a user on $name', (kind) => {
   beforeAll(async () => {
     t = await startTestApp(kind);
     for (const username of ['ann', 'bob']) ids[username] = await t.addUser(username, PASSWORD);
-    const adminKey = await t.addApiKey(['admin', 'tokenreview']);
-    admin = createIdgateClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
-    idgate = createIdgateClient({ baseUrl: t.baseUrl, fetch: t.fetch });
+    const adminKey = await t.addApiKey(['admin']);
+    admin = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
+    // A cluster's webhook key reviews tokens: the token client sends it.
+    const reviewKey = await t.addApiKey(['tokenreview']);
+    idgate = createIdgateClient({ baseUrl: t.baseUrl, apiKey: reviewKey, fetch: t.fetch });
     web = await webApplication(t, 'Web');
     cli = await t.addClient({
       name: 'CLI',
@@ -93,7 +101,7 @@ describe.each(testDatabaseUrls())('disabling a user on $name', (kind) => {
   };
   const liveness = async (tokens: Signed['browser']) => ({
     introspection: (await idgate.introspectToken({ token: tokens.access, ...tokens.client })).active,
-    review: (await admin.reviewToken(tokens.access)).status.authenticated,
+    review: (await idgate.reviewToken(tokens.access)).status.authenticated,
   });
   const signedOut = async (signed: Signed) => ({
     silent: await silently(signed.agent),
