@@ -1,0 +1,36 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RUN_DIRECTORY_ENV } from './helpers/run-record.js';
+import { scanRun } from './helpers/secret-scan.js';
+
+/**
+ * Makes the run directory every test-built server writes its log and audit events into and every
+ * registered secret is noted in (`helpers/run-record.ts`); after the last test file, scans it all
+ * and fails the run on any secret or token-shaped string, naming the file and line. A clean run's
+ * directory is removed; one with findings is kept for reading.
+ */
+export default function setup(): () => void {
+  const dir = mkdtempSync(join(tmpdir(), 'idgate-test-run-'));
+  // Set before the workers start: they inherit it.
+  process.env[RUN_DIRECTORY_ENV] = dir;
+  return () => {
+    const started = performance.now();
+    const scan = scanRun(dir);
+    const ms = Math.round(performance.now() - started);
+    console.log(
+      `secret scan: ${scan.lines} lines (${scan.events} audit events) in ${scan.files} files, ` +
+        `${scan.secrets} registered secrets, ${scan.findings.length} findings, ${ms} ms`,
+    );
+    if (scan.findings.length === 0) {
+      rmSync(dir, { recursive: true, force: true });
+      return;
+    }
+    const shown = scan.findings.slice(0, 50).map((f) => `  ${f.file}:${f.line}: ${f.what}`);
+    if (scan.findings.length > shown.length)
+      shown.push(`  … and ${scan.findings.length - shown.length} more`);
+    // vitest reports an error thrown here but still exits 0: the exit code must say it too.
+    process.exitCode = 1;
+    throw new Error(`the run's logs or audit events hold secrets (kept in ${dir}):\n${shown.join('\n')}`);
+  };
+}
