@@ -31,6 +31,8 @@ export default function setup(): () => void {
       shown.push(`  … and ${scan.findings.length - shown.length} more`);
     // vitest reports an error thrown here but still exits 0: the exit code must say it too.
     process.exitCode = 1;
-    throw new Error(`the run's logs or audit events hold secrets (kept in ${dir}):\n${shown.join('\n')}`);
+    throw new Error(
+      `the run's logs or audit events hold secrets or broken events (kept in ${dir}):\n${shown.join('\n')}`,
+    );
   };
 }

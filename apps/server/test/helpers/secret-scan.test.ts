@@ -27,7 +27,7 @@ function run(files: Record<string, string>): string {
 }
 
 describe('the secret scan at the end of a test run', () => {
-  it('names the file and line of each registered secret and token-shaped string, never the value', () => {
+  it('names the file and line of each secret, token-shaped string and broken or repeated event, never the value', () => {
     const dir = run({
       'logs/a.log': [
         '{"msg":"incoming request","url":"/oauth/token"}',
@@ -35,16 +35,25 @@ describe('the secret scan at the end of a test run', () => {
         `{"url":"/login?password=${encodeURIComponent(PHRASE)}"}`,
         `{"msg":"short is a word"}`,
       ].join('\n'),
-      'audit/b.jsonl': `{"type":"x","details":{"token":"${JWT}"}}\n{"type":"y","details":{"key":"${API_KEY}","prefix":"idg_abcdefgh"}}\n{"h":"Bearer ${CLIENT_SECRET.slice(0, 20)}"}\n`,
+      'audit/b.jsonl': [
+        `{"id":"e1","type":"x","details":{"token":"${JWT}"}}`,
+        `{"id":"e2","type":"y","details":{"key":"${API_KEY}","prefix":"idg_abcdefgh"}}`,
+        `{"id":"e3","type":"z","h":"Bearer ${CLIENT_SECRET.slice(0, 20)}"}`,
+        '{"id":"e1","type":"x"}',
+        '{"id":"e4","ty',
+        '',
+      ].join('\n'),
     });
     const result = scanRun(dir);
-    expect(result).toMatchObject({ files: 2, lines: 7, events: 3 });
+    expect(result).toMatchObject({ files: 2, lines: 9, events: 5 });
     expect(result.findings).toEqual([
       { file: 'logs/a.log', line: 2, what: 'a client secret the run registered' },
       { file: 'logs/a.log', line: 3, what: 'a password the run registered' },
       { file: 'audit/b.jsonl', line: 1, what: 'a JWT-shaped string' },
       { file: 'audit/b.jsonl', line: 2, what: 'an API key' },
       { file: 'audit/b.jsonl', line: 3, what: 'an Authorization header value' },
+      { file: 'audit/b.jsonl', line: 4, what: 'event e1 written twice in the run' },
+      { file: 'audit/b.jsonl', line: 5, what: 'not one JSON audit event' },
     ]);
     expect(JSON.stringify(result)).not.toContain(CLIENT_SECRET);
   });
@@ -53,7 +62,7 @@ describe('the secret scan at the end of a test run', () => {
     const dir = run({
       'logs/a.log': '{"msg":"signed in","clientId":"cl_abcdefghijklmnop","keyPrefix":"idg_abcdefgh"}\n',
       'audit/b.jsonl':
-        '{"address":"hmac-sha256:47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU","www":"Basic realm=\\"idgate\\""}\n',
+        '{"id":"e1","type":"x","address":"hmac-sha256:47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU","www":"Basic realm=\\"idgate\\""}\n',
     });
     expect(scanRun(dir).findings).toEqual([]);
   });

@@ -1,7 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** One line of the run's output that holds a secret: where, and what kind (never the value). */
+/**
+ * One line of the run's output that holds a secret — where, and what kind (never the value) — or
+ * an audit line that is not one whole event, or an event written twice.
+ */
 export interface Finding {
   /** Relative to the run directory, e.g. `logs/http~token.test.ts.1234.1.log`. */
   file: string;
@@ -63,6 +66,7 @@ export function scanRun(dir: string): ScanResult {
           phrases.set(form, what);
     }
   }
+  const ids = new Set<string>();
   const result: ScanResult = {
     files: 0,
     lines: 0,
@@ -81,6 +85,13 @@ export function scanRun(dir: string): ScanResult {
       if (folder === 'audit') result.events += lines.length;
       lines.forEach((line, index) => {
         const found = (what: string) => result.findings.push({ file, line: index + 1, what });
+        // Each committed event is written once, by the process that recorded it, as one whole line.
+        if (folder === 'audit') {
+          const id = eventId(line);
+          if (id === undefined) found('not one JSON audit event');
+          else if (ids.has(id)) found(`event ${id} written twice in the run`);
+          else ids.add(id);
+        }
         for (const shape of SHAPES)
           if (line.includes(shape.hint) && shape.pattern.test(line)) found(shape.what);
         for (const run of line.match(RUNS) ?? []) {
@@ -96,6 +107,15 @@ export function scanRun(dir: string): ScanResult {
     }
   }
   return result;
+}
+
+function eventId(line: string): string | undefined {
+  try {
+    const event = JSON.parse(line) as { id?: unknown; type?: unknown };
+    return typeof event.id === 'string' && typeof event.type === 'string' ? event.id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function list(dir: string): string[] {

@@ -69,3 +69,22 @@ export async function startServeProcess(
   }
   return { url, process: child, stop };
 }
+
+/**
+ * Starts one `idgate serve` per port at once ({@link startServeProcess}); if any fails to become
+ * ready, stops the others and fails.
+ */
+export async function startServeProcesses(
+  env: Record<string, string | undefined>,
+  ports: number[],
+  options: { readyWithinMs?: number } = {},
+): Promise<ServeProcess[]> {
+  const started = await Promise.allSettled(ports.map((port) => startServeProcess(env, port, options)));
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed === undefined)
+    return started.map((result) => (result as PromiseFulfilledResult<ServeProcess>).value);
+  await Promise.all(
+    started.map((result) => (result.status === 'fulfilled' ? result.value.stop() : undefined)),
+  );
+  throw failed.reason;
+}

@@ -6,7 +6,7 @@ import { createIdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { registerResponseSecrets, registerSecret } from '../helpers/run-record.js';
-import { BIN, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { BIN, type ServeProcess, startServeProcesses } from '../helpers/serve-process.js';
 import { freePort } from '../helpers/server.js';
 
 const SECRET = 'replica-test-secret-0123456789abcdefghij';
@@ -73,7 +73,7 @@ describe.runIf(postgres !== undefined)(
       registerSecret('API key', creds.apiKey);
       registerSecret('password', creds.admin.password);
       registerSecret('client secret', creds.client.clientSecret);
-      [A, B] = await Promise.all([startServeProcess(env, portA), startServeProcess(env, portB)]);
+      [A, B] = (await startServeProcesses(env, [portA, portB])) as [ServeProcess, ServeProcess];
     }, 60_000);
 
     afterAll(async () => {
