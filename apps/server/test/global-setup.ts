@@ -16,14 +16,18 @@ export default function setup(): () => void {
   process.env[RUN_DIRECTORY_ENV] = dir;
   return () => {
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     const scan = scanRun(dir);
+    const cpu = process.cpuUsage(cpuBefore);
     const ms = Math.round(performance.now() - started);
+    const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
     console.log(
       `secret scan: ${scan.lines} lines (${scan.events} audit events) in ${scan.files} files, ` +
-        `${scan.secrets} registered secrets, ${scan.findings.length} findings, ${ms} ms`,
+        `${scan.secrets} registered secrets, ${scan.findings.length} findings, ${ms} ms (${cpuMs} ms CPU)`,
     );
     if (scan.findings.length === 0) {
-      rmSync(dir, { recursive: true, force: true });
+      if (process.env.IDGATE_TEST_KEEP_RUN_DIR === undefined) rmSync(dir, { recursive: true, force: true });
+      else console.log(`the run directory is kept: ${dir}`);
       return;
     }
     const shown = scan.findings.slice(0, 50).map((f) => `  ${f.file}:${f.line}: ${f.what}`);
