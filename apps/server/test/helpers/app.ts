@@ -6,6 +6,7 @@ import type { IdgateConfigInput } from '../../src/config.js';
 import { type ComposedServer, composeServer } from '../../src/serve.js';
 import type { TestDatabaseKind } from './databases.js';
 import { startHarness, type TestHarness } from './harness.js';
+import { registerResponseSecrets, registerSecret } from './run-record.js';
 
 export { testClock } from './harness.js';
 
@@ -43,6 +44,26 @@ export async function startTestApp(
   );
   const { app, services } = harness.server;
   return { ...harness, app, services, baseUrl: TEST_ORIGIN, fetch: injectFetch(app) };
+}
+
+/**
+ * Registers what a response hands out (tokens, codes, client secrets, API keys) for the run's
+ * secret scan: JSON bodies are read from a clone (never a stream: a live tail does not end).
+ */
+function registerIssued(response: Response): void {
+  const location = response.headers.get('location');
+  if (location?.includes('code=')) {
+    registerSecret(
+      'authorization code',
+      new URL(location, TEST_ORIGIN).searchParams.get('code') ?? undefined,
+    );
+  }
+  if (response.body !== null && response.headers.get('content-type')?.startsWith('application/json')) {
+    response
+      .clone()
+      .json()
+      .then(registerResponseSecrets, () => {});
+  }
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -98,6 +119,7 @@ export function injectFetch(app: FastifyInstance, origin = TEST_ORIGIN): typeof 
       headers: received,
     });
     Object.defineProperty(response, 'url', { value: url.toString() });
+    registerIssued(response);
     return response;
   };
 

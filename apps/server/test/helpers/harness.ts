@@ -4,6 +4,7 @@ import type { ApiKeyScope, GrantType } from '@idgate/schema';
 import { type IdgateConfigInput, loadConfig } from '../../src/config.js';
 import type { ComposedServer } from '../../src/serve.js';
 import type { TestDatabase, TestDatabaseKind } from './databases.js';
+import { openRunOutput, registerSecret } from './run-record.js';
 
 export const TEST_SECRET = 'integration-test-secret-0123456789abcdef';
 
@@ -43,6 +44,9 @@ export interface TestHarness {
  * Composes idgate over a fresh database of `kind` with the test secret and `overrides`, capturing
  * its log lines; `compose` gets the configuration and the log stream (and decides whether to
  * listen). Whatever `compose` returns is closed, and the database dropped, by `close()`.
+ * In a run with a run directory (`run-record.ts`) the log lines and the audit events (`audit.log`,
+ * unless `overrides` name another) also go to files of this server's own there, and the secrets
+ * it is seeded with are registered, for the secret scan at the end of the run.
  */
 export async function startHarness<Server extends ComposedServer>(
   kind: TestDatabaseKind,
@@ -54,8 +58,11 @@ export async function startHarness<Server extends ComposedServer>(
 ): Promise<TestHarness & { server: Server }> {
   const database = await kind.create();
   const logs: string[] = [];
+  const output = openRunOutput();
+  registerSecret('server secret', TEST_SECRET, settings.overrides.secret);
   const logStream = new Writable({
     write(chunk, _encoding, done) {
+      output?.log(String(chunk));
       logs.push(
         ...String(chunk)
           .split('\n')
@@ -73,6 +80,7 @@ export async function startHarness<Server extends ComposedServer>(
         secret: TEST_SECRET,
         log: { level: 'info' },
         ...settings.overrides,
+        ...(output === undefined ? {} : { audit: { log: output.auditFile, ...settings.overrides.audit } }),
         // Database settings (timeouts) apply to the database made here unless a URL is given.
         database: { url: database.url, ...settings.overrides.database },
       },
@@ -82,6 +90,7 @@ export async function startHarness<Server extends ComposedServer>(
       ...(settings.clock === undefined ? {} : { clock: settings.clock }),
     });
   } catch (error) {
+    output?.close();
     await database.drop();
     throw error;
   }
@@ -97,10 +106,12 @@ export async function startHarness<Server extends ComposedServer>(
       try {
         await server.close();
       } finally {
+        output?.close();
         await database.drop();
       }
     },
     async addUser(username, password, options = {}) {
+      registerSecret('password', password);
       const input = {
         username,
         email: options.email ?? null,
@@ -122,10 +133,13 @@ export async function startHarness<Server extends ComposedServer>(
         accessTokenTtl: options.accessTokenTtl ?? 600,
         refreshTokenTtl: options.refreshTokenTtl ?? 86_400,
       });
+      registerSecret('client secret', clientSecret);
       return { clientId: client.clientId, clientSecret: clientSecret ?? '' };
     },
     async addApiKey(scopes) {
-      return (await createApiKey(admin, { name: `key-${++counter}`, scopes })).key;
+      const { key } = await createApiKey(admin, { name: `key-${++counter}`, scopes });
+      registerSecret('API key', key);
+      return key;
     },
   };
 }

@@ -1,29 +1,18 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createIdgateAdminClient, createIdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
+import { registerSecret } from '../helpers/run-record.js';
+import { BIN, type ServeProcess, startServeProcesses, within } from '../helpers/serve-process.js';
 import { freePort } from '../helpers/server.js';
 
-const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url));
 const SECRET = 'replica-test-secret-0123456789abcdefghij';
 const postgres = testDatabaseUrls().find((kind) => kind.name === 'postgres');
 
-/** Polls `check` until it is true, or fails after `limitMs`. */
-async function within(limitMs: number, check: () => Promise<boolean>): Promise<void> {
-  const start = performance.now();
-  while (performance.now() - start < limitMs) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`not within ${limitMs} ms`);
-}
-
 describe.runIf(postgres !== undefined)('group changes across replicas on one PostgreSQL database', () => {
   let database: TestDatabase;
-  const replicas: Array<{ url: string; process: ChildProcess }> = [];
+  let replicas: ServeProcess[] = [];
   let creds: {
     apiKey: string;
     admin: { username: string; password: string };
@@ -31,7 +20,6 @@ describe.runIf(postgres !== undefined)('group changes across replicas on one Pos
   };
 
   beforeAll(async () => {
-    if (!existsSync(BIN)) throw new Error('dist/bin.js is missing: run `pnpm build` first');
     database = await (postgres as NonNullable<typeof postgres>).create();
     const ports = [await freePort(), await freePort()];
     const env = {
@@ -45,31 +33,14 @@ describe.runIf(postgres !== undefined)('group changes across replicas on one Pos
     creds = JSON.parse(
       (await promisify(execFile)(process.execPath, [BIN, 'init', '--json'], { env })).stdout,
     );
-    for (const port of ports) {
-      const child = spawn(process.execPath, [BIN, 'serve'], {
-        env: { ...env, IDGATE_PORT: String(port) },
-        stdio: 'ignore',
-      });
-      replicas.push({ url: `http://127.0.0.1:${port}`, process: child });
-    }
-    for (const replica of replicas) {
-      await within(
-        60_000,
-        async () => (await fetch(`${replica.url}/readyz`).catch(() => undefined))?.status === 200,
-      );
-    }
+    registerSecret('API key', creds.apiKey);
+    registerSecret('password', creds.admin.password);
+    registerSecret('client secret', creds.client.clientSecret);
+    replicas = await startServeProcesses(env, ports, { readyWithinMs: 60_000 });
   }, 120_000);
 
   afterAll(async () => {
-    for (const replica of replicas) replica.process.kill('SIGTERM');
-    await Promise.all(
-      replicas.map(
-        (r) =>
-          new Promise((resolve) =>
-            r.process.exitCode !== null ? resolve(null) : r.process.once('exit', resolve),
-          ),
-      ),
-    );
+    await Promise.all(replicas.map((replica) => replica.stop()));
     await database?.drop();
   });
 

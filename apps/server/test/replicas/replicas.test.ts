@@ -1,28 +1,17 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
+import { registerSecret } from '../helpers/run-record.js';
+import { BIN, type ServeProcess, startServeProcesses, within } from '../helpers/serve-process.js';
 import { freePort } from '../helpers/server.js';
 
-const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url));
 const SECRET = 'replica-test-secret-0123456789abcdefghij';
 const postgres = testDatabaseUrls().find((kind) => kind.name === 'postgres');
 
-/** Polls `check` until it is true; answers how long that took, or fails after `limitMs`. */
-async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {
-  const start = performance.now();
-  while (performance.now() - start < limitMs) {
-    if (await check()) return performance.now() - start;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`not within ${limitMs} ms`);
-}
-
 describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL database', () => {
   let database: TestDatabase;
-  const replicas: Array<{ url: string; process: ChildProcess }> = [];
+  let replicas: ServeProcess[] = [];
   let env: NodeJS.ProcessEnv;
   let creds: {
     apiKey: string;
@@ -35,7 +24,6 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
     (await promisify(execFile)(process.execPath, [BIN, ...args], { env })).stdout;
 
   beforeAll(async () => {
-    if (!existsSync(BIN)) throw new Error('dist/bin.js is missing: run `pnpm build` first');
     database = await (postgres as NonNullable<typeof postgres>).create();
     const ports = [await freePort(), await freePort(), await freePort()];
     issuer = `http://127.0.0.1:${ports[0]}/oauth`;
@@ -49,31 +37,14 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
       IDGATE_LOGIN_MAX_FAILURES: '3',
     };
     creds = JSON.parse(await cli('init', '--json'));
-    for (const port of ports) {
-      const child = spawn(process.execPath, [BIN, 'serve'], {
-        env: { ...env, IDGATE_PORT: String(port) },
-        stdio: 'ignore',
-      });
-      replicas.push({ url: `http://127.0.0.1:${port}`, process: child });
-    }
-    for (const replica of replicas) {
-      await within(
-        15_000,
-        async () => (await fetch(`${replica.url}/readyz`).catch(() => undefined))?.status === 200,
-      );
-    }
+    registerSecret('API key', creds.apiKey);
+    registerSecret('password', creds.admin.password);
+    registerSecret('client secret', creds.client.clientSecret);
+    replicas = await startServeProcesses(env, ports, { readyWithinMs: 45_000 });
   }, 60_000);
 
   afterAll(async () => {
-    for (const replica of replicas) replica.process.kill('SIGTERM');
-    await Promise.all(
-      replicas.map(
-        (r) =>
-          new Promise((resolve) =>
-            r.process.exitCode !== null ? resolve(null) : r.process.once('exit', resolve),
-          ),
-      ),
-    );
+    await Promise.all(replicas.map((replica) => replica.stop()));
     await database?.drop();
   });
 
@@ -150,6 +121,7 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
     const created = JSON.parse(
       await cli('api-keys', 'add', '--name', 'apiserver-2', '--scope', 'tokenreview', '--json'),
     ) as { key: string; prefix: string };
+    registerSecret('API key', created.key);
     const review = (replica: number) =>
       fetch(`${replicas[replica]?.url}/oauth/authenticate`, {
         method: 'POST',
@@ -173,6 +145,7 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
       clientId: string;
       clientSecret: string;
     };
+    registerSecret('client secret', created.clientSecret);
     const grant = (replica: number) =>
       fetch(`${replicas[replica]?.url}/oauth/token`, {
         method: 'POST',
@@ -209,19 +182,9 @@ describe.runIf(postgres !== undefined)('replicas starting together on an empty P
       IDGATE_HOST: '127.0.0.1',
       IDGATE_LOG_LEVEL: 'warn',
     };
-    const children = ports.map((port) =>
-      spawn(process.execPath, [BIN, 'serve'], {
-        env: { ...env, IDGATE_PORT: String(port) },
-        stdio: 'ignore',
-      }),
-    );
+    let children: ServeProcess[] = [];
     try {
-      for (const port of ports) {
-        await within(
-          20_000,
-          async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
-        );
-      }
+      children = await startServeProcesses(env, ports, { readyWithinMs: 45_000 });
       const kids = await Promise.all(
         ports.map(async (port) =>
           (
@@ -239,12 +202,7 @@ describe.runIf(postgres !== undefined)('replicas starting together on an empty P
       ) as unknown[];
       expect(listed).toHaveLength(1);
     } finally {
-      for (const child of children) child.kill('SIGTERM');
-      await Promise.all(
-        children.map(
-          (c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once('exit', resolve))),
-        ),
-      );
+      await Promise.all(children.map((child) => child.stop()));
       await database.drop();
     }
   }, 60_000);
