@@ -2,7 +2,7 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { AuditEvent } from '@idgate/schema';
-import { createIdgateClient } from '@idgate/sdk';
+import { createIdgateAdminClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { registerResponseSecrets, registerSecret } from '../helpers/run-record.js';
@@ -81,8 +81,8 @@ describe.runIf(postgres !== undefined)(
       await database?.drop();
     });
 
-    const onA = () => createIdgateClient({ baseUrl: A.url, apiKey: creds.apiKey });
-    const onB = () => createIdgateClient({ baseUrl: B.url, apiKey: creds.apiKey });
+    const onA = () => createIdgateAdminClient({ baseUrl: A.url, apiKey: creds.apiKey });
+    const onB = () => createIdgateAdminClient({ baseUrl: B.url, apiKey: creds.apiKey });
 
     /** An admin change through B's REST API: the admin user's groups. */
     const changeGroups = async (groups: string[]) => {
