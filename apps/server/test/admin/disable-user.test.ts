@@ -32,7 +32,7 @@ describe.each(testDatabaseUrls())('disabling a user on $name', (kind) => {
 
   beforeAll(async () => {
     t = await startTestApp(kind);
-    for (const username of ['ann', 'bob']) ids[username] = await t.addUser(username, PASSWORD);
+    for (const username of ['ann', 'bob', 'cy']) ids[username] = await t.addUser(username, PASSWORD);
     const adminKey = await t.addApiKey(['admin']);
     admin = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
     // A cluster's webhook key reviews tokens: the token client sends it.
@@ -216,5 +216,37 @@ describe.each(testDatabaseUrls())('disabling a user on $name', (kind) => {
       interval: 100,
     });
     expect(await signedOut(bob)).toEqual(SIGNED_OUT);
+  });
+
+  it('deleting a user signs it out the same way, and records the deletion after the sign-out', async () => {
+    const cy = await signedInEverywhere('cy');
+    const userId = ids.cy;
+    const events = await during(() => admin.deleteUser('cy'));
+    expect(shape(events)).toEqual([
+      {
+        type: 'admin.changed',
+        actor: 'api-key',
+        subject: userId,
+        details: expect.objectContaining({ objectKind: 'session', operation: 'end-all' }),
+      },
+      {
+        type: 'token.revoked',
+        actor: 'api-key',
+        subject: userId,
+        details: {
+          reason: 'user-deleted',
+          tokenType: 'grant',
+          grantIds: expect.arrayContaining([sid(cy.browser.access), sid(cy.grant.access)]),
+          jti: null,
+        },
+      },
+      {
+        type: 'admin.changed',
+        actor: 'api-key',
+        subject: userId,
+        details: expect.objectContaining({ objectKind: 'user', action: 'deleted' }),
+      },
+    ]);
+    expect(await signedOut(cy)).toEqual(SIGNED_OUT);
   });
 });

@@ -1,7 +1,5 @@
 import type { CreateUserInput, UpdateUserInput, UserListQuery } from '@idgate/schema';
-import { adminActor, changedFields, recordAdminChange } from '../audit/admin.js';
-import { recordAuditEvent } from '../audit/record.js';
-import { publishGrantRevocations } from '../grants/revoke-grant.js';
+import { changedFields, recordAdminChange } from '../audit/admin.js';
 import type { LoginAttemptRecord, NewUser, UserRecord } from '../model.js';
 import type { Storage, UserPageQuery } from '../ports/storage.js';
 import { generatePassword } from '../secrets.js';
@@ -289,25 +287,22 @@ export function updateUser(
 /**
  * Deletes a user and everything that lets it in, in one transaction: its grants are revoked (their
  * refresh tokens stop working; their access tokens go into the revocation set every replica
- * consults), its browser sessions end, its linked identities are removed.
+ * consults), its browser sessions end, its linked identities are removed. Records the sessions'
+ * ending and the grants' revocation (`token.revoked`, reason `user-deleted`) as disabling does, then
+ * the deletion. `revokedGrants` counts the grants that were still live.
  * @throws AdminError `not_found`; `precondition_failed` for a stale `ifMatch`.
  * @example const { revokedGrants } = await deleteUser(ports, 'alice');
  */
 export function deleteUser(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'lifetimes' | 'auditActor'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'auditActor'>,
   username: string,
   options: { ifMatch?: string | undefined } = {},
 ): Promise<{ user: UserRecord; revokedGrants: number; endedSessions: number; unlinkedIdentities: number }> {
   return ports.storage.transaction(async (storage) => {
     const user = await findUser(storage, username);
     checkIfMatch(options.ifMatch, userView(user).etag, 'user', user.username);
-    const now = nowOf(ports);
-    const revoked = await storage.grants.revokeByUser(user.id, now);
-    await publishGrantRevocations(
-      { storage, clock: ports.clock, maxTokenLifetimeSeconds: ports.lifetimes.maxAccessTokenTtl },
-      revoked,
-    );
-    const endedSessions = (await storage.sessions.endByUser(user.id, now)).length;
+    // Signed out everywhere first, as a disabled user is (events: sessions ended, grants revoked).
+    const access = await endUserAccess(storage, ports, user.id, 'user-deleted');
     const identities = await storage.identities.listByUser(user.id);
     for (const identity of identities) await storage.identities.unlink(identity.provider, identity.subject);
     if (!(await storage.users.remove(user.id)))
@@ -319,24 +314,7 @@ export function deleteUser(
       subject: user.id,
       ...changedFields(user, null, AUDITED),
     });
-    if (revoked.length > 0) {
-      await recordAuditEvent(
-        storage,
-        {
-          type: 'token.revoked',
-          actor: adminActor(ports),
-          subject: user.id,
-          details: {
-            reason: 'user-deleted',
-            tokenType: 'grant',
-            grantIds: revoked.map((g) => g.id),
-            jti: null,
-          },
-        },
-        ports.clock,
-      );
-    }
-    return { user, revokedGrants: revoked.length, endedSessions, unlinkedIdentities: identities.length };
+    return { user, ...access, unlinkedIdentities: identities.length };
   });
 }
 
