@@ -55,7 +55,9 @@ export function changedFields<T extends object>(
 
 /**
  * Records an `admin.changed` event through `storage` (a transaction's, so it lands with the
- * change), acted by `ports.auditActor()`. Secret-named fields are dropped from before/after.
+ * change), acted by `ports.auditActor()`. Secret-named fields are dropped from before/after. An
+ * update that changed no field and names no operation (a PATCH repeating what is there) records
+ * nothing: the trail holds changes, not requests.
  * @example await recordAdminChange(tx, ports, { objectKind: 'user', objectId: user.id, action: 'deleted', subject: user.id });
  */
 export async function recordAdminChange(
@@ -63,6 +65,13 @@ export async function recordAdminChange(
   ports: AuditActorPort & { clock: Clock },
   change: AdminChange,
 ): Promise<void> {
+  if (
+    change.action === 'updated' &&
+    change.operation === undefined &&
+    isEmpty(change.before) &&
+    isEmpty(change.after)
+  )
+    return;
   await recordAuditEvent(
     storage,
     {
@@ -90,6 +99,9 @@ export async function recordAdminChange(
 export function adminActor(ports: AuditActorPort): AuditActor {
   return ports.auditActor?.() ?? { kind: 'system', id: null };
 }
+
+const isEmpty = (fields: Record<string, unknown> | null | undefined): boolean =>
+  fields !== null && fields !== undefined && Object.keys(fields).length === 0;
 
 function withoutSecrets(fields: Record<string, unknown> | null | undefined): Record<string, Json> | null {
   if (fields === null || fields === undefined) return null;
