@@ -13,7 +13,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
 import type { UserAgent } from '../helpers/user-agent.js';
-import { browser, REDIRECT, signInTo, webApplication } from './sign-ins.js';
+import { browser, passwordGrantClient, REDIRECT, signInTo, webApplication } from './sign-ins.js';
 
 beforeAll(assertBuilt);
 
@@ -39,12 +39,7 @@ describe.each(testDatabaseUrls())('disabling a user on $name', (kind) => {
     const reviewKey = await t.addApiKey(['tokenreview']);
     idgate = createIdgateClient({ baseUrl: t.baseUrl, apiKey: reviewKey, fetch: t.fetch });
     web = await webApplication(t, 'Web');
-    cli = await t.addClient({
-      name: 'CLI',
-      trusted: true,
-      grants: ['password', 'refresh_token'],
-      scopes: ['openid', 'offline_access'],
-    });
+    cli = await passwordGrantClient(t);
   });
   afterAll(async () => t?.close());
 

@@ -11,7 +11,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { BROWSER, browser, signInTo, webApplication } from './sign-ins.js';
+import { BROWSER, browser, passwordGrantClient, signInTo, webApplication } from './sign-ins.js';
 
 async function failure<T extends Error>(
   promise: Promise<unknown>,
@@ -65,12 +65,7 @@ describe.each(testDatabaseUrls())("a user's sessions and grants over the admin A
     idgate = createIdgateClient({ baseUrl: t.baseUrl, apiKey: adminKey, fetch: t.fetch });
     web = await webApplication(t, 'Web');
     wiki = await webApplication(t, 'Wiki');
-    cli = await t.addClient({
-      name: 'CLI',
-      trusted: true,
-      grants: ['password', 'refresh_token'],
-      scopes: ['openid', 'offline_access'],
-    });
+    cli = await passwordGrantClient(t);
   });
   afterAll(async () => t?.close());
 

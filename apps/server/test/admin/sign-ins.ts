@@ -21,6 +21,16 @@ export async function webApplication(t: TestApp, name: string) {
   return { ...client, config };
 }
 
+/** A trusted client of the password grant with refresh tokens: a CLI signing people in. */
+export function passwordGrantClient(t: TestApp, name = 'CLI') {
+  return t.addClient({
+    name,
+    trusted: true,
+    grants: ['password', 'refresh_token'],
+    scopes: ['openid', 'offline_access'],
+  });
+}
+
 /** A browser (its own cookie jar and user agent) that talks to the test app. */
 export function browser(t: TestApp): UserAgent {
   return new UserAgent((input, init) =>

@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { openRunOutput } from './run-record.js';
+import { promisify } from 'node:util';
+import { openRunOutput, registerSecret } from './run-record.js';
 
 /** The built CLI (`pnpm build` first). */
 export const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url));
@@ -14,6 +15,26 @@ export async function within(limitMs: number, check: () => Promise<boolean>): Pr
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`not within ${limitMs} ms`);
+}
+
+/** What `idgate init --json` prints: the admin API key, the admin user and the first client. */
+export interface InitCredentials {
+  apiKey: string;
+  admin: { username: string; password: string };
+  client: { clientId: string; clientSecret: string };
+}
+
+/**
+ * Runs `idgate init --json` with `env` (the database of the servers to start) and answers what it
+ * printed, each secret registered for the run's secret scan.
+ */
+export async function initDatabase(env: Record<string, string | undefined>): Promise<InitCredentials> {
+  const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'init', '--json'], { env });
+  const creds = JSON.parse(stdout) as InitCredentials;
+  registerSecret('API key', creds.apiKey);
+  registerSecret('password', creds.admin.password);
+  registerSecret('client secret', creds.client.clientSecret);
+  return creds;
 }
 
 /** A real `idgate serve` child process listening on 127.0.0.1. */

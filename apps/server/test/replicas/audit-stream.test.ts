@@ -1,12 +1,17 @@
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
 import { AuditEvent } from '@idgate/schema';
 import { createIdgateAdminClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { registerResponseSecrets, registerSecret } from '../helpers/run-record.js';
-import { BIN, type ServeProcess, startServeProcesses } from '../helpers/serve-process.js';
+import {
+  BIN,
+  type InitCredentials,
+  initDatabase,
+  type ServeProcess,
+  startServeProcesses,
+} from '../helpers/serve-process.js';
 import { freePort } from '../helpers/server.js';
 
 const SECRET = 'replica-test-secret-0123456789abcdefghij';
@@ -49,11 +54,7 @@ describe.runIf(postgres !== undefined)(
     let env: Record<string, string | undefined>;
     let A: ServeProcess;
     let B: ServeProcess;
-    let creds: {
-      apiKey: string;
-      admin: { username: string; password: string };
-      client: { clientId: string; clientSecret: string };
-    };
+    let creds: InitCredentials;
 
     beforeAll(async () => {
       database = await (postgres as NonNullable<typeof postgres>).create();
@@ -67,12 +68,7 @@ describe.runIf(postgres !== undefined)(
         IDGATE_LOG_LEVEL: 'info',
       };
       registerSecret('server secret', SECRET);
-      creds = JSON.parse(
-        (await promisify(execFile)(process.execPath, [BIN, 'init', '--json'], { env })).stdout,
-      );
-      registerSecret('API key', creds.apiKey);
-      registerSecret('password', creds.admin.password);
-      registerSecret('client secret', creds.client.clientSecret);
+      creds = await initDatabase(env);
       [A, B] = (await startServeProcesses(env, [portA, portB])) as [ServeProcess, ServeProcess];
     }, 60_000);
 

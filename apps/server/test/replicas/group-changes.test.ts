@@ -1,10 +1,13 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { createIdgateAdminClient, createIdgateClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { registerSecret } from '../helpers/run-record.js';
-import { BIN, type ServeProcess, startServeProcesses, within } from '../helpers/serve-process.js';
+import {
+  type InitCredentials,
+  initDatabase,
+  type ServeProcess,
+  startServeProcesses,
+  within,
+} from '../helpers/serve-process.js';
 import { freePort } from '../helpers/server.js';
 
 const SECRET = 'replica-test-secret-0123456789abcdefghij';
@@ -13,11 +16,7 @@ const postgres = testDatabaseUrls().find((kind) => kind.name === 'postgres');
 describe.runIf(postgres !== undefined)('group changes across replicas on one PostgreSQL database', () => {
   let database: TestDatabase;
   let replicas: ServeProcess[] = [];
-  let creds: {
-    apiKey: string;
-    admin: { username: string; password: string };
-    client: { clientId: string; clientSecret: string };
-  };
+  let creds: InitCredentials;
 
   beforeAll(async () => {
     database = await (postgres as NonNullable<typeof postgres>).create();
@@ -30,12 +29,7 @@ describe.runIf(postgres !== undefined)('group changes across replicas on one Pos
       IDGATE_HOST: '127.0.0.1',
       IDGATE_LOG_LEVEL: 'warn',
     };
-    creds = JSON.parse(
-      (await promisify(execFile)(process.execPath, [BIN, 'init', '--json'], { env })).stdout,
-    );
-    registerSecret('API key', creds.apiKey);
-    registerSecret('password', creds.admin.password);
-    registerSecret('client secret', creds.client.clientSecret);
+    creds = await initDatabase(env);
     replicas = await startServeProcesses(env, ports, { readyWithinMs: 60_000 });
   }, 120_000);
 
