@@ -1,0 +1,73 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startIdleCompaction, v8FullCollection } from '../../src/idle-compaction.js';
+
+/** Event loop utilizations, one per period, as `performance.eventLoopUtilization` reports deltas. */
+function loop(periods: number[]) {
+  let index = -1;
+  return (previous?: unknown) => {
+    if (previous === undefined) return { idle: 0, active: 0, utilization: 0 };
+    index += 1;
+    return { idle: 0, active: 0, utilization: periods[index] ?? 0 };
+  };
+}
+
+describe('idle compaction', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('collects once when the server has been quiet for five periods after start-up', () => {
+    const collect = vi.fn();
+    const compaction = startIdleCompaction({ collect, utilization: loop([]), periodMs: 1000 });
+    vi.advanceTimersByTime(4000);
+    expect(collect).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(60_000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    compaction.stop();
+  });
+
+  it('never collects under load, and once after the load ends', () => {
+    const collect = vi.fn();
+    const busy = Array.from({ length: 30 }, () => 0.9);
+    const compaction = startIdleCompaction({ collect, utilization: loop(busy), periodMs: 1000 });
+    vi.advanceTimersByTime(30_000);
+    expect(collect).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(5000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    compaction.stop();
+  });
+
+  it('starts its quiet count again when a busy period interrupts it', () => {
+    const collect = vi.fn();
+    const compaction = startIdleCompaction({
+      collect,
+      utilization: loop([0, 0, 0, 0, 0.5, 0, 0, 0, 0]),
+      periodMs: 1000,
+    });
+    vi.advanceTimersByTime(9000);
+    expect(collect).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    compaction.stop();
+  });
+
+  it('stops looking once stopped', () => {
+    const collect = vi.fn();
+    startIdleCompaction({ collect, utilization: loop([]), periodMs: 1000 }).stop();
+    vi.advanceTimersByTime(60_000);
+    expect(collect).not.toHaveBeenCalled();
+  });
+});
+
+describe('V8 full collection', () => {
+  it('frees unreachable objects without --expose-gc', async () => {
+    const collect = v8FullCollection();
+    expect(collect).toBeTypeOf('function');
+    const ref = new WeakRef(Array.from({ length: 200_000 }, (_, i) => ({ i })));
+    // A WeakRef keeps its target until the job that made it ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    collect?.();
+    expect(ref.deref()).toBeUndefined();
+  });
+});
