@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** How the event loop was used over a period (`performance.eventLoopUtilization()`). */
@@ -16,7 +16,12 @@ export interface IdleCompactionOptions {
   collect?: () => void;
   /** The event loop's utilization since `previous` (tests); defaults to `performance`'s. */
   utilization?: (previous?: Utilization) => Utilization;
+  /** The young generation's size in bytes (tests); defaults to V8's `new_space`. */
+  youngGeneration?: () => number;
 }
+
+/** Collections tried in one quiet spell when V8 still keeps its young generation at full size. */
+const MAX_ATTEMPTS = 3;
 
 /**
  * Gives memory back once the server goes idle after being busy (its start-up, a burst of
@@ -28,7 +33,8 @@ export interface IdleCompactionOptions {
  *
  * Nothing runs per request: a timer (unref'd) reads the event loop's utilization once a period.
  * A server under steady load never collects here; one that alternates collects at most once per
- * `quietPeriods + 1` periods.
+ * `quietPeriods + 1` periods. When a collection leaves the young generation at its size (V8 still
+ * saw fast allocation), the next quiet spell tries again, at most three times after each busy one.
  * @example const compaction = startIdleCompaction(); // ... compaction.stop();
  */
 export function startIdleCompaction(options: IdleCompactionOptions = {}): { stop(): void } {
@@ -40,9 +46,11 @@ export function startIdleCompaction(options: IdleCompactionOptions = {}): { stop
   const utilization = options.utilization ?? ((previous) => performance.eventLoopUtilization(previous));
   const collect = options.collect ?? v8FullCollection();
   if (collect === undefined) return { stop: () => {} };
+  const youngGeneration = options.youngGeneration ?? newSpaceSize;
   // Start-up grew the heap: the first quiet spell collects.
   let grown = true;
   let quiet = 0;
+  let attempts = 0;
   let last = utilization();
   const timer = setInterval(() => {
     const now = utilization();
@@ -51,16 +59,26 @@ export function startIdleCompaction(options: IdleCompactionOptions = {}): { stop
     if (period.utilization >= busyAbove) {
       grown = true;
       quiet = 0;
+      attempts = 0;
       return;
     }
     quiet += 1;
     if (grown && quiet >= quietPeriods) {
-      grown = false;
+      const before = youngGeneration();
       collect();
+      quiet = 0;
+      attempts += 1;
+      // Work the loop hardly notices (writing buffered audit events) may still allocate fast
+      // enough for V8 to keep its young generation: another quiet spell tries again, a few times.
+      if (youngGeneration() < before || attempts >= MAX_ATTEMPTS) grown = false;
     }
   }, periodMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };
+}
+
+function newSpaceSize(): number {
+  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 }
 
 /**

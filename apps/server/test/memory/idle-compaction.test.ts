@@ -11,13 +11,23 @@ function loop(periods: number[]) {
   };
 }
 
+/** A young generation of 16 MiB that a collection shrinks to 1 MiB. */
+function shrinking(collect: { mock: { calls: unknown[] } }) {
+  return () => (collect.mock.calls.length === 0 ? 16 : 1) * 2 ** 20;
+}
+
 describe('idle compaction', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
   it('collects once when the server has been quiet for five periods after start-up', () => {
     const collect = vi.fn();
-    const compaction = startIdleCompaction({ collect, utilization: loop([]), periodMs: 1000 });
+    const compaction = startIdleCompaction({
+      collect,
+      youngGeneration: shrinking(collect),
+      utilization: loop([]),
+      periodMs: 1000,
+    });
     vi.advanceTimersByTime(4000);
     expect(collect).not.toHaveBeenCalled();
     vi.advanceTimersByTime(1000);
@@ -30,7 +40,12 @@ describe('idle compaction', () => {
   it('never collects under load, and once after the load ends', () => {
     const collect = vi.fn();
     const busy = Array.from({ length: 30 }, () => 0.9);
-    const compaction = startIdleCompaction({ collect, utilization: loop(busy), periodMs: 1000 });
+    const compaction = startIdleCompaction({
+      collect,
+      youngGeneration: shrinking(collect),
+      utilization: loop(busy),
+      periodMs: 1000,
+    });
     vi.advanceTimersByTime(30_000);
     expect(collect).not.toHaveBeenCalled();
     vi.advanceTimersByTime(5000);
@@ -42,6 +57,7 @@ describe('idle compaction', () => {
     const collect = vi.fn();
     const compaction = startIdleCompaction({
       collect,
+      youngGeneration: shrinking(collect),
       utilization: loop([0, 0, 0, 0, 0.5, 0, 0, 0, 0]),
       periodMs: 1000,
     });
@@ -52,9 +68,31 @@ describe('idle compaction', () => {
     compaction.stop();
   });
 
+  it('tries again in the next quiet spells while V8 keeps its young generation, three times at most', () => {
+    const collect = vi.fn();
+    const compaction = startIdleCompaction({
+      collect,
+      youngGeneration: () => 16 * 2 ** 20,
+      utilization: loop([]),
+      periodMs: 1000,
+    });
+    vi.advanceTimersByTime(5000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(5000);
+    expect(collect).toHaveBeenCalledTimes(2);
+    vi.advanceTimersByTime(60_000);
+    expect(collect).toHaveBeenCalledTimes(3);
+    compaction.stop();
+  });
+
   it('stops looking once stopped', () => {
     const collect = vi.fn();
-    startIdleCompaction({ collect, utilization: loop([]), periodMs: 1000 }).stop();
+    startIdleCompaction({
+      collect,
+      youngGeneration: shrinking(collect),
+      utilization: loop([]),
+      periodMs: 1000,
+    }).stop();
     vi.advanceTimersByTime(60_000);
     expect(collect).not.toHaveBeenCalled();
   });
