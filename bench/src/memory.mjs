@@ -35,9 +35,12 @@ export async function memoryCheck(run, start, f) {
     });
   try {
     // Warm-up: the paths a cluster uses, then quiet. The idle figure is the median of samples
-    // taken once a second after three quiet seconds.
+    // taken once a second after fifteen quiet seconds: idgate gives back the heap a burst grew
+    // once it has been quiet for five seconds (V8 shrinks its young generation only when it saw
+    // slow allocation over its last five seconds, and tries again five seconds later if not), so
+    // three seconds caught a server still settling, not an idle one.
     await load(2, 'warmup');
-    await sleep(3000);
+    await sleep(15_000);
     /** @type {number[]} */
     const samples = [];
     for (let i = 0; i < 3; i++) {

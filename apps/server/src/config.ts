@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { IdentityProviderConfig, SigningAlgorithm } from '@idgate/schema';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -408,6 +408,8 @@ function readFile(file: string): Record<string, unknown> {
       `config file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
     ]);
   }
+  // Loaded here: a server configured by environment variables alone never parses YAML.
+  const { parse: parseYaml } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   let parsed: unknown;
   try {
     parsed = parseYaml(text);

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { IdgateConfig } from './config.js';
 import { type AppContext, createAppContext } from './context.js';
+import { startIdleCompaction } from './idle-compaction.js';
 import { openServices, type Services } from './services.js';
 import { storageUnavailability } from './storage/unavailable.js';
 import { startTracing, tracesUrl } from './telemetry/tracing.js';
@@ -157,11 +158,17 @@ export async function startServer(
       ? `http://${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`
       : String(bound);
   app.log.info({ issuer: config.issuer, address }, 'idgate is listening');
+  // Start-up and bursts of requests grow V8's heap; it is given back once the server is idle.
+  const compaction = startIdleCompaction();
+  const stopAndClose = () => {
+    compaction.stop();
+    return close();
+  };
 
   if (options.handleSignals) {
     const onSignal = (signal: NodeJS.Signals) => {
       app.log.info({ signal }, 'shutting down');
-      close().then(
+      stopAndClose().then(
         () => process.exit(0),
         (err: unknown) => {
           app.log.error({ err }, 'shutdown failed');
@@ -174,5 +181,5 @@ export async function startServer(
     // logrotate moved the audit log away: write to a new file at the configured path.
     process.on('SIGHUP', () => composed.services.auditLog?.reopen());
   }
-  return { ...composed, address };
+  return { ...composed, close: stopAndClose, address };
 }

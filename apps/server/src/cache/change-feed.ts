@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Database } from '../storage/index.js';
 import { CHANGE_CHANNEL, type ChangeTopic } from './change-log.js';
 
@@ -158,6 +158,9 @@ export class ChangeFeed {
   }
 
   async #listen(): Promise<void> {
+    if (this.#stopped) return;
+    // Only PostgreSQL listens, and only it needs the driver (SQLite processes never load it).
+    const { default: pg } = await import('pg');
     if (this.#stopped) return;
     const client = new pg.Client({
       ...this.#options.listenOptions,

@@ -11,7 +11,6 @@ import {
 } from '@idgate/core';
 import type { SigningAlgorithm } from '@idgate/schema';
 import type { Command } from 'commander';
-import { stringify as toYaml } from 'yaml';
 import { type CliContext, CliError, optionLabels, table, when } from './context.js';
 
 const CLUSTER_OPTIONS = optionLabels({ name: 'NAME', audience: '--audience' });
@@ -120,7 +119,7 @@ export function registerClusters(program: Command, ctx: CliContext): void {
             algorithm,
             ...(options.discoveryUrl === undefined ? {} : { discoveryUrl: options.discoveryUrl }),
           });
-          ctx.io.stdout.write(toYaml(document));
+          ctx.io.stdout.write(await toYaml(document));
           return;
         }
         if (options.webhookKubeconfig) {
@@ -139,7 +138,7 @@ export function registerClusters(program: Command, ctx: CliContext): void {
             apiKey: key,
             ...(authority === undefined ? {} : { certificateAuthorityData: authority }),
           });
-          ctx.io.stdout.write(toYaml(document));
+          ctx.io.stdout.write(await toYaml(document));
           return;
         }
         const cluster = await getCluster(admin, name);
@@ -198,4 +197,10 @@ async function signingAlgorithm(
   if (active !== undefined && !KUBERNETES_JWT_ALGORITHMS.includes(active.alg)) return active.alg;
   if (!KUBERNETES_JWT_ALGORITHMS.includes(configured)) return configured;
   return active?.alg ?? configured;
+}
+
+/** YAML for kubeconfig and AuthenticationConfiguration documents; the parser loads only here. */
+async function toYaml(document: unknown): Promise<string> {
+  const { stringify } = await import('yaml');
+  return stringify(document);
 }

@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { DEFAULT_OIDC_SCOPES, type DescribeIssueOptions, type IdentityProviderConfig } from '@idgate/schema';
 import { type Command, Option } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { CliError, collect, optionLabels, readSecretFromStdin } from './context.js';
 
 type ProviderType = IdentityProviderConfig['type'];
@@ -397,7 +396,7 @@ async function readProviderFile(file: string): Promise<unknown> {
     );
   }
   try {
-    return extension === '.json' ? JSON.parse(text) : parseYaml(text);
+    return extension === '.json' ? JSON.parse(text) : (await import('yaml')).parse(text);
   } catch {
     // The parser's message may quote the file, secrets included: say only where.
     throw new CliError(`--from-file ${file}: is not valid ${extension === '.json' ? 'JSON' : 'YAML'}`);

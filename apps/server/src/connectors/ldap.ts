@@ -7,23 +7,23 @@ import {
   type UpstreamRecheck,
 } from '@idgate/core';
 import type { LdapProviderConfig } from '@idgate/schema';
-import {
-  BusyError,
-  Client,
-  type ClientOptions,
-  type Entry,
-  InvalidCredentialsError,
-  ResultCodeError,
-  UnavailableError,
-} from 'ldapts';
+import type { Client, ClientOptions, Entry } from 'ldapts';
 
 /** The part of an ldapts `Client` the connector uses. */
 export type LdapClient = Pick<Client, 'bind' | 'search' | 'startTLS' | 'unbind'>;
 
 export interface LdapConnectorOptions {
-  /** Makes the LDAP clients (tests); defaults to ldapts' `Client`. */
-  clientFactory?: (options: ClientOptions) => LdapClient;
+  /** Makes the LDAP clients (tests, tracing); defaults to ldapts' `Client`. */
+  clientFactory?: (options: ClientOptions) => LdapClient | Promise<LdapClient>;
 }
+
+type Ldapts = typeof import('ldapts');
+
+/**
+ * ldapts, loaded at the first connection to a directory: a server without an LDAP provider never
+ * loads it (the module cache makes every later call a resolved promise).
+ */
+export const loadLdapts = (): Promise<Ldapts> => import('ldapts');
 
 /** Usernames longer than this are refused without asking the directory. */
 const MAX_USERNAME_LENGTH = 256;
@@ -53,7 +53,8 @@ export function createLdapConnector(
   config: LdapProviderConfig,
   options: LdapConnectorOptions = {},
 ): PasswordConnector {
-  const factory = options.clientFactory ?? ((clientOptions: ClientOptions) => new Client(clientOptions));
+  // Set by the first open(): every ldapts error a call can meet comes after it.
+  let ldap: Ldapts | undefined;
   const url = new URL(config.url);
   const secure = url.protocol === 'ldaps:';
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -66,13 +67,19 @@ export function createLdapConnector(
 
   /** A connected client, TLS established when configured; closed again when this fails. */
   async function open(): Promise<LdapClient> {
-    const client = factory({
+    const lib = await loadLdapts();
+    ldap = lib;
+    const clientOptions: ClientOptions = {
       url: config.url,
       connectTimeout: config.timeoutMs,
       timeout: config.timeoutMs,
       // ldapts connects with TLS whenever tlsOptions are given, so only for ldaps://.
       ...(secure ? { tlsOptions } : {}),
-    });
+    };
+    const client =
+      options.clientFactory === undefined
+        ? new lib.Client(clientOptions)
+        : await options.clientFactory(clientOptions);
     try {
       if (config.startTls && !secure) {
         // The handshake after the StartTLS response has no timeout of its own in ldapts.
@@ -82,10 +89,10 @@ export function createLdapConnector(
     } catch (error) {
       await close(client);
       // Never carry on in plaintext: a refused StartTLS is as bad as no answer.
-      if (error instanceof ResultCodeError) {
+      if (error instanceof lib.ResultCodeError) {
         throw new ConnectorError('upstream_unavailable', 'the directory refused StartTLS', { cause: error });
       }
-      throw failure(error, 'the directory refused StartTLS');
+      throw failure(error, 'the directory refused StartTLS', lib);
     }
   }
 
@@ -108,7 +115,7 @@ export function createLdapConnector(
         derefAliases: 'never',
       })
       .catch((error: unknown) => {
-        throw failure(error, 'the directory refused the user search');
+        throw failure(error, 'the directory refused the user search', ldap);
       });
     return result.searchEntries;
   }
@@ -120,8 +127,8 @@ export function createLdapConnector(
       await client.bind(dn, password);
       return true;
     } catch (error) {
-      if (error instanceof InvalidCredentialsError) return false;
-      throw failure(error, 'the directory could not check the password');
+      if (ldap !== undefined && error instanceof ldap.InvalidCredentialsError) return false;
+      throw failure(error, 'the directory could not check the password', ldap);
     } finally {
       await close(client);
     }
@@ -140,7 +147,7 @@ export function createLdapConnector(
         derefAliases: 'never',
       })
       .catch((error: unknown) => {
-        throw failure(error, 'the directory refused the group search');
+        throw failure(error, 'the directory refused the group search', ldap);
       });
     const names = result.searchEntries.flatMap((entry) => values(entry, groupSearch.nameAttribute));
     return [...new Set(names)].sort();
@@ -150,7 +157,7 @@ export function createLdapConnector(
   async function bindService(client: LdapClient): Promise<void> {
     if (config.bindDn !== undefined && config.bindPassword !== undefined) {
       await client.bind(config.bindDn, config.bindPassword).catch((error: unknown) => {
-        throw failure(error, "the directory refused idgate's service account");
+        throw failure(error, "the directory refused idgate's service account", ldap);
       });
     }
   }
@@ -211,7 +218,7 @@ export function createLdapConnector(
       } catch (error) {
         return {
           status: 'unavailable',
-          reason: failure(error, 'the directory refused the re-check').message,
+          reason: failure(error, 'the directory refused the re-check', ldap).message,
         };
       }
     },
@@ -286,7 +293,7 @@ function subjectOf(entry: Entry, attribute: string): string {
  * codes of a busy or unavailable server are `upstream_unavailable`; other LDAP results are
  * `upstream_error` with `message`. ldapts' errors never carry the bind password.
  */
-function failure(error: unknown, message: string): ConnectorError {
+function failure(error: unknown, message: string, ldap: Ldapts | undefined): ConnectorError {
   if (error instanceof ConnectorError) return error;
   if (isTlsError(error)) {
     return new ConnectorError(
@@ -295,10 +302,14 @@ function failure(error: unknown, message: string): ConnectorError {
       { cause: error },
     );
   }
-  if (error instanceof BusyError || error instanceof UnavailableError) {
+  if (ldap === undefined) {
+    // ldapts did not even load: nothing reached the directory.
+    return new ConnectorError('upstream_unavailable', 'the directory did not answer', { cause: error });
+  }
+  if (error instanceof ldap.BusyError || error instanceof ldap.UnavailableError) {
     return new ConnectorError('upstream_unavailable', 'the directory is unavailable', { cause: error });
   }
-  if (error instanceof ResultCodeError) {
+  if (error instanceof ldap.ResultCodeError) {
     return new ConnectorError('upstream_error', `${message} (LDAP result ${error.code})`, { cause: error });
   }
   return new ConnectorError('upstream_unavailable', 'the directory did not answer', { cause: error });

@@ -11,7 +11,7 @@ import {
   SqliteDialect,
   sql,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { type QueryTarget, tracingQueries } from '../telemetry/query-spans.js';
 import { StorageHealth } from './health.js';
 import type { Schema } from './schema.js';
@@ -185,6 +185,8 @@ function openSqlite(location: string, options: OpenDatabaseOptions): Database {
 }
 
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
+  // Loaded here: the embedded SQLite default never needs the driver.
+  const { default: pg } = await import('pg');
   // bigint (int8) holds epoch milliseconds and counts, all far below 2^53. The parser is set on this
   // pool only, so other pg users in the process keep the default (string) behaviour.
   const types = new pg.TypeOverrides();

@@ -1,6 +1,6 @@
 import { SpanKind, SpanStatusCode, type TextMapSetter } from '@opentelemetry/api';
-import { Client, type ClientOptions } from 'ldapts';
-import type { LdapClient } from '../connectors/ldap.js';
+import type { ClientOptions } from 'ldapts';
+import { type LdapClient, type LdapConnectorOptions, loadLdapts } from '../connectors/ldap.js';
 import { childSpan, endFailed, inChildSpan } from './child-span.js';
 import type { Tracing } from './tracing.js';
 
@@ -56,10 +56,11 @@ const LDAP_OPERATIONS = ['bind', 'search', 'startTLS', 'unbind'] as const;
  */
 export function tracedLdapClients(
   tracing: Tracing,
-  factory: (options: ClientOptions) => LdapClient = (options) => new Client(options),
-): (options: ClientOptions) => LdapClient {
-  return (options) => {
-    const client = factory(options);
+  factory: NonNullable<LdapConnectorOptions['clientFactory']> = async (options) =>
+    new (await loadLdapts()).Client(options),
+): (options: ClientOptions) => Promise<LdapClient> {
+  return async (options) => {
+    const client = await factory(options);
     const url = new URL(options.url);
     const server = {
       'network.protocol.name': 'ldap',
