@@ -315,6 +315,7 @@ export type {
   ConsentRepository,
   DeviceAuthorizationRepository,
   DeviceDecision,
+  DevicePoll,
   GrantRepository,
   InteractionRepository,
   LoginAttemptRepository,

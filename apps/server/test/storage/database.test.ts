@@ -59,6 +59,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0014_login_attempt_origin',
       '0015_session_upstream',
       '0016_audit_events',
+      '0017_device_poll_slow_down',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
