@@ -27,7 +27,7 @@ export async function authorizationCodeGrant(
   const hash = await hashSecret(request.code);
   // One transaction: a replay that comes while this exchange is under way waits for it, and then
   // finds (and revokes) the grant it produced.
-  return grantStep(context, (step) => exchangeCode(request, client, hash, step));
+  return grantStep(context, client, (step) => exchangeCode(request, client, hash, step));
 }
 
 async function exchangeCode(

@@ -69,7 +69,7 @@ export async function deviceCodeGrant(
     }
   }
   // The redemption is one transaction: the claim, the grant, the refresh token and the events.
-  return grantStep(context, async (step) => {
+  return grantStep(context, client, async (step) => {
     const claim = await step.storage.deviceAuthorizations.consume(hash, new Date(now));
     if (claim === undefined || !claim.won) throw invalid('the device code was already used');
     const approved = claim.record;

@@ -52,7 +52,7 @@ export async function refreshTokenGrant(
 
   // One transaction: the claim, the grant's use, the successor and the events — or the claim and
   // the revocation of a reused token's grant with its event.
-  const claimed = await grantStep(context, async (step) => {
+  const claimed = await grantStep(context, client, async (step) => {
     const { token, grant } = await claimToken(rotation, step);
     // A federated grant due for a check upstream is asked outside the transaction (a network call
     // must not hold the rows, and the check writes the grant): the claim commits first.
@@ -72,7 +72,7 @@ export async function refreshTokenGrant(
     });
     throw invalid('the identity provider no longer knows this account');
   }
-  return grantStep(context, (step) => rotate(rotation, token, grant, scope, revalidation, step));
+  return grantStep(context, client, (step) => rotate(rotation, token, grant, scope, revalidation, step));
 }
 
 /** What one rotation works from. */
