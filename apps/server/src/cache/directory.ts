@@ -144,7 +144,6 @@ export class Directory {
     this.storage = {
       ...storage,
       users: { ...users, findById: (id) => this.#memo(this.#users, id, () => users.findById(id)) },
-      transaction: (work) => storage.transaction((inner) => work(this.#inTransaction(inner))),
       clients: {
         ...clients,
         findById: (id) => this.#memo(this.#clients, id, () => clients.findById(id)),
@@ -290,11 +289,18 @@ export class Directory {
     return false;
   }
 
-  /** The user `id` as tokens describe them: their own groups and their linked identities'. */
-  findSubject(id: string): Promise<UserRecord | undefined> {
+  /**
+   * The user `id` as tokens describe them: their own groups and their linked identities'. Not
+   * held yet, it is read `through` the storage given — a transaction's, from inside it (on SQLite
+   * a read through another storage would wait for the transaction to end) — which must not have
+   * changed the user or their identities: what it reads is remembered as committed.
+   */
+  findSubject(id: string, through?: Pick<Storage, 'users' | 'identities'>): Promise<UserRecord | undefined> {
     return this.#memo(this.#subjects, id, async () => {
-      const user = await this.storage.users.findById(id);
-      return user === undefined ? undefined : withIdentityGroups(user, this.#options.storage.identities);
+      const user = await (through ?? this.storage).users.findById(id);
+      return user === undefined
+        ? undefined
+        : withIdentityGroups(user, (through ?? this.#options.storage).identities);
     });
   }
 
@@ -336,37 +342,6 @@ export class Directory {
    * answered from before the last resync when that knew `key` — not remembered as current, so the
    * next request asks the database again. Stale, the directory answers nothing from memory.
    */
-  /**
-   * `inner`, a transaction's storage, reading users through memory as the storage outside does (a
-   * grant step reads its user inside its transaction without a round trip) — until the transaction
-   * writes a user: from then on it reads its own writes, which are not remembered (it may yet roll
-   * back). Before that, what it reads is what was committed, as outside.
-   */
-  #inTransaction(inner: Storage): Storage {
-    let wroteUsers = false;
-    const { users } = inner;
-    const wrote =
-      <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
-      (...args: A): Promise<R> => {
-        wroteUsers = true;
-        return write(...args);
-      };
-    const storage: Storage = {
-      ...inner,
-      users: {
-        ...users,
-        findById: (id) =>
-          wroteUsers ? users.findById(id) : this.#memo(this.#users, id, () => users.findById(id)),
-        create: wrote(users.create.bind(users)),
-        update: wrote(users.update.bind(users)),
-        remove: wrote(users.remove.bind(users)),
-      },
-      // A nested transaction joins this one.
-      transaction: (work) => inner.transaction(() => work(storage)),
-    };
-    return storage;
-  }
-
   #memo<V>(cache: Generations<V>, key: string, load: () => Promise<V>): Promise<V> {
     const stale = this.stale;
     const hit = stale ? undefined : cache.current.get(key);

@@ -177,6 +177,20 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
   );
 
   it.runIf(name === 'sqlite')(
+    'finishes a 0017_device_poll_slow_down whose column went in but whose record did not',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      await sql`delete from kysely_migration where name = ${'0017_device_poll_slow_down'}`.execute(
+        database.db,
+      );
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0017_device_poll_slow_down'] });
+      const row = await database.db.selectFrom('device_authorizations').select('poll_slowed').execute();
+      expect(row).toEqual([]);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
     'finishes a half-applied 0013_grant_upstream (SQLite runs it outside a transaction)',
     async () => {
       const database = await fresh(create);
