@@ -9,12 +9,15 @@ import { testDatabaseUrls } from '../helpers/databases.js';
 // every statement better-sqlite3 prepares, BEGIN and COMMIT included): each step is one
 // transaction holding its claim, what the claim lets through and its audit events; a claim comes
 // back from its own update (RETURNING) instead of a re-read; the user comes from the directory's
-// memory; an insert inside a transaction needs no savepoint. Only the change feed's reads, which
-// run on their own clock, are left out.
+// memory; an insert inside a transaction needs no savepoint. Left out: the change feed's reads,
+// which run on their own clock, and the reloads of what the directory holds besides users (a
+// resync, which a loaded machine can set off at any time, reloads keys and revocations, and the
+// next request reads its client again): none of them is a grant step's.
+const BACKGROUND = /^select .* from "(change_log|signing_keys|revocations|oauth_clients|api_keys)"/;
 const statements: string[] = [];
 let counting = false;
 const count = (text: string) => {
-  if (counting && !/^select .* from "change_log"/.test(text)) statements.push(text);
+  if (counting && !BACKGROUND.test(text)) statements.push(text);
 };
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -90,7 +93,7 @@ describe.each(testDatabaseUrls())('statements per grant step on $name', (kind) =
       token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token as string }),
     );
     expect(result.status).toBe(200);
-    expect(verbs(sql)).toEqual([
+    expect(verbs(sql), sql.join('\n')).toEqual([
       'select * from',
       'begin',
       'update "refresh_tokens" set',
@@ -125,7 +128,7 @@ describe.each(testDatabaseUrls())('statements per grant step on $name', (kind) =
       token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT }),
     );
     expect(result.status).toBe(200);
-    expect(verbs(sql)).toEqual([
+    expect(verbs(sql), sql.join('\n')).toEqual([
       'begin',
       'update "authorization_codes" set',
       // PostgreSQL: the grant and the code's pointer to it in one statement.
@@ -166,14 +169,14 @@ describe.each(testDatabaseUrls())('statements per grant step on $name', (kind) =
     const hash = await device('a-device-code-for-counting', 'BCDFGHJK', 0);
     const pending = await poll('a-device-code-for-counting');
     expect(pending.result.body.error).toBe('authorization_pending');
-    expect(verbs(pending.sql)).toEqual(onePoll);
+    expect(verbs(pending.sql), pending.sql.join('\n')).toEqual(onePoll);
 
     // RFC 8628 §3.5: polled again within its 60 s interval.
     await device('a-slow-device-code', 'CDFGHJKL', 60);
     expect((await poll('a-slow-device-code')).result.body.error).toBe('authorization_pending');
     const slow = await poll('a-slow-device-code');
     expect(slow.result.body.error).toBe('slow_down');
-    expect(verbs(slow.sql)).toEqual(onePoll);
+    expect(verbs(slow.sql), slow.sql.join('\n')).toEqual(onePoll);
 
     await devices.decide(
       hash,
@@ -182,7 +185,7 @@ describe.each(testDatabaseUrls())('statements per grant step on $name', (kind) =
     );
     const approved = await poll('a-device-code-for-counting');
     expect(approved.result.status).toBe(200);
-    expect(verbs(approved.sql)).toEqual([
+    expect(verbs(approved.sql), approved.sql.join('\n')).toEqual([
       ...onePoll,
       'begin',
       'update "device_authorizations" set',
