@@ -316,6 +316,7 @@ export type {
   ConsentRepository,
   DeviceAuthorizationRepository,
   DeviceDecision,
+  DevicePoll,
   GrantRepository,
   InteractionRepository,
   LoginAttemptRepository,

@@ -99,7 +99,7 @@ describe('memory storage: authorization codes and refresh tokens', () => {
       Array.from({ length: 8 }, (_, i) => authorizationCodes.redeem('code-hash', later(i))),
     );
     expect(results.map((r) => r.status)).toEqual(['redeemed', ...Array(7).fill('replayed')]);
-    await authorizationCodes.attachGrant('code-hash', 'g-1');
+    await authorizationCodes.openGrant('code-hash', grant());
     expect(await authorizationCodes.redeem('code-hash', later(9))).toEqual({
       status: 'replayed',
       code: code({ consumedAt: later(0), grantId: 'g-1' }),

@@ -289,11 +289,18 @@ export class Directory {
     return false;
   }
 
-  /** The user `id` as tokens describe them: their own groups and their linked identities'. */
-  findSubject(id: string): Promise<UserRecord | undefined> {
+  /**
+   * The user `id` as tokens describe them: their own groups and their linked identities'. Not
+   * held yet, it is read `through` the storage given — a transaction's, from inside it (on SQLite
+   * a read through another storage would wait for the transaction to end) — which must not have
+   * changed the user or their identities: what it reads is remembered as committed.
+   */
+  findSubject(id: string, through?: Pick<Storage, 'users' | 'identities'>): Promise<UserRecord | undefined> {
     return this.#memo(this.#subjects, id, async () => {
-      const user = await this.storage.users.findById(id);
-      return user === undefined ? undefined : withIdentityGroups(user, this.#options.storage.identities);
+      const user = await (through ?? this.storage).users.findById(id);
+      return user === undefined
+        ? undefined
+        : withIdentityGroups(user, (through ?? this.#options.storage).identities);
     });
   }
 

@@ -198,6 +198,8 @@ export interface DeviceAuthorizationsTable extends UpstreamColumns {
   expires_at: number;
   last_polled_at: number | null;
   interval: number;
+  /** 1 when the last poll came sooner than the interval (answered slow_down), else 0. */
+  poll_slowed: Generated<number>;
   consumed_at: number | null;
 }
 

@@ -1,7 +1,7 @@
 import { StorageConflictError } from '@idgate/core';
 import { describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { at, newCode, newUpstream, useStorage } from './fixtures.js';
+import { at, newCode, newGrant, newUpstream, useStorage } from './fixtures.js';
 
 const REDEEMED_AT = at('2026-01-01T10:00:30.000Z');
 
@@ -15,7 +15,7 @@ describe.each(testDatabaseUrls())('authorization codes on $name', (kind) => {
       status: 'redeemed',
       code: newCode({ consumedAt: REDEEMED_AT }),
     });
-    await storage.authorizationCodes.attachGrant(newCode().hash, 'g-1');
+    await storage.authorizationCodes.openGrant(newCode().hash, newGrant());
     expect(
       await storage.authorizationCodes.redeem(newCode().hash, at('2026-01-01T10:00:40.000Z')),
     ).toStrictEqual({
@@ -44,10 +44,34 @@ describe.each(testDatabaseUrls())('authorization codes on $name', (kind) => {
     });
   });
 
-  it('says unknown for a hash it never stored, and attachGrant ignores it', async () => {
+  it('says unknown for a hash it never stored', async () => {
     const { storage } = fixture();
-    await storage.authorizationCodes.attachGrant('nope', 'g-1');
     expect(await storage.authorizationCodes.redeem('nope', REDEEMED_AT)).toStrictEqual({ status: 'unknown' });
+  });
+
+  it('opens the grant of a redeemed code and points the code at it, both or neither', async () => {
+    const { storage } = fixture();
+    await storage.authorizationCodes.create(newCode());
+    await storage.authorizationCodes.redeem(newCode().hash, REDEEMED_AT);
+    const grant = newGrant({ upstream: newUpstream() });
+    expect(await storage.authorizationCodes.openGrant(newCode().hash, grant)).toStrictEqual(grant);
+    expect(await storage.grants.findById(grant.id)).toStrictEqual(grant);
+    expect(await storage.authorizationCodes.redeem(newCode().hash, REDEEMED_AT)).toMatchObject({
+      status: 'replayed',
+      code: { grantId: grant.id },
+    });
+
+    // A grant id already taken: a conflict, and neither the grant nor the other code changes.
+    const other = newCode({ hash: 'other-code-hash' });
+    await storage.authorizationCodes.create(other);
+    const taken = storage.authorizationCodes.openGrant(other.hash, newGrant({ userId: 'u-bob' }));
+    await expect(taken).rejects.toBeInstanceOf(StorageConflictError);
+    await expect(taken).rejects.toMatchObject({ field: 'id' });
+    expect(await storage.grants.findById(grant.id)).toStrictEqual(grant);
+    expect(await storage.authorizationCodes.redeem(other.hash, REDEEMED_AT)).toMatchObject({
+      status: 'redeemed',
+      code: { grantId: null },
+    });
   });
 
   it('rejects a duplicate hash with a hash conflict', async () => {

@@ -59,6 +59,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0014_login_attempt_origin',
       '0015_session_upstream',
       '0016_audit_events',
+      '0017_device_poll_slow_down',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -172,6 +173,20 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       ).rejects.toMatchObject({
         field: 'userCode',
       });
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
+    'finishes a 0017_device_poll_slow_down whose column went in but whose record did not',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      await sql`delete from kysely_migration where name = ${'0017_device_poll_slow_down'}`.execute(
+        database.db,
+      );
+      expect(await migrateToLatest(database)).toEqual({ applied: ['0017_device_poll_slow_down'] });
+      const row = await database.db.selectFrom('device_authorizations').select('poll_slowed').execute();
+      expect(row).toEqual([]);
     },
   );
 

@@ -72,13 +72,68 @@ describe.each(testDatabaseUrls())('device authorizations on $name', (kind) => {
     ).toBe('dc-hash-3');
   });
 
-  it('records polls and the interval', async () => {
-    const { storage } = fixture();
-    await storage.deviceAuthorizations.create(newDevice());
-    await storage.deviceAuthorizations.recordPoll('dc-hash-1', LATER, 10);
-    expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toMatchObject({
-      lastPolledAt: LATER,
-      interval: 10,
+  describe('RFC 8628 §3.5 polls, one statement each', () => {
+    const poll = (storage: ReturnType<typeof fixture>['storage'], seconds: number, clientId = 'kubectl') =>
+      storage.deviceAuthorizations.poll('dc-hash-1', clientId, new Date(LATER.getTime() + seconds * 1000), 5);
+
+    it('records each poll of a pending request; one sooner than the interval slows the device down', async () => {
+      const { storage } = fixture();
+      await storage.deviceAuthorizations.create(newDevice());
+      expect(await poll(storage, 0)).toStrictEqual({
+        record: newDevice({ lastPolledAt: LATER }),
+        slowDown: false,
+      });
+      // 3 s after a 5 s interval: slow_down, and 10 s from then on.
+      expect(await poll(storage, 3)).toMatchObject({
+        record: { lastPolledAt: at('2026-01-01T10:01:03.000Z'), interval: 10 },
+        slowDown: true,
+      });
+      expect(await poll(storage, 9)).toMatchObject({ record: { interval: 15 }, slowDown: true });
+      expect(await poll(storage, 24)).toMatchObject({
+        record: { lastPolledAt: at('2026-01-01T10:01:24.000Z'), interval: 15 },
+        slowDown: false,
+      });
+      expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toMatchObject({
+        lastPolledAt: at('2026-01-01T10:01:24.000Z'),
+        interval: 15,
+      });
+    });
+
+    it("does not find, nor touch, another client's request", async () => {
+      const { storage } = fixture();
+      await storage.deviceAuthorizations.create(newDevice({ lastPolledAt: LATER }));
+      expect(await poll(storage, 1, 'someone-else')).toBeUndefined();
+      expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toStrictEqual(
+        newDevice({ lastPolledAt: LATER }),
+      );
+      expect(await storage.deviceAuthorizations.poll('nope', 'kubectl', LATER, 5)).toBeUndefined();
+    });
+
+    it('answers a decided or expired request as it is, unchanged', async () => {
+      const { storage } = fixture();
+      const approved = newDevice({
+        status: 'approved',
+        userId: 'u-alice',
+        authTime: CREATED,
+        lastPolledAt: LATER,
+      });
+      await storage.deviceAuthorizations.create(approved);
+      expect(await poll(storage, 1)).toStrictEqual({ record: approved, slowDown: false });
+      const expired = newDevice({ deviceCodeHash: 'dc-hash-2', userCode: 'ZZZZZZZZ', lastPolledAt: LATER });
+      await storage.deviceAuthorizations.create(expired);
+      expect(
+        await storage.deviceAuthorizations.poll('dc-hash-2', 'kubectl', at('2026-01-01T10:10:00.000Z'), 5),
+      ).toStrictEqual({ record: expired, slowDown: false });
+    });
+
+    it('lets only one of two simultaneous polls through', async () => {
+      const { storage } = fixture();
+      await storage.deviceAuthorizations.create(newDevice());
+      const polls = await Promise.all([poll(storage, 0), poll(storage, 0)]);
+      expect(polls.map((p) => p?.slowDown).sort()).toEqual([false, true]);
+      expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toMatchObject({
+        interval: 10,
+      });
     });
   });
 

@@ -61,8 +61,7 @@ describe.each(testDatabaseUrls())('transactions on $name', (kind) => {
     await expect(
       storage.transaction(async (tx) => {
         expect((await tx.authorizationCodes.redeem(newCode().hash, now)).status).toBe('redeemed');
-        await tx.grants.create(newGrant());
-        await tx.authorizationCodes.attachGrant(newCode().hash, 'g-1');
+        await tx.authorizationCodes.openGrant(newCode().hash, newGrant());
         throw new Error('signing failed');
       }),
     ).rejects.toThrow('signing failed');

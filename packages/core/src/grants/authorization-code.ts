@@ -6,6 +6,7 @@ import type { ClientRecord } from '../model.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
 import { revokeGrant } from './revoke-grant.js';
+import { grantStep } from './step.js';
 import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
 
 const invalid = (description: string) => new OAuthProtocolError('invalid_grant', description);
@@ -14,7 +15,8 @@ const invalid = (description: string) => new OAuthProtocolError('invalid_grant',
  * Authorization code grant (RFC 6749 §4.1.3): the code is single use — a replay fails and revokes
  * what the first redemption produced (§4.1.2) — bound to its client and redirect_uri, and checked
  * against the PKCE challenge (RFC 7636 §4.6). A verifier without a challenge is refused too, so
- * PKCE cannot be downgraded (RFC 9700 §2.1.1).
+ * PKCE cannot be downgraded (RFC 9700 §2.1.1). The whole exchange — the claim, the grant, the
+ * refresh token and the audit events — is one transaction.
  * @example const tokens = await authorizationCodeGrant(request, client, context);
  */
 export async function authorizationCodeGrant(
@@ -22,32 +24,41 @@ export async function authorizationCodeGrant(
   client: ClientRecord,
   context: TokenEndpointContext,
 ): Promise<TokenResponse> {
-  const { storage, clock } = context;
   const hash = await hashSecret(request.code);
+  // One transaction: a replay that comes while this exchange is under way waits for it, and then
+  // finds (and revokes) the grant it produced.
+  return grantStep(context, client, (step) => exchangeCode(request, client, hash, step));
+}
+
+async function exchangeCode(
+  request: AuthorizationCodeGrantRequest,
+  client: ClientRecord,
+  hash: string,
+  context: TokenEndpointContext,
+): Promise<TokenResponse> {
+  const { storage, clock } = context;
   const redemption = await storage.authorizationCodes.redeem(hash, new Date(clock.now()));
   if (redemption.status === 'unknown') throw invalid('the authorization code is not valid');
   const { code } = redemption;
   if (redemption.status === 'replayed') {
     const { grantId } = code;
-    await storage.transaction(async (tx) => {
-      if (grantId !== null) {
-        const revocation = { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken };
-        await revokeGrant(revocation, grantId);
-      }
-      await recordAuditEvent(
-        tx,
-        {
-          type: 'code.replayed',
-          actor: { kind: 'client', id: client.clientId },
-          subject: code.userId,
-          clientId: code.clientId,
-          address: context.sourceAddress ?? null,
-          outcome: 'failure',
-          details: { grantId, grantRevoked: grantId !== null },
-        },
-        clock,
-      );
-    });
+    if (grantId !== null) {
+      const revocation = { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken };
+      await revokeGrant(revocation, grantId);
+    }
+    await recordAuditEvent(
+      storage,
+      {
+        type: 'code.replayed',
+        actor: { kind: 'client', id: client.clientId },
+        subject: code.userId,
+        clientId: code.clientId,
+        address: context.sourceAddress ?? null,
+        outcome: 'failure',
+        details: { grantId, grantRevoked: grantId !== null },
+      },
+      clock,
+    );
     throw invalid('the authorization code was already used');
   }
   if (code.clientId !== client.clientId) throw invalid('the authorization code was issued to another client');
@@ -66,16 +77,20 @@ export async function authorizationCodeGrant(
   const user = await storage.users.findById(code.userId);
   if (user === undefined || user.disabled) throw invalid('the account is not active');
 
-  const grant = await openGrant(context, {
-    userId: user.id,
-    clientId: client.clientId,
-    scope: code.scope,
-    authTime: code.authTime,
-    sessionId: code.sessionId,
-    // As the sign-in recorded it, so a refresh re-checks the identity upstream when due.
-    upstream: code.upstream ?? null,
-  });
-  await storage.authorizationCodes.attachGrant(hash, grant.id);
+  // The grant and the code's pointer to it land together: a replay can always revoke it.
+  const grant = await openGrant(
+    context,
+    {
+      userId: user.id,
+      clientId: client.clientId,
+      scope: code.scope,
+      authTime: code.authTime,
+      sessionId: code.sessionId,
+      // As the sign-in recorded it, so a refresh re-checks the identity upstream when due.
+      upstream: code.upstream ?? null,
+    },
+    (record) => storage.authorizationCodes.openGrant(hash, record),
+  );
   return issueUserTokens(context, {
     grant,
     client,

@@ -3,6 +3,7 @@ import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
+import { grantStep } from './step.js';
 import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
 
 /** RFC 8628 §3.5: a device that polls too fast waits 5 s longer from then on. */
@@ -26,13 +27,19 @@ export async function deviceCodeGrant(
   context: TokenEndpointContext,
 ): Promise<TokenResponse> {
   const { storage, clock } = context;
-  const devices = storage.deviceAuthorizations;
   const hash = await hashSecret(request.device_code);
-  const found = await devices.findByDeviceCodeHash(hash);
-  if (found === undefined || found.clientId !== client.clientId)
-    throw invalid('the device code is not valid');
-  if (found.status === 'consumed') throw invalid('the device code was already used');
   const now = clock.now();
+  // One statement for the usual poll: it records the poll, does the slow_down check and reads the
+  // request. Another client's code is not found, so it cannot slow this one's device down.
+  const polled = await storage.deviceAuthorizations.poll(
+    hash,
+    client.clientId,
+    new Date(now),
+    SLOW_DOWN_INCREMENT_SECONDS,
+  );
+  if (polled === undefined) throw invalid('the device code is not valid');
+  const found = polled.record;
+  if (found.status === 'consumed') throw invalid('the device code was already used');
   if (found.expiresAt.getTime() <= now) {
     throw new OAuthProtocolError('expired_token', 'the device code has expired: start again');
   }
@@ -41,12 +48,11 @@ export async function deviceCodeGrant(
     throw new OAuthProtocolError('access_denied', 'the user denied the request', { status: 400 });
   }
   if (found.status === 'pending') {
-    const tooSoon = found.lastPolledAt !== null && now - found.lastPolledAt.getTime() < found.interval * 1000;
-    const interval = tooSoon ? found.interval + SLOW_DOWN_INCREMENT_SECONDS : found.interval;
-    await devices.recordPoll(hash, new Date(now), interval);
-    if (tooSoon) {
+    if (polled.slowDown) {
       // RFC 8628 §3.5 answers with RFC 6749 §5.2 errors: 400, not 429.
-      throw new OAuthProtocolError('slow_down', `poll at most every ${interval} seconds`, { status: 400 });
+      throw new OAuthProtocolError('slow_down', `poll at most every ${found.interval} seconds`, {
+        status: 400,
+      });
     }
     throw new OAuthProtocolError('authorization_pending', 'the user has not decided yet');
   }
@@ -62,28 +68,31 @@ export async function deviceCodeGrant(
       );
     }
   }
-  const claim = await devices.consume(hash, new Date(now));
-  if (claim === undefined || !claim.won) throw invalid('the device code was already used');
-  const approved = claim.record;
-  if (approved.userId === null || approved.authTime === null) throw invalid('the device code is not valid');
-  const user = await storage.users.findById(approved.userId);
-  if (user === undefined || user.disabled) throw invalid('the account is not active');
+  // The redemption is one transaction: the claim, the grant, the refresh token and the events.
+  return grantStep(context, client, async (step) => {
+    const claim = await step.storage.deviceAuthorizations.consume(hash, new Date(now));
+    if (claim === undefined || !claim.won) throw invalid('the device code was already used');
+    const approved = claim.record;
+    if (approved.userId === null || approved.authTime === null) throw invalid('the device code is not valid');
+    const user = await step.storage.users.findById(approved.userId);
+    if (user === undefined || user.disabled) throw invalid('the account is not active');
 
-  const grant = await openGrant(context, {
-    userId: user.id,
-    clientId: client.clientId,
-    scope: approved.scope,
-    authTime: approved.authTime,
-    sessionId: approved.sessionId,
-    upstream: approved.upstream ?? null,
-  });
-  return issueUserTokens(context, {
-    grant,
-    client,
-    user,
-    scope: approved.scope,
-    grantType: 'urn:ietf:params:oauth:grant-type:device_code',
-    ...(resource === undefined ? {} : { resource }),
-    ...(grantsRefreshToken(client, approved.scope, context) ? { refreshScope: approved.scope } : {}),
+    const grant = await openGrant(step, {
+      userId: user.id,
+      clientId: client.clientId,
+      scope: approved.scope,
+      authTime: approved.authTime,
+      sessionId: approved.sessionId,
+      upstream: approved.upstream ?? null,
+    });
+    return issueUserTokens(step, {
+      grant,
+      client,
+      user,
+      scope: approved.scope,
+      grantType: 'urn:ietf:params:oauth:grant-type:device_code',
+      ...(resource === undefined ? {} : { resource }),
+      ...(grantsRefreshToken(client, approved.scope, context) ? { refreshScope: approved.scope } : {}),
+    });
   });
 }

@@ -2,11 +2,13 @@ import type { RefreshTokenGrantRequest, TokenResponse } from '@idgate/schema';
 import { recordAuditEvent } from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
 import { base64url, utf8 } from '../internal/encoding.js';
-import type { ClientRecord, RefreshTokenRecord } from '../model.js';
+import type { ClientRecord, GrantRecord, RefreshTokenRecord } from '../model.js';
 import { parseScope, tokenAudience } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
 import { revokeGrant } from './revoke-grant.js';
+import { grantStep } from './step.js';
+import type { UpstreamRevalidation } from './upstream-revalidation.js';
 import { issueUserTokens } from './user-tokens.js';
 
 const invalid = (description: string) => new OAuthProtocolError('invalid_grant', description);
@@ -44,27 +46,73 @@ export async function refreshTokenGrant(
     throw new OAuthProtocolError('invalid_scope', `scope was not granted: ${widened.join(' ')}`);
   }
 
-  const use = await storage.refreshTokens.use(hash, new Date(clock.now()));
-  if (use.status === 'unknown') throw invalid('the refresh token is not valid');
   const successor = await successorOf(request.refresh_token, context);
-  if (use.status === 'reused' && !(await withinReuseWindow(use.token, successor, context))) {
+  const rotation = { client, hash, successor, presented, ...(resource === undefined ? {} : { resource }) };
+  const scope = requested;
+
+  // One transaction: the claim, the grant's use, the successor and the events — or the claim and
+  // the revocation of a reused token's grant with its event.
+  const claimed = await grantStep(context, client, async (step) => {
+    const { token, grant } = await claimToken(rotation, step);
+    // A federated grant due for a check upstream is asked outside the transaction (a network call
+    // must not hold the rows, and the check writes the grant): the claim commits first.
+    if (context.revalidate !== undefined && (grant.upstream ?? null) !== null) return { token, grant };
+    return { response: await rotate(rotation, token, grant, scope, 'current', step) };
+  });
+  if ('response' in claimed) return claimed.response;
+  const { token, grant } = claimed;
+  const revalidation = (await context.revalidate?.(grant)) ?? 'current';
+  if (revalidation === 'gone') {
     await storage.transaction(async (tx) => {
-      const revocation = { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken };
-      await revokeGrant(revocation, presented.grantId);
-      await recordAuditEvent(
-        tx,
-        {
-          type: 'refresh.reuse-detected',
-          actor: { kind: 'client', id: client.clientId },
-          subject: presented.userId,
-          clientId: client.clientId,
-          address: context.sourceAddress ?? null,
-          outcome: 'failure',
-          details: { grantId: presented.grantId, grantRevoked: true },
-        },
-        clock,
+      await revokeGrant(
+        { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
+        grant.id,
       );
+      await recordAuditEvent(tx, upstreamEvent(client, grant, context, 'failure', 'unknown_upstream'), clock);
     });
+    throw invalid('the identity provider no longer knows this account');
+  }
+  return grantStep(context, client, (step) => rotate(rotation, token, grant, scope, revalidation, step));
+}
+
+/** What one rotation works from. */
+interface Rotation {
+  client: ClientRecord;
+  /** The hash of the presented token. */
+  hash: string;
+  successor: string | undefined;
+  presented: RefreshTokenRecord;
+  resource?: string[];
+}
+
+/**
+ * Claims the presented token and records the use on its grant; a reused token (outside the reuse
+ * window) revokes the grant, with its event, and is refused.
+ */
+async function claimToken(
+  rotation: Rotation,
+  context: TokenEndpointContext,
+): Promise<{ token: RefreshTokenRecord; grant: GrantRecord }> {
+  const { storage, clock } = context;
+  const { client, presented } = rotation;
+  const use = await storage.refreshTokens.use(rotation.hash, new Date(clock.now()));
+  if (use.status === 'unknown') throw invalid('the refresh token is not valid');
+  if (use.status === 'reused' && !(await withinReuseWindow(use.token, rotation.successor, context))) {
+    const revocation = { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken };
+    await revokeGrant(revocation, presented.grantId);
+    await recordAuditEvent(
+      storage,
+      {
+        type: 'refresh.reuse-detected',
+        actor: { kind: 'client', id: client.clientId },
+        subject: presented.userId,
+        clientId: client.clientId,
+        address: context.sourceAddress ?? null,
+        outcome: 'failure',
+        details: { grantId: presented.grantId, grantRevoked: true },
+      },
+      clock,
+    );
     throw invalid('the refresh token was already used; the grant is revoked');
   }
   const token = use.token;
@@ -76,30 +124,21 @@ export async function refreshTokenGrant(
   );
   if (grant === undefined || grant.revokedAt !== null) throw invalid('the grant has been revoked');
   if (grant.expiresAt.getTime() <= clock.now()) throw invalid('the grant has expired');
-  const revalidation = (await context.revalidate?.(grant)) ?? 'current';
-  const upstreamEvent = (outcome: 'success' | 'failure', reason: string | null) =>
-    ({
-      type: 'upstream.revalidated',
-      actor: { kind: 'client', id: client.clientId },
-      subject: grant.userId,
-      clientId: client.clientId,
-      address: context.sourceAddress ?? null,
-      outcome,
-      details: { provider: grant.upstream?.provider ?? '', grantId: grant.id, reason },
-    }) as const;
-  if (revalidation === 'gone') {
-    await storage.transaction(async (tx) => {
-      await revokeGrant(
-        { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
-        grant.id,
-      );
-      await recordAuditEvent(tx, upstreamEvent('failure', 'unknown_upstream'), clock);
-    });
-    throw invalid('the identity provider no longer knows this account');
-  }
-  const user = await storage.users.findById(token.userId);
-  if (user === undefined || user.disabled) throw invalid('the account is not active');
+  return { token, grant };
+}
 
+/** Issues the new token set of a claimed token: the access token, the successor, the events. */
+async function rotate(
+  rotation: Rotation,
+  token: RefreshTokenRecord,
+  grant: GrantRecord,
+  requested: string[] | undefined,
+  revalidation: Exclude<UpstreamRevalidation, 'gone'>,
+  context: TokenEndpointContext,
+): Promise<TokenResponse> {
+  const { client, successor, resource } = rotation;
+  const user = await context.storage.users.findById(token.userId);
+  if (user === undefined || user.disabled) throw invalid('the account is not active');
   return issueUserTokens(context, {
     grant,
     client,
@@ -109,8 +148,10 @@ export async function refreshTokenGrant(
     grantType: 'refresh_token',
     events: [
       // Recorded with the tokens it let through; `unavailable` keeps the grant on what is known.
-      ...(revalidation === 'revalidated' ? [upstreamEvent('success', null)] : []),
-      ...(revalidation === 'unavailable' ? [upstreamEvent('success', 'upstream_unavailable')] : []),
+      ...(revalidation === 'revalidated' ? [upstreamEvent(client, grant, context, 'success', null)] : []),
+      ...(revalidation === 'unavailable'
+        ? [upstreamEvent(client, grant, context, 'success', 'upstream_unavailable')]
+        : []),
       {
         type: 'refresh.rotated',
         actor: { kind: 'client', id: client.clientId },
@@ -124,6 +165,23 @@ export async function refreshTokenGrant(
     ...(resource === undefined ? {} : { resource }),
   });
 }
+
+const upstreamEvent = (
+  client: ClientRecord,
+  grant: GrantRecord,
+  context: TokenEndpointContext,
+  outcome: 'success' | 'failure',
+  reason: string | null,
+) =>
+  ({
+    type: 'upstream.revalidated',
+    actor: { kind: 'client', id: client.clientId },
+    subject: grant.userId,
+    clientId: client.clientId,
+    address: context.sourceAddress ?? null,
+    outcome,
+    details: { provider: grant.upstream?.provider ?? '', grantId: grant.id, reason },
+  }) as const;
 
 /**
  * The key successors are derived with: HMAC-SHA-256 under a key derived (HKDF) from the server

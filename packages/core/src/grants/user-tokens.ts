@@ -23,7 +23,10 @@ export function grantsRefreshToken(
   return scope.includes('offline_access') || (client.trusted && context.refreshForTrustedClients === true);
 }
 
-/** Opens a grant for a user's sign-in. */
+/**
+ * Opens a grant for a user's sign-in; `store` stores it (default: `storage.grants.create`; the
+ * code exchange stores it with the code's pointer to it).
+ */
 export async function openGrant(
   context: TokenEndpointContext,
   fields: {
@@ -34,9 +37,10 @@ export async function openGrant(
     sessionId: string | null;
     upstream?: GrantUpstream | null;
   },
+  store: (grant: GrantRecord) => Promise<GrantRecord> = (grant) => context.storage.grants.create(grant),
 ): Promise<GrantRecord> {
   const now = context.clock.now();
-  return context.storage.grants.create({
+  return store({
     id: (context.newGrantId ?? (() => crypto.randomUUID()))(),
     ...fields,
     createdAt: new Date(now),

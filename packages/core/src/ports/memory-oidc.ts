@@ -208,9 +208,11 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         code.consumedAt = new Date(at);
         return { status: 'redeemed', code: copy(code) };
       },
-      async attachGrant(hash, grantId) {
+      async openGrant(hash, grant) {
+        insertNew(tables().grants, grant.id, grant, 'id');
         const code = tables().authorizationCodes.get(hash);
-        if (code !== undefined) code.grantId = grantId;
+        if (code !== undefined) code.grantId = grant.id;
+        return copy(grant);
       },
       async purgeExpired(now) {
         return purge(tables().authorizationCodes, now);
@@ -325,11 +327,18 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
           ),
         );
       },
-      async recordPoll(hash, at, interval) {
+      async poll(hash, clientId, at, slowDownSeconds) {
         const record = tables().deviceAuthorizations.get(hash);
-        if (record === undefined) return;
-        record.lastPolledAt = new Date(at);
-        record.interval = interval;
+        if (record === undefined || record.clientId !== clientId) return undefined;
+        const now = at.getTime();
+        let slowDown = false;
+        if (record.status === 'pending' && record.expiresAt.getTime() > now) {
+          const last = record.lastPolledAt;
+          slowDown = last !== null && now - last.getTime() < record.interval * 1000;
+          if (slowDown) record.interval += slowDownSeconds;
+          record.lastPolledAt = new Date(at);
+        }
+        return { record: copy(record), slowDown };
       },
       async decide(hash, decision, at) {
         const record = tables().deviceAuthorizations.get(hash);

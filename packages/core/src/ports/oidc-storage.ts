@@ -82,8 +82,13 @@ export interface AuthorizationCodeRepository {
    * other (and every later one) gets `replayed`.
    */
   redeem(hash: string, at: Date): Promise<CodeRedemption>;
-  /** Records the grant a redeemed code produced, so that a replay can revoke it. */
-  attachGrant(hash: string, grantId: string): Promise<void>;
+  /**
+   * Stores the grant a redeemed code produced and records it on the code, as one step: both land
+   * or neither does, so a replay of the code can always revoke what it produced. Answers the grant
+   * as stored; a grant id already taken is `StorageConflictError('id')`. On PostgreSQL one
+   * statement (a data-modifying CTE): the exchange is on the token endpoint's hot path.
+   */
+  openGrant(hash: string, grant: GrantRecord): Promise<GrantRecord>;
   /** Removes codes that expired before `now`; returns how many. */
   purgeExpired(now: Date): Promise<number>;
 }
@@ -187,6 +192,14 @@ export type DeviceDecision =
     }
   | { status: 'denied'; userId: string };
 
+/** A device's poll as {@link DeviceAuthorizationRepository.poll} recorded it. */
+export interface DevicePoll {
+  /** The request after the poll (its `interval` already grown when `slowDown`). */
+  record: DeviceAuthorizationRecord;
+  /** The request is pending and the poll came too soon: RFC 8628 §3.5 `slow_down`. */
+  slowDown: boolean;
+}
+
 /** Device authorization requests (RFC 8628). */
 export interface DeviceAuthorizationRepository {
   /**
@@ -197,8 +210,16 @@ export interface DeviceAuthorizationRepository {
   findByDeviceCodeHash(hash: string): Promise<DeviceAuthorizationRecord | undefined>;
   /** The request holding a normalised user code, if it has not expired at `now`. */
   findLiveByUserCode(userCode: string, now: Date): Promise<DeviceAuthorizationRecord | undefined>;
-  /** Records a poll at `at` and the interval the device must keep from now on. */
-  recordPoll(hash: string, at: Date, interval: number): Promise<void>;
+  /**
+   * Records a device's poll (RFC 8628 §3.4–3.5) in one atomic step, and answers the request as it
+   * is after it. Only a request of `clientId` is found (another client's code is neither touched
+   * nor shown: undefined, as for no request at all). When the request is `pending` and unexpired
+   * at `at`, `at` becomes its last poll, and a poll sooner than `interval` seconds after the one
+   * before is `slowDown`: the interval grows by `slowDownSeconds` for this and every later poll.
+   * A request in any other state is answered unchanged. Of concurrent polls of one request, each
+   * sees the ones before it (the database orders them), so two at once cannot both pass.
+   */
+  poll(hash: string, clientId: string, at: Date, slowDownSeconds: number): Promise<DevicePoll | undefined>;
   /**
    * Approves or denies a pending, unexpired request, atomically: true for the one caller that
    * moved it out of `pending`, false for everyone else.

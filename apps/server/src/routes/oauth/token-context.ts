@@ -1,4 +1,4 @@
-import { revalidateUpstream, type TokenEndpointContext } from '@idgate/core';
+import { revalidateUpstream, type Storage, type TokenEndpointContext } from '@idgate/core';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { effectiveUsers } from '../../federation/effective-users.js';
@@ -9,10 +9,11 @@ export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest
   const { tokens } = idgate.config;
   // A grant reads its user by id as tokens describe them: the directory holds exactly that, kept
   // in step with every change to the user and their identities, so a disabled user is refused at once.
-  const users = {
-    ...effectiveUsers(idgate.storage),
-    findById: (id: string) => idgate.directory.findSubject(id),
-  };
+  const subjects = (through?: Storage) => ({
+    ...effectiveUsers(through ?? idgate.storage),
+    findById: (id: string) => idgate.directory.findSubject(id, through),
+  });
+  const users = subjects();
   return {
     issuer: idgate.config.issuer,
     keys: idgate.keys(),
@@ -23,7 +24,13 @@ export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest
       hasher: idgate.hasher,
       dummyHash: idgate.dummyHash,
     },
-    storage: { ...idgate.storage, users },
+    storage: {
+      ...idgate.storage,
+      users,
+      // A grant step is one transaction and reads its user inside it, as above; a user the
+      // directory does not hold yet is read through the transaction.
+      transaction: (work) => idgate.storage.transaction((tx) => work({ ...tx, users: subjects(tx) })),
+    },
     lifetimes: {
       idToken: tokens.idTokenTtl,
       grant: tokens.grantTtl,

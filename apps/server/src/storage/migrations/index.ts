@@ -15,6 +15,7 @@ import * as m0013 from './0013_grant_upstream.js';
 import * as m0014 from './0014_login_attempt_origin.js';
 import * as m0015 from './0015_session_upstream.js';
 import * as m0016 from './0016_audit_events.js';
+import * as m0017 from './0017_device_poll_slow_down.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -35,6 +36,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0014_login_attempt_origin': m0014,
   '0015_session_upstream': m0015,
   '0016_audit_events': m0016,
+  '0017_device_poll_slow_down': m0017,
 };
 
 /** The names of every migration, in the order they apply. */

@@ -2,9 +2,7 @@ import type { AuditEventRepository } from '@idgate/core';
 import { AuditEvent } from '@idgate/schema';
 import type { Selectable } from 'kysely';
 import type { AuditEventsTable } from '../schema.js';
-import { fromJsonObject, insertUnique, keysetPage, type RepositoryContext, toDate, toMs } from './support.js';
-
-const CONFLICTS = { audit_events_pkey: 'id', 'audit_events.id': 'id' };
+import { fromJsonObject, insertNew, keysetPage, type RepositoryContext, toDate, toMs } from './support.js';
 
 // Rows per INSERT: well under SQLite's 32766 bound parameters at 12 columns a row.
 const BATCH = 500;
@@ -15,7 +13,8 @@ export function createAuditEventRepository(ctx: RepositoryContext): AuditEventRe
     async append(events) {
       for (let start = 0; start < events.length; start += BATCH) {
         const rows = events.slice(start, start + BATCH).map(toRow);
-        await insertUnique(ctx, CONFLICTS, 'id', () => db.insertInto('audit_events').values(rows).execute());
+        // Appended inside the change's transaction: no savepoint (see insertNew).
+        await insertNew(ctx, 'audit_events', 'id', 'id', rows);
       }
     },
 

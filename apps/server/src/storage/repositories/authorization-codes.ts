@@ -1,10 +1,17 @@
-import type { AuthorizationCodeRecord, AuthorizationCodeRepository, CodeChallengeMethod } from '@idgate/core';
-import type { Selectable } from 'kysely';
-import type { AuthorizationCodesTable } from '../schema.js';
+import {
+  type AuthorizationCodeRecord,
+  type AuthorizationCodeRepository,
+  type CodeChallengeMethod,
+  StorageConflictError,
+} from '@idgate/core';
+import type { Kysely, Selectable } from 'kysely';
+import type { AuthorizationCodesTable, Schema } from '../schema.js';
+import { grantRow, toGrant } from './grants.js';
 import {
   type ConflictFields,
   claimOnce,
   fromJsonArray,
+  insertNewReturning,
   insertRow,
   purgeExpiredRows,
   type RepositoryContext,
@@ -50,12 +57,42 @@ export function createAuthorizationCodeRepository(ctx: RepositoryContext): Autho
       return { status: claim.won ? 'redeemed' : 'replayed', code: toCode(claim.row) };
     },
 
-    async attachGrant(hash, grantId) {
-      await db
-        .updateTable('authorization_codes')
-        .set({ grant_id: grantId })
-        .where('hash', '=', hash)
-        .execute();
+    async openGrant(hash, grant) {
+      if (ctx.dialect === 'postgres') {
+        // One round trip: the grant goes in, and the code points at it, in one statement.
+        const row = await db
+          .with('opened', (q) =>
+            q
+              .insertInto('grants')
+              .values(grantRow(grant))
+              .onConflict((conflict) => conflict.column('id').doNothing())
+              .returningAll(),
+          )
+          .with('attached', (q) =>
+            q
+              .updateTable('authorization_codes')
+              .set((eb) => ({ grant_id: eb.selectFrom('opened').select('opened.id') }))
+              .where('hash', '=', hash)
+              .where((eb) => eb.exists(eb.selectFrom('opened').select('opened.id')))
+              .returning('authorization_codes.hash'),
+          )
+          .selectFrom('opened')
+          .selectAll()
+          .executeTakeFirst();
+        if (row === undefined) throw new StorageConflictError('id');
+        return toGrant(row);
+      }
+      // SQLite has no data-modifying CTE: two statements in one transaction (the open one, if any).
+      const open = async (storage: Kysely<Schema>) => {
+        const row = await insertNewReturning({ ...ctx, db: storage }, 'grants', 'id', 'id', grantRow(grant));
+        await storage
+          .updateTable('authorization_codes')
+          .set({ grant_id: grant.id })
+          .where('hash', '=', hash)
+          .execute();
+        return toGrant(row);
+      };
+      return ctx.inTransaction ? open(db) : db.transaction().execute(open);
     },
 
     purgeExpired: (now) => purgeExpiredRows(db, 'authorization_codes', now),

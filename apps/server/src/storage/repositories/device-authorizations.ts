@@ -3,7 +3,7 @@ import type {
   DeviceAuthorizationRepository,
   DeviceAuthorizationStatus,
 } from '@idgate/core';
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { DeviceAuthorizationsTable } from '../schema.js';
 import {
   type ConflictFields,
@@ -75,12 +75,25 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
       return row && toRecord(row);
     },
 
-    async recordPoll(hash, at, interval) {
-      await db
+    // One statement: the update decides from the row it changes (every SET expression sees the
+    // row as it was), so a concurrent poll is re-checked against this one's time by the database
+    // (PostgreSQL re-evaluates it on the row as committed; SQLite runs writes one at a time).
+    async poll(hash, clientId, at, slowDownSeconds) {
+      const now = toMs(at);
+      const live = sql<boolean>`${sql.ref('status')} = 'pending' and ${sql.ref('expires_at')} > ${now}`;
+      const tooSoon = sql<boolean>`(${live} and ${sql.ref('last_polled_at')} is not null and ${now} - ${sql.ref('last_polled_at')} < ${sql.ref('interval')} * 1000)`;
+      const row = await db
         .updateTable('device_authorizations')
-        .set({ last_polled_at: toMs(at), interval })
+        .set({
+          last_polled_at: sql<number>`case when ${live} then ${now} else ${sql.ref('last_polled_at')} end`,
+          interval: sql<number>`case when ${tooSoon} then ${sql.ref('interval')} + ${slowDownSeconds} else ${sql.ref('interval')} end`,
+          poll_slowed: sql<number>`case when ${tooSoon} then 1 else 0 end`,
+        })
         .where('device_code_hash', '=', hash)
-        .execute();
+        .where('client_id', '=', clientId)
+        .returningAll()
+        .executeTakeFirst();
+      return row && { record: toRecord(row), slowDown: Number(row.poll_slowed) === 1 };
     },
 
     // As `stampOnce` does: the conditional update is the whole decision, so of concurrent callers

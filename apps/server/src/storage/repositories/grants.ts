@@ -1,10 +1,9 @@
 import type { GrantRecord, GrantRepository } from '@idgate/core';
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { GrantsTable } from '../schema.js';
 import {
-  type ConflictFields,
   fromJsonArray,
-  insertRowReturning,
+  insertNewReturning,
   keysetPage,
   type RepositoryContext,
   toDate,
@@ -13,11 +12,6 @@ import {
   toMsOrNull,
 } from './support.js';
 import { replaceUpstreamState, upstreamColumns, upstreamOf } from './upstream.js';
-
-const CONFLICTS: ConflictFields = {
-  grants_pkey: 'id',
-  'grants.id': 'id',
-};
 
 export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
   const { db } = ctx;
@@ -48,20 +42,7 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
 
   return {
     async create(grant) {
-      const row = await insertRowReturning(ctx, 'grants', CONFLICTS, 'id', {
-        id: grant.id,
-        user_id: grant.userId,
-        client_id: grant.clientId,
-        scope: JSON.stringify(grant.scope),
-        auth_time: toMs(grant.authTime),
-        session_id: grant.sessionId,
-        created_at: toMs(grant.createdAt),
-        expires_at: toMs(grant.expiresAt),
-        revoked_at: toMsOrNull(grant.revokedAt),
-        last_used_at: toMsOrNull(grant.lastUsedAt ?? null),
-        last_used_address: grant.lastUsedAddress ?? null,
-        ...upstreamColumns(grant.upstream),
-      });
+      const row = await insertNewReturning(ctx, 'grants', 'id', 'id', grantRow(grant));
       return toGrant(row);
     },
 
@@ -135,7 +116,25 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
   };
 }
 
-function toGrant(row: Selectable<GrantsTable>): GrantRecord {
+/** A grant as the `grants` table stores it. */
+export function grantRow(grant: GrantRecord): Insertable<GrantsTable> {
+  return {
+    id: grant.id,
+    user_id: grant.userId,
+    client_id: grant.clientId,
+    scope: JSON.stringify(grant.scope),
+    auth_time: toMs(grant.authTime),
+    session_id: grant.sessionId,
+    created_at: toMs(grant.createdAt),
+    expires_at: toMs(grant.expiresAt),
+    revoked_at: toMsOrNull(grant.revokedAt),
+    last_used_at: toMsOrNull(grant.lastUsedAt ?? null),
+    last_used_address: grant.lastUsedAddress ?? null,
+    ...upstreamColumns(grant.upstream),
+  };
+}
+
+export function toGrant(row: Selectable<GrantsTable>): GrantRecord {
   return {
     id: row.id,
     userId: row.user_id,

@@ -2,10 +2,9 @@ import type { RefreshTokenRecord, RefreshTokenRepository } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { RefreshTokensTable } from '../schema.js';
 import {
-  type ConflictFields,
   claimOnce,
   fromJsonArray,
-  insertRow,
+  insertNew,
   purgeExpiredRows,
   type RepositoryContext,
   toDate,
@@ -14,25 +13,23 @@ import {
   toMsOrNull,
 } from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  refresh_tokens_pkey: 'hash',
-  'refresh_tokens.hash': 'hash',
-};
-
 export function createRefreshTokenRepository(ctx: RepositoryContext): RefreshTokenRepository {
   const { db } = ctx;
   return {
     async create(token) {
-      await insertRow(ctx, 'refresh_tokens', CONFLICTS, 'hash', {
-        hash: token.hash,
-        grant_id: token.grantId,
-        client_id: token.clientId,
-        user_id: token.userId,
-        scope: JSON.stringify(token.scope),
-        created_at: toMs(token.createdAt),
-        expires_at: toMs(token.expiresAt),
-        used_at: toMsOrNull(token.usedAt),
-      });
+      // On the hot path inside the grant step's transaction: no savepoint (see insertNew).
+      await insertNew(ctx, 'refresh_tokens', 'hash', 'hash', [
+        {
+          hash: token.hash,
+          grant_id: token.grantId,
+          client_id: token.clientId,
+          user_id: token.userId,
+          scope: JSON.stringify(token.scope),
+          created_at: toMs(token.createdAt),
+          expires_at: toMs(token.expiresAt),
+          used_at: toMsOrNull(token.usedAt),
+        },
+      ]);
     },
 
     async findByHash(hash) {
