@@ -48,10 +48,13 @@ export const USAGE = `usage: pnpm bench -- [options]   (or: node bench/src/run.m
  *   nodeFlags?: string[], cpuProf: boolean, keep: boolean }} BenchOptions
  */
 export function parseFlags(argv, env, defaultOut = join(process.cwd(), 'results')) {
+  // `pnpm bench -- --duration 3` reaches the script through turbo and `pnpm run`, which hand on
+  // the separator too: a leading `--` is not an argument.
+  const args = argv[0] === '--' ? argv.slice(1) : argv;
   let values;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      args,
       options: {
         duration: { type: 'string', default: '5' },
         warmup: { type: 'string', default: '1' },

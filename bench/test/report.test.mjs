@@ -122,6 +122,14 @@ describe('flags', () => {
     const b = parseFlags(['--postgres', 'postgres://x@127.0.0.1/y'], {});
     assert.equal(b.help === false && b.error === undefined && b.options.database, 'postgres');
   });
+  it('takes the flags after the `--` that `pnpm bench -- …` hands on through turbo and pnpm run', () => {
+    const a = parseFlags(['--', '--duration', '3', '--replicas', '2'], env);
+    assert.equal(a.help === false && a.error, undefined);
+    assert.deepEqual(
+      a.help === false && a.error === undefined && [a.options.duration, a.options.replicas],
+      [3, 2],
+    );
+  });
   it('--replicas 2 implies PostgreSQL, and contradicts --database sqlite', () => {
     const a = parseFlags(['--replicas', '2'], {});
     assert.equal(a.help === false && a.error === undefined && a.options.database, 'postgres');
