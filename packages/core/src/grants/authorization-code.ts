@@ -1,11 +1,10 @@
 import type { AuthorizationCodeGrantRequest, TokenResponse } from '@idgate/schema';
-import { recordAuditEvent } from '../audit/record.js';
 import { verifyCodeVerifier } from '../authorize/pkce.js';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
-import { revokeGrant } from './revoke-grant.js';
+import { revokeReplayedGrant } from './replay.js';
 import { grantStep } from './step.js';
 import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
 
@@ -41,24 +40,13 @@ async function exchangeCode(
   if (redemption.status === 'unknown') throw invalid('the authorization code is not valid');
   const { code } = redemption;
   if (redemption.status === 'replayed') {
-    const { grantId } = code;
-    if (grantId !== null) {
-      const revocation = { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken };
-      await revokeGrant(revocation, grantId);
-    }
-    await recordAuditEvent(
-      storage,
-      {
-        type: 'code.replayed',
-        actor: { kind: 'client', id: client.clientId },
-        subject: code.userId,
-        clientId: code.clientId,
-        address: context.sourceAddress ?? null,
-        outcome: 'failure',
-        details: { grantId, grantRevoked: grantId !== null },
-      },
-      clock,
-    );
+    await revokeReplayedGrant(context, {
+      type: 'code.replayed',
+      grantId: code.grantId,
+      subject: code.userId,
+      clientId: code.clientId,
+      presentedBy: client.clientId,
+    });
     throw invalid('the authorization code was already used');
   }
   if (code.clientId !== client.clientId) throw invalid('the authorization code was issued to another client');

@@ -6,6 +6,7 @@ import type { ClientRecord, GrantRecord, RefreshTokenRecord } from '../model.js'
 import { parseScope, tokenAudience } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
+import { revokeReplayedGrant } from './replay.js';
 import { revokeGrant } from './revoke-grant.js';
 import { grantStep } from './step.js';
 import type { UpstreamRevalidation } from './upstream-revalidation.js';
@@ -98,21 +99,13 @@ async function claimToken(
   const use = await storage.refreshTokens.use(rotation.hash, new Date(clock.now()));
   if (use.status === 'unknown') throw invalid('the refresh token is not valid');
   if (use.status === 'reused' && !(await withinReuseWindow(use.token, rotation.successor, context))) {
-    const revocation = { clock, storage, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken };
-    await revokeGrant(revocation, presented.grantId);
-    await recordAuditEvent(
-      storage,
-      {
-        type: 'refresh.reuse-detected',
-        actor: { kind: 'client', id: client.clientId },
-        subject: presented.userId,
-        clientId: client.clientId,
-        address: context.sourceAddress ?? null,
-        outcome: 'failure',
-        details: { grantId: presented.grantId, grantRevoked: true },
-      },
-      clock,
-    );
+    await revokeReplayedGrant(context, {
+      type: 'refresh.reuse-detected',
+      grantId: presented.grantId,
+      subject: presented.userId,
+      clientId: client.clientId,
+      presentedBy: client.clientId,
+    });
     throw invalid('the refresh token was already used; the grant is revoked');
   }
   const token = use.token;
