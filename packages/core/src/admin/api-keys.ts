@@ -6,13 +6,27 @@ import {
   type PageQuery,
 } from '@idgate/schema';
 import { generateApiKey } from '../api-keys/api-key.js';
-import { changedFields, recordAdminChange } from '../audit/admin.js';
+import { recordAdminChange, recordObjectChange } from '../audit/admin.js';
 import type { ApiKeyCluster, ApiKeyRecord } from '../model.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.js';
 import { type AdminPorts, nowOf } from './ports.js';
 import { apiKeyView } from './views.js';
 
+/** The `admin.changed` event of an API key created (its public prefix, never the key or its hash). */
+export function recordApiKeyCreated(
+  storage: { auditEvents: AuditEventRepository },
+  ports: Pick<AdminPorts, 'clock' | 'auditActor'>,
+  key: ApiKeyRecord,
+): Promise<void> {
+  return recordObjectChange(storage, ports, { objectKind: 'api-key', objectId: key.id }, null, key, [
+    'name',
+    'prefix',
+    'scopes',
+    'expiresAt',
+  ]);
+}
 /** A new API key's record and the key itself, which only the caller ever sees. */
 export async function prepareApiKey(
   ports: Pick<AdminPorts, 'clock'>,
@@ -52,12 +66,7 @@ export async function createApiKey(
       () => tx.apiKeys.create(record),
       () => new AdminError('conflict', 'api_key', 'an API key with the generated prefix exists; try again'),
     );
-    await recordAdminChange(tx, ports, {
-      objectKind: 'api-key',
-      objectId: created.id,
-      action: 'created',
-      ...changedFields(null, created, ['name', 'prefix', 'scopes', 'expiresAt']),
-    });
+    await recordApiKeyCreated(tx, ports, created);
     return created;
   });
   return { record: stored, key };

@@ -9,9 +9,10 @@ import {
   type RotatedClientSecret,
   UpdateClientInput,
 } from '@idgate/schema';
-import { changedFields, recordAdminChange } from '../audit/admin.js';
+import { recordAdminChange, recordObjectChange } from '../audit/admin.js';
 import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import type { ClientRecord } from '../model.js';
+import type { AuditEventRepository } from '../ports/audit-storage.js';
 import { generateClientId, generateSecret, hashSecret } from '../secrets.js';
 import { findKubectlClient } from './clusters.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
@@ -33,6 +34,24 @@ const CLIENT_FIELDS = [
   'accessTokenTtl',
   'refreshTokenTtl',
 ] as const satisfies readonly (keyof ClientRecord)[];
+
+/** The `admin.changed` event of a client created (`before` null), updated or deleted (`after` null). */
+function recordClientChange(
+  storage: { auditEvents: AuditEventRepository },
+  ports: Pick<AdminPorts, 'clock' | 'auditActor'>,
+  before: ClientRecord | null,
+  after: ClientRecord | null,
+): Promise<void> {
+  const { clientId } = (after ?? before) as ClientRecord;
+  return recordObjectChange(
+    storage,
+    ports,
+    { objectKind: 'client', objectId: clientId, clientId },
+    before,
+    after,
+    CLIENT_FIELDS,
+  );
+}
 
 /** The scopes a client is allowed unless told otherwise. */
 export const DEFAULT_CLIENT_SCOPES: readonly string[] = ['openid', 'profile', 'email', 'groups'];
@@ -188,13 +207,7 @@ export async function registerClient(
       () => tx.clients.create(record),
       () => new AdminError('conflict', 'client', 'a client with the generated id exists; try again'),
     );
-    await recordAdminChange(tx, ports, {
-      objectKind: 'client',
-      objectId: created.clientId,
-      action: 'created',
-      clientId: created.clientId,
-      ...changedFields(null, created, CLIENT_FIELDS),
-    });
+    await recordClientChange(tx, ports, null, created);
     return created;
   });
   return { client, clientSecret };
@@ -320,13 +333,7 @@ export async function updateClient(
     };
     checkClientSettings(next, ports.lifetimes, label);
     if (!(await tx.clients.update(next))) throw notFound(clientId);
-    await recordAdminChange(tx, ports, {
-      objectKind: 'client',
-      objectId: clientId,
-      action: 'updated',
-      clientId,
-      ...changedFields(current, next, CLIENT_FIELDS),
-    });
+    await recordClientChange(tx, ports, current, next);
     return clientView(next);
   });
 }
@@ -414,13 +421,7 @@ export async function removeClient(
     const current = await tx.clients.findById(clientId);
     if (current === undefined || !(await tx.clients.remove(clientId))) throw notFound(clientId);
     const revoked = await tx.grants.revokeByClient(clientId, now);
-    await recordAdminChange(tx, ports, {
-      objectKind: 'client',
-      objectId: clientId,
-      action: 'deleted',
-      clientId,
-      ...changedFields(current, null, CLIENT_FIELDS),
-    });
+    await recordClientChange(tx, ports, current, null);
     await publishGrantRevocations(
       { storage: tx, clock: ports.clock, maxTokenLifetimeSeconds: ports.lifetimes.maxAccessTokenTtl },
       revoked,

@@ -7,10 +7,10 @@ import {
   defaultClusterAudience,
   type GrantType,
 } from '@idgate/schema';
-import { changedFields, recordAdminChange } from '../audit/admin.js';
+import { recordObjectChange } from '../audit/admin.js';
 import type { ApiKeyRecord, ClientRecord, ClusterRecord } from '../model.js';
 import type { Storage } from '../ports/storage.js';
-import { prepareApiKey } from './api-keys.js';
+import { prepareApiKey, recordApiKeyCreated } from './api-keys.js';
 import { prepareClient } from './clients.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
 import { type AdminPorts, nowOf } from './ports.js';
@@ -106,22 +106,21 @@ export async function addCluster(
         refreshTokenTtl: ports.lifetimes.refreshTokenTtl,
       });
       client = await tx.clients.create(prepared.record);
-      await recordAdminChange(tx, ports, {
-        objectKind: 'client',
-        objectId: client.clientId,
-        action: 'created',
-        clientId: client.clientId,
-        ...changedFields(null, client, ['name', 'public', 'grantTypes', 'scopes']),
-      });
+      await recordObjectChange(
+        tx,
+        ports,
+        { objectKind: 'client', objectId: client.clientId, clientId: client.clientId },
+        null,
+        client,
+        ['name', 'public', 'grantTypes', 'scopes'],
+      );
     }
     await alignKubectlAudiences(tx, client);
     const stored = await tx.apiKeys.create(keyRecord);
-    await recordAdminChange(tx, ports, {
-      objectKind: 'cluster',
-      objectId: cluster.name,
-      action: 'created',
-      ...changedFields(null, cluster, ['name', 'audience']),
-    });
+    await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: cluster.name }, null, cluster, [
+      'name',
+      'audience',
+    ]);
     await recordApiKeyCreated(tx, ports, stored);
     return {
       cluster: clusterView(cluster, client.clientId),
@@ -182,12 +181,10 @@ export async function removeCluster(
     const revokedApiKeys = await tx.apiKeys.revokeByCluster(record.name, nowOf(ports));
     const client = await findKubectlClient(tx);
     if (client !== undefined) await alignKubectlAudiences(tx, client);
-    await recordAdminChange(tx, ports, {
-      objectKind: 'cluster',
-      objectId: record.name,
-      action: 'deleted',
-      ...changedFields(record, null, ['name', 'audience']),
-    });
+    await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: record.name }, record, null, [
+      'name',
+      'audience',
+    ]);
     return { name: record.name, revokedApiKeys };
   });
 }
@@ -217,14 +214,5 @@ export async function issueClusterApiKey(
     );
     await recordApiKeyCreated(tx, ports, stored);
     return { cluster, record: stored, key };
-  });
-}
-
-function recordApiKeyCreated(storage: Storage, ports: Ports, key: ApiKeyRecord): Promise<void> {
-  return recordAdminChange(storage, ports, {
-    objectKind: 'api-key',
-    objectId: key.id,
-    action: 'created',
-    ...changedFields(null, key, ['name', 'prefix', 'scopes', 'expiresAt']),
   });
 }

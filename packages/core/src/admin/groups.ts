@@ -1,6 +1,6 @@
 import type { PageQuery } from '@idgate/schema';
 import { GroupName } from '@idgate/schema';
-import { changedFields, recordAdminChange } from '../audit/admin.js';
+import { recordObjectChange } from '../audit/admin.js';
 import type { UserRecord } from '../model.js';
 import type { GroupSummary } from '../ports/storage.js';
 import { AdminError, parseAdminInput } from './errors.js';
@@ -109,13 +109,13 @@ async function setGroups(
   const updated = await storage.users.update(user.id, { groups, updatedAt: nowOf(ports) });
   if (updated === undefined)
     throw new AdminError('not_found', 'user', `no user ${user.username}`, { key: user.username });
-  await recordAdminChange(storage, ports, {
-    objectKind: 'group',
-    objectId: user.id,
-    action: 'updated',
-    operation,
-    subject: user.id,
-    ...changedFields(user, updated, ['groups']),
-  });
+  await recordObjectChange(
+    storage,
+    ports,
+    { objectKind: 'group', objectId: user.id, operation, subject: user.id },
+    user,
+    updated,
+    ['groups'],
+  );
   return updated;
 }

@@ -1,5 +1,5 @@
 import { IDENTITY_PROVIDER_SECRETS } from '@idgate/schema';
-import { changedFields, recordAdminChange } from '../audit/admin.js';
+import { recordObjectChange } from '../audit/admin.js';
 import type { IdentityProviderRecord } from '../model.js';
 import type { AdminPorts } from './ports.js';
 
@@ -27,11 +27,16 @@ export function recordProviderChange(
   const was = settingsOf(before);
   const is = settingsOf(after);
   const fields = [...new Set([...Object.keys(was ?? {}), ...Object.keys(is ?? {})])];
-  return recordAdminChange(storage, ports, {
-    objectKind: 'identity-provider',
-    objectId: (after ?? before)?.name ?? '',
-    action: before === null ? 'created' : after === null ? 'deleted' : 'updated',
-    ...(operation === undefined ? {} : { operation }),
-    ...changedFields(was, is, fields),
-  });
+  return recordObjectChange(
+    storage,
+    ports,
+    {
+      objectKind: 'identity-provider',
+      objectId: (after ?? before)?.name ?? '',
+      ...(operation === undefined ? {} : { operation }),
+    },
+    was,
+    is,
+    fields,
+  );
 }

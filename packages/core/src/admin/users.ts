@@ -1,5 +1,5 @@
 import type { CreateUserInput, UpdateUserInput, UserListQuery } from '@idgate/schema';
-import { changedFields, recordAdminChange } from '../audit/admin.js';
+import { recordAdminChange, recordObjectChange } from '../audit/admin.js';
 import type { LoginAttemptRecord, NewUser, UserRecord } from '../model.js';
 import type { Storage, UserPageQuery } from '../ports/storage.js';
 import { generatePassword } from '../secrets.js';
@@ -81,13 +81,14 @@ export async function createUser(
         new AdminError('conflict', 'user', `user ${input.username} already exists`, { key: input.username }),
       'username',
     );
-    await recordAdminChange(tx, ports, {
-      objectKind: 'user',
-      objectId: created.id,
-      action: 'created',
-      subject: created.id,
-      ...changedFields(null, created, AUDITED),
-    });
+    await recordObjectChange(
+      tx,
+      ports,
+      { objectKind: 'user', objectId: created.id, subject: created.id },
+      null,
+      created,
+      AUDITED,
+    );
     return created;
   });
   return { user, generatedPassword: shown(chosen) };
@@ -117,14 +118,19 @@ async function writeUser(
     const updated = await storage.users.update(user.id, { ...patch, updatedAt: nowOf(ports) });
     if (updated === undefined)
       throw new AdminError('not_found', 'user', `no user ${user.username}`, { key: user.username });
-    await recordAdminChange(storage, ports, {
-      objectKind: 'user',
-      objectId: user.id,
-      action: 'updated',
-      subject: user.id,
-      ...(operation === undefined ? {} : { operation }),
-      ...changedFields(user, updated, AUDITED),
-    });
+    await recordObjectChange(
+      storage,
+      ports,
+      {
+        objectKind: 'user',
+        objectId: user.id,
+        subject: user.id,
+        ...(operation === undefined ? {} : { operation }),
+      },
+      user,
+      updated,
+      AUDITED,
+    );
     await then?.(storage, updated);
     return updated;
   });
@@ -307,13 +313,14 @@ export function deleteUser(
     for (const identity of identities) await storage.identities.unlink(identity.provider, identity.subject);
     if (!(await storage.users.remove(user.id)))
       throw new AdminError('not_found', 'user', `no user ${username}`, { key: username });
-    await recordAdminChange(storage, ports, {
-      objectKind: 'user',
-      objectId: user.id,
-      action: 'deleted',
-      subject: user.id,
-      ...changedFields(user, null, AUDITED),
-    });
+    await recordObjectChange(
+      storage,
+      ports,
+      { objectKind: 'user', objectId: user.id, subject: user.id },
+      user,
+      null,
+      AUDITED,
+    );
     return { user, ...access, unlinkedIdentities: identities.length };
   });
 }

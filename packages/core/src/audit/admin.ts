@@ -93,6 +93,24 @@ export async function recordAdminChange(
 }
 
 /**
+ * Records the `admin.changed` event of one stored object: created (`before` null), deleted
+ * (`after` null) or updated — the action follows from which is missing — with the `fields` whose
+ * values differ (see {@link changedFields}), through {@link recordAdminChange}.
+ * @example await recordObjectChange(tx, ports, { objectKind: 'user', objectId: user.id, subject: user.id }, user, updated, ['groups']);
+ */
+export function recordObjectChange<T extends object>(
+  storage: { auditEvents: AuditEventRepository },
+  ports: AuditActorPort & { clock: Clock },
+  object: Omit<AdminChange, 'action' | 'before' | 'after'>,
+  before: T | null,
+  after: T | null,
+  fields: readonly (keyof T & string)[],
+): Promise<void> {
+  const action = before === null ? 'created' : after === null ? 'deleted' : 'updated';
+  return recordAdminChange(storage, ports, { ...object, action, ...changedFields(before, after, fields) });
+}
+
+/**
  * The actor of an administrative change: the ports' `auditActor()`, else `system`.
  * @example adminActor(ports) // { kind: 'api-key', id: 'k1', name: 'idg_ab12' }
  */
