@@ -1,4 +1,5 @@
 import { AuditEvent } from '@idgate/schema';
+import { randomBytes } from '../internal/encoding.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { Clock } from '../ports/runtime.js';
 
@@ -86,7 +87,7 @@ export function auditEventId(time: number): string {
       if (random[i] !== 0) break;
     }
   } else {
-    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    const bytes = randomBytes(16);
     random = [...bytes].map((byte) => byte % 32);
   }
   last = { time, random };
