@@ -1,7 +1,7 @@
 import { type LoginAttemptRepository, TOKEN_REVIEW_DENIAL_MESSAGES } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { SeriesCounter } from './metric-series.js';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { SeriesCounter, SeriesHistogram } from './metric-series.js';
 import type { Database } from './storage/database.js';
 
 /**
@@ -12,7 +12,7 @@ import type { Database } from './storage/database.js';
 export interface Metrics {
   readonly registry: Registry;
   readonly httpRequests: SeriesCounter<'method' | 'route' | 'status'>;
-  readonly httpRequestDuration: Histogram<'method' | 'route'>;
+  readonly httpRequestDuration: SeriesHistogram<'method' | 'route'>;
   readonly tokenReviews: SeriesCounter<'outcome'>;
   readonly tokenReviewDenials: SeriesCounter<'reason'>;
   readonly tokensIssued: Counter<'grant_type'>;
@@ -61,7 +61,7 @@ export function createMetrics(database?: Database): Metrics {
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
     }),
-    httpRequestDuration: new Histogram({
+    httpRequestDuration: new SeriesHistogram({
       name: 'idgate_http_request_duration_seconds',
       help: 'Time to answer HTTP requests, by method and route pattern.',
       labelNames: ['method', 'route'] as const,
@@ -191,7 +191,7 @@ function isJson(reply: FastifyReply): boolean {
 /** The HTTP metrics' series of one (method, route, status), made once and reused. */
 interface ResponseSeries {
   readonly count: () => void;
-  readonly duration: Histogram.Internal<'method' | 'route'>;
+  readonly duration: (seconds: number) => void;
 }
 
 /**
@@ -199,10 +199,8 @@ interface ResponseSeries {
  * `idgate_http_requests_total` and `idgate_http_request_duration_seconds` (and, for tokens
  * answered, `idgate_tokens_issued_total`). The series handles of each (method, route, status) are
  * made on first use and kept, so a request builds no label set: the count is a plain increment
- * (see metric-series.ts); the duration goes through a `labels()` child of the histogram, which
- * prom-client only takes one observation at a time (it has no public way to be handed bucket
- * counts and a sum). The labels are bounded (methods, route patterns, status codes), and so is
- * what is kept.
+ * and the duration adds to a bucket array (see metric-series.ts). The labels are bounded
+ * (methods, route patterns, status codes), and so is what is kept.
  * @example app.addHook('onResponse', (request, reply, done) => { observe(request, reply); done(); });
  */
 export function responseObserver(metrics: Metrics): (request: FastifyRequest, reply: FastifyReply) => void {
@@ -224,7 +222,7 @@ export function responseObserver(metrics: Metrics): (request: FastifyRequest, re
     if (found === undefined) {
       found = {
         count: metrics.httpRequests.series({ method, route, status: String(status) }),
-        duration: metrics.httpRequestDuration.labels({ method, route }),
+        duration: metrics.httpRequestDuration.series({ method, route }),
       };
       byStatus.set(status, found);
     }
@@ -237,7 +235,7 @@ export function responseObserver(metrics: Metrics): (request: FastifyRequest, re
     const status = reply.statusCode;
     const { count, duration } = seriesOf(method, route, status);
     count();
-    duration.observe(reply.elapsedTime / 1000);
+    duration(reply.elapsedTime / 1000);
     if (status !== 200) return;
     if (route === '/oauth/token' && method === 'POST') {
       metrics.tokensIssued.inc({ grant_type: grantTypeLabel(request.body) });

@@ -7,7 +7,7 @@ import type { RouteDoc } from './route-doc.js';
  * any origin may call them.
  */
 export function allowAnyOrigin(reply: FastifyReply): void {
-  reply.header('Access-Control-Allow-Origin', '*');
+  reply.header('access-control-allow-origin', '*');
 }
 
 /**

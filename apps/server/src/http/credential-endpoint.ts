@@ -55,9 +55,11 @@ export function credentialEndpoint(
         },
       },
       schema: { response: { 200: z.toJSONSchema(response, { target: 'draft-7' }) } },
-      onRequest: async (_request, reply) => {
-        reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+      // A callback hook, not an async one: no promise per request.
+      onRequest: (_request, reply, done) => {
+        reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
         allowAnyOrigin(reply);
+        done();
       },
     },
     async (request) => {

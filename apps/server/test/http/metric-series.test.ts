@@ -1,6 +1,6 @@
-import { Counter, Registry } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { SeriesCounter } from '../../src/metric-series.js';
+import { SeriesCounter, SeriesHistogram } from '../../src/metric-series.js';
 import { seededRandom } from '../helpers/random.js';
 
 // Deterministic, so a failure reproduces.
@@ -121,5 +121,97 @@ describe('SeriesCounter', () => {
     const count = requests.series({ method: 'GET', nope: 'x' } as never);
     expect(count).toThrow(/not included in initial labelset/);
     expect(count).toThrow(/not included in initial labelset/);
+  });
+});
+
+const DURATION = {
+  name: 'idgate_http_request_duration_seconds',
+  help: 'Time to answer HTTP requests, by method and route pattern.',
+  labelNames: ['method', 'route'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+};
+
+describe('SeriesHistogram', () => {
+  it('exposes exactly what prom-client’s own histogram gives: buckets, sums, counts, series order, resets', async () => {
+    const next = random(0x41570);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+    const referenceRegistry = new Registry();
+    const reference = new Histogram({ ...DURATION, registers: [referenceRegistry] });
+    // A counter beside it in both registries: the histogram is one metric among others.
+    new Counter({ ...REVIEWS, registers: [referenceRegistry] }).inc({ outcome: 'denied' });
+    const registry = new Registry();
+    const handled = new SeriesHistogram({ ...DURATION, registers: [registry] });
+    new Counter({ ...REVIEWS, registers: [registry] }).inc({ outcome: 'denied' });
+    const handles = new Map<string, (value: number) => void>();
+    let scrapes = 0;
+    for (let step = 0; step < 5_000; step++) {
+      const labels = { method: pick(METHODS), route: pick(ROUTES) };
+      // Durations across every bucket, on its bounds exactly, and past the last one (only +Inf).
+      const roll = next();
+      const value =
+        roll < 0.1
+          ? pick(DURATION.buckets)
+          : roll < 0.15
+            ? 3 + next() * 10
+            : roll < 0.2
+              ? 0
+              : next() ** 4 * 2;
+      if (next() < 0.003) {
+        referenceRegistry.resetMetrics();
+        registry.resetMetrics();
+      }
+      reference.observe(labels, value);
+      if (next() < 0.1) {
+        handled.observe(labels, value);
+      } else {
+        const key = `${labels.method} ${labels.route}`;
+        let observe = handles.get(key);
+        if (observe === undefined) {
+          observe = handled.series(labels);
+          handles.set(key, observe);
+        }
+        observe(value);
+      }
+      if (next() < 0.01 || step === 4_999) {
+        scrapes++;
+        expect(await exposition(registry)).toEqual(await exposition(referenceRegistry));
+      }
+    }
+    expect(scrapes).toBeGreaterThan(20);
+    const { text } = await exposition(registry);
+    expect(text).toMatch(
+      /idgate_http_request_duration_seconds_bucket\{le="\+Inf",method="[^"]+",route="[^"]*"/,
+    );
+    expect(text).toMatch(/idgate_http_request_duration_seconds_sum\{method=/);
+  });
+
+  it('refuses what prom-client refuses: an unknown label, a value that is not a number, an le label', () => {
+    const histogram = new SeriesHistogram({ ...DURATION, registers: [] });
+    expect(() => histogram.series({ method: 'GET', nope: 'x' } as never)).toThrow(
+      /not included in initial labelset/,
+    );
+    const observe = histogram.series({ method: 'GET', route: '/x' });
+    expect(() => observe(Number.NaN)).toThrow(TypeError);
+    expect(() => observe(Number.POSITIVE_INFINITY)).toThrow(TypeError);
+    expect(() => new SeriesHistogram({ ...DURATION, labelNames: ['le'], registers: [] })).toThrow(/reserved/);
+  });
+
+  it('shows a series only once it has been observed, and again after a reset only once observed again', async () => {
+    const registry = new Registry();
+    const histogram = new SeriesHistogram({ ...DURATION, registers: [registry] });
+    const a = histogram.series({ method: 'GET', route: '/a' });
+    const b = histogram.series({ method: 'GET', route: '/b' });
+    expect((await histogram.get()).values).toEqual([]);
+    b(0.002);
+    a(0.2);
+    const routes = async () => [...new Set((await histogram.get()).values.map((v) => v.labels.route))];
+    expect(await routes()).toEqual(['/b', '/a']);
+    registry.resetMetrics();
+    expect(await routes()).toEqual([]);
+    a(0.2);
+    expect(await routes()).toEqual(['/a']);
+    expect(await registry.metrics()).toContain(
+      'idgate_http_request_duration_seconds_count{method="GET",route="/a"} 1',
+    );
   });
 });
