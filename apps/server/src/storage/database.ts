@@ -15,6 +15,7 @@ import type pg from 'pg';
 import { type QueryTarget, tracingQueries } from '../telemetry/query-spans.js';
 import { StorageHealth } from './health.js';
 import type { Schema } from './schema.js';
+import { cachingStatements } from './statement-cache.js';
 import { reportingUnavailability, storageUnavailability } from './unavailable.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -172,7 +173,7 @@ function openSqlite(location: string, options: OpenDatabaseOptions): Database {
     throw error;
   }
   const health = new StorageHealth();
-  const dialect = new SqliteDialect({ database: sqlite });
+  const dialect = new SqliteDialect({ database: cachingStatements(sqlite) });
   const db = new Kysely<Schema>({
     dialect: reportingUnavailability(
       options.tracer === undefined

@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 
 // The grant steps' round trips, counted at the driver (every statement PostgreSQL's `pg` sends,
-// every statement better-sqlite3 prepares, BEGIN and COMMIT included): each step is one
+// every statement better-sqlite3 runs, BEGIN and COMMIT included): each step is one
 // transaction holding its claim, what the claim lets through and its audit events; a claim comes
 // back from its own update (RETURNING) instead of a re-read; the user comes from the directory's
 // memory; an insert inside a transaction needs no savepoint. Left out: the change feed's reads,
@@ -25,11 +25,20 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   count(typeof first === 'string' ? first : (first.text ?? ''));
   return (query as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof query;
-const prepare = SqliteDatabase.prototype.prepare;
-SqliteDatabase.prototype.prepare = function (this: SqliteDatabase.Database, source: string) {
-  count(source);
-  return prepare.call(this, source);
-} as typeof prepare;
+// SQLite: counted where a statement runs (a prepared statement is reused, so preparing counts less).
+const statementPrototype = Object.getPrototypeOf(
+  new SqliteDatabase(':memory:').prepare('select 1'),
+) as Record<
+  'run' | 'all' | 'get' | 'iterate',
+  (this: SqliteDatabase.Statement, ...args: unknown[]) => unknown
+>;
+for (const method of ['run', 'all', 'get', 'iterate'] as const) {
+  const original = statementPrototype[method];
+  statementPrototype[method] = function (this: SqliteDatabase.Statement, ...args: unknown[]) {
+    count(this.source);
+    return original.apply(this, args);
+  };
+}
 
 const REDIRECT = 'https://app.example.com/cb';
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
