@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { type Generated, Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cachingStatements } from '../../src/storage/statement-cache.js';
 
 interface Db {
-  items: { id: number; name: string };
+  items: { id: Generated<number>; name: string };
 }
 
 describe('cachingStatements (SQLite)', () => {
