@@ -100,7 +100,7 @@ export interface SeriesHistogramConfiguration<T extends string> {
 
 interface HistogramSeries<T extends string> {
   readonly labels: LabelValues<T>;
-  /** Observations at or under each bound (not cumulative), then sum and count. */
+  /** Observations per bucket: at or under its bound and over the bound before (not cumulative). */
   readonly counts: Float64Array;
   sum: number;
   count: number;
