@@ -26,12 +26,12 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   return (query as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof query;
 // SQLite: counted where a statement runs (a prepared statement is reused, so preparing counts less).
-const statementPrototype = Object.getPrototypeOf(
-  new SqliteDatabase(':memory:').prepare('select 1'),
-) as Record<
+const probe = new SqliteDatabase(':memory:');
+const statementPrototype = Object.getPrototypeOf(probe.prepare('select 1')) as Record<
   'run' | 'all' | 'get' | 'iterate',
   (this: SqliteDatabase.Statement, ...args: unknown[]) => unknown
 >;
+probe.close();
 for (const method of ['run', 'all', 'get', 'iterate'] as const) {
   const original = statementPrototype[method];
   statementPrototype[method] = function (this: SqliteDatabase.Statement, ...args: unknown[]) {
