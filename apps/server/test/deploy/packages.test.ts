@@ -73,9 +73,8 @@ describe.each(PUBLISHED)('the published package $name', ({ name, dir, imports })
   }, 60_000);
 });
 
-describe('the root README’s SDK section', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = /\n## SDK\n([\s\S]*?)(?=\n## |$)/.exec(readme)?.[1] ?? '';
+describe('the SDK page, docs/sdk.md', () => {
+  const section = readFileSync(join(ROOT, 'docs/sdk.md'), 'utf8');
 
   it('shows the SDK’s typechecked example', () => {
     const example = readFileSync(join(ROOT, 'packages/sdk/test/readme-example.ts'), 'utf8').replaceAll(
@@ -96,7 +95,7 @@ describe('the root README’s SDK section', () => {
     }
     return methods;
   };
-  /** The methods named in backquotes in the README's list that starts with `heading`, up to `end`. */
+  /** The methods named in backquotes in the page's list that starts with `heading`, up to `end`. */
   const namedIn = (heading: string, end: string) => {
     const start = section.indexOf(heading);
     const list = section.slice(start, section.indexOf(end, start));
@@ -128,7 +127,7 @@ describe('the root README’s SDK section', () => {
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter((name) => !methods.has(name) && !exported.includes(name))).toEqual([]);
     const unlisted = [...methods].filter((name) => !named.includes(name)).sort();
-    expect(unlisted, `methods missing from the README's "${heading}" list: ${unlisted.join(', ')}`).toEqual(
+    expect(unlisted, `methods missing from docs/sdk.md's "${heading}" list: ${unlisted.join(', ')}`).toEqual(
       [],
     );
   });

@@ -1,16 +1,12 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, cliEnv, SECRET } from './cli/support.js';
+import { ROOT, userDocs } from './helpers/docs.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-
-/** Every command line of the README's `sh` blocks: continuations joined, comments dropped. */
+/** Every command line of a Markdown file's `sh` blocks: continuations joined, comments dropped. */
 function shellCommands(markdown: string): string[] {
   const blocks = [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string);
   return blocks.flatMap((block) =>
@@ -22,11 +18,13 @@ function shellCommands(markdown: string): string[] {
   );
 }
 
-const commands = shellCommands(readme);
+// The README's first, then docs/ page by page.
+const commands = userDocs().flatMap(({ text }) => shellCommands(text));
 const viaPnpm = commands.filter((line) => /^pnpm\s+(-\S+\s+)*idgate\b/.test(line));
-const documentedJson = viaPnpm.filter((line) => /\s--json\b/.test(line));
+// A command shown on two pages (the quick start's init) runs once, where it first appears.
+const documentedJson = [...new Set(viaPnpm.filter((line) => /\s--json\b/.test(line)))];
 
-describe('the README’s idgate command lines', () => {
+describe('the documentation’s idgate command lines', () => {
   it('run the CLI through pnpm silently, so --json output is clean', () => {
     expect(viaPnpm.length).toBeGreaterThan(0);
     expect(viaPnpm.filter((line) => !line.startsWith('pnpm -s idgate '))).toEqual([]);
@@ -41,13 +39,13 @@ describe('each documented `pnpm -s idgate … --json`, run as written', () => {
   let dir: string;
   beforeAll(async () => {
     assertBuilt();
-    dir = await mkdtemp(join(tmpdir(), 'idgate-readme-'));
+    dir = await mkdtemp(join(tmpdir(), 'idgate-docs-'));
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  // In README order on one database: init first, as the quick start does.
+  // In documentation order on one database: init first, as the quick start does.
   it.each(documentedJson.map((line) => [line]))(
     'prints exactly one JSON document on stdout: %s',
     async (line) => {

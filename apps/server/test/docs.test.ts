@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -7,13 +7,16 @@ import { parse as parseYaml } from 'yaml';
 import { createContext } from '../src/cli/context.js';
 import { buildProgram } from '../src/cli/program.js';
 import { loadConfig } from '../src/config.js';
+import { readDoc, userDocs } from './helpers/docs.js';
 
-const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-const yamlBlocks = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+// Every YAML example of the user documentation (the README and docs/).
+const yamlBlocks = userDocs().flatMap(({ text }) =>
+  [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1] as string),
+);
 const kubeconfigs = yamlBlocks.filter((block) => block.includes('kind: Config'));
 const idgateConfigs = yamlBlocks.filter((block) => !block.includes('kind: Config'));
 
-describe('the README', () => {
+describe('the documentation', () => {
   it('has configuration examples', () => {
     expect(idgateConfigs.length).toBeGreaterThanOrEqual(5);
     expect(kubeconfigs).toHaveLength(1);
@@ -31,17 +34,16 @@ describe('the README', () => {
   it.each(idgateConfigs.map((block) => [block.split('\n')[0], block]))(
     'example starting with %s is a valid idgate configuration',
     (_first, block) => {
-      const file = join(mkdtempSync(join(tmpdir(), 'idgate-readme-')), 'idgate.yaml');
+      const file = join(mkdtempSync(join(tmpdir(), 'idgate-docs-')), 'idgate.yaml');
       writeFileSync(file, block);
       expect(() => loadConfig({ file, env: {} })).not.toThrow();
     },
   );
 });
 
-describe('the README CLI reference', () => {
-  // Every plain code block of the "## CLI" section (up to the next "## " heading), so a command
-  // group may keep its lines in a block of its own.
-  const section = /\n## CLI\n([\s\S]*?)(?=\n## |$)/.exec(readme)?.[1] ?? '';
+describe('the CLI reference (docs/admin/cli.md)', () => {
+  // Every plain code block of the page, so a command group may keep its lines in a block of its own.
+  const section = readDoc('docs/admin/cli.md');
   const blocks = [...section.matchAll(/```\n([\s\S]*?)```/g)].map((match) => match[1] as string);
   const reference = blocks.flatMap((block) => block.split('\n').filter((line) => line.startsWith('idgate ')));
   const program = buildProgram(
@@ -53,7 +55,7 @@ describe('the README CLI reference', () => {
     const missing = commandPaths(program).filter((path) => !documents(reference, path));
     expect(
       missing.map((path) => `idgate ${path.join(' ')}`),
-      `commands missing from the README's "## CLI" reference (add a line \`idgate <group> <command> …\`, or \`| <command> …\` on the group's line): ${missing.map((path) => `idgate ${path.join(' ')}`).join(', ')}`,
+      `commands missing from the CLI reference, docs/admin/cli.md (add a line \`idgate <group> <command> …\`, or \`| <command> …\` on the group's line): ${missing.map((path) => `idgate ${path.join(' ')}`).join(', ')}`,
     ).toEqual([]);
   });
 

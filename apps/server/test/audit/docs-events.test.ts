@@ -1,13 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { AUDIT_EVENT_SCHEMAS } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
+import { readDoc } from '../helpers/docs.js';
 
-const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
-const section = /\n## Audit trail\n([\s\S]*?)(?=\n## )/.exec(readme)?.[1] ?? '';
+const section = readDoc('docs/operating/audit.md');
 
-// The README's table of event types cannot drift from the schemas: one row per type, naming
+// The audit page's table of event types cannot drift from the schemas: one row per type, naming
 // exactly the fields of its `details`, in order.
-describe("the README's audit event table", () => {
+describe('the audit event table of docs/operating/audit.md', () => {
   const rows = new Map(
     [...section.matchAll(/^\| `([a-z.-]+)` \| ([^|]+) \|/gm)].map((m) => [
       m[1] as string,
