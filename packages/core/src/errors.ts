@@ -1,8 +1,4 @@
 import type { OAuthErrorCode, ProblemCode } from '@idgate/schema';
-import type { AdminError } from './admin/errors.js';
-import type { ApiKeyError } from './api-keys/api-key.js';
-import type { ConnectorError } from './connectors/types.js';
-import type { StorageConflictError, StorageUnavailableError } from './ports/storage.js';
 
 /** What an {@link IdgateError} carries besides its code and description. */
 export interface IdgateErrorOptions {
@@ -16,7 +12,7 @@ export interface IdgateErrorOptions {
   cause?: unknown;
 }
 
-/** Which member of the family an {@link IdgateError} is; narrows {@link AnyIdgateError}. */
+/** Which member of the family an {@link IdgateError} is; narrows `AnyIdgateError`. */
 export type IdgateErrorKind =
   | 'oauth'
   | 'api_key'
@@ -38,7 +34,7 @@ export type IdgateErrorKind =
 export abstract class IdgateError<Code extends string = string> extends Error {
   abstract readonly kind: IdgateErrorKind;
   /**
-   * Marks every member of the family, so {@link isIdgateError} recognises one thrown by another
+   * Marks every member of the family, so `isIdgateError` recognises one thrown by another
    * copy of this package (two versions in one tree), where `instanceof` cannot.
    */
   readonly family = 'idgate' as const;
@@ -106,29 +102,4 @@ export class OAuthProtocolError extends IdgateError<OAuthErrorCode> {
     if (this.status < 500) return 'invalid_request';
     return this.status === 503 ? 'service_unavailable' : 'internal_error';
   }
-}
-
-/**
- * Every member of the family, for narrowing by `kind` and then switching on `code`.
- * @example
- * if (isIdgateError(error) && error.kind === 'api_key' && error.code === 'forbidden') askForAnotherKey();
- */
-export type AnyIdgateError =
-  | OAuthProtocolError
-  | ApiKeyError
-  | ConnectorError
-  | StorageConflictError
-  | StorageUnavailableError
-  | AdminError;
-
-/**
- * True for any {@link IdgateError}, also one thrown by another copy of this package.
- * @example
- * if (isIdgateError(error)) reply.status(error.status).send(error.toJSON());
- */
-export function isIdgateError(value: unknown): value is AnyIdgateError {
-  return (
-    value instanceof IdgateError ||
-    (value instanceof Error && 'family' in value && value.family === 'idgate' && 'kind' in value)
-  );
 }

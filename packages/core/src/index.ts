@@ -26,18 +26,7 @@ export {
   rotateClientSecret,
   updateClient,
 } from './admin/clients.js';
-export {
-  addCluster,
-  findKubectlClient,
-  getCluster,
-  issueClusterApiKey,
-  KUBECTL_CLIENT_NAME,
-  KUBECTL_GRANT_TYPES,
-  KUBECTL_REDIRECT_URIS,
-  KUBECTL_SCOPES,
-  listClusters,
-  removeCluster,
-} from './admin/clusters.js';
+export { addCluster, getCluster, issueClusterApiKey, listClusters, removeCluster } from './admin/clusters.js';
 export {
   AdminError,
   type AdminErrorCode,
@@ -64,6 +53,13 @@ export {
   updateIdentityProvider,
 } from './admin/identity-providers.js';
 export { ADMIN_GROUP, type Initialized, initializeStorage } from './admin/init.js';
+export {
+  findKubectlClient,
+  KUBECTL_CLIENT_NAME,
+  KUBECTL_GRANT_TYPES,
+  KUBECTL_REDIRECT_URIS,
+  KUBECTL_SCOPES,
+} from './admin/kubectl-client.js';
 export { decodeCursor, encodeCursor, pageFrom } from './admin/page.js';
 export type { AdminPorts, ClientLifetimes } from './admin/ports.js';
 export {
@@ -216,12 +212,11 @@ export {
   SUPPORTED_CLAIMS,
   SUPPORTED_SCOPES,
 } from './discovery.js';
+export { type AnyIdgateError, isIdgateError } from './error-family.js';
 export {
-  type AnyIdgateError,
   IdgateError,
   type IdgateErrorKind,
   type IdgateErrorOptions,
-  isIdgateError,
   OAuthProtocolError,
 } from './errors.js';
 export { authorizationCodeGrant } from './grants/authorization-code.js';

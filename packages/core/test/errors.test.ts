@@ -1,5 +1,5 @@
 import { OAuthErrorCode, ProblemCode } from '@idgate/schema';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type AnyIdgateError,
   ApiKeyError,
@@ -67,13 +67,15 @@ describe('one error family', () => {
   });
 
   it('recognises an error of another copy of the package, and nothing that merely looks like one', async () => {
-    // A query string makes the module loader evaluate the file again: a second copy of the classes.
-    const specifier = '../src/errors.js?another-copy';
-    const copy: typeof import('../src/errors.js') = await import(/* @vite-ignore */ specifier);
+    // A fresh module registry evaluates the files again: a second copy of the classes and the guard.
+    vi.resetModules();
+    const copy: typeof import('../src/errors.js') = await import('../src/errors.js');
+    const copyFamily: typeof import('../src/error-family.js') = await import('../src/error-family.js');
     const foreign = new copy.OAuthProtocolError('invalid_request', 'from the other copy');
     expect(foreign).not.toBeInstanceOf(IdgateError);
     expect(isIdgateError(foreign)).toBe(true);
-    expect(copy.isIdgateError(new ApiKeyError('missing', 'an API key is required'))).toBe(true);
+    expect(copyFamily.isIdgateError(new ApiKeyError('missing', 'an API key is required'))).toBe(true);
+    expect(new ApiKeyError('missing', 'x')).not.toBeInstanceOf(copy.IdgateError);
 
     const lookalike = Object.assign(new Error('x'), { name: 'IdgateError', error: 'invalid_request' });
     expect(isIdgateError(lookalike)).toBe(false);

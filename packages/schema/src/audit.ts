@@ -1,12 +1,13 @@
 import * as z from 'zod/mini';
-import { PageQuery, pageOf } from './admin.js';
+import { PageQuery, pageOf } from './admin/page.js';
 import { checked } from './checked.js';
 
 // Every event schema is a plain `z.object`: parsing drops any field it does not list, so a value
 // that slipped into a draft (a secret, a hash) never reaches storage or a reader. Secrets, tokens,
 // codes and passwords have no field anywhere below.
 
-const Timestamp = z.iso.datetime({ offset: true });
+import { Timestamp } from './admin/fields.js';
+
 const Scopes = z.array(z.string());
 
 /**

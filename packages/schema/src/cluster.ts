@@ -1,7 +1,6 @@
 import * as z from 'zod/mini';
+import { Timestamp } from './admin/fields.js';
 import { checked } from './checked.js';
-
-const Timestamp = /* @__PURE__ */ z.iso.datetime({ offset: true });
 
 /**
  * A cluster's name: 1–63 lower-case letters, digits and `-`, starting and ending with a letter or

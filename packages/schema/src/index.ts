@@ -1,54 +1,48 @@
-// Users and groups over the admin API.
+export { ApiKey, ApiKeyScope, CreateApiKeyInput, CreatedApiKey } from './admin/api-keys.js';
 export {
-  ApiKey,
-  ApiKeyScope,
-  CreateApiKeyInput,
-  CreatedUser,
-  CreateUserInput,
-  CreateUserRequest,
+  CreatedClient,
   DEVICE_CODE_GRANT_TYPE,
+  GrantType,
+  MAX_SECRET_GRACE_PERIOD,
+  OAuthClient,
+  RedirectUri,
+  RegisterClientInput,
+  type RegisterClientRequest,
+  RotateClientSecretInput,
+  type RotateClientSecretRequest,
+  RotatedClientSecret,
+  ScopeToken,
+  UpdateClientInput,
+} from './admin/clients.js';
+export { Group, GroupName } from './admin/groups.js';
+export { InitResult } from './admin/init.js';
+export { PageQuery, pageOf } from './admin/page.js';
+export {
   EndedSessions,
   GrantId,
   GrantInfo,
-  GrantType,
-  Group,
-  GroupName,
+  RevokedGrants,
+  SessionId,
+  SessionInfo,
+} from './admin/sessions.js';
+export { SigningAlgorithm, SigningKeyInfo, SigningKeyRotation } from './admin/signing-keys.js';
+export {
+  CreatedUser,
+  CreateUserInput,
+  CreateUserRequest,
   IdentitySubject,
-  InitResult,
   LinkIdentityInput,
   LinkIdentityRequest,
   LoginAttempt,
   LoginAttemptQuery,
-  OAuthClient,
-  PageQuery,
   Password,
-  pageOf,
-  RedirectUri,
-  RegisterClientInput,
-  RevokedGrants,
-  ScopeToken,
-  SessionId,
-  SessionInfo,
   SetPasswordInput,
-  SigningAlgorithm,
-  SigningKeyInfo,
   UpdateUserInput,
   User,
   UserListQuery,
   Username,
   UserStatus,
-} from './admin.js';
-export {
-  CreatedApiKey,
-  CreatedClient,
-  MAX_SECRET_GRACE_PERIOD,
-  type RegisterClientRequest,
-  RotateClientSecretInput,
-  type RotateClientSecretRequest,
-  RotatedClientSecret,
-  SigningKeyRotation,
-  UpdateClientInput,
-} from './admin-clients.js';
+} from './admin/users.js';
 export {
   AUDIT_EVENT_SCHEMAS,
   AUDIT_EVENT_TYPES,

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { DEVICE_CODE_GRANT_TYPE } from './admin.js';
+import { DEVICE_CODE_GRANT_TYPE } from './admin/clients.js';
 import { checked } from './checked.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { IdgateClientAdminMethods } from './admin-clients.js';
 import type { IdgateClusterMethods } from './clusters.js';
+import type { IdgateClientAdminMethods } from './credentials.js';
 import { IdgateSdkError } from './errors.js';
 import { AuditMethods, type IdgateAuditMethods } from './events.js';
 import type { IdgateFederationMethods } from './federation-types.js';

@@ -10,13 +10,7 @@ import {
 import { buildAuthorizationRequest } from './authorization.js';
 import { finishExternalSignIn } from './callback.js';
 import { basicAuthorization, type FormValue, formBody } from './encoding.js';
-import {
-  EndpointMethods,
-  type ExternalLoginOptions,
-  type HealthStatus,
-  type LogoutParameters,
-  type ReadinessStatus,
-} from './endpoints.js';
+import { EndpointMethods } from './endpoints.js';
 import { IdgateSdkError } from './errors.js';
 import { createTransport, type Parser, send, type TransportOptions } from './http.js';
 import type {
@@ -26,10 +20,14 @@ import type {
   ClientAuthentication,
   ClientAuthMethod,
   ClientCredentialsGrantOptions,
+  ExternalLoginOptions,
+  HealthStatus,
   IdgateClient,
   IdgateClientOptions,
   IntrospectTokenOptions,
+  LogoutParameters,
   PasswordGrantOptions,
+  ReadinessStatus,
   RefreshTokenGrantOptions,
   ReviewTokenOptions,
   RevokeTokenOptions,

@@ -1,56 +1,8 @@
 import { IdentityProviderName } from '@idgate/schema';
 import { IdgateHttpError, IdgateSdkError } from './errors.js';
 import { type Parser, send, type TransportOptions } from './http.js';
+import type { ExternalLoginOptions, HealthStatus, LogoutParameters, ReadinessStatus } from './types.js';
 import { checkedIssuer, issuerOfRoot } from './urls.js';
-
-/**
- * Parameters of an RP-Initiated Logout request (OIDC RP-Initiated Logout 1.0 §2), as
- * {@link logoutUrl} takes them. With a valid `idTokenHint` idgate signs the user out at once;
- * without one it asks the user first.
- * @example
- * const parameters: LogoutParameters = {
- *   idTokenHint: tokens.id_token,
- *   postLogoutRedirectUri: 'https://app.example.com/signed-out',
- *   state: 'af0ifjsldkj',
- * };
- */
-export interface LogoutParameters {
-  /** An ID token idgate issued to the client (its expiry does not matter). */
-  idTokenHint?: string | undefined;
-  /** Where to send the browser afterwards: one of the client's registered post-logout redirect URIs, exactly. */
-  postLogoutRedirectUri?: string | undefined;
-  /** Carried back to `postLogoutRedirectUri` as is. */
-  state?: string | undefined;
-  /** The client asking; must match the ID token's when both are given. */
-  clientId?: string | undefined;
-}
-
-/**
- * Options of {@link externalLoginUrl}.
- * @example const options: ExternalLoginOptions = { interaction: 'b2f1…' };
- */
-export interface ExternalLoginOptions {
-  /**
-   * The sign-in of an authorization request to continue (the login page's `interaction`); without
-   * one, the sign-in stands alone and idgate answers the provider's callback with tokens of its
-   * token client.
-   */
-  interaction?: string | undefined;
-}
-
-/** `GET /healthz`: the process answers. */
-export interface HealthStatus {
-  status: 'ok';
-}
-
-/** `GET /readyz`: whether the server can serve, and how each of its checks went. */
-export interface ReadinessStatus {
-  /** True when every check is `ok` (the server answered 200; 503 otherwise). */
-  ready: boolean;
-  status: 'ok' | 'unavailable';
-  /** Each check by name (`database`, `migrations`, `keys`): `ok` or `failing`. */
-  checks: Record<string, 'ok' | 'failing'>;
-}
 
 const HEALTH: Parser<HealthStatus> = {
   safeParse(input) {

@@ -61,7 +61,6 @@ export type {
 } from '@idgate/schema';
 export type { IdgateAdminClient, IdgateAdminClientOptions } from './admin-client.js';
 export { createIdgateAdminClient } from './admin-client.js';
-export type { IdgateClientAdminMethods } from './admin-clients.js';
 export type { Page, PageOptions } from './admin-http.js';
 export {
   computeCodeChallenge,
@@ -71,14 +70,9 @@ export {
 } from './authorization.js';
 export { createIdgateClient } from './client.js';
 export type { IdgateClusterMethods } from './clusters.js';
+export type { IdgateClientAdminMethods } from './credentials.js';
 export type { DeviceFlowErrorCode } from './device-flow-error.js';
 export { IdgateDeviceFlowError } from './device-flow-error.js';
-export type {
-  ExternalLoginOptions,
-  HealthStatus,
-  LogoutParameters,
-  ReadinessStatus,
-} from './endpoints.js';
 export { externalLoginUrl, logoutUrl } from './endpoints.js';
 export type { SchemaIssue } from './errors.js';
 export {
@@ -117,10 +111,14 @@ export type {
   ClientAuthMethod,
   ClientCredentialsGrantOptions,
   ExpectedAuthorizationResponse,
+  ExternalLoginOptions,
+  HealthStatus,
   IdgateClient,
   IdgateClientOptions,
   IntrospectTokenOptions,
+  LogoutParameters,
   PasswordGrantOptions,
+  ReadinessStatus,
   RefreshTokenGrantOptions,
   ReviewTokenOptions,
   RevokeTokenOptions,

@@ -11,7 +11,6 @@ import {
   User,
   type UserStatus,
 } from '@idgate/schema';
-import { ClientAdminMethods } from './admin-clients.js';
 import {
   ADMIN_CALL,
   jsonBody,
@@ -21,6 +20,7 @@ import {
   queryString,
   usernameSegment,
 } from './admin-http.js';
+import { ClientAdminMethods } from './credentials.js';
 import { IdgateSdkError } from './errors.js';
 import { itemsOf } from './federation.js';
 

@@ -141,6 +141,11 @@ export function createContext(io: CliIo): CliContext {
   };
 }
 
+/** The fields that are set, for a schema whose fields are optional (not `undefined`). */
+export function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
 /** A commander option parser that collects every occurrence of a repeatable option. */
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

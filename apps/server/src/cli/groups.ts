@@ -8,8 +8,8 @@ import {
 } from '@idgate/core';
 import { PageQuery } from '@idgate/schema';
 import type { Command } from 'commander';
-import { type CliContext, table } from './context.js';
-import { definedOnly, userTable } from './users.js';
+import { type CliContext, definedOnly, table } from './context.js';
+import { userTable } from './users.js';
 
 interface PageFlags {
   limit?: string;

@@ -11,8 +11,7 @@ import {
 } from '@idgate/core';
 import { UpdateUserInput } from '@idgate/schema';
 import type { Command } from 'commander';
-import { type CliContext, CliError, collect, optionLabels, when } from './context.js';
-import { definedOnly } from './users.js';
+import { type CliContext, CliError, collect, definedOnly, optionLabels, when } from './context.js';
 
 const UPDATE_OPTIONS = optionLabels({
   email: '--email',

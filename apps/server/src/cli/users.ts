@@ -16,6 +16,7 @@ import {
   type CliContext,
   CliError,
   collect,
+  definedOnly,
   optionLabels,
   readSecretFromStdin,
   table,
@@ -204,11 +205,6 @@ interface UserListFlags {
   limit?: string;
   cursor?: string;
   json?: boolean;
-}
-
-/** The fields that are set, for a schema whose fields are optional (not `undefined`). */
-export function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }
 
 /** Users as `idgate users list` and `groups members` print them. */

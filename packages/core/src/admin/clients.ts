@@ -14,10 +14,10 @@ import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import type { ClientRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import { generateClientId, generateSecret, hashSecret } from '../secrets.js';
-import { findKubectlClient } from './clusters.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
 import { checkIfMatch } from './etag.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.js';
+import { findKubectlClient } from './kubectl-client.js';
 import { type AdminPorts, type ClientLifetimes, nowOf } from './ports.js';
 import { clientView } from './views.js';
 

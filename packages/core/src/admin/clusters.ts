@@ -2,10 +2,8 @@ import {
   type Cluster,
   CreateClusterInput,
   type CreatedCluster,
-  DEVICE_CODE_GRANT_TYPE,
   type DescribeIssueOptions,
   defaultClusterAudience,
-  type GrantType,
 } from '@idgate/schema';
 import { recordObjectChange } from '../audit/admin.js';
 import type { ApiKeyRecord, ClientRecord, ClusterRecord } from '../model.js';
@@ -13,46 +11,20 @@ import type { Storage } from '../ports/storage.js';
 import { prepareApiKey, recordApiKeyCreated } from './api-keys.js';
 import { prepareClient } from './clients.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
+import {
+  findKubectlClient,
+  KUBECTL_CLIENT_NAME,
+  KUBECTL_GRANT_TYPES,
+  KUBECTL_REDIRECT_URIS,
+  KUBECTL_SCOPES,
+} from './kubectl-client.js';
 import { type AdminPorts, nowOf } from './ports.js';
 import { clusterView } from './views.js';
-
-/** The name of the public client kubectl signs in with, one for every cluster. */
-export const KUBECTL_CLIENT_NAME = 'kubectl';
-
-/** Its grant types: the device flow for headless hosts, the loopback browser flow, refresh. */
-export const KUBECTL_GRANT_TYPES: readonly GrantType[] = [
-  DEVICE_CODE_GRANT_TYPE,
-  'authorization_code',
-  'refresh_token',
-];
-
-/** RFC 8252 §7.3 loopback redirects: any port matches at authorization. */
-export const KUBECTL_REDIRECT_URIS: readonly string[] = [
-  'http://127.0.0.1/callback',
-  'http://[::1]/callback',
-];
-
-/** The scopes kubectl may ask for: who the user is, their groups, and a refresh token. */
-export const KUBECTL_SCOPES: readonly string[] = ['openid', 'profile', 'email', 'groups', 'offline_access'];
 
 type Ports = Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>;
 
 const notFound = (name: string) =>
   new AdminError('not_found', 'cluster', `no cluster ${name}`, { key: name });
-
-/**
- * The kubectl client: the oldest public client called `kubectl` with the device grant (the one
- * `addCluster` made), or undefined when there is none.
- */
-export async function findKubectlClient(storage: Storage): Promise<ClientRecord | undefined> {
-  const clients = await storage.clients.list();
-  return clients.find(
-    (client) =>
-      client.name === KUBECTL_CLIENT_NAME &&
-      client.public &&
-      client.grantTypes.includes(DEVICE_CODE_GRANT_TYPE),
-  );
-}
 
 /** Keeps the kubectl client's audiences equal to the set of cluster audiences (in `storage`'s transaction). */
 async function alignKubectlAudiences(storage: Storage, client: ClientRecord): Promise<void> {
