@@ -252,7 +252,7 @@ const SECURITY_SCHEMES = (issuer: string): Json => ({
     scheme: 'bearer',
     bearerFormat: 'idg_…',
     description:
-      'An idgate API key with the `admin` scope (`idgate api-keys create`), as `Authorization: Bearer idg_…` (a bare key is accepted too).',
+      'An idgate API key with the `admin` scope (`idgate api-keys add`), as `Authorization: Bearer idg_…` (a bare key is accepted too).',
   },
   tokenReviewApiKey: {
     type: 'http',

@@ -1,8 +1,21 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { openapiDocument, type RouteCatalog } from '../http/openapi.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/** What `GET /openapi.json` answers, as far as a reader relies on it: an OpenAPI 3.1 document. */
+const OpenApiDocument = z
+  .looseObject({
+    openapi: z.string().regex(/^3\.1\.\d+$/),
+    info: z.looseObject({ title: z.string(), version: z.string() }),
+    paths: z.record(z.string(), z.looseObject({})),
+  })
+  .meta({
+    id: 'OpenApiDocument',
+    description: 'an OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0)',
+  });
 
 /**
  * `GET /openapi.json`: the OpenAPI 3.1 document of every route the `catalog` recorded (see
@@ -30,7 +43,7 @@ export async function openapiRoutes(
           responses: {
             200: {
               description: 'the OpenAPI document',
-              content: { 'application/json': 'an OpenAPI 3.1 document' },
+              json: OpenApiDocument,
             },
           },
         },

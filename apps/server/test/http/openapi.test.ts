@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createContext } from '../../src/cli/context.js';
+import { buildProgram } from '../../src/cli/program.js';
 import { TOKEN_REVIEW_DEPRECATION } from '../../src/routes/oauth/authenticate.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { type TestDatabaseKind, testDatabaseUrls } from '../helpers/databases.js';
@@ -178,6 +181,30 @@ describe('the OpenAPI document', () => {
     });
   });
 
+  it('describes itself as an OpenAPI 3.1 document, an object', () => {
+    const self = document.paths['/openapi.json']?.get as Operation;
+    expect(self.responses['200']?.content?.['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/OpenApiDocument',
+    });
+    expect(document.components.schemas.OpenApiDocument).toMatchObject({
+      type: 'object',
+      required: expect.arrayContaining(['openapi', 'info', 'paths']),
+      properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
+    });
+  });
+
+  it('names only CLI commands that exist', () => {
+    const program = buildProgram(
+      createContext({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} }),
+    );
+    const named = [...text.matchAll(/`idgate ([a-z][a-z-]*(?: [a-z][a-z-]*)*)/g)].map(
+      (match) => match[1] as string,
+    );
+    expect(named.length).toBeGreaterThan(0);
+    const unknown = named.filter((words) => !namesCommand(program, words.split(' ')));
+    expect(unknown.map((words) => `idgate ${words}`)).toEqual([]);
+  });
+
   describe('the deprecated TokenReview operation', () => {
     const review = {
       apiVersion: 'authentication.k8s.io/v1',
@@ -216,3 +243,18 @@ describe('the OpenAPI document', () => {
     });
   });
 });
+
+/**
+ * Whether `words` start with a command of the program: each word names a subcommand while the
+ * command it reaches has subcommands; the words after a leaf command are its arguments.
+ */
+function namesCommand(program: Command, words: readonly string[]): boolean {
+  let command = program;
+  for (const word of words) {
+    if (command.commands.length === 0) return true;
+    const next = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (next === undefined) return false;
+    command = next;
+  }
+  return command !== program;
+}
