@@ -1,9 +1,9 @@
 import { OAuthProtocolError } from '@idgate/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { allowAnyOrigin } from './cors.js';
 import { type FormBody, isFormRequest } from './form.js';
-import type { ResponseDoc, RouteDoc } from './route-doc.js';
+import { type ResponseDoc, type RouteDoc, routeSchema } from './route-doc.js';
 
 /** Answers every credential endpoint shares: no-store, and client authentication's refusal. */
 const CREDENTIAL_HEADERS = {
@@ -38,23 +38,21 @@ export function credentialEndpoint(
   doc: RouteDoc,
   handle: (form: FormBody, authorization: string | undefined, request: FastifyRequest) => Promise<unknown>,
 ): void {
+  const endpointDoc: RouteDoc = {
+    security: ['clientSecretBasic', 'clientSecretPost', 'anonymous'],
+    ...doc,
+    responses: {
+      ...doc.responses,
+      200: { json: response, ...doc.responses[200], headers: CREDENTIAL_HEADERS } as ResponseDoc,
+      401: INVALID_CLIENT,
+      503: TEMPORARILY_UNAVAILABLE,
+    },
+  };
   app.post<{ Body: FormBody | undefined }>(
     path,
     {
-      config: {
-        errorFormat: 'oauth',
-        doc: {
-          security: ['clientSecretBasic', 'clientSecretPost', 'anonymous'],
-          ...doc,
-          responses: {
-            ...doc.responses,
-            200: { json: response, ...doc.responses[200], headers: CREDENTIAL_HEADERS } as ResponseDoc,
-            401: INVALID_CLIENT,
-            503: TEMPORARILY_UNAVAILABLE,
-          },
-        },
-      },
-      schema: { response: { 200: z.toJSONSchema(response, { target: 'draft-7' }) } },
+      config: { errorFormat: 'oauth', doc: endpointDoc },
+      schema: routeSchema(endpointDoc),
       // A callback hook, not an async one: no promise per request.
       onRequest: (_request, reply, done) => {
         reply.header('cache-control', 'no-store').header('pragma', 'no-cache');

@@ -1,5 +1,6 @@
 import type { OAuthErrorCode, ProblemCode } from '@idgate/schema';
-import type { z } from 'zod';
+import type { FastifySchema } from 'fastify';
+import { z } from 'zod';
 
 /**
  * How a caller proves who it is to a route, as the OpenAPI document names its security schemes:
@@ -92,4 +93,25 @@ declare module 'fastify' {
     /** The route's OpenAPI description (see {@link RouteDoc}). */
     doc?: RouteDoc;
   }
+}
+
+/**
+ * What fastify validates and serializes a route with, from the route's declaration: a JSON body's
+ * schema, and the schema of each response that has a JSON body. The route declares each schema
+ * once (its `doc`); the OpenAPI document, the validation and the serialization all come from it.
+ * Zod's output side says `additionalProperties: false` where zod strips unknown keys, so fastify's
+ * ajv strips them too (its `removeAdditional`).
+ * @example app.post('/oauth/authenticate', { config: { doc }, schema: routeSchema(doc) }, handler)
+ */
+export function routeSchema(doc: RouteDoc): FastifySchema {
+  const toJson = (schema: z.core.$ZodType) => z.toJSONSchema(schema, { target: 'draft-7' });
+  const response = Object.fromEntries(
+    Object.entries(doc.responses).flatMap(([status, answer]) =>
+      answer.json === undefined ? [] : [[status, toJson(answer.json)]],
+    ),
+  );
+  return {
+    ...(doc.body?.json === undefined ? {} : { body: toJson(doc.body.json) }),
+    ...(Object.keys(response).length === 0 ? {} : { response }),
+  };
 }

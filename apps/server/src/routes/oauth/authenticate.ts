@@ -1,10 +1,10 @@
 import { type ApiKeyRecord, reviewToken } from '@idgate/core';
 import { describeFirstIssue, TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
-import type { ResponseDoc } from '../../http/route-doc.js';
+import { type ResponseDoc, type RouteDoc, routeSchema } from '../../http/route-doc.js';
 import { denialReason, recordTokenReview } from '../../metrics.js';
 
 declare module 'fastify' {
@@ -60,10 +60,29 @@ export function describeReviewIssue(error: z.core.$ZodError, body: unknown): str
   });
 }
 
-// The output form says `additionalProperties: false` where zod strips unknown keys, so fastify's
-// ajv strips them too (its `removeAdditional`); the schema has no transforms, so output and input
-// accept the same bodies.
-const TOKEN_REVIEW_BODY = z.toJSONSchema(TokenReviewRequest, { target: 'draft-7' });
+// TokenReviewRequest has no transforms: its output side, which fastify validates with, accepts what
+// its input side accepts.
+const TOKEN_REVIEW_DOC: RouteDoc = {
+  operationId: 'reviewToken',
+  summary: 'Kubernetes TokenReview (webhook token authenticator)',
+  description:
+    "Deprecated: kept for the Kubernetes webhook contract; Kubernetes' structured authentication (the API server verifying idgate's tokens itself against the provider metadata) replaces it. Every answer carries `Deprecation` (RFC 9745) and `Link` (RFC 8288) headers. A token that does not authenticate is answered 200 with `status.authenticated: false` (Kubernetes treats any other status as an outage).",
+  tags: ['kubernetes'],
+  deprecated: true,
+  security: ['tokenReviewApiKey'],
+  body: { json: TokenReviewRequest },
+  responses: {
+    200: deprecated({ description: 'the review', json: TokenReviewResponse }),
+    400: deprecated({
+      description: 'the body is not a TokenReview: the detail names the field',
+      problem: ['invalid_token_review'],
+    }),
+    401: deprecated({ description: 'no API key, or not a valid one' }),
+    403: deprecated({ description: 'the API key lacks the tokenreview scope' }),
+    413: deprecated({ description: 'the body is over the size limit' }),
+    415: deprecated({ description: 'the body is not application/json' }),
+  },
+};
 
 /**
  * `POST /oauth/authenticate`: the Kubernetes webhook token authenticator. A token that does not
@@ -82,34 +101,8 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
   app.post(
     '/oauth/authenticate',
     {
-      config: {
-        errorFormat: 'problem',
-        doc: {
-          operationId: 'reviewToken',
-          summary: 'Kubernetes TokenReview (webhook token authenticator)',
-          description:
-            "Deprecated: kept for the Kubernetes webhook contract; Kubernetes' structured authentication (the API server verifying idgate's tokens itself against the provider metadata) replaces it. Every answer carries `Deprecation` (RFC 9745) and `Link` (RFC 8288) headers. A token that does not authenticate is answered 200 with `status.authenticated: false` (Kubernetes treats any other status as an outage).",
-          tags: ['kubernetes'],
-          deprecated: true,
-          security: ['tokenReviewApiKey'],
-          body: { json: TokenReviewRequest },
-          responses: {
-            200: deprecated({ description: 'the review', json: TokenReviewResponse }),
-            400: deprecated({
-              description: 'the body is not a TokenReview: the detail names the field',
-              problem: ['invalid_token_review'],
-            }),
-            401: deprecated({ description: 'no API key, or not a valid one' }),
-            403: deprecated({ description: 'the API key lacks the tokenreview scope' }),
-            413: deprecated({ description: 'the body is over the size limit' }),
-            415: deprecated({ description: 'the body is not application/json' }),
-          },
-        },
-      },
-      schema: {
-        body: TOKEN_REVIEW_BODY,
-        response: { 200: z.toJSONSchema(TokenReviewResponse, { target: 'draft-7' }) },
-      },
+      config: { errorFormat: 'problem', doc: TOKEN_REVIEW_DOC },
+      schema: routeSchema(TOKEN_REVIEW_DOC),
       // The handler answers a body the schema refuses: 415 or zod's words for what is wrong.
       attachValidation: true,
       // A callback hook: a known API key goes on at once, without a promise.
