@@ -57,14 +57,24 @@ function decodeJson(segment: string): Record<string, unknown> | undefined {
   }
 }
 
+// RFC 7515 §4.1.11: every extension `crit` lists must be understood, or the JWS refused. idgate
+// understands one, b64 (RFC 7797 §6), and only as true: a JWT's payload is base64url-encoded (RFC
+// 7519 §7.2). A b64 outside `crit` is ignored, as every parameter not understood is (RFC 7515 §4).
+function hasUnmetCriticalExtension(header: Record<string, unknown>): boolean {
+  const { crit } = header;
+  if (crit === undefined) return false;
+  if (!Array.isArray(crit) || crit.length === 0) return true;
+  return crit.some((name) => name !== 'b64' || header.b64 !== true);
+}
+
 function reject<R extends string>(reason: R): { ok: false; reason: R } {
   return { ok: false, reason };
 }
 
 /**
  * Verifies a compact JWS against the ring's published keys, in the order RFC 7515 §5.2 asks:
- * three base64url segments; a JSON object header without `crit` (idgate understands no
- * extension); an `alg` idgate signs with (never `none` or an HMAC); a `kid` the ring knows,
+ * three base64url segments; a JSON object header whose `crit` lists no extension but `b64: true`
+ * (RFC 7797); an `alg` idgate signs with (never `none` or an HMAC); a `kid` the ring knows,
  * whose algorithm is the header's; a JSON object payload; the `precheck`, if any; then the
  * signature. Never throws for a bad token: the reason is in the result.
  * @example const checked = await verifyCompactJws(ring, token); if (checked.ok) use(checked.payload);
@@ -78,8 +88,7 @@ export async function verifyCompactJws<Precheck extends string = never>(
   const firstDot = token.indexOf('.');
   const lastDot = token.lastIndexOf('.');
   const header = decodeJson(token.slice(0, firstDot));
-  if (header === undefined || header.crit !== undefined || header.b64 !== undefined)
-    return reject('malformed');
+  if (header === undefined || hasUnmetCriticalExtension(header)) return reject('malformed');
   const { alg, kid } = header;
   if (typeof alg !== 'string') return reject('malformed');
   if (!(SIGNING_ALGORITHMS as readonly string[]).includes(alg)) return reject('algorithm_not_allowed');
