@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { base64url, fromBase64url, randomBytes, utf8 } from '../src/internal/encoding.js';
+import { base64url, fromBase64url, randomBytes } from '../src/internal/encoding.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -31,7 +31,7 @@ describe('base64url', () => {
 
 describe('fromBase64url', () => {
   it('refuses what no base64url encoder writes', () => {
-    for (const text of ['Zm9v=', 'Zm+v', 'Zm/v', 'Zm9 v', 'Z', 'Zm9vY', 'Zm9é']) {
+    for (const text of ['Zm8=', 'Zm9v=', 'Zm+v', 'Zm/v', 'Zm9 v', 'Zm9v\n', 'Z', 'Zm9vY', 'Zm9é']) {
       expect(() => fromBase64url(text)).toThrow(TypeError);
     }
   });
@@ -83,21 +83,5 @@ describe('randomBytes', () => {
     // 65,536 bytes: 256 expected per value; a value under 150 or over 380 is far outside chance.
     expect(Math.min(...counts)).toBeGreaterThan(150);
     expect(Math.max(...counts)).toBeLessThan(380);
-  });
-});
-
-describe('utf8', () => {
-  it('agrees with TextEncoder for ASCII and non-ASCII text around the short-text length', () => {
-    const encoder = new TextEncoder();
-    const samples = ['', 'a', 'Bearer idg_abc', 'é', 'naïve', '日本語', '😀', 'a\u0000b', '\u007f\u0080'];
-    for (let length = 60; length <= 70; length++)
-      samples.push('x'.repeat(length), `${'x'.repeat(length - 1)}é`);
-    for (const text of samples) {
-      const bytes = utf8(text);
-      expect(bytes).toEqual(encoder.encode(text));
-      expect(bytes).toBeInstanceOf(Uint8Array);
-    }
-    // Lone surrogates become U+FFFD, as TextEncoder makes them.
-    expect(utf8('a\ud800')).toEqual(new Uint8Array([0x61, 0xef, 0xbf, 0xbd]));
   });
 });
