@@ -11,7 +11,7 @@ import {
   webCryptoJws,
 } from '@idgate/core';
 import type { SigningAlgorithm } from '@idgate/schema';
-import { importJWK, type JWK, type JWTHeaderParameters, jwtVerify } from 'jose';
+import { CompactSign, importJWK, type JWK, type JWTHeaderParameters, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nodeJws } from '../../src/crypto/node-jws.js';
 
@@ -567,3 +567,33 @@ for (const [backend, jwsCrypto] of BACKENDS) {
     });
   }
 }
+
+describe('RFC 7515 JWS signing matches jose CompactSign', () => {
+  for (const [backend, jwsCrypto] of BACKENDS) {
+    it(`${backend}: the same bytes for RS256 and EdDSA, the same signing input for ES256`, async () => {
+      for (const alg of ALGORITHMS) {
+        const record = (KEYS[alg] as SigningKeyRecord[])[0] as SigningKeyRecord;
+        const ring = await KeyRing.load([record], SECRET, NOW, { jwsCrypto });
+        const claims = {
+          iss: 'https://idgate.test/oauth',
+          sub: 'alice',
+          aud: ['a', 'b'],
+          n: 1.5,
+          x: 'é😀"\\',
+        };
+        const ours = await signCompactJws(ring.signer, 'at+jwt', claims);
+        const privateJwk = await openPrivateKey(record.sealedPrivateJwk, SECRET, record.kid);
+        const theirs = await new CompactSign(text.encode(JSON.stringify(claims)))
+          .setProtectedHeader({ alg, kid: record.kid, typ: 'at+jwt' })
+          .sign(await importJWK(privateJwk as JWK, alg));
+        // PKCS #1 v1.5 and Ed25519 signatures are deterministic; ECDSA's are not (RFC 7518 §3.4).
+        if (alg === 'ES256') {
+          expect(ours.slice(0, ours.lastIndexOf('.'))).toBe(theirs.slice(0, theirs.lastIndexOf('.')));
+          expect((await joseVerifier(ring.jwks().keys as JWK[])(ours)).ok).toBe(true);
+        } else {
+          expect(ours).toBe(theirs);
+        }
+      }
+    });
+  }
+});
