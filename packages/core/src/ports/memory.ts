@@ -197,9 +197,8 @@ export function createMemoryStorage(): Storage {
         return copy([...tables.apiKeys.values()].find((key) => key.prefix === prefix));
       },
       async list() {
-        return copy(
-          [...tables.apiKeys.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
-        );
+        const key = (k: { createdAt: Date; id: string }) => ({ createdAt: k.createdAt, clientId: k.id });
+        return copy([...tables.apiKeys.values()].sort((a, b) => byCreationThenId(key(a), key(b))));
       },
       async listPage(limit, after) {
         const key = (k: { createdAt: Date; id: string }) => ({ createdAt: k.createdAt, clientId: k.id });
@@ -239,9 +238,8 @@ export function createMemoryStorage(): Storage {
         tables.signingKeys.set(key.kid, copy(key));
       },
       async list() {
-        return copy(
-          [...tables.signingKeys.values()].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
-        );
+        const key = (k: SigningKeyRecord) => ({ createdAt: k.createdAt, clientId: k.kid });
+        return copy([...tables.signingKeys.values()].sort((a, b) => byCreationThenId(key(b), key(a))));
       },
       async retire(kid, retiredAt, publishedUntil) {
         const key = tables.signingKeys.get(kid);
@@ -263,8 +261,11 @@ export function createMemoryStorage(): Storage {
         return entry !== undefined && entry.expiresAt.getTime() > now.getTime();
       },
       async listLive(now) {
+        const order = (e: RevocationRecord) => `${e.kind}:${e.value}`;
         return copy(
-          [...tables.revocations.values()].filter((entry) => entry.expiresAt.getTime() > now.getTime()),
+          [...tables.revocations.values()]
+            .filter((entry) => entry.expiresAt.getTime() > now.getTime())
+            .sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0)),
         );
       },
       async purgeExpired(now) {
@@ -280,11 +281,12 @@ export function createMemoryStorage(): Storage {
     },
     clusters: {
       async create(cluster) {
-        if (tables.clusters.has(cluster.name)) throw new StorageConflictError('name');
+        const record = { ...copy(cluster), name: cluster.name.toLowerCase() };
+        if (tables.clusters.has(record.name)) throw new StorageConflictError('name');
         if ([...tables.clusters.values()].some((c) => c.audience === cluster.audience))
           throw new StorageConflictError('audience');
-        tables.clusters.set(cluster.name, copy(cluster));
-        return copy(cluster);
+        tables.clusters.set(record.name, record);
+        return copy(record);
       },
       async findByName(name) {
         return copy(tables.clusters.get(name.toLowerCase()));

@@ -176,7 +176,7 @@ export interface ApiKeyRepository {
   /** @throws StorageConflictError('prefix') or ('id') */
   create(key: ApiKeyRecord): Promise<ApiKeyRecord>;
   findByPrefix(prefix: string): Promise<ApiKeyRecord | undefined>;
-  /** All keys ordered by creation time, revoked ones included. */
+  /** All keys ordered by creation time, then id, revoked ones included. */
   list(): Promise<ApiKeyRecord[]>;
   /** Up to `limit` keys in the order of {@link ApiKeyRepository.list} (creation time, then id), after `after`. */
   listPage(limit: number, after?: { createdAt: Date; id: string }): Promise<ApiKeyRecord[]>;
@@ -202,7 +202,7 @@ export interface ClusterRepository {
 /** Signing keys. */
 export interface SigningKeyRepository {
   insert(key: SigningKeyRecord): Promise<void>;
-  /** All keys, newest first. */
+  /** All keys, newest first (by creation time, then kid, descending). */
   list(): Promise<SigningKeyRecord[]>;
   /** Marks a key retired; returns false when it was not found or already retired. */
   retire(kid: string, retiredAt: Date, publishedUntil: Date): Promise<boolean>;
@@ -213,7 +213,7 @@ export interface RevocationRepository {
   /** Adding an entry that exists already keeps the later `expiresAt`. */
   add(entry: RevocationRecord): Promise<void>;
   isRevoked(kind: RevocationKind, value: string, now: Date): Promise<boolean>;
-  /** Live entries (expiresAt after `now`), for loading a replica's in-memory set. */
+  /** Live entries (expiresAt after `now`) by kind, then value, for loading a replica's in-memory set. */
   listLive(now: Date): Promise<RevocationRecord[]>;
   /** Removes entries whose expiresAt is at or before `now` (no longer live); returns how many. */
   purgeExpired(now: Date): Promise<number>;
