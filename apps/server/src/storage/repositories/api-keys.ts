@@ -6,6 +6,7 @@ import {
   type ConflictFields,
   countRows,
   fromJsonArray,
+  inByteOrder,
   insertRowReturning,
   keysetPage,
   type RepositoryContext,
@@ -48,7 +49,12 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
     },
 
     async list() {
-      const rows = await db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute();
+      const rows = await db
+        .selectFrom('api_keys')
+        .selectAll()
+        .orderBy('created_at')
+        .orderBy(inByteOrder(ctx, 'id'))
+        .execute();
       return rows.map(toApiKey);
     },
 

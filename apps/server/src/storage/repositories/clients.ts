@@ -7,6 +7,7 @@ import {
   countRows,
   fromFlag,
   fromJsonArray,
+  inByteOrder,
   insertRowReturning,
   keysetPage,
   type RepositoryContext,
@@ -49,7 +50,7 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
         .selectFrom('oauth_clients')
         .selectAll()
         .orderBy('created_at')
-        .orderBy('client_id')
+        .orderBy(inByteOrder(ctx, 'client_id'))
         .execute();
       return rows.map(toClient);
     },

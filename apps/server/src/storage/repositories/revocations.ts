@@ -1,6 +1,6 @@
 import type { RevocationKind, RevocationRecord, RevocationRepository } from '@idgate/core';
 import { sql } from 'kysely';
-import { type RepositoryContext, toDate, toMs } from './support.js';
+import { inByteOrder, type RepositoryContext, toDate, toMs } from './support.js';
 
 export function createRevocationRepository(ctx: RepositoryContext): RevocationRepository {
   const { db } = ctx;
@@ -43,7 +43,7 @@ export function createRevocationRepository(ctx: RepositoryContext): RevocationRe
         .selectAll()
         .where('expires_at', '>', toMs(now))
         .orderBy('kind')
-        .orderBy('value')
+        .orderBy(inByteOrder(ctx, 'value'))
         .execute();
       return rows.map(
         (row): RevocationRecord => ({

@@ -1,10 +1,11 @@
 import type { SigningKeyRecord, SigningKeyRepository } from '@idgate/core';
 import type { SigningAlgorithm } from '@idgate/schema';
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { SigningKeysTable } from '../schema.js';
 import {
   type ConflictFields,
   fromJsonObject,
+  inByteOrder,
   insertRow,
   type RepositoryContext,
   toDate,
@@ -38,7 +39,7 @@ export function createSigningKeyRepository(ctx: RepositoryContext): SigningKeyRe
         .selectFrom('signing_keys')
         .selectAll()
         .orderBy('created_at', 'desc')
-        .orderBy('kid', 'desc')
+        .orderBy(sql`${inByteOrder(ctx, 'kid')} desc`)
         .execute();
       return rows.map(toSigningKey);
     },

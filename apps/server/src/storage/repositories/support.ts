@@ -1,5 +1,12 @@
 import { type PageRequest, StorageConflictError } from '@idgate/core';
-import { type Insertable, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
+import {
+  type Insertable,
+  type Kysely,
+  type RawBuilder,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+} from 'kysely';
 import type { DialectName } from '../database.js';
 import type { Schema } from '../schema.js';
 
@@ -255,6 +262,14 @@ export async function claimOnce<T extends StampedTable>(
     .where(keyColumn, '=', key)
     .executeTakeFirst();
   return row && { won: false, row: row as Selectable<Schema[T]> };
+}
+
+/**
+ * A text column to order by, compared byte-wise in PostgreSQL too (`collate "C"`) whatever the
+ * database's collation: listings order alike on both dialects and in the in-memory storage.
+ */
+export function inByteOrder(ctx: RepositoryContext, column: string): RawBuilder<unknown> {
+  return ctx.dialect === 'postgres' ? sql`${sql.ref(column)} collate "C"` : sql`${sql.ref(column)}`;
 }
 
 /**
