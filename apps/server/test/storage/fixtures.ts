@@ -4,12 +4,9 @@ import type {
   BrowserSessionRecord,
   ClientRecord,
   GrantRecord,
-  GrantUpstream,
   InteractionRecord,
-  LoginAttemptRecord,
   NewUser,
   RefreshTokenRecord,
-  SigningKeyRecord,
   Storage,
 } from '@idgate/core';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
@@ -102,30 +99,6 @@ export function newApiKey(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   };
 }
 
-export function newSigningKey(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
-  return {
-    kid: 'kid-1',
-    alg: 'ES256',
-    publicJwk: { kty: 'EC', crv: 'P-256', x: 'eHg', y: 'eXk', use: 'sig', kid: 'kid-1' },
-    sealedPrivateJwk: 'v1.sealed.payload',
-    createdAt: at('2026-01-01T00:00:00.000Z'),
-    retiredAt: null,
-    publishedUntil: null,
-    ...overrides,
-  };
-}
-
-/** The upstream identity of a sign-in through the `corp` provider (its state as sealed). */
-export function newUpstream(overrides: Partial<GrantUpstream> = {}): GrantUpstream {
-  return {
-    provider: 'corp',
-    subject: 'u-100',
-    validatedAt: at('2026-01-01T09:59:00.000Z'),
-    sealedState: 'v1.aXY.c2VhbGVk',
-    ...overrides,
-  };
-}
-
 export function newGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
   return {
     id: 'g-1',
@@ -214,22 +187,6 @@ export function newInteraction(overrides: Partial<InteractionRecord> = {}): Inte
     csrfTokenHash: 'csrf-token-hash-1',
     createdAt: at('2026-01-01T10:00:00.000Z'),
     expiresAt: at('2026-01-01T10:30:00.000Z'),
-    ...overrides,
-  };
-}
-
-export function newLoginAttempt(overrides: Partial<LoginAttemptRecord> = {}): LoginAttemptRecord {
-  return {
-    id: 'a-1',
-    username: 'alice',
-    userId: 'u-alice',
-    sourceAddress: '203.0.113.7',
-    provider: 'password',
-    success: false,
-    reason: 'invalid_credentials',
-    createdAt: at('2026-01-01T10:00:00.000Z'),
-    clientId: null,
-    familiar: false,
     ...overrides,
   };
 }
