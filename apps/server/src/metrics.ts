@@ -1,7 +1,6 @@
 import { type LoginAttemptRepository, TOKEN_REVIEW_DENIAL_MESSAGES } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { SeriesCounter, SeriesHistogram } from './metric-series.js';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from './storage/database.js';
 
 /**
@@ -11,15 +10,13 @@ import type { Database } from './storage/database.js';
  */
 export interface Metrics {
   readonly registry: Registry;
-  readonly httpRequests: SeriesCounter<'method' | 'route' | 'status'>;
-  readonly httpRequestDuration: SeriesHistogram<'method' | 'route'>;
-  readonly tokenReviews: SeriesCounter<'outcome'>;
-  readonly tokenReviewDenials: SeriesCounter<'reason'>;
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpRequestDuration: Histogram<'method' | 'route'>;
+  readonly tokenReviews: Counter<'outcome'>;
+  readonly tokenReviewDenials: Counter<'reason'>;
   readonly tokensIssued: Counter<'grant_type'>;
   readonly logins: Counter<'provider' | 'outcome'>;
   readonly databasePool: Gauge<'state'>;
-  /** The TokenReview counters' series handles (reasons are bounded slugs, made on first use). */
-  readonly reviews: ReviewSeries;
   /** The provider label values `idgate_logins_total` has taken, at most {@link MAX_LOGIN_PROVIDERS}. */
   readonly loginProviders: Set<string>;
 }
@@ -47,7 +44,8 @@ export function createMetrics(database?: Database): Metrics {
       this.set({ state: 'waiting' }, pool?.waitingCount ?? 0);
     },
   });
-  const tokenReviews = new SeriesCounter({
+  // Registered before the HTTP metrics: the exposition lists families in registration order.
+  const tokenReviews = new Counter({
     name: 'idgate_token_reviews_total',
     help: 'Kubernetes TokenReviews decided, by outcome (authenticated or denied).',
     labelNames: ['outcome'] as const,
@@ -55,13 +53,13 @@ export function createMetrics(database?: Database): Metrics {
   });
   return {
     registry,
-    httpRequests: new SeriesCounter({
+    httpRequests: new Counter({
       name: 'idgate_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
     }),
-    httpRequestDuration: new SeriesHistogram({
+    httpRequestDuration: new Histogram({
       name: 'idgate_http_request_duration_seconds',
       help: 'Time to answer HTTP requests, by method and route pattern.',
       labelNames: ['method', 'route'] as const,
@@ -69,7 +67,7 @@ export function createMetrics(database?: Database): Metrics {
       registers: [registry],
     }),
     tokenReviews,
-    tokenReviewDenials: new SeriesCounter({
+    tokenReviewDenials: new Counter({
       name: 'idgate_token_review_denials_total',
       help: 'TokenReviews denied, by reason.',
       labelNames: ['reason'] as const,
@@ -88,11 +86,6 @@ export function createMetrics(database?: Database): Metrics {
       registers: [registry],
     }),
     databasePool,
-    reviews: {
-      authenticated: tokenReviews.series({ outcome: 'authenticated' }),
-      denied: tokenReviews.series({ outcome: 'denied' }),
-      denials: new Map(),
-    },
     loginProviders: new Set(),
   };
 }
@@ -115,26 +108,12 @@ export function recordTokenReview(
   metrics: Metrics,
   status: { authenticated?: boolean | undefined; error?: string | undefined },
 ): void {
-  const series = metrics.reviews;
   if (status.authenticated === true) {
-    series.authenticated();
+    metrics.tokenReviews.inc({ outcome: 'authenticated' });
     return;
   }
-  series.denied();
-  const reason = denialReason(status.error);
-  let denial = series.denials.get(reason);
-  if (denial === undefined) {
-    denial = metrics.tokenReviewDenials.series({ reason });
-    series.denials.set(reason, denial);
-  }
-  denial();
-}
-
-/** The TokenReview counters' series handles of one metrics set (reasons are bounded slugs). */
-export interface ReviewSeries {
-  readonly authenticated: () => void;
-  readonly denied: () => void;
-  readonly denials: Map<string, () => void>;
+  metrics.tokenReviews.inc({ outcome: 'denied' });
+  metrics.tokenReviewDenials.inc({ reason: denialReason(status.error) });
 }
 
 // Identity provider names are admin-controlled; still, the label never grows past this many values.
@@ -188,43 +167,28 @@ function isJson(reply: FastifyReply): boolean {
   return typeof type === 'string' && type.toLowerCase().startsWith('application/json');
 }
 
-/** The HTTP metrics' series of one (method, route, status), made once and reused. */
-interface ResponseSeries {
-  readonly count: () => void;
-  readonly duration: (seconds: number) => void;
+/** The label children of one (method, route): its duration, and its count per status. */
+interface RouteSeries {
+  readonly duration: Histogram.Internal<'method' | 'route'>;
+  readonly requests: Map<number, Counter.Internal>;
 }
 
 /**
  * What the `onResponse` hook of the metrics plugin calls for every answered request: counts it in
  * `idgate_http_requests_total` and `idgate_http_request_duration_seconds` (and, for tokens
- * answered, `idgate_tokens_issued_total`). The series handles of each (method, route, status) are
- * made on first use and kept, so a request builds no label set: the count is a plain increment
- * and the duration adds to a bucket array (see metric-series.ts). The labels are bounded
- * (methods, route patterns, status codes), and so is what is kept.
- * @example app.addHook('onResponse', (request, reply, done) => { observe(request, reply); done(); });
+ * answered, `idgate_tokens_issued_total`). The label children of each (method, route) and status
+ * are made on first use and kept; the labels are bounded (methods, route patterns, status
+ * codes), and so is what is kept.
+ * @example app.addHook('onResponse', async (request, reply) => observe(request, reply));
  */
 export function responseObserver(metrics: Metrics): (request: FastifyRequest, reply: FastifyReply) => void {
-  // Route pattern → method → status: the route and method strings are the same objects on every
-  // request (their hashes are cached) and the status is a number, so finding a series builds no key.
-  const series = new Map<string, Map<string, Map<number, ResponseSeries>>>();
-  const seriesOf = (method: string, route: string, status: number): ResponseSeries => {
-    let byMethod = series.get(route);
-    if (byMethod === undefined) {
-      byMethod = new Map();
-      series.set(route, byMethod);
-    }
-    let byStatus = byMethod.get(method);
-    if (byStatus === undefined) {
-      byStatus = new Map();
-      byMethod.set(method, byStatus);
-    }
-    let found = byStatus.get(status);
+  const routes = new Map<string, RouteSeries>();
+  const seriesOf = (method: string, route: string): RouteSeries => {
+    const key = `${method} ${route}`;
+    let found = routes.get(key);
     if (found === undefined) {
-      found = {
-        count: metrics.httpRequests.series({ method, route, status: String(status) }),
-        duration: metrics.httpRequestDuration.series({ method, route }),
-      };
-      byStatus.set(status, found);
+      found = { duration: metrics.httpRequestDuration.labels({ method, route }), requests: new Map() };
+      routes.set(key, found);
     }
     return found;
   };
@@ -233,9 +197,14 @@ export function responseObserver(metrics: Metrics): (request: FastifyRequest, re
     const route = request.is404 || pattern === undefined ? 'unmatched' : pattern;
     const method = METHODS.has(request.method) ? request.method : 'other';
     const status = reply.statusCode;
-    const { count, duration } = seriesOf(method, route, status);
-    count();
-    duration(reply.elapsedTime / 1000);
+    const series = seriesOf(method, route);
+    let requests = series.requests.get(status);
+    if (requests === undefined) {
+      requests = metrics.httpRequests.labels({ method, route, status: String(status) });
+      series.requests.set(status, requests);
+    }
+    requests.inc();
+    series.duration.observe(reply.elapsedTime / 1000);
     if (status !== 200) return;
     if (route === '/oauth/token' && method === 'POST') {
       metrics.tokensIssued.inc({ grant_type: grantTypeLabel(request.body) });
