@@ -73,15 +73,13 @@ function trustedProxies(
 }
 
 /**
- * Headers every response carries, error or not. On the paths every response or every machine
- * request takes, header names are written in lower case, as fastify sends its own: fastify
- * lower-cases each name it is given, and a name already in lower case comes back as the same
- * interned string, where any other makes a new string to look up (about half a microsecond per
- * header). HTTP header names are case-insensitive (RFC 9110 §5.1).
+ * Headers every response carries, error or not. Header names are written as their RFCs spell
+ * them throughout the server; fastify sends every name in lower case (field names are
+ * case-insensitive, RFC 9110 §5.1).
  */
 function baseHeaders(request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('x-request-id', request.id);
-  reply.header('x-content-type-options', 'nosniff');
+  reply.header('X-Request-Id', request.id);
+  reply.header('X-Content-Type-Options', 'nosniff');
 }
 
 /**

@@ -163,7 +163,7 @@ function grantTypeLabel(body: unknown): string {
 }
 
 function isJson(reply: FastifyReply): boolean {
-  const type = reply.getHeader('content-type');
+  const type = reply.getHeader('Content-Type');
   return typeof type === 'string' && type.toLowerCase().startsWith('application/json');
 }
 

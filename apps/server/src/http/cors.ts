@@ -7,7 +7,7 @@ import type { RouteDoc } from './route-doc.js';
  * any origin may call them.
  */
 export function allowAnyOrigin(reply: FastifyReply): void {
-  reply.header('access-control-allow-origin', '*');
+  reply.header('Access-Control-Allow-Origin', '*');
 }
 
 /**

@@ -55,7 +55,7 @@ export function credentialEndpoint(
       schema: routeSchema(endpointDoc),
       // A callback hook, not an async one: no promise per request.
       onRequest: (_request, reply, done) => {
-        reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+        reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
         allowAnyOrigin(reply);
         done();
       },

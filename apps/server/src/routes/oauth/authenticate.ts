@@ -108,9 +108,9 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
       // A callback hook: a known API key goes on at once, without a promise.
       onRequest: (request, reply, done) => {
         reply
-          .header('deprecation', TOKEN_REVIEW_DEPRECATION)
-          .header('link', link)
-          .header('cache-control', 'no-store');
+          .header('Deprecation', TOKEN_REVIEW_DEPRECATION)
+          .header('Link', link)
+          .header('Cache-Control', 'no-store');
         const key = authenticate(request);
         if (key instanceof Promise)
           key.then((record) => {

@@ -56,10 +56,10 @@ function sendCached(
   cacheControl: string,
 ): FastifyReply {
   reply
-    .header('etag', entry.etag)
-    .header('cache-control', cacheControl)
-    .header('access-control-allow-origin', '*')
-    .header('vary', 'Authorization');
+    .header('ETag', entry.etag)
+    .header('Cache-Control', cacheControl)
+    .header('Access-Control-Allow-Origin', '*')
+    .header('Vary', 'Authorization');
   if (request.headers['if-none-match']?.split(/\s*,\s*/).includes(entry.etag))
     return reply.status(304).send();
   return reply.type('application/json; charset=utf-8').send(entry.body);
