@@ -130,10 +130,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ajv: { customOptions: { coerceTypes: false } },
     return503OnClosing: true,
   });
-  // A callback hook, not an async one: no promise per response.
-  app.addHook('onSend', (request, reply, _payload, done) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     baseHeaders(request, reply);
-    done();
+    return payload;
   });
   app.decorate('idgate', context);
   if (options.tracing !== undefined) await app.register(requestSpans, { tracing: options.tracing });

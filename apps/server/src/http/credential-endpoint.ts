@@ -53,11 +53,9 @@ export function credentialEndpoint(
     {
       config: { errorFormat: 'oauth', doc: endpointDoc },
       schema: routeSchema(endpointDoc),
-      // A callback hook, not an async one: no promise per request.
-      onRequest: (_request, reply, done) => {
+      onRequest: async (_request, reply) => {
         reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
         allowAnyOrigin(reply);
-        done();
       },
     },
     async (request) => {

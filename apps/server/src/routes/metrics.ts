@@ -12,11 +12,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
   const { metrics } = app.idgate;
 
   const observe = responseObserver(metrics);
-  // A callback hook, not an async one: no promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    observe(request, reply);
-    done();
-  });
+  app.addHook('onResponse', async (request, reply) => observe(request, reply));
 
   app.get(
     '/metrics',

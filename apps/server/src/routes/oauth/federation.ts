@@ -82,9 +82,8 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
   // Refusals answer JSON to programs and a page to a person's browser (chosen by Accept).
   const options = {
     config: { errorFormat: ['oauth', 'html'] as const, errorPageTitle: 'Sign-in failed' },
-    onRequest: (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    onRequest: async (_request: FastifyRequest, reply: FastifyReply) => {
       reply.header('Cache-Control', 'no-store');
-      done();
     },
   };
 
