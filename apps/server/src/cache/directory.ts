@@ -306,10 +306,9 @@ export class Directory {
 
   /**
    * The record of a presented API key that passed {@link authenticateApiKey} before and is live
-   * with `scope`, found synchronously by the key's hash; `undefined` otherwise (then ask
-   * {@link Directory.authenticateApiKey}, which decides and throws).
+   * with `scope`, found by the key's hash; `undefined` otherwise.
    */
-  knownApiKey(presented: string | undefined, scope: ApiKeyScope | null): ApiKeyRecord | undefined {
+  #knownApiKey(presented: string | undefined, scope: ApiKeyScope | null): ApiKeyRecord | undefined {
     if (presented === undefined || this.stale) return undefined;
     const hit = this.#presentedKeys.get(tokenKey(presented));
     return hit !== undefined &&
@@ -322,10 +321,10 @@ export class Directory {
   /**
    * Checks a presented API key like `authenticateApiKey` does, remembering keys that passed by a
    * one-shot SHA-256 of the key (never the key itself), so a known key is answered without a
-   * promise or a storage read. A revoked key is forgotten when the change log says so.
+   * storage read. A revoked key is forgotten when the change log says so.
    */
   async authenticateApiKey(presented: string | undefined, scope: ApiKeyScope | null): Promise<ApiKeyRecord> {
-    const hit = this.knownApiKey(presented, scope);
+    const hit = this.#knownApiKey(presented, scope);
     if (hit !== undefined) return hit;
     const record = await authenticateApiKey(
       presented,

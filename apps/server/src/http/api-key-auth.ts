@@ -8,16 +8,14 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 /**
  * Authenticates the API key of a request (`Authorization: Bearer <key>` or a bare key) for
- * `scope` — from the directory's memory — and records its use at most once a minute. A key the
- * directory already knows is answered at once (no promise on the hot path); any other goes
- * through the full check, as a promise.
+ * `scope` — from the directory's memory — and records its use at most once a minute.
  * @throws ApiKeyError (401 missing/invalid, 403 scope) — as a rejected promise — which the error
  * handler answers.
  */
 export function apiKeyAuthenticator(
   context: AppContext,
   scope: ApiKeyScope,
-): (request: FastifyRequest) => ApiKeyRecord | Promise<ApiKeyRecord> {
+): (request: FastifyRequest) => Promise<ApiKeyRecord> {
   const { directory, clock, storage } = context;
   const lastTouched = new Map<string, number>();
   const used = (request: FastifyRequest, key: ApiKeyRecord): ApiKeyRecord => {
@@ -36,10 +34,8 @@ export function apiKeyAuthenticator(
     }
     return key;
   };
-  return (request) => {
+  return async (request) => {
     const presented = apiKeyFromAuthorization(request.headers.authorization);
-    const known = directory.knownApiKey(presented, scope);
-    if (known !== undefined) return used(request, known);
-    return directory.authenticateApiKey(presented, scope).then((key) => used(request, key));
+    return used(request, await directory.authenticateApiKey(presented, scope));
   };
 }
