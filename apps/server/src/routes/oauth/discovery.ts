@@ -138,21 +138,16 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
   const jwks = cached((ring) => ring.jwks());
 
   // The Authorization check runs in the handler rather than in an onRequest hook: these routes
-  // are GET (and HEAD) only, so nothing observable runs in between, and a request without the
-  // header (almost all of them) costs neither a hook nor a promise.
-  const checked = async (request: FastifyRequest, reply: FastifyReply, send: () => FastifyReply) => {
-    if (!(await authorizationAcceptable(idgate, request))) {
-      reply.header('WWW-Authenticate', 'Bearer realm="idgate", error="invalid_token"');
-      return sendProblem(reply, 401, 'authorization_invalid', 'the Authorization header is not valid');
-    }
-    return send();
-  };
+  // are GET (and HEAD) only, so nothing observable runs in between.
   const guarded =
     (send: (request: FastifyRequest, reply: FastifyReply) => FastifyReply) =>
-    (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> =>
-      request.headers.authorization === undefined
-        ? send(request, reply)
-        : checked(request, reply, () => send(request, reply));
+    async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      if (!(await authorizationAcceptable(idgate, request))) {
+        reply.header('WWW-Authenticate', 'Bearer realm="idgate", error="invalid_token"');
+        return sendProblem(reply, 401, 'authorization_invalid', 'the Authorization header is not valid');
+      }
+      return send(request, reply);
+    };
 
   const discovery = guarded((request, reply) =>
     sendCached(request, reply, metadata(idgate.keys()), 'public, max-age=300'),
