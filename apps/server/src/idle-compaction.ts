@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapSpaceStatistics } from 'node:v8';
 
 /** How the event loop was used over a period (`performance.eventLoopUtilization()`). */
 type Utilization = ReturnType<typeof performance.eventLoopUtilization>;
@@ -35,9 +34,10 @@ const MAX_ATTEMPTS = 3;
  * A server under steady load never collects here; one that alternates collects at most once per
  * `quietPeriods + 1` periods. When a collection leaves the young generation at its size (V8 still
  * saw fast allocation), the next quiet spell tries again, at most three times after each busy one.
+ * Without a way to collect (`collect`, or `gc` from `--expose-gc`) it does nothing: `active` is false.
  * @example const compaction = startIdleCompaction(); // ... compaction.stop();
  */
-export function startIdleCompaction(options: IdleCompactionOptions = {}): { stop(): void } {
+export function startIdleCompaction(options: IdleCompactionOptions = {}): { active: boolean; stop(): void } {
   const periodMs = options.periodMs ?? 1000;
   const busyAbove = options.busyAbove ?? 0.05;
   // V8 shrinks the young generation only when it measures slow allocation over its last five
@@ -45,7 +45,7 @@ export function startIdleCompaction(options: IdleCompactionOptions = {}): { stop
   const quietPeriods = options.quietPeriods ?? 5;
   const utilization = options.utilization ?? ((previous) => performance.eventLoopUtilization(previous));
   const collect = options.collect ?? v8FullCollection();
-  if (collect === undefined) return { stop: () => {} };
+  if (collect === undefined) return { active: false, stop: () => {} };
   const youngGeneration = options.youngGeneration ?? newSpaceSize;
   // Start-up grew the heap: the first quiet spell collects.
   let grown = true;
@@ -74,7 +74,7 @@ export function startIdleCompaction(options: IdleCompactionOptions = {}): { stop
     }
   }, periodMs);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return { active: true, stop: () => clearInterval(timer) };
 }
 
 function newSpaceSize(): number {
@@ -82,18 +82,11 @@ function newSpaceSize(): number {
 }
 
 /**
- * V8's full collection: `gc` when the process runs with `--expose-gc`, otherwise the one the
- * flag exposes to contexts created after it is set (Node's `v8.setFlagsFromString`); undefined
- * where neither is possible.
+ * V8's full collection: the `gc` that `--expose-gc` puts on the global object when the process
+ * starts with it (`pnpm start`, deploy/Dockerfile); undefined without the flag, and then the idle
+ * compaction stays off (a flag set after start-up is undefined behaviour in Node.js).
  */
 export function v8FullCollection(): (() => void) | undefined {
-  const exposed = (globalThis as { gc?: unknown }).gc;
-  if (typeof exposed === 'function') return exposed as () => void;
-  try {
-    setFlagsFromString('--expose-gc');
-    const gc: unknown = runInNewContext('gc');
-    return typeof gc === 'function' ? (gc as () => void) : undefined;
-  } catch {
-    return undefined;
-  }
+  const gc: unknown = (globalThis as { gc?: unknown }).gc;
+  return typeof gc === 'function' ? (gc as () => void) : undefined;
 }

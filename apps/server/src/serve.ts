@@ -160,6 +160,10 @@ export async function startServer(
   app.log.info({ issuer: config.issuer, address }, 'idgate is listening');
   // Start-up and bursts of requests grow V8's heap; it is given back once the server is idle.
   const compaction = startIdleCompaction();
+  if (!compaction.active)
+    app.log.info(
+      'idle compaction off: Node.js runs without --expose-gc, so an idle server keeps what its busiest moment grew',
+    );
   const stopAndClose = () => {
     compaction.stop();
     return close();

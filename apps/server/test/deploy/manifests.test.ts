@@ -11,7 +11,7 @@ const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const deployDir = join(root, 'deploy');
 
 /** How the server runs in production: Node.js flags and glibc malloc settings (see deploy/Dockerfile). */
-const NODE_FLAGS = ['--max-semi-space-size=8'];
+const NODE_FLAGS = ['--expose-gc', '--max-semi-space-size=8'];
 const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
 const kubernetesDir = join(deployDir, 'kubernetes');
 
@@ -232,8 +232,10 @@ describe('deploy/', () => {
     expect(kustomization.images).toEqual([expect.objectContaining({ name: container.image })]);
   });
 
-  it('runs the server with the same memory tuning in the image, `pnpm start` and the benchmark', () => {
+  it('runs the server with the same memory tuning in the image, `pnpm start`, Kubernetes and the benchmark', () => {
     expect(dockerEnv).toMatchObject(MALLOC_ENV);
+    // The Deployment keeps the image's entrypoint, and with it the Node.js flags.
+    expect(container.command).toBeUndefined();
     const start = (
       JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
     ).scripts.start;
@@ -242,7 +244,9 @@ describe('deploy/', () => {
       `&& ${[...malloc, 'node', ...NODE_FLAGS].join(' ')} apps/server/dist/bin.js serve`,
     );
     const bench = readFileSync(join(root, 'bench/src/cli.mjs'), 'utf8');
-    expect(bench).toContain(`const IDGATE_NODE_FLAGS = ${JSON.stringify(NODE_FLAGS).replace(/"/g, "'")};`);
+    expect(bench).toContain(
+      `const IDGATE_NODE_FLAGS = [${NODE_FLAGS.map((flag) => `'${flag}'`).join(', ')}];`,
+    );
     expect(bench).toContain(
       `const IDGATE_MALLOC_ENV = { ${malloc.map((pair) => pair.replace('=', ": '")).join("', ")}' };`,
     );

@@ -1,5 +1,13 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startIdleCompaction, v8FullCollection } from '../../src/idle-compaction.js';
+
+/** The built module, run by a process of its own with the flag (`pnpm build` first). */
+const MODULE = fileURLToPath(new URL('../../dist/idle-compaction.js', import.meta.url));
 
 /** Event loop utilizations, one per period, as `performance.eventLoopUtilization` reports deltas. */
 function loop(periods: number[]) {
@@ -99,13 +107,36 @@ describe('idle compaction', () => {
 });
 
 describe('V8 full collection', () => {
-  it('frees unreachable objects without --expose-gc', async () => {
-    const collect = v8FullCollection();
-    expect(collect).toBeTypeOf('function');
-    const ref = new WeakRef(Array.from({ length: 200_000 }, (_, i) => ({ i })));
-    // A WeakRef keeps its target until the job that made it ends.
-    await new Promise((resolve) => setImmediate(resolve));
-    collect?.();
-    expect(ref.deref()).toBeUndefined();
+  it('is off without --expose-gc, and never turns the flag on at run time', () => {
+    // Vitest's workers run without the flag.
+    expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+    expect(v8FullCollection()).toBeUndefined();
+    const compaction = startIdleCompaction();
+    expect(compaction.active).toBe(false);
+    compaction.stop();
+    // A flag set after start-up holds for every context created later (Node.js: undefined behaviour).
+    expect(runInNewContext('typeof gc')).toBe('undefined');
+  });
+
+  it('frees unreachable objects in a process started with --expose-gc, as `pnpm start` starts the server', async () => {
+    if (!existsSync(MODULE)) throw new Error('dist/idle-compaction.js is missing: run `pnpm build` first');
+    const program = `
+      import { startIdleCompaction, v8FullCollection } from ${JSON.stringify(pathToFileURL(MODULE).href)};
+      const compaction = startIdleCompaction();
+      compaction.stop();
+      const collect = v8FullCollection();
+      const ref = new WeakRef(Array.from({ length: 200_000 }, (_, i) => ({ i })));
+      // A WeakRef keeps its target until the job that made it ends.
+      await new Promise((resolve) => setImmediate(resolve));
+      collect?.();
+      console.log(JSON.stringify({ active: compaction.active, freed: ref.deref() === undefined }));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--expose-gc',
+      '--input-type=module',
+      '--eval',
+      program,
+    ]);
+    expect(JSON.parse(stdout)).toEqual({ active: true, freed: true });
   });
 });
