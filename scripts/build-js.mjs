@@ -2,6 +2,7 @@
 // Emits the JavaScript of workspace packages: every src/**/*.ts to dist/**/*.js (with source maps),
 // one file for one file, with esbuild. It checks no types: `pnpm typecheck` does, and each
 // package's `build` writes its declarations with `tsc -b --emitDeclarationOnly` after this.
+// tsconfig.base.json's isolatedModules and verbatimModuleSyntax keep each file transpilable alone.
 //
 //   node scripts/build-js.mjs [--with-deps] [package-dir ...]   (default: the current directory)
 //
