@@ -4,5 +4,16 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   // integration tests spawn the built plugin (dist/bin.js) and real kubectl
-  test: { include: ['test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 60_000, fileParallelism: false },
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Finds kubectl once for the run (IDGATE_TEST_KUBECTL, Debian's, PATH), or says once that its tests skip.
+    globalSetup: ['test/global-setup.ts'],
+    // Nothing a test file started (idgate serve, kubectl, the plugin) outlives it.
+    setupFiles: ['../server/test/helpers/no-leftover-processes.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Files share nothing (each has its own temp directory, issuer and ports): two at a time.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
 });

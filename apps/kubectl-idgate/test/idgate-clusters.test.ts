@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type IdgateIssuer, startIdgate } from './helpers/idgate.js';
 import { type StubApiServer, startStubApiServer } from './helpers/kube-apiserver.js';
 import { structuredJwtAuthenticator, webhookAuthenticator } from './helpers/kube-authn.js';
+import { KUBECTL } from './helpers/kubectl.js';
 import { PLUGIN_BIN, runPlugin, tempDir, urlIn } from './helpers/plugin.js';
 
 /**
@@ -17,7 +18,6 @@ import { PLUGIN_BIN, runPlugin, tempDir, urlIn } from './helpers/plugin.js';
  * AuthenticationConfiguration `clusters show --authentication-config` printed (CEL by cel-js).
  */
 
-const KUBECTL = process.env.IDGATE_TEST_KUBECTL ?? '/opt/debian-kubectl/usr/bin/kubectl';
 const ALICE = { username: 'alice', password: 'battery-staple-2c07e0' };
 
 let idgate: IdgateIssuer;
@@ -116,7 +116,7 @@ function kubectl(
   options: { env?: Record<string, string>; signIn?: 'approve' | 'abandon' } = {},
 ): Promise<KubectlRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(KUBECTL, ['--kubeconfig', kubeconfig, ...args], {
+    const child = spawn(KUBECTL as string, ['--kubeconfig', kubeconfig, ...args], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: dir,
@@ -206,141 +206,144 @@ function later(factor: number): Record<string, string> {
 
 const ALICE_AS_KUBERNETES_SEES_HER = { username: 'alice', groups: ['developers', 'platform'] };
 
-describe('kubectl against idgate: one sign-in, a webhook cluster and a structured-authentication cluster', () => {
-  it('webhook cluster alpha: kubectl signs in with the device flow on idgate and is alice', async () => {
-    idgate.requests.length = 0;
-    const result = await kubectl(['--context', 'alpha', 'get', '--raw', '/api'], { signIn: 'approve' });
-    expect(result.stderr).toContain('user_code=');
-    expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout).kind).toBe('APIVersions');
-    expect(alpha.users).toEqual([expect.objectContaining(ALICE_AS_KUBERNETES_SEES_HER)]);
-    expect(alpha.users[0]?.extra?.['idgate.dev/client-id']).toEqual([clientId]);
-    const asked = pluginRequests().filter((line) => /device_authorization|token/.test(line));
-    expect(asked[0]).toBe('POST /oauth/device_authorization - kubernetes:alpha');
-    // polled (interval 1 s) until alice allowed it on idgate's page
-    expect(new Set(asked.slice(1))).toEqual(
-      new Set(['POST /oauth/token urn:ietf:params:oauth:grant-type:device_code kubernetes:alpha']),
-    );
-  });
-
-  it('JWT cluster beta: the same sign-in serves it through a silent refresh with resource=kubernetes:beta', async () => {
-    idgate.requests.length = 0;
-    const result = await kubectl(['--context', 'beta', 'get', '--raw', '/api']);
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout).kind).toBe('APIVersions');
-    expect(jwtRefusals).toEqual([]);
-    expect(beta.users).toEqual([expect.objectContaining(ALICE_AS_KUBERNETES_SEES_HER)]);
-    expect(beta.users[0]?.uid).toMatch(/^[0-9a-f-]{36}$/);
-    expect(beta.users[0]?.extra?.['idgate.dev/client-id']).toEqual([clientId]);
-    expect(pluginRequests().filter((line) => line.startsWith('POST'))).toEqual([
-      'POST /oauth/token refresh_token kubernetes:beta',
-    ]);
-  });
-
-  it('a token for alpha is refused by beta and a token for beta by alpha', async () => {
-    const tokens = await cachedTokens();
-    const forAlpha = tokens['kubernetes:alpha'] as string;
-    const forBeta = tokens['kubernetes:beta'] as string;
-    expect(forAlpha).toEqual(expect.any(String));
-    expect(forBeta).toEqual(expect.any(String));
-    expect(await getApi(alpha, forAlpha)).toBe(200);
-    expect(await getApi(beta, forBeta)).toBe(200);
-    const refusedBefore = { alpha: alpha.refused, beta: beta.refused };
-    expect(await getApi(beta, forAlpha)).toBe(401);
-    expect(jwtRefusals.at(-1)).toMatch(/aud/);
-    expect(await getApi(alpha, forBeta)).toBe(401);
-    expect({ alpha: alpha.refused, beta: beta.refused }).toEqual({
-      alpha: refusedBefore.alpha + 1,
-      beta: refusedBefore.beta + 1,
-    });
-  });
-
-  it('a second run makes no request to idgate', async () => {
-    idgate.requests.length = 0;
-    for (const context of ['alpha', 'beta']) {
-      const result = await kubectl(['--context', context, 'get', '--raw', '/api']);
-      expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
-    }
-    expect(pluginRequests()).toEqual([]);
-    // only the webhook's TokenReview reached idgate
-    expect(idgate.requests.map((r) => r.line)).toEqual(['POST /oauth/authenticate']);
-    expect(alpha.users.at(-1)).toMatchObject(ALICE_AS_KUBERNETES_SEES_HER);
-    expect(beta.users.at(-1)).toMatchObject(ALICE_AS_KUBERNETES_SEES_HER);
-  });
-
-  it('after expiry the tokens of both clusters are refreshed silently', async () => {
-    idgate.requests.length = 0;
-    for (const context of ['alpha', 'beta']) {
-      const result = await kubectl(['--context', context, 'get', '--raw', '/api'], { env: later(1) });
-      expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
-    }
-    expect(pluginRequests().filter((line) => line.startsWith('POST'))).toEqual([
-      'POST /oauth/token refresh_token kubernetes:alpha',
-      'POST /oauth/token refresh_token kubernetes:beta',
-    ]);
-  });
-
-  it('five kubectl processes started together after expiry all succeed, and the grant survives', async () => {
-    idgate.requests.length = 0;
-    const usersBefore = alpha.users.length;
-    const results = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        kubectl(['--context', 'alpha', 'get', '--raw', '/api'], { env: later(3) }),
-      ),
-    );
-    for (const result of results) {
-      expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
-    }
-    expect(alpha.users.slice(usersBefore)).toHaveLength(5);
-    expect(pluginRequests().filter((line) => line.startsWith('POST'))).toEqual([
-      'POST /oauth/token refresh_token kubernetes:alpha',
-    ]);
-    // the rotated refresh token is the one kept: the grant was not revoked as a replay
-    idgate.requests.length = 0;
-    const next = await kubectl(['--context', 'beta', 'get', '--raw', '/api'], { env: later(5) });
-    expect(next.stderr).toBe('');
-    expect(next.code).toBe(0);
-    expect(pluginRequests().filter((line) => line.startsWith('POST'))).toEqual([
-      'POST /oauth/token refresh_token kubernetes:beta',
-    ]);
-  });
-
-  it('after kubectl-idgate logout kubectl is asked to sign in again', async () => {
-    idgate.requests.length = 0;
-    const out = await runPlugin(['logout', '--cluster', 'alpha', '--cache-dir', cacheDir], {
-      env: { NODE_EXTRA_CA_CERTS: idgate.caFile },
-    });
-    expect(out.code, out.stderr).toBe(0);
-    expect(pluginRequests()).toContain('POST /oauth/revoke');
-    const result = await kubectl(['--context', 'alpha', 'get', '--raw', '/api'], { signIn: 'approve' });
-    expect(result.stderr).toContain('user_code=');
-    expect(result.code, result.stderr).toBe(0);
-    expect(alpha.users.at(-1)).toMatchObject(ALICE_AS_KUBERNETES_SEES_HER);
-  });
-
-  it('after an admin revocation (idgate users disable) kubectl is asked to sign in again', async () => {
-    await idgateCli(['users', 'disable', ALICE.username]);
-    try {
-      // the webhook refuses her current token as soon as the server has read the CLI's change
-      // (the change log is read every second on SQLite) ...
-      const current = (await cachedTokens())['kubernetes:alpha'] as string;
-      await expect.poll(() => getApi(alpha, current), { timeout: 5_000, interval: 100 }).toBe(401);
-      // ... and the next renewal of the sign-in fails: the plugin starts a new sign-in
+describe.skipIf(KUBECTL === undefined)(
+  'kubectl against idgate: one sign-in, a webhook cluster and a structured-authentication cluster',
+  () => {
+    it('webhook cluster alpha: kubectl signs in with the device flow on idgate and is alice', async () => {
       idgate.requests.length = 0;
-      const result = await kubectl(['--context', 'beta', 'get', '--raw', '/api'], {
-        env: later(7),
-        signIn: 'abandon',
-      });
-      expect(result.stderr).toContain('cannot be renewed (invalid_grant): signing in again');
+      const result = await kubectl(['--context', 'alpha', 'get', '--raw', '/api'], { signIn: 'approve' });
       expect(result.stderr).toContain('user_code=');
-      expect(result.code).not.toBe(0);
-      expect(pluginRequests()).toContain('POST /oauth/device_authorization - kubernetes:beta');
-    } finally {
-      await idgateCli(['users', 'enable', ALICE.username]);
-    }
-  });
-});
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout).kind).toBe('APIVersions');
+      expect(alpha.users).toEqual([expect.objectContaining(ALICE_AS_KUBERNETES_SEES_HER)]);
+      expect(alpha.users[0]?.extra?.['idgate.dev/client-id']).toEqual([clientId]);
+      const asked = pluginRequests().filter((line) => /device_authorization|token/.test(line));
+      expect(asked[0]).toBe('POST /oauth/device_authorization - kubernetes:alpha');
+      // polled (interval 1 s) until alice allowed it on idgate's page
+      expect(new Set(asked.slice(1))).toEqual(
+        new Set(['POST /oauth/token urn:ietf:params:oauth:grant-type:device_code kubernetes:alpha']),
+      );
+    });
+
+    it('JWT cluster beta: the same sign-in serves it through a silent refresh with resource=kubernetes:beta', async () => {
+      idgate.requests.length = 0;
+      const result = await kubectl(['--context', 'beta', 'get', '--raw', '/api']);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout).kind).toBe('APIVersions');
+      expect(jwtRefusals).toEqual([]);
+      expect(beta.users).toEqual([expect.objectContaining(ALICE_AS_KUBERNETES_SEES_HER)]);
+      expect(beta.users[0]?.uid).toMatch(/^[0-9a-f-]{36}$/);
+      expect(beta.users[0]?.extra?.['idgate.dev/client-id']).toEqual([clientId]);
+      expect(pluginRequests().filter((line) => line.startsWith('POST'))).toEqual([
+        'POST /oauth/token refresh_token kubernetes:beta',
+      ]);
+    });
+
+    it('a token for alpha is refused by beta and a token for beta by alpha', async () => {
+      const tokens = await cachedTokens();
+      const forAlpha = tokens['kubernetes:alpha'] as string;
+      const forBeta = tokens['kubernetes:beta'] as string;
+      expect(forAlpha).toEqual(expect.any(String));
+      expect(forBeta).toEqual(expect.any(String));
+      expect(await getApi(alpha, forAlpha)).toBe(200);
+      expect(await getApi(beta, forBeta)).toBe(200);
+      const refusedBefore = { alpha: alpha.refused, beta: beta.refused };
+      expect(await getApi(beta, forAlpha)).toBe(401);
+      expect(jwtRefusals.at(-1)).toMatch(/aud/);
+      expect(await getApi(alpha, forBeta)).toBe(401);
+      expect({ alpha: alpha.refused, beta: beta.refused }).toEqual({
+        alpha: refusedBefore.alpha + 1,
+        beta: refusedBefore.beta + 1,
+      });
+    });
+
+    it('a second run makes no request to idgate', async () => {
+      idgate.requests.length = 0;
+      for (const context of ['alpha', 'beta']) {
+        const result = await kubectl(['--context', context, 'get', '--raw', '/api']);
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+      }
+      expect(pluginRequests()).toEqual([]);
+      // only the webhook's TokenReview reached idgate
+      expect(idgate.requests.map((r) => r.line)).toEqual(['POST /oauth/authenticate']);
+      expect(alpha.users.at(-1)).toMatchObject(ALICE_AS_KUBERNETES_SEES_HER);
+      expect(beta.users.at(-1)).toMatchObject(ALICE_AS_KUBERNETES_SEES_HER);
+    });
+
+    it('after expiry the tokens of both clusters are refreshed silently', async () => {
+      idgate.requests.length = 0;
+      for (const context of ['alpha', 'beta']) {
+        const result = await kubectl(['--context', context, 'get', '--raw', '/api'], { env: later(1) });
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+      }
+      expect(pluginRequests().filter((line) => line.startsWith('POST'))).toEqual([
+        'POST /oauth/token refresh_token kubernetes:alpha',
+        'POST /oauth/token refresh_token kubernetes:beta',
+      ]);
+    });
+
+    it('five kubectl processes started together after expiry all succeed, and the grant survives', async () => {
+      idgate.requests.length = 0;
+      const usersBefore = alpha.users.length;
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          kubectl(['--context', 'alpha', 'get', '--raw', '/api'], { env: later(3) }),
+        ),
+      );
+      for (const result of results) {
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+      }
+      expect(alpha.users.slice(usersBefore)).toHaveLength(5);
+      expect(pluginRequests().filter((line) => line.startsWith('POST'))).toEqual([
+        'POST /oauth/token refresh_token kubernetes:alpha',
+      ]);
+      // the rotated refresh token is the one kept: the grant was not revoked as a replay
+      idgate.requests.length = 0;
+      const next = await kubectl(['--context', 'beta', 'get', '--raw', '/api'], { env: later(5) });
+      expect(next.stderr).toBe('');
+      expect(next.code).toBe(0);
+      expect(pluginRequests().filter((line) => line.startsWith('POST'))).toEqual([
+        'POST /oauth/token refresh_token kubernetes:beta',
+      ]);
+    });
+
+    it('after kubectl-idgate logout kubectl is asked to sign in again', async () => {
+      idgate.requests.length = 0;
+      const out = await runPlugin(['logout', '--cluster', 'alpha', '--cache-dir', cacheDir], {
+        env: { NODE_EXTRA_CA_CERTS: idgate.caFile },
+      });
+      expect(out.code, out.stderr).toBe(0);
+      expect(pluginRequests()).toContain('POST /oauth/revoke');
+      const result = await kubectl(['--context', 'alpha', 'get', '--raw', '/api'], { signIn: 'approve' });
+      expect(result.stderr).toContain('user_code=');
+      expect(result.code, result.stderr).toBe(0);
+      expect(alpha.users.at(-1)).toMatchObject(ALICE_AS_KUBERNETES_SEES_HER);
+    });
+
+    it('after an admin revocation (idgate users disable) kubectl is asked to sign in again', async () => {
+      await idgateCli(['users', 'disable', ALICE.username]);
+      try {
+        // the webhook refuses her current token as soon as the server has read the CLI's change
+        // (the change log is read every second on SQLite) ...
+        const current = (await cachedTokens())['kubernetes:alpha'] as string;
+        await expect.poll(() => getApi(alpha, current), { timeout: 5_000, interval: 100 }).toBe(401);
+        // ... and the next renewal of the sign-in fails: the plugin starts a new sign-in
+        idgate.requests.length = 0;
+        const result = await kubectl(['--context', 'beta', 'get', '--raw', '/api'], {
+          env: later(7),
+          signIn: 'abandon',
+        });
+        expect(result.stderr).toContain('cannot be renewed (invalid_grant): signing in again');
+        expect(result.stderr).toContain('user_code=');
+        expect(result.code).not.toBe(0);
+        expect(pluginRequests()).toContain('POST /oauth/device_authorization - kubernetes:beta');
+      } finally {
+        await idgateCli(['users', 'enable', ALICE.username]);
+      }
+    });
+  },
+);

@@ -1,16 +1,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
 import { RUN_DIRECTORY_ENV } from './helpers/run-record.js';
 import { scanRun } from './helpers/secret-scan.js';
+import { CHROMIUM, provideTools, SLAPD } from './helpers/tools.js';
 
 /**
+ * Finds the browser and the LDAP server some tests drive, once for the run (`helpers/tools.ts`).
  * Makes the run directory every test-built server writes its log and audit events into and every
  * registered secret is noted in (`helpers/run-record.ts`); after the last test file, scans it all
  * and fails the run on any secret or token-shaped string, naming the file and line. A clean run's
  * directory is removed; one with findings is kept for reading.
  */
-export default function setup(): () => void {
+export default function setup(project: TestProject): () => void {
+  provideTools(project, [CHROMIUM, SLAPD]);
   const dir = mkdtempSync(join(tmpdir(), 'idgate-test-run-'));
   // Set before the workers start: they inherit it.
   process.env[RUN_DIRECTORY_ENV] = dir;

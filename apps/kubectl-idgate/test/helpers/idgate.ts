@@ -140,7 +140,10 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
     });
 
   const migrated = await cli(['migrate']);
-  if (migrated.code !== 0) throw new Error(`idgate migrate failed: ${migrated.stderr}`);
+  if (migrated.code !== 0) {
+    await new Promise<void>((resolve) => front.close(() => resolve()));
+    throw new Error(`idgate migrate failed: ${migrated.stderr}`);
+  }
   const server: ChildProcess = spawn(process.execPath, [IDGATE_BIN, 'serve'], {
     env,
     cwd: options.dir,
@@ -150,7 +153,16 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
   server.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     serverLog += chunk;
   });
-  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) => {
+    if (server.exitCode !== null || server.signalCode !== null) resolve();
+    else server.once('exit', () => resolve());
+  });
+  const stop = async () => {
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGTERM');
+    await exited;
+    front.closeAllConnections();
+    await new Promise<void>((resolve) => front.close(() => resolve()));
+  };
   const deadline = Date.now() + 20_000;
   for (;;) {
     const ready = await fetch(`http://127.0.0.1:${port}/healthz`).then(
@@ -158,8 +170,11 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
       () => false,
     );
     if (ready) break;
-    if (server.exitCode !== null || Date.now() > deadline)
+    if (server.exitCode !== null || Date.now() > deadline) {
+      // Nothing of a failed start may outlive the test: the caller never gets a stop() to call.
+      await stop();
       throw new Error(`idgate did not start: ${serverLog}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 
@@ -236,12 +251,7 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
     cli,
     approveDevice,
     request,
-    stop: async () => {
-      server.kill('SIGTERM');
-      await exited;
-      front.closeAllConnections();
-      await new Promise<void>((resolve) => front.close(() => resolve()));
-    },
+    stop,
   };
 }
 

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEVICE_CODE_GRANT_TYPE, DeviceAuthorizationResponse } from '@idgate/schema';
@@ -6,12 +5,12 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { toolPath } from '../helpers/tools.js';
 
-const CHROMIUM = process.env.IDGATE_CHROMIUM ?? '/usr/bin/chromium';
-// On CI a missing browser is a failure (.ci/run installs it); elsewhere the test says why it skips.
-const available = existsSync(CHROMIUM) || process.env.CI === 'true';
+// Found once for the run (IDGATE_CHROMIUM, /usr/bin/chromium, PATH); missing, these tests skip (on CI, the run fails).
+const CHROMIUM = toolPath('chromium');
 
-describe.skipIf(!available)('RFC 8628 verification page in a real browser (Chromium)', () => {
+describe.skipIf(CHROMIUM === undefined)('RFC 8628 verification page in a real browser (Chromium)', () => {
   let t: TestServer;
   let browser: Browser;
   let kubectl: { clientId: string };
@@ -28,7 +27,7 @@ describe.skipIf(!available)('RFC 8628 verification page in a real browser (Chrom
       audiences: ['prod-cluster'],
     });
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM as string,
       headless: true,
       args: [
         '--no-sandbox',

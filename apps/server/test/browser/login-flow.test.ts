@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,12 +6,12 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { toolPath } from '../helpers/tools.js';
 
-const CHROMIUM = process.env.IDGATE_CHROMIUM ?? '/usr/bin/chromium';
-// On CI a missing browser is a failure (.ci/run installs it); elsewhere the test says why it skips.
-const available = existsSync(CHROMIUM) || process.env.CI === 'true';
+// Found once for the run (IDGATE_CHROMIUM, /usr/bin/chromium, PATH); missing, these tests skip (on CI, the run fails).
+const CHROMIUM = toolPath('chromium');
 
-describe.skipIf(!available)('sign-in with a real browser (Chromium)', () => {
+describe.skipIf(CHROMIUM === undefined)('sign-in with a real browser (Chromium)', () => {
   let t: TestServer;
   let browser: Browser;
   let relyingParty: Server;
@@ -39,7 +38,7 @@ describe.skipIf(!available)('sign-in with a real browser (Chromium)', () => {
       redirectUris: [callbackBase],
     });
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM as string,
       headless: true,
       args: [
         '--no-sandbox',

@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { corpLdapProvider, type Slapd, startSlapd } from '../helpers/slapd.js';
+import { corpLdapProvider, hasSlapd, type Slapd, startSlapd } from '../helpers/slapd.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
 import { readForm, UserAgent } from '../helpers/user-agent.js';
 
-describe.each(testDatabaseUrls())(
+describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
   'the device verification page signs in through external providers on $name',
   (kind) => {
     let t: TestServer;

@@ -5,7 +5,7 @@ import { browserGrants } from '../helpers/browser-grants.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
-import { corpLdapProvider, GROUPS_DN, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
+import { corpLdapProvider, GROUPS_DN, hasSlapd, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
 import { UserAgent } from '../helpers/user-agent.js';
 
 const INTERVAL_MS = 900_000;
@@ -16,7 +16,7 @@ const GONE = {
   error_description: 'the identity provider no longer knows this account',
 };
 
-describe.each(testDatabaseUrls())(
+describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
   're-validation of browser grants from the login form (LDAP, local) on $name',
   (kind) => {
     const clock = testClock();

@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
+import { hasSlapd, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
 import { UserAgent } from '../helpers/user-agent.js';
 
 const SIGNED_OUT = 'https://app.example.test/signed-out';
 
-describe.each(testDatabaseUrls())(
+describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
   '@idgate/sdk probes, URL builders and password grant options on $name',
   (kind) => {
     let t: TestServer;

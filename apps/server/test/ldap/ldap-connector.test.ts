@@ -3,7 +3,7 @@ import { LdapProviderConfig } from '@idgate/schema';
 import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLdapConnector } from '../../src/connectors/ldap.js';
-import { GROUPS_DN, PEOPLE_DN, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
+import { GROUPS_DN, hasSlapd, PEOPLE_DN, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
 import { recordingFactory } from './recording-client.js';
 
 let slapd: Slapd;
@@ -42,7 +42,7 @@ function config(overrides: Record<string, unknown> = {}): LdapProviderConfig {
   });
 }
 
-describe('LDAP connector against slapd', () => {
+describe.skipIf(!hasSlapd)('LDAP connector against slapd', () => {
   it('signs alice in with her directory identity and sorted groups', async () => {
     const { factory, clients } = recordingFactory();
     const identity = await createLdapConnector(config(), { clientFactory: factory }).authenticate(

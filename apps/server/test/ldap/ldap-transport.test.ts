@@ -4,7 +4,7 @@ import { ConnectorError } from '@idgate/core';
 import { LdapProviderConfig } from '@idgate/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLdapConnector } from '../../src/connectors/ldap.js';
-import { GROUPS_DN, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
+import { GROUPS_DN, hasSlapd, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
 import { recordingFactory } from './recording-client.js';
 
 let tlsSlapd: Slapd;
@@ -52,7 +52,7 @@ async function refusal(config: LdapProviderConfig, password = PASSWORD_MARKER): 
   return error as ConnectorError;
 }
 
-describe('LDAP connector transport', () => {
+describe.skipIf(!hasSlapd)('LDAP connector transport', () => {
   it('signs in over LDAPS with the configured CA', async () => {
     const connector = createLdapConnector(
       config(tlsSlapd, { url: tlsSlapd.ldapsUrl, caCertificate: tlsSlapd.caCertificate }),

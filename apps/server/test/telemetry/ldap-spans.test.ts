@@ -4,11 +4,11 @@ import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { corpLdapProvider, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
+import { corpLdapProvider, hasSlapd, PEOPLE_DN, type Slapd, startSlapd } from '../helpers/slapd.js';
 
 const CLIENT = 3;
 
-describe('OpenTelemetry spans of LDAP operations (slapd)', () => {
+describe.skipIf(!hasSlapd)('OpenTelemetry spans of LDAP operations (slapd)', () => {
   let receiver: OtlpReceiver;
   let slapd: Slapd;
   let t: TestServer;
