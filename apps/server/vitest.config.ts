@@ -7,9 +7,15 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // A run directory for every server's log and audit events, scanned for secrets at the end.
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/helpers/no-leftover-processes.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Storage tests share one PostgreSQL database: files run one at a time.
-    fileParallelism: false,
+    // Test files run side by side: each one makes its own databases (a fresh SQLite file, a
+    // PostgreSQL database of its own on the shared server: helpers/databases.ts), its own temp
+    // directories and listens on ports the system picks. Each runs in a process of its own (forks),
+    // which the leftover-process check relies on. Two at a time suits CI's 2 CPUs: many files wait
+    // on child processes (the CLI, idgate serve, slapd) as much as they compute.
+    pool: 'forks',
+    maxWorkers: 2,
   },
 });
