@@ -1,11 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
+// `pnpm test` at the root names a directory for every package's JSON report, to print the totals.
+const reportDir = process.env.IDGATE_TEST_REPORT_DIR;
+
 export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   // integration tests spawn the built plugin (dist/bin.js) and real kubectl
   test: {
     include: ['test/**/*.test.ts'],
+    reporters:
+      reportDir === undefined
+        ? ['default']
+        : ['default', ['json', { outputFile: `${reportDir}/kubectl-idgate.json` }]],
     // Finds kubectl once for the run (IDGATE_TEST_KUBECTL, Debian's, PATH), or says once that its tests skip.
     globalSetup: ['test/global-setup.ts'],
     // Nothing a test file started (idgate serve, kubectl, the plugin) outlives it.

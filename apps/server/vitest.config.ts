@@ -1,10 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
+// `pnpm test` at the root names a directory for every package's JSON report, to print the totals.
+const reportDir = process.env.IDGATE_TEST_REPORT_DIR;
+
 export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     include: ['test/**/*.test.ts'],
+    reporters:
+      reportDir === undefined
+        ? ['default']
+        : ['default', ['json', { outputFile: `${reportDir}/server.json` }]],
     // A run directory for every server's log and audit events, scanned for secrets at the end.
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/helpers/no-leftover-processes.ts'],
