@@ -2,19 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { makeFixtureSigningKey } from './helpers/fixture-key.js';
+import { TEST_SECRET } from './helpers/harness.js';
 import { RUN_DIRECTORY_ENV } from './helpers/run-record.js';
 import { scanRun } from './helpers/secret-scan.js';
 import { CHROMIUM, provideTools, SLAPD } from './helpers/tools.js';
 
 /**
- * Finds the browser and the LDAP server some tests drive, once for the run (`helpers/tools.ts`).
+ * Finds the browser and the LDAP server some tests drive, once for the run (`helpers/tools.ts`),
+ * and makes the one signing key the servers of the run start with (`helpers/fixture-key.ts`).
  * Makes the run directory every test-built server writes its log and audit events into and every
  * registered secret is noted in (`helpers/run-record.ts`); after the last test file, scans it all
  * and fails the run on any secret or token-shaped string, naming the file and line. A clean run's
  * directory is removed; one with findings is kept for reading.
  */
-export default function setup(project: TestProject): () => void {
+export default async function setup(project: TestProject): Promise<() => void> {
   provideTools(project, [CHROMIUM, SLAPD]);
+  project.provide('signingKey', await makeFixtureSigningKey(TEST_SECRET));
   const dir = mkdtempSync(join(tmpdir(), 'idgate-test-run-'));
   // Set before the workers start: they inherit it.
   process.env[RUN_DIRECTORY_ENV] = dir;

@@ -4,6 +4,7 @@ import type { ApiKeyScope, GrantType } from '@idgate/schema';
 import { type IdgateConfigInput, loadConfig } from '../../src/config.js';
 import type { ComposedServer } from '../../src/serve.js';
 import type { TestDatabase, TestDatabaseKind } from './databases.js';
+import { seedFixtureSigningKey } from './fixture-key.js';
 import { openRunOutput, registerSecret } from './run-record.js';
 
 export const TEST_SECRET = 'integration-test-secret-0123456789abcdef';
@@ -50,7 +51,7 @@ export interface TestHarness {
  */
 export async function startHarness<Server extends ComposedServer>(
   kind: TestDatabaseKind,
-  settings: { issuer: string; overrides: IdgateConfigInput; clock?: Clock },
+  settings: { issuer: string; overrides: IdgateConfigInput; clock?: Clock; freshSigningKey?: boolean },
   compose: (
     config: ReturnType<typeof loadConfig>,
     options: { logStream: Writable; clock?: Clock },
@@ -73,6 +74,18 @@ export async function startHarness<Server extends ComposedServer>(
   });
   let server: Server;
   try {
+    // The run's fixture key (sealed with TEST_SECRET, RS256) unless the test chose its own secret,
+    // algorithm or database, or asks to see the first start generate one.
+    const { overrides } = settings;
+    if (
+      settings.freshSigningKey !== true &&
+      overrides.secret === undefined &&
+      overrides.secretFile === undefined &&
+      overrides.signing?.algorithm === undefined &&
+      overrides.database?.url === undefined
+    ) {
+      await seedFixtureSigningKey(database.url, settings.clock?.now() ?? Date.now());
+    }
     const config = loadConfig({
       env: {},
       overrides: {
