@@ -12,6 +12,8 @@ export function adminPorts(services: Services): AdminPorts {
   return {
     storage,
     clock: services.clock,
+    random: services.random,
+    auditIds: services.auditIds,
     hasher: services.hasher,
     keyPolicy: services.keyPolicy,
     lifetimes: config.tokens,

@@ -1,12 +1,14 @@
 import {
   type AdminPorts,
   type AuditBatcher,
+  type AuditEventIds,
   type Clock,
   createAuditBatcher,
   type KeyRing,
   LoginThrottle,
   type PasswordHasher,
   type PurgedRecords,
+  type Random,
   refreshSuccessorKey,
   type Storage,
   type TokenEndpointContext,
@@ -31,6 +33,10 @@ import { tracedFetch, tracedLdapClients } from './telemetry/upstream-spans.js';
 export interface AppContext {
   readonly config: IdgateConfig;
   readonly clock: Clock;
+  /** This process's random source (see `Services.random`). */
+  readonly random: Random;
+  /** The ids of this process's audit events, which sort in the order they were made. */
+  readonly auditIds: AuditEventIds;
   readonly hasher: PasswordHasher;
   /** A valid hash verified for unknown usernames, so they cost as long as a wrong password. */
   readonly dummyHash: string;
@@ -127,6 +133,7 @@ export async function createAppContext(
   const tokenReviews = startTokenReviewAudit({
     settings: config.audit,
     clock: services.clock,
+    ids: services.auditIds,
     auditEvents: storage.auditEvents,
     ...(options.onAuditWriteFailed === undefined ? {} : { onWriteFailed: options.onAuditWriteFailed }),
     ...(options.onAuditWriteRecovered === undefined
@@ -136,6 +143,8 @@ export async function createAppContext(
   const context: AppContext = {
     config,
     clock: services.clock,
+    random: services.random,
+    auditIds: services.auditIds,
     hasher: services.hasher,
     dummyHash: services.dummyHash,
     maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,

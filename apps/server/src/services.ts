@@ -2,10 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
+  type AuditEventIds,
   type Clock,
+  createAuditEventIds,
   ensureSigningKey,
   KeyRing,
   type PasswordHasher,
+  pooledRandom,
+  type Random,
   type SigningKeyPolicy,
   systemClock,
 } from '@idgate/core';
@@ -42,6 +46,10 @@ export interface Services {
   readonly changes: LocalChanges;
   readonly hasher: PasswordHasher;
   readonly clock: Clock;
+  /** This process's random source: Web Crypto through a pool of its own. */
+  readonly random: Random;
+  /** The ids of this process's audit events, which sort in the order they were made. */
+  readonly auditIds: AuditEventIds;
   readonly keyPolicy: SigningKeyPolicy;
   /** A valid hash verified for unknown usernames, so they cost as long as a wrong password. */
   readonly dummyHash: string;
@@ -203,6 +211,7 @@ export async function openServices(
     };
     let ring = await loadKeys();
     const dummyHash = await hasher.hash(randomBytes(16).toString('base64url'));
+    const random = pooledRandom();
     return {
       config,
       database,
@@ -210,6 +219,8 @@ export async function openServices(
       changes,
       hasher,
       clock,
+      random,
+      auditIds: createAuditEventIds(random),
       keyPolicy,
       dummyHash,
       tracing: options.tracing,

@@ -123,8 +123,9 @@ export {
 export { auditEventTime, type FollowOptions, followAuditEvents } from './audit/follow.js';
 export {
   type AuditEventDraft,
-  auditEventId,
+  type AuditEventIds,
   completeAuditEvents,
+  createAuditEventIds,
   type RequestOrigin,
   recordAuditEvent,
 } from './audit/record.js';
@@ -320,7 +321,14 @@ export type {
   RefreshTokenUse,
   SessionActivity,
 } from './ports/oidc-storage.js';
-export { type Clock, type PasswordHasher, systemClock } from './ports/runtime.js';
+export {
+  type Clock,
+  type PasswordHasher,
+  pooledRandom,
+  type Random,
+  systemClock,
+  webCryptoRandom,
+} from './ports/runtime.js';
 export type { GroupSummary, UserPageQuery, UserStatus } from './ports/storage.js';
 export {
   type ApiKeyRepository,

@@ -1,27 +1,36 @@
-import { base64url, randomBase32, randomBytes, sha256 } from './internal/encoding.js';
+import { base64url, sha256 } from './internal/encoding.js';
+import { type Random, webCryptoRandom } from './ports/runtime.js';
 
 /**
  * A new random secret of 256 bits, base64url (43 characters): client secrets, opaque tokens.
- * @example const secret = generateSecret();
+ * @example const secret = generateSecret(random);
  */
-export function generateSecret(bytes = 32): string {
-  return base64url(randomBytes(bytes));
+export function generateSecret(random: Random = webCryptoRandom, bytes = 32): string {
+  return base64url(random.bytes(bytes));
 }
 
 /**
  * A generated user password: 144 random bits as 24 base64url characters, shown once.
- * @example const password = generatePassword();
+ * @example const password = generatePassword(random);
  */
-export function generatePassword(): string {
-  return generateSecret(18);
+export function generatePassword(random: Random = webCryptoRandom): string {
+  return generateSecret(random, 18);
+}
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** `length` random lower-case base32 characters, 5 random bits each: URL-safe and easy to read. */
+export function randomBase32(random: Random, length: number): string {
+  // 256 is a multiple of 32, so masking each byte keeps every character equally likely.
+  return Array.from(random.bytes(length), (byte) => BASE32[byte & 31]).join('');
 }
 
 /**
  * A client id: `cl_` and 16 base32 characters (80 random bits), URL-safe and easy to spot.
- * @example generateClientId() // 'cl_k3v8...'
+ * @example generateClientId(random) // 'cl_k3v8...'
  */
-export function generateClientId(): string {
-  return `cl_${randomBase32(16)}`;
+export function generateClientId(random: Random = webCryptoRandom): string {
+  return `cl_${randomBase32(random, 16)}`;
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * `@idgate/core/testing`: in-memory implementations of core's ports, for tests and for trying
- * idgate's logic without a database. Not for production: nothing here persists, and the password
- * hasher is deliberately weak.
+ * idgate's logic without a database. Not for production: nothing here persists, the password
+ * hasher is deliberately weak and the seeded random source is predictable.
  * @example
- * import { createMemoryStorage, insecureTestPasswordHasher } from '@idgate/core/testing';
+ * import { createMemoryStorage, insecureTestPasswordHasher, seededRandom } from '@idgate/core/testing';
  * const storage = createMemoryStorage();
  */
 export { createMemoryStorage, insecureTestPasswordHasher } from './ports/memory.js';
+export { seededRandom } from './ports/seeded-random.js';

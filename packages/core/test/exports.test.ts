@@ -9,7 +9,11 @@ describe('public surface of @idgate/core', () => {
   });
 
   it('offers them under @idgate/core/testing', () => {
-    expect(Object.keys(testing).sort()).toEqual(['createMemoryStorage', 'insecureTestPasswordHasher']);
+    expect(Object.keys(testing).sort()).toEqual([
+      'createMemoryStorage',
+      'insecureTestPasswordHasher',
+      'seededRandom',
+    ]);
   });
 
   it('gives key objects no key material: only the kid, the algorithm and the operation', async () => {

@@ -1,4 +1,5 @@
 import {
+  type AuditEventIds,
   type AuditEventRepository,
   type Clock,
   type TokenReviewDecision,
@@ -23,6 +24,8 @@ export interface TokenReviewAudit {
 export interface TokenReviewAuditOptions {
   settings: Pick<IdgateConfig['audit'], 'tokenReview' | 'tokenReviewInterval'>;
   clock: Clock;
+  /** The ids of the process's audit events (see `createAuditEventIds`). */
+  ids?: AuditEventIds;
   /** The audit trail (the server's storage: personal-data policy and JSON-lines stream applied). */
   auditEvents: Pick<AuditEventRepository, 'append'>;
   /** Told once when writing starts failing, and once when it works again. */
@@ -42,7 +45,11 @@ const BATCH = 500;
 export function startTokenReviewAudit(options: TokenReviewAuditOptions): TokenReviewAudit {
   const { tokenReview: mode, tokenReviewInterval } = options.settings;
   if (mode === 'off') return { record() {}, flush: async () => {}, stop: async () => {} };
-  const tally = new TokenReviewTally({ mode, clock: options.clock });
+  const tally = new TokenReviewTally({
+    mode,
+    clock: options.clock,
+    ...(options.ids === undefined ? {} : { ids: options.ids }),
+  });
   let failing = false;
   let chain = Promise.resolve();
   let queued = false;

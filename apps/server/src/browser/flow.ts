@@ -74,6 +74,8 @@ export class AuthorizationFlow {
     if (step.kind === 'issue') {
       const code = await issueAuthorizationCode(request, authentication as Authentication, {
         clock: this.idgate.clock,
+        random: this.idgate.random,
+        auditIds: this.idgate.auditIds,
         codes: this.idgate.storage.authorizationCodes,
         audit: { events: this.idgate.storage.auditEvents, origin: origin(reply) },
       });

@@ -102,7 +102,7 @@ export class BrowserState {
   ): Promise<BrowserSessionRecord> {
     const previous = await this.currentSession(request);
     if (previous !== undefined) await this.idgate.storage.sessions.end(previous.session.id, this.#now());
-    const secret = generateSecret();
+    const secret = generateSecret(this.idgate.random);
     const now = this.#now();
     const session: BrowserSessionRecord = {
       id: randomUUID(),
@@ -144,11 +144,11 @@ export class BrowserState {
 
   /** Starts an interaction for a request that needs the user, bound to this browser. */
   async createInteraction(reply: FastifyReply, stored: StoredRequest): Promise<LiveInteraction> {
-    const secret = generateSecret();
+    const secret = generateSecret(this.idgate.random);
     const csrfToken = await csrfTokenOf(secret);
     const now = this.#now();
     const interaction: InteractionRecord = {
-      id: generateSecret(18),
+      id: generateSecret(this.idgate.random, 18),
       secretHash: await hashSecret(secret),
       request: stored as unknown as Record<string, unknown>,
       userId: null,

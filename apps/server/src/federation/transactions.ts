@@ -57,10 +57,11 @@ export class LoginTransactions {
     provider: string,
     interactionId: string | null,
   ): Promise<{ state: string; nonce: string; codeChallenge: string }> {
-    const state = generateSecret();
-    const binding = generateSecret();
-    const codeVerifier = generateSecret();
-    const nonce = generateSecret(16);
+    const { random } = this.idgate;
+    const state = generateSecret(random);
+    const binding = generateSecret(random);
+    const codeVerifier = generateSecret(random);
+    const nonce = generateSecret(random, 16);
     const now = this.idgate.clock.now();
     await this.idgate.storage.loginTransactions.create({
       stateHash: await hashSecret(state),

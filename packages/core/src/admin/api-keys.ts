@@ -29,11 +29,11 @@ export function recordApiKeyCreated(
 }
 /** A new API key's record and the key itself, which only the caller ever sees. */
 export async function prepareApiKey(
-  ports: Pick<AdminPorts, 'clock'>,
+  ports: Pick<AdminPorts, 'clock' | 'random'>,
   input: CreateApiKeyInput,
   cluster: ApiKeyCluster | null = null,
 ): Promise<{ record: ApiKeyRecord; key: string }> {
-  const generated = await generateApiKey();
+  const generated = await generateApiKey(ports.random);
   const now = nowOf(ports);
   const record: ApiKeyRecord = {
     id: crypto.randomUUID(),

@@ -175,13 +175,13 @@ export function parseClientRegistration(
 
 /** A new client's record with a generated id and, for a confidential client, a generated secret. */
 export async function prepareClient(
-  ports: Pick<AdminPorts, 'clock'>,
+  ports: Pick<AdminPorts, 'clock' | 'random'>,
   settings: ClientSettings,
 ): Promise<{ record: ClientRecord; clientSecret: string | undefined }> {
-  const clientSecret = settings.public ? undefined : generateSecret();
+  const clientSecret = settings.public ? undefined : generateSecret(ports.random);
   const record: ClientRecord = {
     ...settings,
-    clientId: generateClientId(),
+    clientId: generateClientId(ports.random),
     secretHash: clientSecret === undefined ? null : await hashSecret(clientSecret),
     previousSecretHash: null,
     previousSecretExpiresAt: null,
@@ -350,13 +350,13 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
  * @example const { clientSecret } = await rotateClientSecret(ports, 'cl_abcdefghijklmnop', { gracePeriod: 3600 });
  */
 export async function rotateClientSecret(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'random' | 'auditActor'>,
   clientId: string,
   input: unknown,
   options: Pick<DescribeIssueOptions, 'label'> = {},
 ): Promise<RotatedClientSecret> {
   const { gracePeriod } = parseAdminInput(RotateClientSecretInput, input ?? {}, 'client', options);
-  const clientSecret = generateSecret();
+  const clientSecret = generateSecret(ports.random);
   const secretHash = await hashSecret(clientSecret);
   const now = nowOf(ports);
   return ports.storage.transaction(async (tx) => {

@@ -1,7 +1,8 @@
 import type { IdentityProviderConfig } from '@idgate/schema';
 import type { AuditActorPort } from '../audit/admin.js';
+import type { AuditEventIds } from '../audit/record.js';
 import type { SigningKeyPolicy } from '../keys/rotation.js';
-import type { Clock, PasswordHasher } from '../ports/runtime.js';
+import type { Clock, PasswordHasher, Random } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
 import type { LoginThrottlePolicy } from '../security/login-throttle.js';
 import type { PasswordPolicy } from '../users/password-policy.js';
@@ -22,6 +23,10 @@ export interface ClientLifetimes {
 export interface AdminPorts extends AuditActorPort {
   readonly storage: Storage;
   readonly clock: Clock;
+  /** Where secrets, keys and passwords come from; by default Web Crypto's CSPRNG. */
+  readonly random?: Random;
+  /** The ids of the audit events the use cases record: the instance's, so they sort as made. */
+  readonly auditIds?: AuditEventIds;
   /** Hashes user passwords (argon2id on the server). */
   readonly hasher: PasswordHasher;
   /** How signing keys are made; its secret also seals the secrets of stored identity providers. */

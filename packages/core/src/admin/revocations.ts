@@ -7,7 +7,7 @@ import type { Storage } from '../ports/storage.js';
 import { type AdminPorts, nowOf } from './ports.js';
 
 /** What an administrator's revocation needs besides the transaction it runs in. */
-export type RevocationPorts = Pick<AdminPorts, 'clock' | 'keyPolicy' | 'auditActor'>;
+export type RevocationPorts = Pick<AdminPorts, 'clock' | 'keyPolicy' | 'auditActor' | 'auditIds'>;
 
 type RevocationReason = AuditEventOf<'token.revoked'>['details']['reason'];
 
@@ -42,6 +42,7 @@ export async function recordAdminRevocation(
       details: { reason, tokenType: 'grant', grantIds: revoked.map((g) => g.id), jti: null },
     },
     ports.clock,
+    ports.auditIds,
   );
 }
 

@@ -31,7 +31,7 @@ export async function listSigningKeys(
  * @example const { created, retired } = await rotateSigningKeys(ports);
  */
 export async function rotateSigningKeys(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'lockSigningKeys' | 'auditActor'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'lockSigningKeys' | 'auditActor' | 'auditIds'>,
 ): Promise<{ created: SigningKeyInfo; retired: string[] }> {
   const now = nowOf(ports);
   const lock = ports.lockSigningKeys ?? ((work) => ports.storage.transaction(work));
@@ -53,6 +53,7 @@ export async function rotateSigningKeys(
         },
       },
       ports.clock,
+      ports.auditIds,
     );
     return rotation;
   });

@@ -20,11 +20,11 @@ const AUDITED = ['username', 'email', 'displayName', 'groups', 'disabled'] as co
 
 /** The password given (checked against the policy), or a generated one (to be shown once). */
 function choosePassword(
-  ports: Pick<AdminPorts, 'passwordPolicy'>,
+  ports: Pick<AdminPorts, 'passwordPolicy' | 'random'>,
   username: string,
   given: string | undefined,
 ): { password: string; generated: boolean } {
-  if (given === undefined) return { password: generatePassword(), generated: true };
+  if (given === undefined) return { password: generatePassword(ports.random), generated: true };
   checkPasswordPolicy(given, username, ports.passwordPolicy ?? DEFAULT_PASSWORD_POLICY);
   return { password: given, generated: false };
 }

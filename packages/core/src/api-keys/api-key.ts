@@ -1,8 +1,9 @@
 import type { ApiKeyScope, OAuthErrorCode, ProblemCode } from '@idgate/schema';
 import { IdgateError } from '../errors.js';
-import { base64url, randomBase32, randomBytes, sha256 } from '../internal/encoding.js';
+import { base64url, sha256 } from '../internal/encoding.js';
 import type { ApiKeyRecord } from '../model.js';
-import { constantTimeEqual } from '../secrets.js';
+import { type Random, webCryptoRandom } from '../ports/runtime.js';
+import { constantTimeEqual, randomBase32 } from '../secrets.js';
 
 const KEY_PATTERN = /^(idg_[a-z2-7]{8})_[A-Za-z0-9_-]{43}$/;
 
@@ -18,9 +19,9 @@ export interface GeneratedApiKey {
  * that finds the record, the rest 256 random bits.
  * @example const { key, prefix, hash } = await generateApiKey();
  */
-export async function generateApiKey(): Promise<GeneratedApiKey> {
-  const prefix = `idg_${randomBase32(8)}`;
-  const key = `${prefix}_${base64url(randomBytes(32))}`;
+export async function generateApiKey(random: Random = webCryptoRandom): Promise<GeneratedApiKey> {
+  const prefix = `idg_${randomBase32(random, 8)}`;
+  const key = `${prefix}_${base64url(random.bytes(32))}`;
   return { key, prefix, hash: await sha256(key) };
 }
 

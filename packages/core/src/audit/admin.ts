@@ -1,7 +1,7 @@
 import type { AuditActor, AuditEventOf } from '@idgate/schema';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { Clock } from '../ports/runtime.js';
-import { recordAuditEvent } from './record.js';
+import { type AuditEventIds, recordAuditEvent } from './record.js';
 
 type ChangeDetails = AuditEventOf<'admin.changed'>['details'];
 type Json = NonNullable<ChangeDetails['before']>[string];
@@ -62,7 +62,7 @@ export function changedFields<T extends object>(
  */
 export async function recordAdminChange(
   storage: { auditEvents: AuditEventRepository },
-  ports: AuditActorPort & { clock: Clock },
+  ports: AuditActorPort & { clock: Clock; auditIds?: AuditEventIds | undefined },
   change: AdminChange,
 ): Promise<void> {
   if (
@@ -89,6 +89,7 @@ export async function recordAdminChange(
       },
     },
     ports.clock,
+    ports.auditIds,
   );
 }
 
@@ -100,7 +101,7 @@ export async function recordAdminChange(
  */
 export function recordObjectChange<T extends object>(
   storage: { auditEvents: AuditEventRepository },
-  ports: AuditActorPort & { clock: Clock },
+  ports: AuditActorPort & { clock: Clock; auditIds?: AuditEventIds | undefined },
   object: Omit<AdminChange, 'action' | 'before' | 'after'>,
   before: T | null,
   after: T | null,

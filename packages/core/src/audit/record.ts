@@ -1,7 +1,6 @@
 import { AuditEvent } from '@idgate/schema';
-import { randomBytes } from '../internal/encoding.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
-import type { Clock } from '../ports/runtime.js';
+import { type Clock, type Random, webCryptoRandom } from '../ports/runtime.js';
 
 type Filled = 'id' | 'occurredAt';
 type Defaulted = 'subject' | 'clientId' | 'address' | 'userAgent' | 'outcome';
@@ -25,10 +24,15 @@ export interface RequestOrigin {
 
 /**
  * Completes drafts into events: fills id and time, defaults the envelope, and parses each with
- * {@link AuditEvent}, which drops every field the type does not list.
+ * {@link AuditEvent}, which drops every field the type does not list. `ids` are an instance's
+ * (see {@link createAuditEventIds}); without, the ids count up within this call only.
  * @example const [event] = completeAuditEvents([{ type: 'sign-out', actor, details: { grantsRevoked: 0 } }], clock);
  */
-export function completeAuditEvents(drafts: readonly AuditEventDraft[], clock: Clock): AuditEvent[] {
+export function completeAuditEvents(
+  drafts: readonly AuditEventDraft[],
+  clock: Clock,
+  ids: AuditEventIds = createAuditEventIds(),
+): AuditEvent[] {
   const now = clock.now();
   const occurredAt = new Date(now).toISOString();
   return drafts.map((draft) =>
@@ -39,7 +43,7 @@ export function completeAuditEvents(drafts: readonly AuditEventDraft[], clock: C
       userAgent: null,
       outcome: 'success',
       ...stripUndefined(draft),
-      id: auditEventId(now),
+      id: ids(now),
       occurredAt,
     }),
   );
@@ -59,8 +63,10 @@ export async function recordAuditEvent(
   storage: { auditEvents: AuditEventRepository },
   draft: AuditEventDraft | readonly AuditEventDraft[],
   clock: Clock,
+  ids?: AuditEventIds,
 ): Promise<AuditEvent[]> {
-  const events = completeAuditEvents(Array.isArray(draft) ? draft : [draft as AuditEventDraft], clock);
+  const drafts = Array.isArray(draft) ? draft : [draft as AuditEventDraft];
+  const events = completeAuditEvents(drafts, clock, ids);
   if (events.length > 0) await storage.auditEvents.append(events);
   return events;
 }
@@ -71,31 +77,36 @@ function stripUndefined(draft: AuditEventDraft): Record<string, unknown> {
 }
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-let last = { time: -1, random: [] as number[] };
+
+/** Makes the id of an audit event recorded at `time` (ms); see {@link createAuditEventIds}. */
+export type AuditEventIds = (time: number) => string;
 
 /**
- * A ULID-like id: 10 base32 characters of `time` (ms), then 16 random ones. Ids made in the same
- * millisecond count up from the first one's random part, so they sort in the order they were made.
- * @example auditEventId(Date.now()) // '01JD3X…'
+ * A maker of ULID-like ids: 10 base32 characters of the time (ms), then 16 random ones. Ids it
+ * makes in the same millisecond count up from the first one's random part, so they sort in the
+ * order they were made; what it remembers for that is its own (one per idgate instance).
+ * @example const ids = createAuditEventIds(random); ids(Date.now()) // '01JD3X…'
  */
-export function auditEventId(time: number): string {
-  let random: number[];
-  if (time === last.time) {
-    random = [...last.random];
-    for (let i = random.length - 1; i >= 0; i--) {
-      random[i] = ((random[i] ?? 0) + 1) % 32;
-      if (random[i] !== 0) break;
+export function createAuditEventIds(random: Random = webCryptoRandom): AuditEventIds {
+  let last = { time: -1, digits: [] as number[] };
+  return (time) => {
+    let digits: number[];
+    if (time === last.time) {
+      digits = [...last.digits];
+      for (let i = digits.length - 1; i >= 0; i--) {
+        digits[i] = ((digits[i] ?? 0) + 1) % 32;
+        if (digits[i] !== 0) break;
+      }
+    } else {
+      digits = [...random.bytes(16)].map((byte) => byte % 32);
     }
-  } else {
-    const bytes = randomBytes(16);
-    random = [...bytes].map((byte) => byte % 32);
-  }
-  last = { time, random };
-  let prefix = '';
-  let rest = Math.max(0, Math.floor(time));
-  for (let i = 0; i < 10; i++) {
-    prefix = CROCKFORD.charAt(rest % 32) + prefix;
-    rest = Math.floor(rest / 32);
-  }
-  return prefix + random.map((digit) => CROCKFORD.charAt(digit)).join('');
+    last = { time, digits };
+    let prefix = '';
+    let rest = Math.max(0, Math.floor(time));
+    for (let i = 0; i < 10; i++) {
+      prefix = CROCKFORD.charAt(rest % 32) + prefix;
+      rest = Math.floor(rest / 32);
+    }
+    return prefix + digits.map((digit) => CROCKFORD.charAt(digit)).join('');
+  };
 }

@@ -1,6 +1,6 @@
 import type { AuditEventOf } from '@idgate/schema';
 import type { Clock } from '../ports/runtime.js';
-import { auditEventId } from './record.js';
+import { type AuditEventIds, createAuditEventIds } from './record.js';
 
 /**
  * One TokenReview decision as the audit trail counts it: who asked, and what the answer was.
@@ -35,6 +35,8 @@ export type TokenReviewEvent = AuditEventOf<'token-review.decided'>;
 export interface TokenReviewTallyOptions {
   mode: TokenReviewAuditMode;
   clock: Clock;
+  /** The ids of the events it drains: the instance's (see `createAuditEventIds`); by default its own. */
+  ids?: AuditEventIds;
   /**
    * In `all` mode, how many single decisions wait for a drain at most; past it (a database that
    * stays down, a burst) decisions are counted as aggregated ones, so memory stays bounded and no
@@ -72,6 +74,7 @@ export class TokenReviewTally {
   readonly #mode: TokenReviewAuditMode;
   readonly #clock: Clock;
   readonly #maxSingles: number;
+  readonly #ids: AuditEventIds;
   #tallies = new Map<string, Tally>();
   #singles: Single[] = [];
 
@@ -79,6 +82,7 @@ export class TokenReviewTally {
     this.#mode = options.mode;
     this.#clock = options.clock;
     this.#maxSingles = options.maxSingles ?? 10_000;
+    this.#ids = options.ids ?? createAuditEventIds();
   }
 
   /** How many events a drain now would return. */
@@ -105,9 +109,9 @@ export class TokenReviewTally {
     const tallies = this.#tallies;
     this.#singles = [];
     this.#tallies = new Map();
-    const events = singles.map(({ decision, at }) => reviewEvent(decision, 1, at, at, true));
+    const events = singles.map(({ decision, at }) => reviewEvent(this.#ids, decision, 1, at, at, true));
     for (const { decision, count, firstAt } of tallies.values())
-      events.push(reviewEvent(decision, count, firstAt, now, false));
+      events.push(reviewEvent(this.#ids, decision, count, firstAt, now, false));
     return events;
   }
 
@@ -148,6 +152,7 @@ export class TokenReviewTally {
 }
 
 function reviewEvent(
+  ids: AuditEventIds,
   decision: TokenReviewDecision,
   count: number,
   firstAt: number,
@@ -160,7 +165,7 @@ function reviewEvent(
       ? { kind: 'api-key', id: decision.apiKeyId }
       : { kind: 'system', id: null };
   return {
-    id: auditEventId(at),
+    id: ids(at),
     type: 'token-review.decided',
     occurredAt: new Date(at).toISOString(),
     actor,

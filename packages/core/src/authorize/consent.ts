@@ -1,4 +1,4 @@
-import { type RequestOrigin, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventIds, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { ConsentRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
@@ -15,6 +15,7 @@ export async function giveConsent(
   context: {
     consents: ConsentRepository;
     clock: Clock;
+    auditIds?: AuditEventIds;
     /** Where the `consent.granted` event goes, and where the request came from. */
     audit?: { events: AuditEventRepository; origin?: RequestOrigin };
   },
@@ -39,5 +40,6 @@ export async function giveConsent(
       details: { scopes: [...scope] },
     },
     context.clock,
+    context.auditIds,
   );
 }

@@ -1,8 +1,8 @@
-import { type RequestOrigin, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventIds, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
 import type { ClientRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { AuthorizationCodeRepository, ConsentRepository } from '../ports/oidc-storage.js';
-import type { Clock } from '../ports/runtime.js';
+import type { Clock, Random } from '../ports/runtime.js';
 import { generateSecret, hashSecret } from '../secrets.js';
 import { AuthorizationError, type AuthorizationRequest } from './request.js';
 
@@ -82,12 +82,14 @@ export async function issueAuthorizationCode(
   authentication: Authentication,
   context: {
     clock: Clock;
+    random?: Random;
+    auditIds?: AuditEventIds;
     codes: AuthorizationCodeRepository;
     /** Where the `code.issued` event goes, and where the request came from. */
     audit?: { events: AuditEventRepository; origin?: RequestOrigin };
   },
 ): Promise<string> {
-  const code = generateSecret();
+  const code = generateSecret(context.random);
   const now = context.clock.now();
   await context.codes.create({
     hash: await hashSecret(code),
@@ -122,6 +124,7 @@ export async function issueAuthorizationCode(
         details: { grantId: null, scopes: request.scope },
       },
       context.clock,
+      context.auditIds,
     );
   }
   return code;

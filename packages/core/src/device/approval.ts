@@ -1,4 +1,4 @@
-import { type RequestOrigin, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventIds, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
 import type { ClientRecord, DeviceAuthorizationRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { Clock } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
@@ -8,6 +8,8 @@ import { normalizeUserCode } from './user-code.js';
 /** What the verification page's use cases need. */
 export interface DeviceApprovalContext {
   clock: Clock;
+  /** The ids of the audit events recorded: the instance's, so they sort as made. */
+  auditIds?: AuditEventIds;
   findClient(clientId: string): Promise<ClientRecord | undefined>;
   /** A decision and its `device.approved` / `device.denied` event land in one transaction. */
   storage: Pick<Storage, 'deviceAuthorizations' | 'auditEvents' | 'transaction'>;
@@ -153,6 +155,7 @@ async function decide(
         details: { scopes: [...request.scope] },
       },
       context.clock,
+      context.auditIds,
     );
     return true;
   });

@@ -9,7 +9,7 @@ import { OAuthProtocolError } from '../errors.js';
 import type { FormFields } from '../grants/parse.js';
 import type { ClientRecord } from '../model.js';
 import type { DeviceAuthorizationRepository } from '../ports/oidc-storage.js';
-import type { Clock } from '../ports/runtime.js';
+import type { Clock, Random } from '../ports/runtime.js';
 import { StorageConflictError } from '../ports/storage.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
 import { generateSecret, hashSecret } from '../secrets.js';
@@ -23,6 +23,8 @@ export const DEFAULT_DEVICE_CODE_TTL_SECONDS = 600;
 /** What the device authorization endpoint needs. */
 export interface DeviceAuthorizationContext {
   clock: Clock;
+  /** Where device and user codes come from; by default Web Crypto's CSPRNG. */
+  random?: Random;
   findClient(clientId: string): Promise<ClientRecord | undefined>;
   storage: { deviceAuthorizations: DeviceAuthorizationRepository };
   /** The verification page, `{issuer}/device`. */
@@ -83,12 +85,12 @@ export async function startDeviceAuthorization(
   const resource = request.resource === undefined ? null : tokenAudience(request.resource, client);
   const lifetime = context.lifetimeSeconds ?? DEFAULT_DEVICE_CODE_TTL_SECONDS;
   const interval = context.intervalSeconds ?? DEFAULT_DEVICE_POLL_INTERVAL_SECONDS;
-  const deviceCode = generateSecret();
+  const deviceCode = generateSecret(context.random);
   const deviceCodeHash = await hashSecret(deviceCode);
   const now = context.clock.now();
   // 20^8 user codes: a collision with a live one is rare, several in a row means something is wrong.
   for (let attempt = 0; ; attempt++) {
-    const userCode = generateUserCode();
+    const userCode = generateUserCode(context.random);
     try {
       await context.storage.deviceAuthorizations.create({
         deviceCodeHash,

@@ -1,4 +1,4 @@
-import { randomBytes } from '../internal/encoding.js';
+import { type Random, webCryptoRandom } from '../ports/runtime.js';
 
 /**
  * RFC 8628 §6.1: 20 consonants, no vowels (no words), nothing easily confused; 8 of them give
@@ -14,10 +14,10 @@ const VALID = new RegExp(`^[${USER_CODE_ALPHABET}]{${USER_CODE_LENGTH}}$`);
  * A new user code, normalised (`BCDFGHJK`); {@link formatUserCode} shows it as `BCDF-GHJK`.
  * @example const userCode = generateUserCode();
  */
-export function generateUserCode(): string {
+export function generateUserCode(random: Random = webCryptoRandom): string {
   let code = '';
   while (code.length < USER_CODE_LENGTH) {
-    for (const byte of randomBytes(USER_CODE_LENGTH)) {
+    for (const byte of random.bytes(USER_CODE_LENGTH)) {
       // 240 is the largest multiple of 20 below 256: rejecting the rest keeps every letter equally likely.
       if (byte < 240 && code.length < USER_CODE_LENGTH) code += USER_CODE_ALPHABET[byte % 20];
     }

@@ -45,6 +45,7 @@ export async function clientCredentialsGrant(
       lifetimeSeconds: client.accessTokenTtl,
     },
     context.clock,
+    context.random,
   );
   const events = completeAuditEvents(
     [
@@ -57,6 +58,7 @@ export async function clientCredentialsGrant(
       },
     ],
     context.clock,
+    context.auditIds,
   );
   if (context.auditBatcher !== undefined) await context.auditBatcher.append(events);
   else await context.storage.auditEvents.append(events);

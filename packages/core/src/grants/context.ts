@@ -1,4 +1,5 @@
 import type { AuditBatcher } from '../audit/batcher.js';
+import type { AuditEventIds } from '../audit/record.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, GrantRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
@@ -8,7 +9,7 @@ import type {
   GrantRepository,
   RefreshTokenRepository,
 } from '../ports/oidc-storage.js';
-import type { Clock } from '../ports/runtime.js';
+import type { Clock, Random } from '../ports/runtime.js';
 import type { RevocationRepository, UserRepository } from '../ports/storage.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 import type { PasswordLoginContext, PasswordLoginFailure } from '../users/authenticate.js';
@@ -54,6 +55,10 @@ export interface TokenEndpointContext {
   issuer: string;
   keys: KeyRing;
   clock: Clock;
+  /** Where tokens and ids come from; by default Web Crypto's CSPRNG. */
+  random?: Random;
+  /** The ids of the audit events recorded: the instance's, so they sort as made. */
+  auditIds?: AuditEventIds;
   findClient(clientId: string): Promise<ClientRecord | undefined>;
   passwords: PasswordLoginContext;
   storage: GrantStorage;

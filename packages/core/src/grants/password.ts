@@ -33,7 +33,14 @@ export async function passwordGrant(
       sourceAddress: context.sourceAddress ?? 'unknown',
       clientId: client.clientId,
     },
-    { ...context, audit: { events: context.storage.auditEvents, clock: context.clock } },
+    {
+      ...context,
+      audit: {
+        events: context.storage.auditEvents,
+        clock: context.clock,
+        ...(context.auditIds === undefined ? {} : { ids: context.auditIds }),
+      },
+    },
   );
   if (!login.ok) {
     if (login.failure === 'locked') {

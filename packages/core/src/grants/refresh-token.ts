@@ -69,7 +69,12 @@ export async function refreshTokenGrant(
         { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
         grant.id,
       );
-      await recordAuditEvent(tx, upstreamEvent(client, grant, context, 'failure', 'unknown_upstream'), clock);
+      await recordAuditEvent(
+        tx,
+        upstreamEvent(client, grant, context, 'failure', 'unknown_upstream'),
+        clock,
+        context.auditIds,
+      );
     });
     throw invalid('the identity provider no longer knows this account');
   }

@@ -45,5 +45,6 @@ export async function revokeReplayedGrant(
         }
       : { ...envelope, type: replay.type, details: { grantId: replay.grantId, grantRevoked: true } },
     clock,
+    context.auditIds,
   );
 }

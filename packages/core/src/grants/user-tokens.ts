@@ -101,6 +101,7 @@ export async function issueUserTokens(
       ...(forCluster ? { claims: clusterClaims(user, scope) } : {}),
     },
     context.clock,
+    context.random,
   );
   const response: TokenResponse = {
     access_token: access.token,
@@ -141,11 +142,11 @@ export async function issueUserTokens(
   };
   const events = [...(request.events ?? []), issued];
   if (request.refreshScope === undefined) {
-    await recordAuditEvent(context.storage, events, context.clock);
+    await recordAuditEvent(context.storage, events, context.clock, context.auditIds);
     return response;
   }
   const now = context.clock.now();
-  const refreshToken = request.refreshSecret ?? generateSecret();
+  const refreshToken = request.refreshSecret ?? generateSecret(context.random);
   const refreshScope = request.refreshScope;
   const hash = await hashSecret(refreshToken);
   await context.storage.transaction(async (tx) => {
@@ -163,7 +164,7 @@ export async function issueUserTokens(
       },
       request.refreshSecret !== undefined,
     );
-    await recordAuditEvent(tx, events, context.clock);
+    await recordAuditEvent(tx, events, context.clock, context.auditIds);
   });
   response.refresh_token = refreshToken;
   return response;

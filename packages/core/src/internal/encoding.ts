@@ -26,35 +26,6 @@ export function utf8(text: string): Uint8Array<ArrayBuffer> {
   return encoder.encode(text);
 }
 
-// Web Crypto's getRandomValues costs about as much for 16 bytes as for 4 KiB (on Node 20 each call
-// is a trip of ~7 µs through its bindings; 4 KiB take ~15 µs), and tokens, codes and ids take 12–32
-// bytes at a time. So bytes come from a pool filled 4 KiB at a time, as Node's own randomUUID does:
-// each byte is handed out once, and zeroed in the pool when it is.
-const POOL_SIZE = 4096;
-let pool = new Uint8Array(0);
-let poolOffset = 0;
-
-/** `length` bytes from the platform's CSPRNG (Web Crypto), never handed out twice. */
-export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
-  if (length > POOL_SIZE / 8) return crypto.getRandomValues(new Uint8Array(length));
-  if (poolOffset + length > pool.length) {
-    pool = crypto.getRandomValues(new Uint8Array(POOL_SIZE));
-    poolOffset = 0;
-  }
-  const bytes = pool.slice(poolOffset, poolOffset + length);
-  pool.fill(0, poolOffset, poolOffset + length);
-  poolOffset += length;
-  return bytes;
-}
-
-const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
-
-/** `length` random lower-case base32 characters, 5 random bits each: URL-safe and easy to read. */
-export function randomBase32(length: number): string {
-  // 256 is a multiple of 32, so masking each byte keeps every character equally likely.
-  return Array.from(randomBytes(length), (byte) => BASE32[byte & 31]).join('');
-}
-
 /**
  * base64url of SHA-256 over the UTF-8 text. Computed in JavaScript (audited @noble/hashes) rather
  * than by `crypto.subtle.digest`: for the short secrets hashed here, Web Crypto's asynchronous job

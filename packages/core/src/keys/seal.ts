@@ -1,5 +1,6 @@
 import type { JWK } from 'jose';
-import { base64url, fromBase64url, randomBytes, utf8 } from '../internal/encoding.js';
+import { base64url, fromBase64url, utf8 } from '../internal/encoding.js';
+import { type Random, webCryptoRandom } from '../ports/runtime.js';
 
 const VERSION = 'v1';
 const decoder = new TextDecoder();
@@ -25,8 +26,13 @@ async function deriveKey(
  * key id, which is also the associated data, so a sealed key cannot be swapped onto another kid.
  * @example const sealed = await sealPrivateKey(privateJwk, secret, kid);
  */
-export async function sealPrivateKey(jwk: JWK, secret: string, kid: string): Promise<string> {
-  const iv = randomBytes(12);
+export async function sealPrivateKey(
+  jwk: JWK,
+  secret: string,
+  kid: string,
+  random: Random = webCryptoRandom,
+): Promise<string> {
+  const iv = random.bytes(12);
   const ciphertext = await crypto.subtle.encrypt(
     { name: 'AES-GCM', iv, additionalData: utf8(kid) },
     await deriveKey(secret, kid),
@@ -69,8 +75,13 @@ const TEXT_PURPOSE = 'idgate secret seal v1';
  * `context` (for example `idp:corp-sso:clientSecret`) so it cannot be moved to another field.
  * @example const sealed = await sealText(clientSecret, secret, 'idp:github:clientSecret');
  */
-export async function sealText(text: string, secret: string, context: string): Promise<string> {
-  const iv = randomBytes(12);
+export async function sealText(
+  text: string,
+  secret: string,
+  context: string,
+  random: Random = webCryptoRandom,
+): Promise<string> {
+  const iv = random.bytes(12);
   const ciphertext = await crypto.subtle.encrypt(
     { name: 'AES-GCM', iv, additionalData: utf8(context) },
     await deriveKey(secret, context, TEXT_PURPOSE),

@@ -1,4 +1,4 @@
-import { type AuditEventDraft, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventDraft, type AuditEventIds, recordAuditEvent } from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
 import { revokeGrant } from '../grants/revoke-grant.js';
 import type { KeyRing } from '../keys/key-ring.js';
@@ -15,6 +15,8 @@ export interface RevocationContext {
   issuer: string;
   keys: KeyRing;
   clock: Clock;
+  /** The ids of the audit events recorded: the instance's, so they sort as made. */
+  auditIds?: AuditEventIds;
   storage: RevocationStorage;
   maxTokenLifetimeSeconds: number;
 }
@@ -54,6 +56,7 @@ export async function revokeToken(
         storage,
         revoked(client, record.userId, { tokenType: 'refresh_token', grantIds: [record.grantId], jti: null }),
         context.clock,
+        context.auditIds,
       );
     });
     return true;
@@ -72,7 +75,7 @@ export async function revokeToken(
         expiresAt: new Date(verified.claims.exp * 1000),
       });
       const event = revoked(client, sub, { tokenType: 'access_token', grantIds: [], jti });
-      await recordAuditEvent(storage, event, context.clock);
+      await recordAuditEvent(storage, event, context.clock, context.auditIds);
     });
     return true;
   };

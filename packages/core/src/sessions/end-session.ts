@@ -1,4 +1,4 @@
-import { recordAuditEvent } from '../audit/record.js';
+import { type AuditEventIds, recordAuditEvent } from '../audit/record.js';
 import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { BrowserSessionRepository, GrantRepository } from '../ports/oidc-storage.js';
@@ -18,6 +18,8 @@ export interface EndSessionStorage {
 export interface EndSessionContext {
   storage: EndSessionStorage;
   clock: Clock;
+  /** The ids of the audit events recorded: the instance's, so they sort as made. */
+  auditIds?: AuditEventIds;
   /** The longest access (and ID) token lifetime, in seconds. */
   maxTokenLifetimeSeconds: number;
 }
@@ -70,6 +72,7 @@ export async function endBrowserSession(
         details: { grantsRevoked: revoked.length },
       },
       context.clock,
+      context.auditIds,
     );
     return revoked.length;
   });

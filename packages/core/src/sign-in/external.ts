@@ -1,6 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { type AuditEventDraft, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventDraft, type AuditEventIds, recordAuditEvent } from '../audit/record.js';
 import type { ExternalIdentity } from '../connectors/types.js';
 import { utf8 } from '../internal/encoding.js';
 import type { UserRecord } from '../model.js';
@@ -29,6 +29,8 @@ export interface IdentityMappingPolicy {
 export interface IdentityMappingContext {
   storage: { users: UserRepository; identities: LinkedIdentityRepository };
   clock: Clock;
+  /** The ids of the audit events recorded: the instance's, so they sort as made. */
+  auditIds?: AuditEventIds;
   /** A new user id; defaults to a random UUID. */
   newUserId?: () => string;
 }
@@ -184,6 +186,7 @@ export async function signInWithExternalIdentity(
       storage,
       externalSignInEvents(policy.provider, identity.username, outcome, sourceAddress, origin),
       context.clock,
+      context.auditIds,
     );
     return result;
   });
@@ -206,11 +209,11 @@ export async function recordUpstreamRefusal(
   provider: string,
   reason: string,
   sourceAddress: string,
-  context: { storage: { auditEvents: AuditEventRepository }; clock: Clock },
+  context: { storage: { auditEvents: AuditEventRepository }; clock: Clock; auditIds?: AuditEventIds },
   origin: { userAgent?: string | null | undefined } = {},
 ): Promise<void> {
   const events = externalSignInEvents(provider, null, { userId: null, reason }, sourceAddress, origin);
-  await recordAuditEvent(context.storage, events, context.clock);
+  await recordAuditEvent(context.storage, events, context.clock, context.auditIds);
 }
 
 function externalSignInEvents(

@@ -1,4 +1,4 @@
-import { type AuditEventDraft, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventDraft, type AuditEventIds, recordAuditEvent } from '../audit/record.js';
 import type { ExternalPasswordCheck } from '../grants/context.js';
 import type { GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
@@ -41,7 +41,7 @@ export interface PasswordSignInContext {
   externalPasswords?: ((name: string) => Promise<ExternalPasswordCheck | undefined>) | undefined;
   throttle?: LoginThrottle | undefined;
   /** Where the sign-in's audit events go (`sign-in.succeeded`, `.failed`, `.locked`); none without. */
-  audit?: { events: AuditEventRepository; clock: Clock } | undefined;
+  audit?: { events: AuditEventRepository; clock: Clock; ids?: AuditEventIds } | undefined;
 }
 
 /** The outcome of {@link signInWithPassword}. */
@@ -178,5 +178,10 @@ async function recordSignIn(
       details: { provider: outcome.provider, reason: outcome.reason },
     });
   }
-  await recordAuditEvent({ auditEvents: context.audit.events }, events, context.audit.clock);
+  await recordAuditEvent(
+    { auditEvents: context.audit.events },
+    events,
+    context.audit.clock,
+    context.audit.ids,
+  );
 }

@@ -1,7 +1,7 @@
 import type { AccessTokenClaims } from '@idgate/schema';
-import { base64url, randomBytes } from '../internal/encoding.js';
+import { base64url } from '../internal/encoding.js';
 import type { KeyRing } from '../keys/key-ring.js';
-import type { Clock } from '../ports/runtime.js';
+import { type Clock, type Random, webCryptoRandom } from '../ports/runtime.js';
 import { signCompactJws, verifyCompactJws } from './jws.js';
 
 /** What an access token says about whom, for whom. */
@@ -39,10 +39,11 @@ export async function issueAccessToken(
   issuer: string,
   input: AccessTokenInput,
   clock: Clock,
+  random: Random = webCryptoRandom,
 ): Promise<IssuedAccessToken> {
   const iat = Math.floor(clock.now() / 1000);
   const expiresAt = iat + input.lifetimeSeconds;
-  const jti = base64url(randomBytes(16));
+  const jti = base64url(random.bytes(16));
   const audience = input.audience.length === 1 ? (input.audience[0] as string) : [...input.audience];
   const claims: Record<string, unknown> = {
     ...input.claims,

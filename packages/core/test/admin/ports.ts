@@ -1,14 +1,18 @@
-import type { AdminPorts } from '../../src/index.js';
+import { type AdminPorts, createAuditEventIds } from '../../src/index.js';
 import { createMemoryStorage, insecureTestPasswordHasher } from '../../src/testing.js';
 import { manualClock, SECRET } from '../helpers.js';
 
-/** Admin ports over fresh in-memory storage, a clock the test moves, and a fast test hasher. */
+/**
+ * Admin ports over fresh in-memory storage, a clock the test moves, and a fast test hasher; their
+ * audit events sort in the order they were recorded, as an instance's do.
+ */
 export function adminPorts(overrides: Partial<Omit<AdminPorts, 'clock'>> = {}) {
   const ports = {
     storage: createMemoryStorage(),
     hasher: insecureTestPasswordHasher(),
     keyPolicy: { alg: 'ES256', secret: SECRET, maxTokenLifetimeSeconds: 3600 },
     lifetimes: { accessTokenTtl: 600, refreshTokenTtl: 86_400, maxAccessTokenTtl: 3600 },
+    auditIds: createAuditEventIds(),
     ...overrides,
     clock: manualClock(),
   } satisfies AdminPorts;

@@ -4,12 +4,14 @@ import {
   type AuditEventDraft,
   completeAuditEvents,
   createAuditBatcher,
+  createAuditEventIds,
   StorageUnavailableError,
 } from '../../src/index.js';
 import { createMemoryStorage } from '../../src/testing.js';
 import { manualClock } from '../helpers.js';
 
 const clock = manualClock();
+const ids = createAuditEventIds();
 const issued = (jti: string) =>
   completeAuditEvents(
     [
@@ -21,6 +23,7 @@ const issued = (jti: string) =>
       } satisfies AuditEventDraft,
     ],
     clock,
+    ids,
   );
 
 /** Memory storage whose transactions wait for `release()`, counting them and their events. */

@@ -2,6 +2,7 @@ import { DEVICE_CODE_GRANT_TYPE } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
 import {
   approveDeviceAuthorization,
+  createAuditEventIds,
   type DeviceApprovalContext,
   denyDeviceAuthorization,
   type ExternalIdentity,
@@ -43,12 +44,14 @@ async function deviceFlow() {
     }),
   );
   const findClient = (id: string) => storage.clients.findById(id);
-  const approval: DeviceApprovalContext = { clock, findClient, storage };
+  const auditIds = createAuditEventIds();
+  const approval: DeviceApprovalContext = { clock, auditIds, findClient, storage };
   let answer: UpstreamRevalidation = 'current';
   const tokens: TokenEndpointContext = {
     issuer: ISSUER,
     keys: await keyRing('ES256', clock),
     clock,
+    auditIds,
     findClient,
     passwords: { findUserByUsername: (u) => storage.users.findByUsername(u), hasher, dummyHash: 'x' },
     storage,
@@ -154,7 +157,7 @@ describe('upstream re-validation on refresh', () => {
 describe('sign-in through an external identity provider', () => {
   it('records the upstream sign-in and the sign-in, refused or not', async () => {
     const storage = createMemoryStorage();
-    const context = { storage, clock: manualClock() };
+    const context = { storage, clock: manualClock(), auditIds: createAuditEventIds() };
     const policy = { provider: 'corp', linkByVerifiedEmail: false, groupsPrefix: 'corp:' };
     const origin = { userAgent: 'Firefox' };
     const refused = await signInWithExternalIdentity(
@@ -193,7 +196,11 @@ describe('sign-in through an external identity provider', () => {
 
   it('records a refusal by the upstream itself, naming nobody', async () => {
     const storage = createMemoryStorage();
-    await recordUpstreamRefusal('corp', 'access_denied', '203.0.113.9', { storage, clock: manualClock() });
+    await recordUpstreamRefusal('corp', 'access_denied', '203.0.113.9', {
+      storage,
+      clock: manualClock(),
+      auditIds: createAuditEventIds(),
+    });
     const events = await storage.auditEvents.list({ limit: 10 });
     expect(events.map((e) => [e.type, e.outcome, e.actor, details(e).reason, details(e).username])).toEqual([
       ['upstream.sign-in', 'failure', { kind: 'user', id: null }, 'access_denied', undefined],

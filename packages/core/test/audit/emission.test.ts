@@ -180,12 +180,13 @@ describe('key rotation', () => {
 
 describe('browser events', () => {
   it('records consent, a code (never the code) and a sign-out with the grants it revoked', async () => {
-    const { storage } = adminPorts();
+    const { storage, auditIds } = adminPorts();
     const clock = manualClock();
     const origin = { address: '203.0.113.7', userAgent: 'Firefox' };
     await giveConsent('u1', 'cl_web', ['openid'], {
       consents: storage.consents,
       clock,
+      auditIds,
       audit: { events: storage.auditEvents, origin },
     });
     const code = await issueAuthorizationCode(
@@ -193,12 +194,12 @@ describe('browser events', () => {
         typeof issueAuthorizationCode
       >[0],
       { user: { id: 'u1' } as never, authTime: new Date(clock.now()), sessionId: 's1', fresh: true },
-      { clock, codes: storage.authorizationCodes, audit: { events: storage.auditEvents, origin } },
+      { clock, auditIds, codes: storage.authorizationCodes, audit: { events: storage.auditEvents, origin } },
     );
     await endBrowserSession(
       's1',
       { revokeGrants: 'all', userId: 'u1', ...origin },
-      { storage, clock, maxTokenLifetimeSeconds: 60 },
+      { storage, clock, auditIds, maxTokenLifetimeSeconds: 60 },
     );
     const recorded = await storage.auditEvents.list({ limit: 10 });
     expect(recorded.map((e) => [e.type, e.subject, e.address])).toEqual([
@@ -228,7 +229,7 @@ describe('password sign-in', () => {
         dummyHash: await ports.hasher.hash('x'),
       },
       throttle,
-      audit: { events: ports.storage.auditEvents, clock },
+      audit: { events: ports.storage.auditEvents, clock, ids: ports.auditIds },
     };
     const attempt = (password: string, sourceAddress: string) =>
       signInWithPassword({ username: 'Alice', password, sourceAddress, userAgent: 'curl' }, context);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type AuditEventDraft, auditEventId, recordAuditEvent } from '../../src/index.js';
+import { type AuditEventDraft, createAuditEventIds, recordAuditEvent } from '../../src/index.js';
 import { createMemoryStorage } from '../../src/testing.js';
 import { manualClock } from '../helpers.js';
 
@@ -66,8 +66,9 @@ describe('recordAuditEvent', () => {
   });
 });
 
-describe('auditEventId', () => {
+describe('createAuditEventIds', () => {
   it('sorts by time, and in order of making within one millisecond', () => {
+    const auditEventId = createAuditEventIds();
     const ids = [
       auditEventId(T0),
       auditEventId(T0),

@@ -33,6 +33,7 @@ export async function deviceAuthorizationRoutes(app: FastifyInstance): Promise<v
     (form, authorization) =>
       startDeviceAuthorization(form, authorization, {
         clock: idgate.clock,
+        random: idgate.random,
         findClient: (id) => idgate.storage.clients.findById(id),
         storage: idgate.storage,
         verificationUri,

@@ -56,6 +56,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
   const { assetsPath, loginPath, devicePath } = flow;
   const context: DeviceApprovalContext = {
     clock: idgate.clock,
+    auditIds: idgate.auditIds,
     findClient: (id) => idgate.storage.clients.findById(id),
     storage: idgate.storage,
     throttle: idgate.throttle,

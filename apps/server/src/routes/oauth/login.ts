@@ -194,7 +194,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
             userAgent: request.headers['user-agent'],
           },
           {
-            audit: { events: idgate.storage.auditEvents, clock: idgate.clock },
+            audit: { events: idgate.storage.auditEvents, clock: idgate.clock, ids: idgate.auditIds },
             passwords: {
               findUserByUsername: (name) => idgate.storage.users.findByUsername(name),
               hasher: idgate.hasher,
@@ -306,6 +306,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       await giveConsent(user.id, stored.clientId, stored.scope, {
         consents: idgate.storage.consents,
         clock: idgate.clock,
+        auditIds: idgate.auditIds,
         audit: {
           events: idgate.storage.auditEvents,
           origin: { address: request.ip, userAgent: request.headers['user-agent'] ?? null },

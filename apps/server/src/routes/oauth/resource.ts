@@ -146,6 +146,7 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
       issuer: idgate.config.issuer,
       keys: idgate.keys(),
       clock: idgate.clock,
+      auditIds: idgate.auditIds,
       storage: idgate.storage,
       maxTokenLifetimeSeconds: idgate.maxTokenLifetimeSeconds,
     });

@@ -18,6 +18,8 @@ export function tokenEndpointContext(idgate: AppContext, request: FastifyRequest
     issuer: idgate.config.issuer,
     keys: idgate.keys(),
     clock: idgate.clock,
+    random: idgate.random,
+    auditIds: idgate.auditIds,
     findClient: (id) => idgate.storage.clients.findById(id),
     passwords: {
       findUserByUsername: (username) => users.findByUsername(username),
