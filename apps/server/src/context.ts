@@ -1,17 +1,12 @@
 import {
   type AdminPorts,
-  type AuditBatcher,
-  type AuditEventIds,
   type Clock,
-  createAuditBatcher,
+  createIdgate,
+  type Idgate,
+  type IdgatePolicy,
   type KeyRing,
-  LoginThrottle,
-  type PasswordHasher,
   type PurgedRecords,
-  type Random,
-  refreshSuccessorKey,
   type Storage,
-  type TokenEndpointContext,
 } from '@idgate/core';
 import { adminPorts } from './admin-ports.js';
 import { startTokenReviewAudit, type TokenReviewAudit } from './audit/token-review-writer.js';
@@ -32,31 +27,23 @@ import { tracedFetch, tracedLdapClients } from './telemetry/upstream-spans.js';
  */
 export interface AppContext {
   readonly config: IdgateConfig;
+  /** idgate's logic, built once over the ports below: what the routes drive. */
+  readonly core: Idgate;
   readonly clock: Clock;
-  /** This process's random source (see `Services.random`). */
-  readonly random: Random;
-  /** The ids of this process's audit events, which sort in the order they were made. */
-  readonly auditIds: AuditEventIds;
-  readonly hasher: PasswordHasher;
-  /** A valid hash verified for unknown usernames, so they cost as long as a wrong password. */
-  readonly dummyHash: string;
-  /** The longest access or ID token lifetime (seconds): how long a revocation must be kept. */
-  readonly maxTokenLifetimeSeconds: number;
-  /** The secret that seals signing keys and identity provider secrets. */
-  readonly secret: string;
   readonly database: Database;
-  /** Storage whose hot reads (users, clients, API keys, revocations) come from the directory's memory. */
+  /**
+   * The one door to state: storage whose hot reads (users, clients, API keys, revocations) come
+   * from the directory's memory, the same storage `core` runs over.
+   */
   readonly storage: Storage;
-  readonly directory: Directory;
   /** The identity providers of the file and the database, with their connectors. */
   readonly providers: ProviderRegistry;
   readonly metrics: Metrics;
-  /** What the administrative use cases run over (authoritative reads: not the directory's memory). */
+  /**
+   * What the administrative use cases run over: authoritative reads (not the directory's memory),
+   * acted by `system`; an admin request acts through `request.admin`, with its API key.
+   */
   readonly admin: AdminPorts;
-  /** Brute-force protection of every password sign-in, shared by the login page and the password grant. */
-  readonly throttle: LoginThrottle;
-  /** The token endpoint's concurrent-refresh window (`tokens.refreshReuseWindow`) and its key. */
-  readonly refreshReuse: NonNullable<TokenEndpointContext['refreshReuse']>;
   /** The audit writers of the paths that write nothing else per request. */
   readonly audit: AuditWriters;
   /** The key ring in force now. */
@@ -65,12 +52,10 @@ export interface AppContext {
   reloadKeys(): Promise<unknown>;
 }
 
-/** Audit events written apart from any change: TokenReview decisions and client_credentials tokens. */
+/** Audit events written apart from any change: TokenReview decisions. */
 export interface AuditWriters {
   /** `token-review.decided` (`audit.tokenReview`), held in memory and written in the background. */
   readonly tokenReviews: TokenReviewAudit;
-  /** `token.issued` of client_credentials, group-committed; each issuance awaits its batch. */
-  readonly issuedTokens: AuditBatcher;
   /** Writes the TokenReview events recorded so far (the interval's work, at once; for tests and shutdown). */
   flush(): Promise<void>;
 }
@@ -78,6 +63,8 @@ export interface AuditWriters {
 /** A context and how to stop what it started. */
 export interface RunningContext {
   readonly context: AppContext;
+  /** The memory behind `context.storage` and core's reads (see {@link Directory}). */
+  readonly directory: Directory;
   /** The periodic purge of expired records (`maintenance.purgeInterval`). */
   readonly purge: PurgeJob;
   /** Stops following changes and purging (the services stay open: their owner closes them). */
@@ -113,9 +100,7 @@ export async function createAppContext(
   });
   const directory = new Directory({
     storage: services.storage,
-    issuer: config.issuer,
     clock: services.clock,
-    keys: () => services.keys(),
     reloadKeys: () => services.reloadKeys(),
     maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
     maxStalenessSeconds: config.cache.maxStaleness,
@@ -140,48 +125,44 @@ export async function createAppContext(
       ? {}
       : { onWriteRecovered: options.onAuditWriteRecovered }),
   });
+  const providers = new ProviderRegistry({
+    declared: config.identityProviders,
+    stored: storage.identityProviders,
+    secret: services.keyPolicy.secret,
+    ...(services.tracing === undefined
+      ? {}
+      : {
+          connectors: {
+            fetch: tracedFetch(services.tracing),
+            ldapClientFactory: tracedLdapClients(services.tracing),
+          },
+        }),
+  });
+  const core = await createIdgate(
+    {
+      storage,
+      hasher: services.hasher,
+      keys: () => services.keys(),
+      providers,
+      clock: services.clock,
+      random: services.random,
+      auditIds: services.auditIds,
+      cache: directory,
+      loginAttempts: instrumentLoginAttempts(storage.loginAttempts, metrics),
+      schedule: setImmediate,
+    },
+    corePolicy(config, services),
+  );
   const context: AppContext = {
     config,
+    core,
     clock: services.clock,
-    random: services.random,
-    auditIds: services.auditIds,
-    hasher: services.hasher,
-    dummyHash: services.dummyHash,
-    maxTokenLifetimeSeconds: services.keyPolicy.maxTokenLifetimeSeconds,
-    secret: services.keyPolicy.secret,
     database,
     storage,
-    directory,
-    providers: new ProviderRegistry({
-      declared: config.identityProviders,
-      stored: storage.identityProviders,
-      secret: services.keyPolicy.secret,
-      ...(services.tracing === undefined
-        ? {}
-        : {
-            connectors: {
-              fetch: tracedFetch(services.tracing),
-              ldapClientFactory: tracedLdapClients(services.tracing),
-            },
-          }),
-    }),
+    providers,
     metrics,
-    // Acted by `system`; an admin request acts through `request.admin`, with its API key.
     admin: adminPorts(services),
-    throttle: new LoginThrottle(
-      instrumentLoginAttempts(storage.loginAttempts, metrics),
-      config.bruteForce,
-      services.clock,
-    ),
-    refreshReuse: {
-      windowSeconds: config.tokens.refreshReuseWindow,
-      successorKey: await refreshSuccessorKey(services.keyPolicy.secret),
-    },
-    audit: {
-      tokenReviews,
-      issuedTokens: createAuditBatcher(storage, { schedule: setImmediate }),
-      flush: () => tokenReviews.flush(),
-    },
+    audit: { tokenReviews, flush: () => tokenReviews.flush() },
     keys: () => services.keys(),
     reloadKeys: () => services.reloadKeys(),
   };
@@ -197,6 +178,7 @@ export async function createAppContext(
   );
   return {
     context,
+    directory,
     purge,
     stop: async () => {
       purge.stop();
@@ -204,5 +186,20 @@ export async function createAppContext(
       await tokenReviews.stop();
       await feed.stop();
     },
+  };
+}
+
+/** The settings core decides with, from the server's configuration. */
+function corePolicy(config: IdgateConfig, services: Services): IdgatePolicy {
+  return {
+    issuer: config.issuer,
+    keyPolicy: services.keyPolicy,
+    tokens: config.tokens,
+    device: config.device,
+    revalidateInterval: config.federation.revalidateInterval,
+    pkce: config.pkce,
+    loginThrottle: config.bruteForce,
+    passwordPolicy: config.passwordPolicy,
+    declaredProviders: config.identityProviders,
   };
 }

@@ -1,6 +1,7 @@
 import { type Clock, StorageUnavailableError } from '@idgate/core';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import type { Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
 import { type AppContext, createAppContext } from './context.js';
 import { startIdleCompaction } from './idle-compaction.js';
@@ -14,6 +15,8 @@ export interface ComposedServer {
   services: Services;
   /** What the routes work with. */
   context: AppContext;
+  /** The memory behind the context's storage (an operator's or a test's handle: `resync()`). */
+  directory: Directory;
   /** Closes the app (finishing in-flight requests), stops the context, closes the database. */
   close(): Promise<void>;
 }
@@ -125,7 +128,7 @@ export async function composeServer(
     })();
     return closing;
   };
-  return { app: built, services, context, close };
+  return { app: built, services, context, directory: running.directory, close };
 }
 
 /** Whether `error` says the database cannot answer now (what StorageHealth reports). */

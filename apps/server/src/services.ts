@@ -51,8 +51,6 @@ export interface Services {
   /** The ids of this process's audit events, which sort in the order they were made. */
   readonly auditIds: AuditEventIds;
   readonly keyPolicy: SigningKeyPolicy;
-  /** A valid hash verified for unknown usernames, so they cost as long as a wrong password. */
-  readonly dummyHash: string;
   /** OpenTelemetry tracing, when configured: statements, signatures and upstream calls make spans. */
   readonly tracing: Tracing | undefined;
   /** The JSON-lines stream of committed audit events (`audit.log`), when one is configured. */
@@ -210,7 +208,6 @@ export async function openServices(
       return loaded;
     };
     let ring = await loadKeys();
-    const dummyHash = await hasher.hash(randomBytes(16).toString('base64url'));
     const random = pooledRandom();
     return {
       config,
@@ -222,7 +219,6 @@ export async function openServices(
       random,
       auditIds: createAuditEventIds(random),
       keyPolicy,
-      dummyHash,
       tracing: options.tracing,
       auditLog,
       keys: () => ring,

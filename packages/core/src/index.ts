@@ -146,6 +146,13 @@ export {
   issueAuthorizationCode,
   nextAuthorizationStep,
 } from './authorize/flow.js';
+export {
+  type DeviceApprovalRequest,
+  type InteractionRequest,
+  isDeviceApproval,
+  isStandalone,
+  type StandaloneSignIn,
+} from './authorize/interaction.js';
 export { computeCodeChallenge, isPkceValue, verifyCodeVerifier } from './authorize/pkce.js';
 export {
   AuthorizationError,
@@ -248,6 +255,9 @@ export {
   openGrant,
   type UserTokenRequest,
 } from './grants/user-tokens.js';
+export { createIdgate } from './instance/idgate.js';
+export type { IdgatePolicy, IdgatePorts, ReadCache, TokenPolicy } from './instance/ports.js';
+export type { ExternalSignIn, Idgate } from './instance/surface.js';
 export {
   type JwsCrypto,
   type JwsSignFunction,
@@ -299,6 +309,7 @@ export { type LogoutRequest, validateLogoutRequest } from './oidc/logout.js';
 export { type RevocationContext, revokeToken } from './oidc/revocation.js';
 export { userinfo } from './oidc/userinfo.js';
 export type { AuditEventListQuery, AuditEventRepository } from './ports/audit-storage.js';
+export type { Caller, RequestLog } from './ports/caller.js';
 export type {
   IdentityProviderRepository,
   LinkedIdentityRepository,
@@ -376,6 +387,7 @@ export {
   type PasswordSignInRequest,
   signInWithPassword,
 } from './sign-in/password.js';
+export { type IdentityProvider, type IdentityProviders, mappingPolicy } from './sign-in/providers.js';
 export {
   reviewToken,
   SERVICE_IDENTITY,

@@ -1,4 +1,5 @@
 import type { ApiKeyScope, GrantType, SigningAlgorithm } from '@idgate/schema';
+import type { InteractionRequest } from './authorize/interaction.js';
 
 /** A local user as storage holds it. `groups` are the user's own (not from external IdPs). */
 export interface UserRecord {
@@ -239,8 +240,8 @@ export interface ConsentRecord {
 export interface InteractionRecord {
   id: string;
   secretHash: string;
-  /** The validated authorization request, as JSON-safe values. */
-  request: Record<string, unknown>;
+  /** What the interaction carries on to after sign-in (JSON-safe values). */
+  request: InteractionRequest;
   /** The user once signed in during this interaction. */
   userId: string | null;
   authTime: Date | null;

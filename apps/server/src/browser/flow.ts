@@ -2,11 +2,10 @@ import {
   type Authentication,
   AuthorizationError,
   type AuthorizationRequest,
+  type AuthorizationStep,
   authorizationErrorUrl,
   authorizationResponseUrl,
   type ClientRecord,
-  issueAuthorizationCode,
-  nextAuthorizationStep,
 } from '@idgate/core';
 import type { FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -58,12 +57,11 @@ export class AuthorizationFlow {
     authentication: Authentication | undefined,
     options: { interactionId?: string; consentGiven?: boolean } = {},
   ): Promise<FastifyReply> {
-    let step: Awaited<ReturnType<typeof nextAuthorizationStep>>;
+    const { core } = this.idgate;
+    let step: AuthorizationStep;
     try {
-      step = await nextAuthorizationStep(request, client, authentication, {
-        clock: this.idgate.clock,
-        consents: this.idgate.storage.consents,
-        ...(options.consentGiven ? { consentGiven: true } : {}),
+      step = await core.authorize.next(request, client, authentication, {
+        consentGiven: options.consentGiven === true,
       });
     } catch (error) {
       if (options.interactionId !== undefined)
@@ -72,13 +70,7 @@ export class AuthorizationFlow {
       throw error;
     }
     if (step.kind === 'issue') {
-      const code = await issueAuthorizationCode(request, authentication as Authentication, {
-        clock: this.idgate.clock,
-        random: this.idgate.random,
-        auditIds: this.idgate.auditIds,
-        codes: this.idgate.storage.authorizationCodes,
-        audit: { events: this.idgate.storage.auditEvents, origin: origin(reply) },
-      });
+      const code = await core.authorize.issueCode(request, authentication as Authentication, origin(reply));
       if (options.interactionId !== undefined)
         await this.state.finishInteraction(reply, options.interactionId);
       return reply.redirect(

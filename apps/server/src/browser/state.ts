@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Authentication,
-  type AuthorizationRequest,
   type BrowserSessionRecord,
   type GrantUpstream,
   generateSecret,
   hashSecret,
   type InteractionRecord,
+  type InteractionRequest,
   type UserRecord,
   verifySecret,
 } from '@idgate/core';
@@ -20,16 +20,6 @@ const INTERACTION_COOKIE = 'idgate_ix_';
 export const INTERACTION_TTL_SECONDS = 600;
 
 /**
- * A device approval (RFC 8628) waiting for the person to sign in and confirm: the device
- * authorization by its device code hash (a user code may be reissued once it expires; the hash
- * is never), and its client, for the login page to name.
- */
-export interface DeviceApprovalRequest {
-  device: { deviceCodeHash: string };
-  clientId: string;
-}
-
-/**
  * A live interaction and the CSRF token its forms carry. The token is derived from the secret of
  * the browser's interaction cookie, so the page can be shown again without storage keeping the
  * token: storage holds only its hash, like every other secret.
@@ -39,17 +29,6 @@ export type LiveInteraction = InteractionRecord & { readonly csrfToken: string }
 /** The CSRF token of the interaction whose cookie holds `secret` (a different hash than the stored one). */
 function csrfTokenOf(secret: string): Promise<string> {
   return hashSecret(`idgate-csrf:${secret}`);
-}
-
-/** A standalone sign-in (GET /oauth/login with no application behind it). */
-export type StoredRequest = AuthorizationRequest | { standalone: true } | DeviceApprovalRequest;
-
-export function isStandalone(request: StoredRequest): request is { standalone: true } {
-  return 'standalone' in request;
-}
-
-export function isDeviceApproval(request: StoredRequest): request is DeviceApprovalRequest {
-  return 'device' in request;
 }
 
 /**
@@ -102,7 +81,7 @@ export class BrowserState {
   ): Promise<BrowserSessionRecord> {
     const previous = await this.currentSession(request);
     if (previous !== undefined) await this.idgate.storage.sessions.end(previous.session.id, this.#now());
-    const secret = generateSecret(this.idgate.random);
+    const secret = generateSecret(this.idgate.core.random);
     const now = this.#now();
     const session: BrowserSessionRecord = {
       id: randomUUID(),
@@ -143,14 +122,14 @@ export class BrowserState {
   }
 
   /** Starts an interaction for a request that needs the user, bound to this browser. */
-  async createInteraction(reply: FastifyReply, stored: StoredRequest): Promise<LiveInteraction> {
-    const secret = generateSecret(this.idgate.random);
+  async createInteraction(reply: FastifyReply, stored: InteractionRequest): Promise<LiveInteraction> {
+    const secret = generateSecret(this.idgate.core.random);
     const csrfToken = await csrfTokenOf(secret);
     const now = this.#now();
     const interaction: InteractionRecord = {
-      id: generateSecret(this.idgate.random, 18),
+      id: generateSecret(this.idgate.core.random, 18),
       secretHash: await hashSecret(secret),
-      request: stored as unknown as Record<string, unknown>,
+      request: stored,
       userId: null,
       authTime: null,
       csrfTokenHash: await hashSecret(csrfToken),

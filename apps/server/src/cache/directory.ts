@@ -2,19 +2,13 @@ import { hash } from 'node:crypto';
 import {
   type AccessTokenVerification,
   type ApiKeyRecord,
-  authenticateApiKey,
   type Clock,
-  isApiKeyLive,
-  type KeyRing,
-  type LiveTokenContext,
+  type ReadCache,
   type RevocationKind,
   type Storage,
   StorageUnavailableError,
   type UserRecord,
-  verifyAccessToken,
 } from '@idgate/core';
-import type { ApiKeyScope } from '@idgate/schema';
-import { withIdentityGroups } from '../federation/effective-users.js';
 import type { Change, ChangeFeed } from './change-feed.js';
 import type { LocalChanges } from './change-log.js';
 
@@ -78,10 +72,7 @@ const NOT_REVOKED = Promise.resolve(false);
 export interface DirectoryOptions {
   /** The storage it caches (writes go straight through). */
   storage: Storage;
-  issuer: string;
   clock: Clock;
-  /** The key ring in force now. */
-  keys(): KeyRing;
   /** Reloads keys from storage (another process rotated them). */
   reloadKeys(): Promise<unknown>;
   /** The longest token lifetime: how long a revocation heard from the change log must be kept. */
@@ -103,16 +94,17 @@ export interface DirectoryOptions {
 export type ChangeSource = Pick<ChangeFeed, 'subscribe' | 'onResync' | 'onSynced'>;
 
 /**
- * What the hot paths read — users (with their identities' groups), clients, API keys, the
+ * What the hot paths read — users (and as tokens describe them), clients, API keys, the
  * revocation set and token verifications — held in memory and kept in step by this process's own
  * changes and the change feed, so a token review touches no database.
  *
  * `storage` is the storage it was given with those reads served from memory: a caching decorator,
- * so callers never choose between a cache and the database. Verified tokens are cached by a hash
- * of the token (never the token itself) until their `exp`; only the signature check is cached, so
- * revocations and disabled users take effect at once.
+ * so callers never choose between a cache and the database. The rest is core's {@link ReadCache}:
+ * core says what a token's user or a verification is, the directory remembers it. Verified tokens
+ * are remembered by a hash of the token (never the token itself) until their `exp`; only the
+ * signature check is, so revocations and disabled users take effect at once.
  */
-export class Directory {
+export class Directory implements ReadCache {
   readonly storage: Storage;
   readonly #options: DirectoryOptions;
   readonly #users = new Generations<UserRecord | undefined>(50_000);
@@ -132,7 +124,6 @@ export class Directory {
   readonly #presentedKeys = new Bounded<ApiKeyRecord>(1_000);
   /** `kind:value` → expiry (ms). */
   readonly #revoked = new Map<string, number>();
-  readonly #liveTokens: LiveTokenContext;
   /** When (the options' clock, ms) the directory last heard from the database. */
   #syncedAt: number;
 
@@ -143,31 +134,19 @@ export class Directory {
     const { users, clients, apiKeys, revocations } = storage;
     this.storage = {
       ...storage,
-      users: { ...users, findById: (id) => this.#memo(this.#users, id, () => users.findById(id)) },
+      users: { ...users, findById: (id) => this.#memo(this.#users, id, (key) => users.findById(key)) },
       clients: {
         ...clients,
-        findById: (id) => this.#memo(this.#clients, id, () => clients.findById(id)),
+        findById: (id) => this.#memo(this.#clients, id, (key) => clients.findById(key)),
       },
       apiKeys: {
         ...apiKeys,
-        findByPrefix: (prefix) => this.#memo(this.#apiKeys, prefix, () => apiKeys.findByPrefix(prefix)),
+        findByPrefix: (prefix) => this.#memo(this.#apiKeys, prefix, (key) => apiKeys.findByPrefix(key)),
       },
       revocations: {
         ...revocations,
         isRevoked: (kind, value) => this.#isRevokedNow(kind, value),
       },
-    };
-    this.#liveTokens = {
-      issuer: options.issuer,
-      get keys() {
-        return options.keys();
-      },
-      clock: options.clock,
-      findUser: (id) => this.findSubject(id),
-      findClient: (id) => this.storage.clients.findById(id),
-      // The same settled promises every time: awaiting them is awaiting a fresh one.
-      isRevoked: (kind, value) => this.#isRevokedNow(kind, value),
-      verify: (token) => this.verify(token),
     };
   }
 
@@ -236,7 +215,10 @@ export class Directory {
     for (const entry of live) this.#revoked.set(`${entry.kind}:${entry.value}`, entry.expiresAt.getTime());
   }
 
-  /** Whether `kind:value` is revoked: from memory, or from the database once the directory is stale. */
+  /**
+   * Whether `kind:value` is revoked: from memory — the same settled promises every time: awaiting
+   * them is awaiting a fresh one — or from the database once the directory is stale.
+   */
   #isRevokedNow(kind: RevocationKind, value: string): Promise<boolean> {
     const { storage, clock } = this.#options;
     if (this.stale) return storage.revocations.isRevoked(kind, value, new Date(clock.now()));
@@ -290,50 +272,29 @@ export class Directory {
   }
 
   /**
-   * The user `id` as tokens describe them: their own groups and their linked identities'. Not
-   * held yet, it is read `through` the storage given — a transaction's, from inside it (on SQLite
-   * a read through another storage would wait for the transaction to end) — which must not have
-   * changed the user or their identities: what it reads is remembered as committed.
+   * The user `id` as tokens describe them, as core's `load` reads them: not held yet, `load` may
+   * read through a transaction's storage (from inside it; on SQLite a read through another storage
+   * would wait for the transaction to end), which must not have changed the user or their
+   * identities: what it reads is remembered as committed.
    */
-  findSubject(id: string, through?: Pick<Storage, 'users' | 'identities'>): Promise<UserRecord | undefined> {
-    return this.#memo(this.#subjects, id, async () => {
-      const user = await (through ?? this.storage).users.findById(id);
-      return user === undefined
-        ? undefined
-        : withIdentityGroups(user, (through ?? this.#options.storage).identities);
-    });
+  subject(
+    id: string,
+    load: (id: string) => Promise<UserRecord | undefined>,
+  ): Promise<UserRecord | undefined> {
+    return this.#memo(this.#subjects, id, load);
   }
 
   /**
-   * The record of a presented API key that passed {@link authenticateApiKey} before and is live
-   * with `scope`, found by the key's hash; `undefined` otherwise.
+   * A presented API key that authenticated before (remembered by a one-shot SHA-256 of the key,
+   * never the key itself); core checks it is live and has the scope. Stale, none.
    */
-  #knownApiKey(presented: string | undefined, scope: ApiKeyScope | null): ApiKeyRecord | undefined {
-    if (presented === undefined || this.stale) return undefined;
-    const hit = this.#presentedKeys.get(tokenKey(presented));
-    return hit !== undefined &&
-      isApiKeyLive(hit, new Date(this.#options.clock.now())) &&
-      (scope === null || hit.scopes.includes(scope))
-      ? hit
-      : undefined;
+  apiKey(presented: string): ApiKeyRecord | undefined {
+    return this.stale ? undefined : this.#presentedKeys.get(tokenKey(presented));
   }
 
-  /**
-   * Checks a presented API key like `authenticateApiKey` does, remembering keys that passed by a
-   * one-shot SHA-256 of the key (never the key itself), so a known key is answered without a
-   * storage read. A revoked key is forgotten when the change log says so.
-   */
-  async authenticateApiKey(presented: string | undefined, scope: ApiKeyScope | null): Promise<ApiKeyRecord> {
-    const hit = this.#knownApiKey(presented, scope);
-    if (hit !== undefined) return hit;
-    const record = await authenticateApiKey(
-      presented,
-      scope,
-      (prefix) => this.storage.apiKeys.findByPrefix(prefix),
-      new Date(this.#options.clock.now()),
-    );
-    this.#presentedKeys.set(tokenKey(presented as string), record);
-    return record;
+  /** Remembers a key that authenticated; a revoked key is forgotten when the change log says so. */
+  rememberApiKey(presented: string, record: ApiKeyRecord): void {
+    this.#presentedKeys.set(tokenKey(presented), record);
   }
 
   /**
@@ -341,7 +302,7 @@ export class Directory {
    * answered from before the last resync when that knew `key` — not remembered as current, so the
    * next request asks the database again. Stale, the directory answers nothing from memory.
    */
-  #memo<V>(cache: Generations<V>, key: string, load: () => Promise<V>): Promise<V> {
+  #memo<V>(cache: Generations<V>, key: string, load: (key: string) => Promise<V>): Promise<V> {
     const stale = this.stale;
     const hit = stale ? undefined : cache.current.get(key);
     if (hit !== undefined) return hit;
@@ -349,7 +310,7 @@ export class Directory {
     const before =
       stale || this.#options.storageAvailable?.() !== false ? undefined : cache.previous.get(key);
     if (before !== undefined) return before;
-    const loading = load();
+    const loading = load(key);
     cache.current.set(key, loading);
     // A failed load is not remembered.
     loading.catch(() => cache.current.delete(key));
@@ -362,32 +323,25 @@ export class Directory {
   }
 
   /**
-   * Verifies a JWT access token, remembering a success by the token's hash until it expires and
-   * a bad signature in a smaller cache. Other refusals cost no signature check, and some may
-   * change (a key not loaded yet, a token not valid yet): they are not remembered.
+   * `verify(token)`, remembering a success by the token's hash until it expires and a bad
+   * signature in a smaller cache. Other refusals cost no signature check, and some may change (a
+   * key not loaded yet, a token not valid yet): they are not remembered.
    */
-  async verify(token: string): Promise<AccessTokenVerification> {
+  async verification(
+    token: string,
+    verify: (token: string) => Promise<AccessTokenVerification>,
+  ): Promise<AccessTokenVerification> {
     const key = tokenKey(token);
-    const { clock, issuer } = this.#options;
-    const now = clock.now();
     const hit = this.#verified.get(key);
     if (hit !== undefined) {
-      if (!hit.ok || hit.claims.exp * 1000 > now) return hit;
+      if (!hit.ok || hit.claims.exp * 1000 > this.#options.clock.now()) return hit;
       return { ok: false, reason: 'expired' };
     }
     const refused = this.#refused.get(key);
     if (refused !== undefined) return refused;
-    const result = await verifyAccessToken(this.#options.keys(), issuer, token, clock);
+    const result = await verify(token);
     if (result.ok) this.#verified.set(key, result);
     else if (result.reason === 'bad_signature') this.#refused.set(key, result);
     return result;
-  }
-
-  /**
-   * The live-token context of token review, userinfo and introspection, served from memory. One
-   * object for the directory's life (not one per request): `keys` reads the current key ring.
-   */
-  liveTokenContext(): LiveTokenContext {
-    return this.#liveTokens;
   }
 }

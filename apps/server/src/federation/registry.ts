@@ -1,10 +1,12 @@
-import type { IdentityMappingPolicy, IdentityProviderRepository } from '@idgate/core';
 import {
   type Connector,
   createGitHubConnector,
   createGitLabConnector,
   createOidcConnector,
+  type IdentityProvider,
   type IdentityProviderRecord,
+  type IdentityProviderRepository,
+  type IdentityProviders,
   openProviderConfig,
 } from '@idgate/core';
 import type { IdentityProviderConfig } from '@idgate/schema';
@@ -17,13 +19,7 @@ export interface ConnectorOptions {
 }
 
 /** An identity provider ready to use. */
-export interface ResolvedProvider {
-  config: IdentityProviderConfig;
-  source: 'config' | 'database';
-  connector: Connector;
-  /** What goes before each upstream group name. */
-  groupsPrefix: string;
-}
+export type ResolvedProvider = IdentityProvider;
 
 export function connectorFor(config: IdentityProviderConfig, options: ConnectorOptions = {}): Connector {
   const upstream = options.fetch === undefined ? {} : { fetch: options.fetch };
@@ -43,11 +39,12 @@ export function connectorFor(config: IdentityProviderConfig, options: ConnectorO
 }
 
 /**
- * The identity providers of this server: those declared in the YAML file (read-only; they win a
- * name clash) and those in the database. Connectors are kept between requests (an OIDC connector
- * caches its upstream's discovery and keys) and rebuilt when a stored provider changes.
+ * The identity providers of this server (core's `IdentityProviders` port): those declared in the
+ * YAML file (read-only; they win a name clash) and those in the database. Connectors are kept
+ * between requests (an OIDC connector caches its upstream's discovery and keys) and rebuilt when a
+ * stored provider changes.
  */
-export class ProviderRegistry {
+export class ProviderRegistry implements IdentityProviders {
   readonly #fromFile: Map<string, ResolvedProvider>;
   readonly #cache = new Map<string, { stamp: number; provider: ResolvedProvider }>();
   readonly #stored: IdentityProviderRepository;
@@ -107,14 +104,4 @@ export class ProviderRegistry {
     );
     return [...this.#fromFile.values(), ...fromDatabase].filter((provider) => !provider.config.disabled);
   }
-}
-
-/** How `provider` maps its identities to local users. */
-export function mappingPolicy(provider: ResolvedProvider): IdentityMappingPolicy {
-  return {
-    provider: provider.config.name,
-    mapping: provider.config.mapping,
-    linkByVerifiedEmail: provider.config.linkByVerifiedEmail,
-    groupsPrefix: provider.groupsPrefix,
-  };
 }

@@ -57,7 +57,7 @@ export class LoginTransactions {
     provider: string,
     interactionId: string | null,
   ): Promise<{ state: string; nonce: string; codeChallenge: string }> {
-    const { random } = this.idgate;
+    const { random } = this.idgate.core;
     const state = generateSecret(random);
     const binding = generateSecret(random);
     const codeVerifier = generateSecret(random);

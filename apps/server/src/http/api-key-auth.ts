@@ -8,7 +8,8 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 /**
  * Authenticates the API key of a request (`Authorization: Bearer <key>` or a bare key) for
- * `scope` — from the directory's memory — and records its use at most once a minute.
+ * `scope` — core's check, over the directory's memory — and records its use at most once a
+ * minute.
  * @throws ApiKeyError (401 missing/invalid, 403 scope) — as a rejected promise — which the error
  * handler answers.
  */
@@ -16,7 +17,7 @@ export function apiKeyAuthenticator(
   context: AppContext,
   scope: ApiKeyScope,
 ): (request: FastifyRequest) => Promise<ApiKeyRecord> {
-  const { directory, clock, storage } = context;
+  const { core, clock, storage } = context;
   const lastTouched = new Map<string, number>();
   const used = (request: FastifyRequest, key: ApiKeyRecord): ApiKeyRecord => {
     const now = clock.now();
@@ -36,6 +37,6 @@ export function apiKeyAuthenticator(
   };
   return async (request) => {
     const presented = apiKeyFromAuthorization(request.headers.authorization);
-    return used(request, await directory.authenticateApiKey(presented, scope));
+    return used(request, await core.authenticateApiKey(presented, scope));
   };
 }

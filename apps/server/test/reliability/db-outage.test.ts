@@ -174,7 +174,7 @@ describe.skipIf(!canRunThrowawayPostgres())('PostgreSQL outages on a throwaway c
   });
 
   it('stopped: a resync keeps the directory (a review of a known token keeps working)', async () => {
-    expect(await t.server.context.directory.resync()).toBe(false);
+    expect(await t.server.directory.resync()).toBe(false);
     expect(await reviewed()).toBe(true);
   });
 

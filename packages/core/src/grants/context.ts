@@ -3,6 +3,7 @@ import type { AuditEventIds } from '../audit/record.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, GrantRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
+import type { Caller, RequestLog } from '../ports/caller.js';
 import type {
   AuthorizationCodeRepository,
   DeviceAuthorizationRepository,
@@ -69,11 +70,13 @@ export interface TokenEndpointContext {
    * The password providers (LDAP) the password grant's `provider` parameter may name: the check
    * for `name`, or undefined when there is no such enabled provider.
    */
-  externalPasswords?: (name: string) => Promise<ExternalPasswordCheck | undefined>;
+  externalPasswords?: (name: string, log?: RequestLog) => Promise<ExternalPasswordCheck | undefined>;
   /** Brute-force protection for the password grant. */
   throttle?: LoginThrottle;
-  /** The caller's address, for login records and a grant's last use. */
-  sourceAddress?: string;
+  /** The caller's address, for login records and a grant's last use (see {@link Caller}). */
+  sourceAddress?: string | undefined;
+  /** Where this request's refusals worth an operator's attention are told (see {@link Caller}). */
+  log?: RequestLog | undefined;
   /**
    * The audiences of the registered Kubernetes clusters: an access token for one of them carries
    * the claims Kubernetes maps a user from (see `clusterClaims`). None when not given.
@@ -94,7 +97,7 @@ export interface TokenEndpointContext {
    * refresh of a grant whose upstream answers `gone` is refused and the grant revoked. Omitted:
    * never re-checked.
    */
-  revalidate?: (grant: GrantRecord) => Promise<UpstreamRevalidation>;
+  revalidate?: (grant: GrantRecord, log?: RequestLog) => Promise<UpstreamRevalidation>;
   /**
    * Writes the `token.issued` events of client_credentials, which write nothing else, grouped
    * with concurrent ones (see `createAuditBatcher`). Omitted: each is appended on its own.

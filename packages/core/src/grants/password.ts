@@ -32,6 +32,7 @@ export async function passwordGrant(
       provider: request.provider,
       sourceAddress: context.sourceAddress ?? 'unknown',
       clientId: client.clientId,
+      log: context.log,
     },
     {
       ...context,

@@ -62,7 +62,7 @@ export async function refreshTokenGrant(
   });
   if ('response' in claimed) return claimed.response;
   const { token, grant } = claimed;
-  const revalidation = (await context.revalidate?.(grant)) ?? 'current';
+  const revalidation = (await context.revalidate?.(grant, context.log)) ?? 'current';
   if (revalidation === 'gone') {
     await storage.transaction(async (tx) => {
       await revokeGrant(

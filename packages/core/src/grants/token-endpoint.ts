@@ -1,6 +1,7 @@
 import { DEVICE_CODE_GRANT_TYPE, type GrantType, type TokenResponse } from '@idgate/schema';
 import { authenticateClient, type PresentedClientCredentials } from '../clients/authenticate.js';
 import { OAuthProtocolError } from '../errors.js';
+import type { Caller } from '../ports/caller.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { clientCredentialsGrant } from './client-credentials.js';
 import type { TokenEndpointContext } from './context.js';
@@ -21,13 +22,16 @@ export const TOKEN_ENDPOINT_GRANT_TYPES: readonly GrantType[] = [
 /**
  * The token endpoint (RFC 6749 §3.2): parse the form, authenticate the client, check the client
  * may use the grant, run the grant. Every refusal is an {@link OAuthProtocolError} in RFC 6749 §5.2 form.
- * @example const tokens = await handleTokenRequest(form, { authorization: header }, context);
+ * `caller` is who asks, this time (its address and log stand in for the context's).
+ * @example const tokens = await handleTokenRequest(form, header, context, { address: request.ip });
  */
 export async function handleTokenRequest(
   form: FormFields,
   authorization: string | undefined,
-  context: TokenEndpointContext,
+  base: TokenEndpointContext,
+  caller?: Caller,
 ): Promise<TokenResponse> {
+  const context = caller === undefined ? base : { ...base, sourceAddress: caller.address, log: caller.log };
   const request = parseTokenRequest(form, TOKEN_ENDPOINT_GRANT_TYPES);
   const presented: PresentedClientCredentials = {
     authorization,

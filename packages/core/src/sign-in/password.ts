@@ -2,6 +2,7 @@ import { type AuditEventDraft, type AuditEventIds, recordAuditEvent } from '../a
 import type { ExternalPasswordCheck } from '../grants/context.js';
 import type { GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
+import type { RequestLog } from '../ports/caller.js';
 import type { Clock } from '../ports/runtime.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 import { type PasswordLoginContext, verifyUserPassword } from '../users/authenticate.js';
@@ -30,6 +31,8 @@ export interface PasswordSignInRequest {
   clientId?: string | undefined;
   /** The caller's user agent, for the audit trail. */
   userAgent?: string | undefined;
+  /** Hears why a directory refused the sign-in or could not be reached (never the password). */
+  log?: RequestLog | undefined;
   /** Where the sign-in came from; by default the password grant with a client, else the browser. */
   channel?: 'browser' | 'password-grant' | 'cli' | undefined;
 }
@@ -38,7 +41,9 @@ export interface PasswordSignInRequest {
 export interface PasswordSignInContext {
   passwords: PasswordLoginContext;
   /** The check of an enabled password provider called `name`, or undefined when there is none. */
-  externalPasswords?: ((name: string) => Promise<ExternalPasswordCheck | undefined>) | undefined;
+  externalPasswords?:
+    | ((name: string, log?: RequestLog) => Promise<ExternalPasswordCheck | undefined>)
+    | undefined;
   throttle?: LoginThrottle | undefined;
   /** Where the sign-in's audit events go (`sign-in.succeeded`, `.failed`, `.locked`); none without. */
   audit?: { events: AuditEventRepository; clock: Clock; ids?: AuditEventIds } | undefined;
@@ -70,7 +75,7 @@ export async function signInWithPassword(
   let check: ExternalPasswordCheck = (username, password) =>
     verifyUserPassword(username, password, context.passwords);
   if (provider !== undefined) {
-    const external = await context.externalPasswords?.(provider);
+    const external = await context.externalPasswords?.(provider, request.log);
     if (external === undefined) {
       await recordSignIn(request, context, {
         type: 'sign-in.failed',

@@ -1,4 +1,4 @@
-import { type ApiKeyRecord, reviewToken } from '@idgate/core';
+import type { ApiKeyRecord } from '@idgate/core';
 import { describeFirstIssue, TokenReviewRequest, TokenReviewResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
@@ -94,7 +94,7 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
   const authenticate = apiKeyAuthenticator(idgate, 'tokenreview');
   const { metrics } = idgate;
   const audit = idgate.audit.tokenReviews;
-  const liveTokens = idgate.directory.liveTokenContext();
+  const { core } = idgate;
   const link = tokenReviewLink(idgate.config.issuer);
   app.decorateRequest('reviewerKey', null);
 
@@ -131,7 +131,7 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
         review = parsed.data;
       }
       // The key came from the directory's memory with its cluster binding: no storage read here.
-      const answer = await reviewToken(review, liveTokens, { cluster: request.reviewerKey?.cluster ?? null });
+      const answer = await core.reviewToken(review, { cluster: request.reviewerKey?.cluster ?? null });
       recordTokenReview(metrics, answer.status);
       const key = request.reviewerKey;
       const authenticated = answer.status.authenticated === true;

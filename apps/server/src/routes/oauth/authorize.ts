@@ -1,4 +1,8 @@
-import { AuthorizationError, validateAuthorizationRequest } from '@idgate/core';
+import {
+  AuthorizationError,
+  type ClientRecord,
+  type AuthorizationRequest as ValidatedRequest,
+} from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationFlow } from '../../browser/flow.js';
@@ -52,13 +56,9 @@ export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
   const flow = new AuthorizationFlow(idgate, state);
 
   const authorize = async (request: FastifyRequest, reply: FastifyReply, params: FormBody) => {
-    let validated: Awaited<ReturnType<typeof validateAuthorizationRequest>>;
+    let validated: { request: ValidatedRequest; client: ClientRecord };
     try {
-      validated = await validateAuthorizationRequest(params, {
-        findClient: (id) => idgate.storage.clients.findById(id),
-        allowPlainPkce: idgate.config.pkce.allowPlain,
-        requirePkce: idgate.config.pkce.requireForConfidentialClients,
-      });
+      validated = await idgate.core.authorize.validate(params);
     } catch (error) {
       if (error instanceof AuthorizationError) return flow.fail(reply, error);
       throw error;

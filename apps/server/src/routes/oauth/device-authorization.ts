@@ -1,4 +1,3 @@
-import { startDeviceAuthorization } from '@idgate/core';
 import { DeviceAuthorizationRequest, DeviceAuthorizationResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { credentialEndpoint } from '../../http/credential-endpoint.js';
@@ -9,7 +8,6 @@ import { credentialEndpoint } from '../../http/credential-endpoint.js';
  */
 export async function deviceAuthorizationRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
-  const verificationUri = `${idgate.config.issuer}/device`;
   credentialEndpoint(
     app,
     '/oauth/device_authorization',
@@ -30,15 +28,6 @@ export async function deviceAuthorizationRoutes(app: FastifyInstance): Promise<v
         },
       },
     },
-    (form, authorization) =>
-      startDeviceAuthorization(form, authorization, {
-        clock: idgate.clock,
-        random: idgate.random,
-        findClient: (id) => idgate.storage.clients.findById(id),
-        storage: idgate.storage,
-        verificationUri,
-        lifetimeSeconds: idgate.config.device.codeTtl,
-        intervalSeconds: idgate.config.device.interval,
-      }),
+    (form, authorization) => idgate.core.device.start(form, authorization),
   );
 }

@@ -1,22 +1,10 @@
-import {
-  approveDeviceAuthorization,
-  type DeviceApprovalContext,
-  denyDeviceAuthorization,
-  enterUserCode,
-  findPendingDeviceAuthorization,
-  formatUserCode,
-} from '@idgate/core';
+import { type DeviceApprovalRequest, formatUserCode, isDeviceApproval } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { deviceTargets } from '../../browser/device-targets.js';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../browser/pages.js';
-import {
-  BrowserState,
-  type DeviceApprovalRequest,
-  isDeviceApproval,
-  type StoredRequest,
-} from '../../browser/state.js';
+import { BrowserState } from '../../browser/state.js';
 import type { FormBody } from '../../http/form.js';
 import { deviceCodePage, deviceConfirmPage } from '../../views/device.js';
 import { messagePage } from '../../views/message.js';
@@ -54,13 +42,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
   const state = new BrowserState(idgate);
   const flow = new AuthorizationFlow(idgate, state);
   const { assetsPath, loginPath, devicePath } = flow;
-  const context: DeviceApprovalContext = {
-    clock: idgate.clock,
-    auditIds: idgate.auditIds,
-    findClient: (id) => idgate.storage.clients.findById(id),
-    storage: idgate.storage,
-    throttle: idgate.throttle,
-  };
+  const { device } = idgate.core;
   const showCodeForm = (reply: FastifyReply, status: number, userCode?: string, error?: string) =>
     sendPage(reply, status, deviceCodePage({ assetsPath, action: devicePath, userCode, error }));
   const showMessage = (reply: FastifyReply, title: string, message: string) =>
@@ -68,7 +50,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
   const deviceInteraction = async (request: FastifyRequest, id: unknown) => {
     const interaction = await state.loadInteraction(request, id);
     if (interaction === undefined) return undefined;
-    const stored = interaction.request as unknown as StoredRequest;
+    const stored = interaction.request;
     return isDeviceApproval(stored) ? { interaction, stored } : undefined;
   };
 
@@ -97,7 +79,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       if (interaction.userId === null) {
         return reply.redirect(`${loginPath}?interaction=${encodeURIComponent(interaction.id)}`, 303);
       }
-      const pending = await findPendingDeviceAuthorization(stored.device.deviceCodeHash, context);
+      const pending = await device.find(stored.device.deviceCodeHash);
       const user = await idgate.storage.users.findById(interaction.userId);
       if (!pending.ok || user === undefined) {
         await state.finishInteraction(reply, interaction.id);
@@ -143,7 +125,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       if (field(request.body, 'interaction') !== undefined) return decide(request, reply);
       const typed = (field(request.body, 'user_code') ?? '').trim().slice(0, 32);
       if (typed === '') return showCodeForm(reply, 400, '', 'Enter the code shown on your device.');
-      const found = await enterUserCode(typed, request.ip, context);
+      const found = await device.enterUserCode(typed, request.ip);
       if (!found.ok) {
         switch (found.failure) {
           case 'locked': {
@@ -198,9 +180,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
     };
     const allow = field(request.body, 'decision') === 'allow';
     const hash = stored.device.deviceCodeHash;
-    const outcome = allow
-      ? await approveDeviceAuthorization(hash, approver, context)
-      : await denyDeviceAuthorization(hash, approver, context);
+    const outcome = allow ? await device.approve(hash, approver) : await device.deny(hash, approver);
     await state.finishInteraction(reply, interaction.id);
     if (!outcome.ok) return flow.errorPage(reply, 400, outcome.failure === 'decided' ? DECIDED : WRONG_CODE);
     return allow

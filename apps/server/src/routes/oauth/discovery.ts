@@ -1,10 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  apiKeyFromAuthorization,
-  buildProviderMetadata,
-  type KeyRing,
-  TOKEN_ENDPOINT_GRANT_TYPES,
-} from '@idgate/core';
+import { apiKeyFromAuthorization, type KeyRing } from '@idgate/core';
 import { Jwks, ProviderMetadata } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
@@ -41,12 +36,14 @@ async function authorizationAcceptable(idgate: AppContext, request: FastifyReque
   const presented = apiKeyFromAuthorization(header);
   if (presented === undefined) return false;
   if (presented.startsWith('idg_')) {
-    return idgate.directory.authenticateApiKey(presented, null).then(
-      () => true,
-      () => false,
-    );
+    try {
+      await idgate.core.authenticateApiKey(presented, null);
+      return true;
+    } catch {
+      return false;
+    }
   }
-  return (await idgate.directory.verify(presented)).ok;
+  return (await idgate.core.verifyAccessToken(presented)).ok;
 }
 
 function sendCached(
@@ -124,10 +121,8 @@ const DISCOVERY_URLS = [
 export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
   const metadata = cached((ring) =>
-    buildProviderMetadata({
-      issuer: idgate.config.issuer,
+    idgate.core.metadata({
       signingAlgorithms: ring.algorithms,
-      grantTypes: TOKEN_ENDPOINT_GRANT_TYPES,
       tokenEndpointAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
       revocation: true,
       introspection: true,

@@ -1,20 +1,18 @@
 import {
   type ExternalIdentity,
-  grantUpstream,
-  issueFederatedTokens,
+  type IdentityProvider,
+  isDeviceApproval,
+  isStandalone,
   OAuthProtocolError,
-  recordUpstreamRefusal,
-  signInWithExternalIdentity,
 } from '@idgate/core';
 import { CallbackCodeQuery, CallbackErrorQuery, CallbackTokenQuery, TokenResponse } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationFlow } from '../../browser/flow.js';
-import { BrowserState, isDeviceApproval, isStandalone, type StoredRequest } from '../../browser/state.js';
-import { mappingPolicy, type ResolvedProvider } from '../../federation/registry.js';
+import { BrowserState } from '../../browser/state.js';
 import { LoginTransactions, TRANSACTION_MESSAGES } from '../../federation/transactions.js';
+import { callerOf } from '../../http/caller.js';
 import type { ResponseDoc, RouteDoc } from '../../http/route-doc.js';
-import { tokenEndpointContext } from './token-context.js';
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -63,7 +61,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
   const state = new BrowserState(idgate);
   const flow = new AuthorizationFlow(idgate, state);
 
-  const redirectProvider = async (name: string): Promise<ResolvedProvider> => {
+  const redirectProvider = async (name: string): Promise<IdentityProvider> => {
     const provider = await idgate.providers.get(name);
     if (provider === undefined)
       throw new OAuthProtocolError('invalid_request', `there is no identity provider ${name.slice(0, 64)}`, {
@@ -184,9 +182,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
             .toLowerCase()
             .replace(/[^a-z0-9_]/g, '_')
             .slice(0, 64);
-          await recordUpstreamRefusal(name, reason, request.ip, idgate, {
-            userAgent: request.headers['user-agent'],
-          });
+          await idgate.core.signIn.upstreamRefusal(name, reason, callerOf(request));
         }
         throw denied(`${name} answered ${said.replace(/[^\x20-\x7e]/g, '').slice(0, 64)}`);
       }
@@ -223,7 +219,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
   );
 
   /** The client a sign-in answered as tokens (not continuing an authorization request) is issued to. */
-  async function tokenClientOf(provider: ResolvedProvider) {
+  async function tokenClientOf(provider: IdentityProvider) {
     const clientId = provider.config.tokenClientId ?? idgate.config.federation.tokenClientId;
     if (clientId === undefined) {
       throw new OAuthProtocolError(
@@ -243,13 +239,11 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
   async function signedIn(
     request: FastifyRequest,
     reply: FastifyReply,
-    provider: ResolvedProvider,
+    provider: IdentityProvider,
     identity: ExternalIdentity,
     interactionId: string | null,
   ) {
-    const mapped = await signInWithExternalIdentity(identity, mappingPolicy(provider), request.ip, idgate, {
-      userAgent: request.headers['user-agent'],
-    });
+    const mapped = await idgate.core.signIn.external(identity, provider, callerOf(request));
     if (!mapped.ok) {
       throw denied(
         mapped.reason === 'disabled'
@@ -257,15 +251,9 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
           : `no account is linked to this ${provider.config.name} identity`,
       );
     }
-    const { user } = mapped;
-    // Recorded once, here: the session (then its codes and device approvals) or the token
-    // answer's grant carries it, so every grant of this sign-in re-checks the person upstream.
-    const upstream = await grantUpstream(
-      provider.config.name,
-      identity,
-      idgate.secret,
-      new Date(idgate.clock.now()),
-    );
+    // The upstream identity goes on with the session (then its codes and device approvals) or
+    // the token answer's grant, so every grant of this sign-in re-checks the person upstream.
+    const { user, upstream } = mapped;
 
     if (interactionId !== null) {
       const interaction = await state.loadInteraction(request, interactionId);
@@ -275,7 +263,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
           'the sign-in request has expired or was started in another browser',
         );
       const session = await state.startSession(request, reply, user, upstream);
-      const stored = interaction.request as unknown as StoredRequest;
+      const stored = interaction.request;
       if (isStandalone(stored)) {
         await state.finishInteraction(reply, interaction.id);
         return reply.redirect(flow.loginPath, 303);
@@ -291,7 +279,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     }
 
     const client = await tokenClientOf(provider);
-    const tokens = await issueFederatedTokens(user, client, tokenEndpointContext(idgate, request), upstream);
+    const tokens = await idgate.core.federation.issueTokens(user, client, upstream, callerOf(request));
     return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(tokens);
   }
 }

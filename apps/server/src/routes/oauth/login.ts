@@ -1,17 +1,17 @@
 import {
   AuthorizationError,
   type AuthorizationRequest,
-  giveConsent,
+  type InteractionRequest,
+  isDeviceApproval,
+  isStandalone,
   OAuthProtocolError,
   type PasswordSignIn,
-  signInWithPassword,
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationFlow } from '../../browser/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../browser/pages.js';
-import { BrowserState, isDeviceApproval, isStandalone, type StoredRequest } from '../../browser/state.js';
-import { externalPasswordCheck } from '../../federation/password-providers.js';
+import { BrowserState, type LiveInteraction } from '../../browser/state.js';
 import type { FormBody } from '../../http/form.js';
 import { consentPage } from '../../views/consent.js';
 import { loginPage } from '../../views/login.js';
@@ -39,7 +39,7 @@ const EXPIRED =
   'This sign-in request has expired or was started in another browser. Go back to the application and try again.';
 
 /** Where signing in may send the browser next: the client's redirect URI of an authorization request. */
-const redirectOf = (stored: StoredRequest): string | undefined =>
+const redirectOf = (stored: InteractionRequest): string | undefined =>
   isStandalone(stored) || isDeviceApproval(stored) ? undefined : stored.redirectUri;
 
 const field = (body: FormBody | undefined, name: string): string | undefined => {
@@ -58,17 +58,17 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
   const flow = new AuthorizationFlow(idgate, state);
   const { assetsPath, loginPath } = flow;
   const consentPath = `${new URL(idgate.config.issuer).pathname}/consent`;
-  const clientName = async (stored: StoredRequest) =>
+  const clientName = async (stored: InteractionRequest) =>
     isStandalone(stored) ? undefined : (await idgate.storage.clients.findById(stored.clientId))?.name;
 
   const showLogin = async (
     reply: FastifyReply,
     status: number,
-    interaction: { id: string; csrfToken: string; request: Record<string, unknown> },
+    interaction: LiveInteraction,
     extra: { error?: string; username?: string; provider?: string } = {},
   ) => {
     const enabled = await idgate.providers.enabled();
-    const stored = interaction.request as unknown as StoredRequest;
+    const stored = interaction.request;
     const named = (p: (typeof enabled)[number]) => ({
       name: p.config.name,
       displayName: p.config.displayName ?? p.config.name,
@@ -81,7 +81,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         action: loginPath,
         interactionId: interaction.id,
         csrfToken: interaction.csrfToken,
-        clientName: await clientName(interaction.request as unknown as StoredRequest),
+        clientName: await clientName(stored),
         providers: enabled
           .filter((p) => p.connector.kind === 'redirect')
           .map((p) => ({
@@ -122,7 +122,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       const interaction = await state.loadInteraction(request, request.query.interaction);
       if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
       if (interaction.userId === null) return showLogin(reply, 200, interaction);
-      const stored = interaction.request as unknown as StoredRequest;
+      const stored = interaction.request;
       if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
       const user = await idgate.storage.users.findById(interaction.userId);
       if (isStandalone(stored) || user === undefined) return flow.errorPage(reply, 400, EXPIRED);
@@ -185,25 +185,14 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       const shown = { username, ...(external === undefined ? {} : { provider: external }) };
       let login: PasswordSignIn;
       try {
-        login = await signInWithPassword(
-          {
-            username,
-            password,
-            provider: external,
-            sourceAddress: request.ip,
-            userAgent: request.headers['user-agent'],
-          },
-          {
-            audit: { events: idgate.storage.auditEvents, clock: idgate.clock, ids: idgate.auditIds },
-            passwords: {
-              findUserByUsername: (name) => idgate.storage.users.findByUsername(name),
-              hasher: idgate.hasher,
-              dummyHash: idgate.dummyHash,
-            },
-            externalPasswords: (name) => externalPasswordCheck(idgate, name, request.log),
-            throttle: idgate.throttle,
-          },
-        );
+        login = await idgate.core.signIn.password({
+          username,
+          password,
+          provider: external,
+          sourceAddress: request.ip,
+          userAgent: request.headers['user-agent'],
+          log: request.log,
+        });
       } catch (error) {
         if (!(error instanceof OAuthProtocolError)) throw error;
         const error503 = 'The directory cannot be reached right now. Try again later.';
@@ -235,7 +224,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         }
       }
       const session = await state.startSession(request, reply, login.user, login.upstream ?? null);
-      const stored = interaction.request as unknown as StoredRequest;
+      const stored = interaction.request;
       if (isStandalone(stored)) {
         await state.finishInteraction(reply, interaction.id);
         return sendPage(
@@ -278,7 +267,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           'The form was not sent from this consent page. Go back and try again.',
         );
       }
-      const stored = interaction.request as unknown as StoredRequest;
+      const stored = interaction.request;
       const user = await idgate.storage.users.findById(interaction.userId);
       if (isStandalone(stored) || isDeviceApproval(stored) || user === undefined)
         return flow.errorPage(reply, 400, EXPIRED);
@@ -303,14 +292,9 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           ),
         );
       }
-      await giveConsent(user.id, stored.clientId, stored.scope, {
-        consents: idgate.storage.consents,
-        clock: idgate.clock,
-        auditIds: idgate.auditIds,
-        audit: {
-          events: idgate.storage.auditEvents,
-          origin: { address: request.ip, userAgent: request.headers['user-agent'] ?? null },
-        },
+      await idgate.core.authorize.consent(user.id, stored.clientId, stored.scope, {
+        address: request.ip,
+        userAgent: request.headers['user-agent'] ?? null,
       });
       return proceedWith(reply, stored, authentication, interaction.id, true);
     },

@@ -1,10 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  constantTimeEqual,
-  endBrowserSession,
-  OAuthProtocolError,
-  validateLogoutRequest,
-} from '@idgate/core';
+import { constantTimeEqual, OAuthProtocolError, type LogoutRequest as ValidatedLogout } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationFlow } from '../../browser/flow.js';
@@ -57,13 +52,9 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
   const secure = idgate.config.issuer.startsWith('https:');
 
   const logout = async (request: FastifyRequest, reply: FastifyReply, params: FormBody) => {
-    let validated: Awaited<ReturnType<typeof validateLogoutRequest>>;
+    let validated: ValidatedLogout;
     try {
-      validated = await validateLogoutRequest(params, {
-        issuer: idgate.config.issuer,
-        keys: idgate.keys(),
-        findClient: (id) => idgate.storage.clients.findById(id),
-      });
+      validated = await idgate.core.logout.validate(params);
     } catch (error) {
       if (error instanceof OAuthProtocolError)
         return flow.errorPage(reply, 400, `This sign-out request is not valid: ${error.description}.`);
@@ -99,17 +90,13 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
       );
     }
     if (current !== undefined) {
-      await endBrowserSession(
-        current.session.id,
-        {
-          revokeGrants: idgate.config.logout.revokeGrants,
-          clientId: validated.clientId,
-          userId: current.user.id,
-          address: request.ip,
-          userAgent: request.headers['user-agent'] ?? null,
-        },
-        idgate,
-      );
+      await idgate.core.logout.endSession(current.session.id, {
+        revokeGrants: idgate.config.logout.revokeGrants,
+        clientId: validated.clientId,
+        userId: current.user.id,
+        address: request.ip,
+        userAgent: request.headers['user-agent'] ?? null,
+      });
     }
     state.clearSession(reply);
     if (validated.redirectTo !== undefined) return reply.redirect(validated.redirectTo, 303);

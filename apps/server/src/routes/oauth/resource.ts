@@ -1,11 +1,4 @@
-import {
-  authenticateClient,
-  introspectToken,
-  type LiveTokenContext,
-  OAuthProtocolError,
-  revokeToken,
-  userinfo,
-} from '@idgate/core';
+import { OAuthProtocolError } from '@idgate/core';
 import { IntrospectionResponse, UserInfo } from '@idgate/schema';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -94,17 +87,13 @@ function bearerToken(request: FastifyRequest<{ Body: FormBody | undefined }>): s
 /** `GET/POST /oauth/userinfo`, `POST /oauth/revoke` (RFC 7009), `POST /oauth/introspect` (RFC 7662). */
 export async function resourceRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
-  const live = (): LiveTokenContext => idgate.directory.liveTokenContext();
+  const { core } = idgate;
   const client = (request: FastifyRequest<{ Body: FormBody | undefined }>) =>
-    authenticateClient(
-      {
-        authorization: request.headers.authorization,
-        clientId: formField(request.body, 'client_id'),
-        clientSecret: formField(request.body, 'client_secret'),
-      },
-      (id) => idgate.storage.clients.findById(id),
-      new Date(idgate.clock.now()),
-    );
+    core.authenticateClient({
+      authorization: request.headers.authorization,
+      clientId: formField(request.body, 'client_id'),
+      clientSecret: formField(request.body, 'client_secret'),
+    });
   const options = {
     config: { errorFormat: 'oauth' as const },
     onRequest: async (_request: FastifyRequest, reply: import('fastify').FastifyReply) => {
@@ -114,7 +103,7 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
   };
 
   const handleUserinfo = async (request: FastifyRequest<{ Body: FormBody | undefined }>) =>
-    userinfo(bearerToken(request), live());
+    core.userinfo(bearerToken(request));
   const documented = (doc: RouteDoc) => ({ ...options, config: { ...options.config, doc } });
   app.get<{ Body: FormBody | undefined }>('/oauth/userinfo', documented(userinfoDoc('GET')), handleUserinfo);
   app.post<{ Body: FormBody | undefined }>(
@@ -142,14 +131,7 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
     const { client: caller } = await client(request);
     const token = formField(request.body, 'token');
     if (token === undefined) throw new OAuthProtocolError('invalid_request', 'token is required');
-    await revokeToken(token.slice(0, 8192), formField(request.body, 'token_type_hint'), caller, {
-      issuer: idgate.config.issuer,
-      keys: idgate.keys(),
-      clock: idgate.clock,
-      auditIds: idgate.auditIds,
-      storage: idgate.storage,
-      maxTokenLifetimeSeconds: idgate.maxTokenLifetimeSeconds,
-    });
+    await core.revoke(token.slice(0, 8192), formField(request.body, 'token_type_hint'), caller);
     return reply.status(200).send();
   });
 
@@ -179,10 +161,7 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
     }
     const token = formField(request.body, 'token');
     if (token === undefined) throw new OAuthProtocolError('invalid_request', 'token is required');
-    return introspectToken(token.slice(0, 8192), formField(request.body, 'token_type_hint'), {
-      ...live(),
-      storage: idgate.storage,
-    });
+    return core.introspect(token.slice(0, 8192), formField(request.body, 'token_type_hint'));
   });
 
   installPreflight(app, ['/oauth/userinfo', '/oauth/revoke', '/oauth/token']);

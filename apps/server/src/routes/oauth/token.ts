@@ -1,12 +1,11 @@
-import { handleTokenRequest } from '@idgate/core';
 import { TokenRequest, TokenResponse } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
+import { callerOf } from '../../http/caller.js';
 import { credentialEndpoint } from '../../http/credential-endpoint.js';
-import { tokenEndpointContext } from './token-context.js';
 
 /** `POST /oauth/token` (RFC 6749 §3.2). */
 export async function tokenRoutes(app: FastifyInstance): Promise<void> {
-  const { idgate } = app;
+  const { core } = app.idgate;
   credentialEndpoint(
     app,
     '/oauth/token',
@@ -44,7 +43,6 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
         },
       },
     },
-    (form, authorization, request) =>
-      handleTokenRequest(form, authorization, tokenEndpointContext(idgate, request)),
+    (form, authorization, request) => core.token(form, authorization, callerOf(request)),
   );
 }

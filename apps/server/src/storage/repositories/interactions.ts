@@ -1,4 +1,4 @@
-import type { InteractionRecord, InteractionRepository } from '@idgate/core';
+import type { InteractionRecord, InteractionRepository, InteractionRequest } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { InteractionsTable } from '../schema.js';
 import {
@@ -60,11 +60,17 @@ function toInteraction(row: Selectable<InteractionsTable>): InteractionRecord {
   return {
     id: row.id,
     secretHash: row.secret_hash,
-    request: fromJsonObject(row.request, 'interactions.request'),
+    request: interactionRequest(row.request),
     userId: row.user_id,
     authTime: toDateOrNull(row.auth_time),
     csrfTokenHash: row.csrf_token,
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
   };
+}
+
+/** What this repository wrote: an interaction's request, as JSON (see `toRow`). */
+function interactionRequest(text: string): InteractionRequest {
+  const request: object = fromJsonObject(text, 'interactions.request');
+  return request as InteractionRequest;
 }

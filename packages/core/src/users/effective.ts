@@ -1,9 +1,11 @@
-import type { LinkedIdentityRepository, Storage, UserRecord, UserRepository } from '@idgate/core';
+import type { UserRecord } from '../model.js';
+import type { LinkedIdentityRepository } from '../ports/federation-storage.js';
+import type { Storage, UserRepository } from '../ports/storage.js';
 
 /** `user` with the groups their linked identities got at their latest sign-in added to their own. */
 export async function withIdentityGroups(
   user: UserRecord,
-  identities: LinkedIdentityRepository,
+  identities: Pick<LinkedIdentityRepository, 'listByUser'>,
 ): Promise<UserRecord> {
   const linked = await identities.listByUser(user.id);
   if (linked.length === 0) return user;

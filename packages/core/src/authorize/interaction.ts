@@ -1,0 +1,32 @@
+import type { AuthorizationRequest } from './request.js';
+
+/** A sign-in on the login page with no application behind it. */
+export interface StandaloneSignIn {
+  standalone: true;
+}
+
+/**
+ * A device approval (RFC 8628) waiting for the person to sign in and confirm: the device
+ * authorization by its device code hash (a user code may be reissued once it expires; the hash
+ * is never), and its client, for the login page to name.
+ */
+export interface DeviceApprovalRequest {
+  device: { deviceCodeHash: string };
+  clientId: string;
+}
+
+/**
+ * What a browser interaction carries on to after sign-in: an authorization request, a device
+ * approval or a standalone sign-in. Stored as JSON with the interaction.
+ */
+export type InteractionRequest = AuthorizationRequest | StandaloneSignIn | DeviceApprovalRequest;
+
+/** Whether `request` is a standalone sign-in. */
+export function isStandalone(request: InteractionRequest): request is StandaloneSignIn {
+  return 'standalone' in request;
+}
+
+/** Whether `request` is a device approval. */
+export function isDeviceApproval(request: InteractionRequest): request is DeviceApprovalRequest {
+  return 'device' in request;
+}

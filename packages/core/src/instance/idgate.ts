@@ -1,0 +1,331 @@
+import type { AdminPorts } from '../admin/ports.js';
+import { authenticateApiKey, isApiKeyLive } from '../api-keys/api-key.js';
+import { createAuditBatcher } from '../audit/batcher.js';
+import { createAuditEventIds } from '../audit/record.js';
+import { giveConsent } from '../authorize/consent.js';
+import { issueAuthorizationCode, nextAuthorizationStep } from '../authorize/flow.js';
+import { type AuthorizationRequestOptions, validateAuthorizationRequest } from '../authorize/request.js';
+import { authenticateClient } from '../clients/authenticate.js';
+import {
+  approveDeviceAuthorization,
+  type DeviceApprovalContext,
+  denyDeviceAuthorization,
+  enterUserCode,
+  findPendingDeviceAuthorization,
+} from '../device/approval.js';
+import { startDeviceAuthorization } from '../device/authorization.js';
+import { buildProviderMetadata } from '../discovery.js';
+import type { GrantStorage, TokenEndpointContext } from '../grants/context.js';
+import { issueFederatedTokens } from '../grants/federation.js';
+import { refreshSuccessorKey } from '../grants/refresh-token.js';
+import { handleTokenRequest, TOKEN_ENDPOINT_GRANT_TYPES } from '../grants/token-endpoint.js';
+import { grantUpstream, revalidateUpstream } from '../grants/upstream-revalidation.js';
+import { checkAccessToken, type LiveTokenContext } from '../oidc/access-token-check.js';
+import { type IntrospectionContext, introspectToken } from '../oidc/introspection.js';
+import { validateLogoutRequest } from '../oidc/logout.js';
+import { revokeToken } from '../oidc/revocation.js';
+import { userinfo } from '../oidc/userinfo.js';
+import type { Caller } from '../ports/caller.js';
+import { pooledRandom, systemClock } from '../ports/runtime.js';
+import type { Storage } from '../ports/storage.js';
+import { generateSecret } from '../secrets.js';
+import { DEFAULT_LOGIN_THROTTLE, LoginThrottle } from '../security/login-throttle.js';
+import { endBrowserSession } from '../sessions/end-session.js';
+import { directoryPasswordCheck } from '../sign-in/directory.js';
+import { recordUpstreamRefusal, signInWithExternalIdentity } from '../sign-in/external.js';
+import { signInWithPassword } from '../sign-in/password.js';
+import { mappingPolicy } from '../sign-in/providers.js';
+import { reviewToken } from '../token-review/review.js';
+import { type AccessTokenVerification, verifyAccessToken } from '../tokens/access-token.js';
+import { withIdentityGroups } from '../users/effective.js';
+import type { IdgatePolicy, IdgatePorts } from './ports.js';
+import type { Idgate } from './surface.js';
+
+/**
+ * Builds an idgate instance once — every grant, endpoint and sign-in over the ports and the
+ * policy — and returns what a host drives: the token endpoint, token review, introspection,
+ * userinfo, sign-in, federation, device approval, logout and the administrative ports. What
+ * varies per request (address, user agent, the request's log) is passed with each call.
+ * @example
+ * const idgate = await createIdgate(
+ *   { storage, hasher, keys: () => ring, providers },
+ *   { issuer: 'https://id.example.com/oauth', keyPolicy, tokens },
+ * );
+ * const tokens = await idgate.token(form, request.headers.authorization, { address: request.ip });
+ */
+export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Promise<Idgate> {
+  const { storage, hasher, providers, cache } = ports;
+  const { issuer, keyPolicy, tokens } = policy;
+  const clock = ports.clock ?? systemClock;
+  const random = ports.random ?? pooledRandom();
+  const auditIds = ports.auditIds ?? createAuditEventIds(random);
+  const secret = keyPolicy.secret;
+  const maxTokenLifetimeSeconds = keyPolicy.maxTokenLifetimeSeconds;
+  // A valid hash verified for unknown usernames, so they cost as long as a wrong password.
+  const dummyHash = await hasher.hash(generateSecret(random, 16));
+  const throttle = new LoginThrottle(
+    ports.loginAttempts ?? storage.loginAttempts,
+    policy.loginThrottle ?? DEFAULT_LOGIN_THROTTLE,
+    clock,
+  );
+
+  // A user as tokens describe them: their own groups and their linked identities' (read through
+  // `through`, a transaction's storage, from inside one).
+  const loadSubject = (through: Pick<Storage, 'users' | 'identities'>) => async (id: string) => {
+    const user = await through.users.findById(id);
+    return user === undefined ? undefined : withIdentityGroups(user, through.identities);
+  };
+  const subjectOf = loadSubject(storage);
+  const findSubject = (id: string, through?: Pick<Storage, 'users' | 'identities'>) => {
+    const load = through === undefined ? subjectOf : loadSubject(through);
+    return cache === undefined ? load(id) : cache.subject(id, load);
+  };
+  const verifyNow = (token: string) => verifyAccessToken(ports.keys(), issuer, token, clock);
+  const verify = (token: string): Promise<AccessTokenVerification> =>
+    cache === undefined ? verifyNow(token) : cache.verification(token, verifyNow);
+  const findClient = (id: string) => storage.clients.findById(id);
+
+  const live: LiveTokenContext = {
+    issuer,
+    get keys() {
+      return ports.keys();
+    },
+    clock,
+    findUser: (id) => findSubject(id),
+    findClient,
+    isRevoked: (kind, value) => storage.revocations.isRevoked(kind, value, new Date(clock.now())),
+    verify,
+  };
+  // Not a spread of `live`: that would read its key ring once, here, for good.
+  const introspection: IntrospectionContext = {
+    issuer,
+    get keys() {
+      return ports.keys();
+    },
+    clock,
+    findUser: live.findUser,
+    findClient,
+    isRevoked: live.isRevoked,
+    verify,
+    storage,
+  };
+
+  // Users, wherever a grant reads them, as tokens describe them (never written through here).
+  const grantUsers = (through: Pick<Storage, 'users' | 'identities'>): GrantStorage['users'] => ({
+    ...through.users,
+    findById: (id) => findSubject(id, through === storage ? undefined : through),
+    findByUsername: async (username) => {
+      const user = await through.users.findByUsername(username);
+      return user === undefined ? undefined : withIdentityGroups(user, through.identities);
+    },
+  });
+  const users = grantUsers(storage);
+  const mapping = { storage, clock, auditIds };
+  const directory = { ...mapping, providers, secret, random };
+  const externalPasswords = (name: string, log?: Caller['log']) =>
+    directoryPasswordCheck(name, directory, log);
+  const passwords = {
+    findUserByUsername: (username: string) => users.findByUsername(username),
+    hasher,
+    dummyHash,
+  };
+  const revalidation = {
+    clock,
+    intervalSeconds: policy.revalidateInterval ?? 0,
+    secret,
+    storage,
+    provider: async (name: string) => {
+      const provider = await providers.get(name);
+      return provider === undefined || provider.config.disabled ? undefined : provider;
+    },
+  };
+  const tokenEndpoint: TokenEndpointContext = {
+    issuer,
+    get keys() {
+      return ports.keys();
+    },
+    clock,
+    random,
+    auditIds,
+    findClient,
+    passwords,
+    storage: {
+      ...storage,
+      users,
+      // A grant step is one transaction and reads its user inside it.
+      transaction: (work) => storage.transaction((tx) => work({ ...tx, users: grantUsers(tx) })),
+    },
+    lifetimes: {
+      idToken: tokens.idTokenTtl,
+      grant: tokens.grantTtl,
+      maxAccessToken: maxTokenLifetimeSeconds,
+    },
+    refreshForTrustedClients: tokens.refreshForTrustedClients ?? false,
+    externalPasswords,
+    throttle,
+    clusterAudiences: async () => (await storage.clusters.list()).map((cluster) => cluster.audience),
+    refreshReuse: {
+      windowSeconds: tokens.refreshReuseWindow ?? 0,
+      successorKey: await refreshSuccessorKey(secret),
+    },
+    auditBatcher: createAuditBatcher(
+      storage,
+      ports.schedule === undefined ? {} : { schedule: ports.schedule },
+    ),
+    revalidate: (grant, log) =>
+      revalidateUpstream(grant, {
+        ...revalidation,
+        // Told once per grant per interval: the re-check is not tried again sooner.
+        onUnavailable: (grant, reason) =>
+          log?.warn(
+            { grantId: grant.id, provider: grant.upstream?.provider, reason },
+            'identity provider unreachable on refresh; the grant keeps its current data',
+          ),
+      }),
+  };
+  // The login page's sign-in answers a session, not tokens: the user as stored is enough.
+  const passwordSignIn = {
+    passwords: {
+      ...passwords,
+      findUserByUsername: (username: string) => storage.users.findByUsername(username),
+    },
+    externalPasswords,
+    throttle,
+    audit: { events: storage.auditEvents, clock, ids: auditIds },
+  };
+  const device: DeviceApprovalContext = { clock, auditIds, findClient, storage, throttle };
+  const deviceStart = {
+    clock,
+    random,
+    findClient,
+    storage,
+    verificationUri: `${issuer}/device`,
+    ...(policy.device?.codeTtl === undefined ? {} : { lifetimeSeconds: policy.device.codeTtl }),
+    ...(policy.device?.interval === undefined ? {} : { intervalSeconds: policy.device.interval }),
+  };
+  const authorizationOptions: AuthorizationRequestOptions = {
+    findClient,
+    allowPlainPkce: policy.pkce?.allowPlain ?? false,
+    requirePkce: policy.pkce?.requireForConfidentialClients ?? false,
+  };
+  const steps = { clock, consents: storage.consents };
+  const stepsAfterConsent = { ...steps, consentGiven: true };
+  const session = { storage, clock, auditIds, maxTokenLifetimeSeconds };
+  const revocation = { issuer, clock, auditIds, storage, maxTokenLifetimeSeconds };
+  const admin: AdminPorts = {
+    storage,
+    clock,
+    random,
+    auditIds,
+    hasher,
+    keyPolicy,
+    lifetimes: tokens,
+    ...(policy.declaredProviders === undefined ? {} : { declaredProviders: policy.declaredProviders }),
+    ...(policy.passwordPolicy === undefined ? {} : { passwordPolicy: policy.passwordPolicy }),
+    ...(policy.loginThrottle === undefined ? {} : { loginThrottle: policy.loginThrottle }),
+    ...(ports.lockSigningKeys === undefined ? {} : { lockSigningKeys: ports.lockSigningKeys }),
+  };
+
+  return {
+    issuer,
+    clock,
+    random,
+    auditIds,
+    storage,
+    providers,
+    throttle,
+    admin,
+
+    token: (form, authorization, caller) => handleTokenRequest(form, authorization, tokenEndpoint, caller),
+    reviewToken: (review, reviewer) => reviewToken(review, live, reviewer),
+    userinfo: (token) => userinfo(token, live),
+    introspect: (token, hint) => introspectToken(token, hint, introspection),
+    revoke: (token, hint, client) => revokeToken(token, hint, client, { ...revocation, keys: ports.keys() }),
+    checkAccessToken: (token) => checkAccessToken(token, live),
+    verifyAccessToken: verify,
+    authenticateClient: (presented) => authenticateClient(presented, findClient, new Date(clock.now())),
+    async authenticateApiKey(presented, scope) {
+      const known = presented === undefined ? undefined : cache?.apiKey(presented);
+      if (known !== undefined && isApiKeyLive(known, new Date(clock.now()))) {
+        if (scope === null || known.scopes.includes(scope)) return known;
+      }
+      const record = await authenticateApiKey(
+        presented,
+        scope,
+        (prefix) => storage.apiKeys.findByPrefix(prefix),
+        new Date(clock.now()),
+      );
+      cache?.rememberApiKey(presented as string, record);
+      return record;
+    },
+    metadata: (options) =>
+      buildProviderMetadata({ issuer, grantTypes: TOKEN_ENDPOINT_GRANT_TYPES, ...options }),
+
+    signIn: {
+      password: (request) => signInWithPassword(request, passwordSignIn),
+      external: async (identity, provider, caller) => {
+        const mapped = await signInWithExternalIdentity(
+          identity,
+          mappingPolicy(provider),
+          caller.address ?? 'unknown',
+          { ...mapping, throttle },
+          { userAgent: caller.userAgent },
+        );
+        if (!mapped.ok) return mapped;
+        // Recorded once, here: the session (then its codes and device approvals) or the token
+        // answer's grant carries it, so every grant of this sign-in re-checks the person upstream.
+        const upstream = await grantUpstream(provider.config.name, identity, secret, new Date(clock.now()));
+        return { ...mapped, upstream };
+      },
+      upstreamRefusal: (provider, reason, caller) =>
+        recordUpstreamRefusal(provider, reason, caller.address ?? 'unknown', mapping, {
+          userAgent: caller.userAgent,
+        }),
+    },
+    federation: {
+      issueTokens: (user, client, upstream, caller) =>
+        issueFederatedTokens(
+          user,
+          client,
+          { ...tokenEndpoint, sourceAddress: caller.address, log: caller.log },
+          upstream,
+        ),
+    },
+    authorize: {
+      validate: (params) => validateAuthorizationRequest(params, authorizationOptions),
+      next: (request, client, authentication, options = {}) =>
+        nextAuthorizationStep(
+          request,
+          client,
+          authentication,
+          options.consentGiven ? stepsAfterConsent : steps,
+        ),
+      issueCode: (request, authentication, origin) =>
+        issueAuthorizationCode(request, authentication, {
+          clock,
+          random,
+          auditIds,
+          codes: storage.authorizationCodes,
+          audit: { events: storage.auditEvents, origin },
+        }),
+      consent: (userId, clientId, scope, origin) =>
+        giveConsent(userId, clientId, scope, {
+          consents: storage.consents,
+          clock,
+          auditIds,
+          audit: { events: storage.auditEvents, origin },
+        }),
+    },
+    device: {
+      start: (form, authorization) => startDeviceAuthorization(form, authorization, deviceStart),
+      enterUserCode: (input, address) => enterUserCode(input, address, device),
+      find: (deviceCodeHash) => findPendingDeviceAuthorization(deviceCodeHash, device),
+      approve: (deviceCodeHash, approver) => approveDeviceAuthorization(deviceCodeHash, approver, device),
+      deny: (deviceCodeHash, approver) => denyDeviceAuthorization(deviceCodeHash, approver, device),
+    },
+    logout: {
+      validate: (params) => validateLogoutRequest(params, { issuer, keys: ports.keys(), findClient }),
+      endSession: (sessionId, options) => endBrowserSession(sessionId, options, session),
+    },
+  };
+}

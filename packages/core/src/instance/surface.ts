@@ -1,0 +1,151 @@
+import type {
+  ApiKeyScope,
+  DeviceAuthorizationResponse,
+  IntrospectionResponse,
+  ProviderMetadata,
+  TokenResponse,
+  TokenReviewRequest,
+  TokenReviewResponse,
+  UserInfo,
+} from '@idgate/schema';
+import type { AdminPorts } from '../admin/ports.js';
+import type { AuditEventIds, RequestOrigin } from '../audit/record.js';
+import type { Authentication, AuthorizationStep } from '../authorize/flow.js';
+import type { AuthorizationRequest } from '../authorize/request.js';
+import type { ClientAuthMethod, PresentedClientCredentials } from '../clients/authenticate.js';
+import type { ExternalIdentity } from '../connectors/types.js';
+import type {
+  DeviceApprover,
+  DeviceAuthorizationUnavailable,
+  DeviceDecisionOutcome,
+  PendingDeviceAuthorization,
+} from '../device/approval.js';
+import type { DiscoveryOptions } from '../discovery.js';
+import type { FormFields } from '../grants/parse.js';
+import type { ApiKeyRecord, ClientRecord, GrantUpstream, UserRecord } from '../model.js';
+import type { LiveAccessToken } from '../oidc/access-token-check.js';
+import type { LogoutRequest } from '../oidc/logout.js';
+import type { Caller } from '../ports/caller.js';
+import type { Clock, Random } from '../ports/runtime.js';
+import type { Storage } from '../ports/storage.js';
+import type { LoginThrottle } from '../security/login-throttle.js';
+import type { LogoutRevocation } from '../sessions/end-session.js';
+import type { IdentityMapping } from '../sign-in/external.js';
+import type { PasswordSignIn, PasswordSignInRequest } from '../sign-in/password.js';
+import type { IdentityProvider, IdentityProviders } from '../sign-in/providers.js';
+import type { TokenReviewer } from '../token-review/review.js';
+import type { AccessTokenVerification, LiveTokenRejection } from '../tokens/access-token.js';
+
+type Params = Record<string, string | string[] | undefined>;
+
+/** An external sign-in that found its user, with what the grants it opens keep to re-check them upstream. */
+export type ExternalSignIn = Extract<IdentityMapping, { ok: true }> & { upstream: GrantUpstream };
+
+/** What an idgate instance ({@link createIdgate}) offers a host: every endpoint and use case, built once. */
+export interface Idgate {
+  readonly issuer: string;
+  readonly clock: Clock;
+  readonly random: Random;
+  /** The ids of the instance's audit events (a host that writes some itself shares them). */
+  readonly auditIds: AuditEventIds;
+  /** The storage the instance runs over (with the host's cache in front): a host's reads go here too. */
+  readonly storage: Storage;
+  readonly providers: IdentityProviders;
+  /** Brute-force protection of every password sign-in. */
+  readonly throttle: LoginThrottle;
+  /**
+   * The ports the administrative use cases run over, acting as `system`; a host acting for someone
+   * passes `{ ...idgate.admin, auditActor }`.
+   */
+  readonly admin: AdminPorts;
+
+  /** The token endpoint (RFC 6749 §3.2); `caller` is who asks this time. */
+  token(form: FormFields, authorization: string | undefined, caller?: Caller): Promise<TokenResponse>;
+  /** A Kubernetes TokenReview, by `reviewer` (an API key bound to a cluster answers only for it). */
+  reviewToken(review: TokenReviewRequest, reviewer?: TokenReviewer): Promise<TokenReviewResponse>;
+  /** UserInfo (OIDC Core §5.3) for a bearer access token. */
+  userinfo(accessToken: string | undefined): Promise<UserInfo>;
+  /** Introspection (RFC 7662) for an authenticated client. */
+  introspect(token: string, hint: string | undefined): Promise<IntrospectionResponse>;
+  /** Revocation (RFC 7009) by an authenticated client. */
+  revoke(token: string, hint: string | undefined, client: ClientRecord): Promise<void>;
+  /** Whether an access token is live, and for whom. */
+  checkAccessToken(
+    token: string,
+  ): Promise<{ ok: true; token: LiveAccessToken } | { ok: false; reason: LiveTokenRejection }>;
+  /** The JWT checks of an access token alone (signature, issuer, type, expiry). */
+  verifyAccessToken(token: string): Promise<AccessTokenVerification>;
+  /** Client authentication at the token, revocation and introspection endpoints. */
+  authenticateClient(
+    presented: PresentedClientCredentials,
+  ): Promise<{ client: ClientRecord; method: ClientAuthMethod }>;
+  /**
+   * A presented API key with `scope` (null: any): a key that authenticated before is answered from
+   * the read cache without a storage read; any other is checked against storage.
+   * @throws ApiKeyError (as a rejected promise).
+   */
+  authenticateApiKey(presented: string | undefined, scope: ApiKeyScope | null): Promise<ApiKeyRecord>;
+  /** The OpenID provider metadata of this instance. */
+  metadata(options: Omit<DiscoveryOptions, 'issuer' | 'grantTypes'>): ProviderMetadata;
+
+  readonly signIn: {
+    /** Password sign-in, local or at a password provider: the login page's and the CLI's. */
+    password(request: PasswordSignInRequest): Promise<PasswordSignIn>;
+    /** A sign-in through an external provider, mapped to a local user and recorded. */
+    external(
+      identity: ExternalIdentity,
+      provider: IdentityProvider,
+      caller: Caller,
+    ): Promise<ExternalSignIn | Extract<IdentityMapping, { ok: false }>>;
+    /** Records a sign-in the upstream provider itself refused. */
+    upstreamRefusal(provider: string, reason: string, caller: Caller): Promise<void>;
+  };
+  readonly federation: {
+    /** The token answer of a federated sign-in with no authorization request waiting. */
+    issueTokens(
+      user: UserRecord,
+      client: ClientRecord,
+      upstream: GrantUpstream | undefined,
+      caller: Caller,
+    ): Promise<TokenResponse>;
+  };
+  readonly authorize: {
+    validate(params: Params): Promise<{ request: AuthorizationRequest; client: ClientRecord }>;
+    next(
+      request: AuthorizationRequest,
+      client: ClientRecord,
+      authentication: Authentication | undefined,
+      options?: { consentGiven?: boolean },
+    ): Promise<AuthorizationStep>;
+    issueCode(
+      request: AuthorizationRequest,
+      authentication: Authentication,
+      origin: RequestOrigin,
+    ): Promise<string>;
+    consent(userId: string, clientId: string, scope: readonly string[], origin: RequestOrigin): Promise<void>;
+  };
+  readonly device: {
+    /** The device authorization endpoint (RFC 8628 §3.1). */
+    start(form: FormFields, authorization: string | undefined): Promise<DeviceAuthorizationResponse>;
+    enterUserCode(
+      input: string,
+      address: string,
+    ): Promise<PendingDeviceAuthorization | DeviceAuthorizationUnavailable>;
+    find(deviceCodeHash: string): Promise<PendingDeviceAuthorization | DeviceAuthorizationUnavailable>;
+    approve(deviceCodeHash: string, approver: DeviceApprover): Promise<DeviceDecisionOutcome>;
+    deny(deviceCodeHash: string, approver: DeviceApprover): Promise<DeviceDecisionOutcome>;
+  };
+  readonly logout: {
+    validate(params: Params): Promise<LogoutRequest>;
+    endSession(
+      sessionId: string,
+      options: {
+        revokeGrants: LogoutRevocation;
+        clientId?: string | undefined;
+        userId?: string | undefined;
+        address?: string | null | undefined;
+        userAgent?: string | null | undefined;
+      },
+    ): Promise<number>;
+  };
+}
