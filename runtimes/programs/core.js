@@ -1,15 +1,8 @@
 // Runs idgate's core through its public API on whatever runtime executes this file (Node, Bun,
-// Deno, a browser), over the in-memory ports: a client_credentials token issued, verified, reviewed, and a
-// tampered copy refused. Plain JavaScript importing the built packages, as a user would.
-import {
-  generateSigningKey,
-  handleTokenRequest,
-  KeyRing,
-  registerClient,
-  reviewToken,
-  systemClock,
-  verifyAccessToken,
-} from '@idgate/core';
+// Deno, a browser), over the in-memory ports: one instance (createIdgate) issues a
+// client_credentials token, verifies and reviews it, and refuses a tampered copy. Plain JavaScript
+// importing the built packages, as a user would.
+import { createIdgate, generateSigningKey, KeyRing, registerClient, systemClock } from '@idgate/core';
 import { createMemoryStorage, insecureTestPasswordHasher } from '@idgate/core/testing';
 
 const runtime = globalThis.Deno
@@ -52,48 +45,45 @@ async function main() {
   );
   check(typeof clientSecret === 'string', 'a confidential client gets a secret');
 
-  const context = {
-    issuer,
-    keys,
-    clock,
-    findClient: (id) => storage.clients.findById(id),
-    passwords: {
-      findUserByUsername: (username) => storage.users.findByUsername(username),
+  const idgate = await createIdgate(
+    {
+      storage,
       hasher,
-      dummyHash: await hasher.hash('dummy'),
+      keys: () => keys,
+      providers: { get: async () => undefined, enabled: async () => [] },
+      clock,
     },
-    storage,
-    lifetimes: { idToken: 3600, grant: 86_400, maxAccessToken: 3600 },
-  };
-  const basic = `Basic ${btoa(`${client.clientId}:${clientSecret}`)}`;
-  const response = await handleTokenRequest(
-    { grant_type: 'client_credentials', scope: 'api' },
-    basic,
-    context,
+    {
+      issuer,
+      keyPolicy: { alg: 'RS256', secret, maxTokenLifetimeSeconds: 3600 },
+      tokens: {
+        accessTokenTtl: 600,
+        idTokenTtl: 3600,
+        refreshTokenTtl: 3600,
+        maxAccessTokenTtl: 3600,
+        grantTtl: 86_400,
+      },
+    },
   );
+  const basic = `Basic ${btoa(`${client.clientId}:${clientSecret}`)}`;
+  const response = await idgate.token({ grant_type: 'client_credentials', scope: 'api' }, basic, {
+    address: '192.0.2.1',
+  });
   check(response.token_type === 'Bearer' && response.scope === 'api', 'the token response');
   const token = response.access_token;
 
-  const verified = await verifyAccessToken(keys, issuer, token, clock);
+  const verified = await idgate.verifyAccessToken(token);
   check(verified.ok && verified.claims.sub === client.clientId, 'the access token verifies');
   const header = token.split('.')[0] ?? '';
   check(JSON.parse(atob(header.replace(/-/g, '+').replace(/_/g, '/'))).alg === 'RS256', 'RS256');
 
-  const reviewContext = {
-    issuer,
-    keys,
-    clock,
-    findUser: (id) => storage.users.findById(id),
-    findClient: (id) => storage.clients.findById(id),
-    isRevoked: (kind, value) => storage.revocations.isRevoked(kind, value, new Date(clock.now())),
-  };
   /** @type {(presented: string) => import('@idgate/schema').TokenReviewRequest} */
   const review = (presented) => ({
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenReview',
     spec: { token: presented },
   });
-  const answer = await reviewToken(review(token), reviewContext);
+  const answer = await idgate.reviewToken(review(token));
   check(
     answer.status.authenticated === true && answer.status.user?.username === `client:${client.clientId}`,
     'the TokenReview authenticates the client',
@@ -102,9 +92,9 @@ async function main() {
   // One character of the signature changed: the signature no longer matches.
   const last = token.at(-2) === 'A' ? 'B' : 'A';
   const tampered = `${token.slice(0, -2)}${last}${token.at(-1)}`;
-  const refused = await verifyAccessToken(keys, issuer, tampered, clock);
+  const refused = await idgate.verifyAccessToken(tampered);
   check(!refused.ok && refused.reason === 'bad_signature', 'a tampered token is refused');
-  const denied = await reviewToken(review(tampered), reviewContext);
+  const denied = await idgate.reviewToken(review(tampered));
   check(denied.status.authenticated === false, 'the TokenReview refuses a tampered token');
 
   const events = await storage.auditEvents.list({ limit: 10 });

@@ -8,7 +8,8 @@ import {
   UnsecuredJWT,
 } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { issueAccessToken, type KeyRing, verifyAccessToken } from '../src/index.js';
+import type { KeyRing } from '../src/keys/key-ring.js';
+import { issueAccessToken, verifyAccessToken } from '../src/tokens/access-token.js';
 import { ISSUER, keyRing, manualClock, signRaw } from './helpers.js';
 
 const input = {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   type ApiKeyError,
-  type ApiKeyRecord,
   apiKeyFromAuthorization,
   authenticateApiKey,
   generateApiKey,
-} from '../src/index.js';
+} from '../src/api-keys/api-key.js';
+import type { ApiKeyRecord } from '../src/model.js';
 
 async function stored(scopes: ApiKeyRecord['scopes'] = ['tokenreview']) {
   const generated = await generateApiKey();

@@ -2,29 +2,32 @@ import { DEVICE_CODE_GRANT_TYPE } from '@idgate/schema';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import {
-  AdminError,
-  type AuthorizationError,
-  type AuthorizationRequest,
   addCluster,
-  authenticateApiKey,
-  clusterAuthenticationConfiguration,
-  computeCodeChallenge,
   getCluster,
-  handleTokenRequest,
-  issueAccessToken,
-  issueAuthorizationCode,
   issueClusterApiKey,
   listClusters,
-  matchesLoopbackRedirect,
-  type OAuthProtocolError,
   removeCluster,
+} from '../src/admin/clusters.js';
+import { AdminError } from '../src/admin/errors.js';
+import { authenticateApiKey } from '../src/api-keys/api-key.js';
+import { issueAuthorizationCode } from '../src/authorize/flow.js';
+import { computeCodeChallenge } from '../src/authorize/pkce.js';
+import {
+  type AuthorizationError,
+  type AuthorizationRequest,
+  matchesLoopbackRedirect,
+  validateAuthorizationRequest,
+} from '../src/authorize/request.js';
+import { clusterAuthenticationConfiguration, webhookKubeconfig } from '../src/clusters/kubernetes.js';
+import type { OAuthProtocolError } from '../src/errors.js';
+import type { TokenEndpointContext } from '../src/grants/context.js';
+import { handleTokenRequest } from '../src/grants/token-endpoint.js';
+import {
   reviewToken,
   TOKEN_REVIEW_DENIAL_MESSAGES,
-  type TokenEndpointContext,
   type TokenReviewContext,
-  validateAuthorizationRequest,
-  webhookKubeconfig,
-} from '../src/index.js';
+} from '../src/token-review/review.js';
+import { issueAccessToken } from '../src/tokens/access-token.js';
 import { adminPorts, rejection, thrown } from './admin/ports.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage } from './helpers.js';
 

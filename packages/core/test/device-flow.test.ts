@@ -3,22 +3,18 @@ import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import {
   approveDeviceAuthorization,
-  type ClientRecord,
-  DEFAULT_LOGIN_THROTTLE,
   type DeviceApprovalContext,
   denyDeviceAuthorization,
   enterUserCode,
-  formatUserCode,
-  generateUserCode,
-  handleTokenRequest,
-  hashSecret,
-  LoginThrottle,
-  normalizeUserCode,
-  OAuthProtocolError,
-  startDeviceAuthorization,
-  type TokenEndpointContext,
-  type UserRecord,
-} from '../src/index.js';
+} from '../src/device/approval.js';
+import { startDeviceAuthorization } from '../src/device/authorization.js';
+import { formatUserCode, generateUserCode, normalizeUserCode } from '../src/device/user-code.js';
+import { OAuthProtocolError } from '../src/errors.js';
+import type { TokenEndpointContext } from '../src/grants/context.js';
+import { handleTokenRequest } from '../src/grants/token-endpoint.js';
+import type { ClientRecord, UserRecord } from '../src/model.js';
+import { hashSecret } from '../src/secrets.js';
+import { DEFAULT_LOGIN_THROTTLE, LoginThrottle } from '../src/security/login-throttle.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage } from './helpers.js';
 
 const VERIFICATION_URI = `${ISSUER}/device`;

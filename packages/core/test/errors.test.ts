@@ -1,17 +1,11 @@
 import { OAuthErrorCode, ProblemCode } from '@idgate/schema';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  type AnyIdgateError,
-  ApiKeyError,
-  AuthorizationError,
-  ConnectorError,
-  type ConnectorFailure,
-  IdgateError,
-  isIdgateError,
-  OAuthProtocolError,
-  StorageConflictError,
-  StorageUnavailableError,
-} from '../src/index.js';
+import { ApiKeyError } from '../src/api-keys/api-key.js';
+import { AuthorizationError } from '../src/authorize/request.js';
+import { ConnectorError, type ConnectorFailure } from '../src/connectors/types.js';
+import { type AnyIdgateError, isIdgateError } from '../src/error-family.js';
+import { IdgateError, OAuthProtocolError } from '../src/errors.js';
+import { StorageConflictError, StorageUnavailableError } from '../src/ports/storage.js';
 
 const CONNECTOR_FAILURES: ConnectorFailure[] = [
   'upstream_error',

@@ -8,6 +8,24 @@ describe('public surface of @idgate/core', () => {
     expect(Object.keys(core)).not.toContain('insecureTestPasswordHasher');
   });
 
+  it('offers the instance, not the pieces it is built from: endpoints and grants are reached through createIdgate', () => {
+    expect(typeof core.createIdgate).toBe('function');
+    for (const internal of [
+      'handleTokenRequest',
+      'passwordGrant',
+      'refreshTokenGrant',
+      'reviewToken',
+      'userinfo',
+      'introspectToken',
+      'signInWithPassword',
+      'issueAccessToken',
+      'randomBytes',
+      'auditEventId',
+    ]) {
+      expect(Object.keys(core)).not.toContain(internal);
+    }
+  });
+
   it('offers them under @idgate/core/testing', () => {
     expect(Object.keys(testing).sort()).toEqual([
       'createMemoryStorage',

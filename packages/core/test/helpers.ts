@@ -1,5 +1,9 @@
 import type { SigningAlgorithm } from '@idgate/schema';
-import { type ClientRecord, type Clock, generateSigningKey, KeyRing, type Storage } from '../src/index.js';
+import { KeyRing } from '../src/keys/key-ring.js';
+import { generateSigningKey } from '../src/keys/signing-key.js';
+import type { ClientRecord } from '../src/model.js';
+import type { Clock } from '../src/ports/runtime.js';
+import type { Storage } from '../src/ports/storage.js';
 import { createMemoryStorage, insecureTestPasswordHasher } from '../src/testing.js';
 
 export const ISSUER = 'https://id.example.test/oauth';

@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ConnectorError,
-  createIdgate,
-  type IdentityProvider,
-  type IdentityProviders,
-  type IdgatePolicy,
-  type ReadCache,
-  type RequestLog,
-} from '../src/index.js';
+import { ConnectorError } from '../src/connectors/types.js';
+import { createIdgate } from '../src/instance/idgate.js';
+import type { IdgatePolicy, ReadCache } from '../src/instance/ports.js';
+import type { RequestLog } from '../src/ports/caller.js';
+import type { IdentityProvider, IdentityProviders } from '../src/sign-in/providers.js';
 import { seededRandom } from '../src/testing.js';
 import { client, ISSUER, keyRing, manualClock, SECRET, seededStorage } from './helpers.js';
 

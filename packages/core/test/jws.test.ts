@@ -1,16 +1,11 @@
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import {
-  generateSigningKey,
-  issueAccessToken,
-  issueIdToken,
-  type JwsCrypto,
-  KeyRing,
-  signCompactJws,
-  verifyAccessToken,
-  verifyCompactJws,
-  webCryptoJws,
-} from '../src/index.js';
+import { type JwsCrypto, webCryptoJws } from '../src/keys/jws-crypto.js';
+import { KeyRing } from '../src/keys/key-ring.js';
+import { generateSigningKey } from '../src/keys/signing-key.js';
+import { issueAccessToken, verifyAccessToken } from '../src/tokens/access-token.js';
+import { issueIdToken } from '../src/tokens/id-token.js';
+import { signCompactJws, verifyCompactJws } from '../src/tokens/jws.js';
 import { ISSUER, keyRing, manualClock, SECRET, signRaw } from './helpers.js';
 
 describe('compact JWS (RFC 7515)', () => {

@@ -1,16 +1,11 @@
 import { ProviderMetadata } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
-import {
-  buildProviderMetadata,
-  ensureSigningKey,
-  generateSigningKey,
-  KeyRing,
-  openPrivateKey,
-  rotateSigningKey,
-  type SigningKeyRecord,
-  signingKeyPhases,
-  signingKeyState,
-} from '../src/index.js';
+import { buildProviderMetadata } from '../src/discovery.js';
+import { KeyRing } from '../src/keys/key-ring.js';
+import { ensureSigningKey, rotateSigningKey } from '../src/keys/rotation.js';
+import { openPrivateKey } from '../src/keys/seal.js';
+import { generateSigningKey, signingKeyPhases, signingKeyState } from '../src/keys/signing-key.js';
+import type { SigningKeyRecord } from '../src/model.js';
 import { createMemoryStorage } from '../src/testing.js';
 import { SECRET } from './helpers.js';
 

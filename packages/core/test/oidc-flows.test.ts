@@ -1,20 +1,19 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { issueAuthorizationCode, nextAuthorizationStep } from '../src/authorize/flow.js';
+import { computeCodeChallenge } from '../src/authorize/pkce.js';
 import {
   type AuthorizationError,
   type AuthorizationRequest,
-  computeCodeChallenge,
-  handleTokenRequest,
-  hashSecret,
-  issueAuthorizationCode,
-  LoginThrottle,
-  nextAuthorizationStep,
-  OAuthProtocolError,
-  refreshSuccessorKey,
-  type TokenEndpointContext,
   validateAuthorizationRequest,
-  validateLogoutRequest,
-} from '../src/index.js';
+} from '../src/authorize/request.js';
+import { OAuthProtocolError } from '../src/errors.js';
+import type { TokenEndpointContext } from '../src/grants/context.js';
+import { refreshSuccessorKey } from '../src/grants/refresh-token.js';
+import { handleTokenRequest } from '../src/grants/token-endpoint.js';
+import { validateLogoutRequest } from '../src/oidc/logout.js';
+import { hashSecret } from '../src/secrets.js';
+import { LoginThrottle } from '../src/security/login-throttle.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage, signRaw } from './helpers.js';
 
 const REDIRECT = 'https://app.example/cb';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { accessTokenHash, hashSecret, verifySecret } from '../src/index.js';
+import { hashSecret, verifySecret } from '../src/secrets.js';
+import { accessTokenHash } from '../src/tokens/id-token.js';
 
 const nodeSha = (text: string, algorithm = 'sha256') => createHash(algorithm).update(text, 'utf8').digest();
 

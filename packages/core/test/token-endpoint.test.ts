@@ -1,16 +1,14 @@
 import type { JSONWebKeySet } from 'jose';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import {
-  accessTokenHash,
-  type ClientRecord,
-  createAuditBatcher,
-  handleTokenRequest,
-  hashSecret,
-  OAuthProtocolError,
-  StorageUnavailableError,
-  type TokenEndpointContext,
-} from '../src/index.js';
+import { createAuditBatcher } from '../src/audit/batcher.js';
+import { OAuthProtocolError } from '../src/errors.js';
+import type { TokenEndpointContext } from '../src/grants/context.js';
+import { handleTokenRequest } from '../src/grants/token-endpoint.js';
+import type { ClientRecord } from '../src/model.js';
+import { StorageUnavailableError } from '../src/ports/storage.js';
+import { hashSecret } from '../src/secrets.js';
+import { accessTokenHash } from '../src/tokens/id-token.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage } from './helpers.js';
 
 const SECRET = 'client-secret-0123456789';

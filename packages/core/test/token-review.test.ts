@@ -1,17 +1,16 @@
 import type { TokenReviewRequest } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
+import { OAuthProtocolError } from '../src/errors.js';
+import type { ClientRecord } from '../src/model.js';
+import { checkAccessToken } from '../src/oidc/access-token-check.js';
+import { userinfo } from '../src/oidc/userinfo.js';
 import {
-  ACCESS_TOKEN_REJECTION_MESSAGES,
-  type ClientRecord,
-  checkAccessToken,
-  issueAccessToken,
-  OAuthProtocolError,
   reviewToken,
   SERVICE_IDENTITY,
   TOKEN_REVIEW_DENIAL_MESSAGES,
   type TokenReviewContext,
-  userinfo,
-} from '../src/index.js';
+} from '../src/token-review/review.js';
+import { ACCESS_TOKEN_REJECTION_MESSAGES, issueAccessToken } from '../src/tokens/access-token.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage } from './helpers.js';
 
 async function setup(clientOverrides: Partial<ClientRecord> = {}) {

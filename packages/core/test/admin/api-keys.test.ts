@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { apiKeyView, authenticateApiKey, createApiKey, listApiKeys, revokeApiKey } from '../../src/index.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../src/admin/api-keys.js';
+import { apiKeyView } from '../../src/admin/views.js';
+import { authenticateApiKey } from '../../src/api-keys/api-key.js';
 import { adminPorts, rejection } from './ports.js';
 
 describe('API key administration', () => {

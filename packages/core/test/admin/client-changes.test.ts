@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/admin/api-keys.js';
 import {
-  addCluster,
-  authenticateApiKey,
-  authenticateClient,
-  createApiKey,
   createClient,
   defaultClientScopes,
   getClient,
@@ -12,7 +9,10 @@ import {
   removeClient,
   rotateClientSecret,
   updateClient,
-} from '../../src/index.js';
+} from '../../src/admin/clients.js';
+import { addCluster } from '../../src/admin/clusters.js';
+import { authenticateApiKey } from '../../src/api-keys/api-key.js';
+import { authenticateClient } from '../../src/clients/authenticate.js';
 import { adminPorts, rejection, thrown } from './ports.js';
 
 const LIFETIMES = {

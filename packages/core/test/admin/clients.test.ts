@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
-  clientView,
   DEFAULT_CLIENT_SCOPES,
   listClients,
   parseClientRegistration,
   registerClient,
   removeClient,
-  verifySecret,
-} from '../../src/index.js';
+} from '../../src/admin/clients.js';
+import { clientView } from '../../src/admin/views.js';
+import { verifySecret } from '../../src/secrets.js';
 import { adminPorts, rejection, thrown } from './ports.js';
 
 const LIFETIMES = { accessTokenTtl: 600, refreshTokenTtl: 86_400, maxAccessTokenTtl: 3600 };

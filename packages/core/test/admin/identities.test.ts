@@ -1,13 +1,9 @@
 import { CreateUserInput, type IdentityProviderConfigInput } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
-import {
-  addIdentityProvider,
-  createUser,
-  linkedIdentityView,
-  linkIdentity,
-  listUserIdentities,
-  unlinkIdentity,
-} from '../../src/index.js';
+import { linkIdentity, listUserIdentities, unlinkIdentity } from '../../src/admin/identities.js';
+import { addIdentityProvider } from '../../src/admin/identity-providers.js';
+import { createUser } from '../../src/admin/users.js';
+import { linkedIdentityView } from '../../src/admin/views.js';
 import { adminPorts, rejection } from './ports.js';
 
 const GITHUB = { type: 'github', name: 'github', clientId: 'x', clientSecret: 's' } as const;

@@ -1,18 +1,20 @@
 import { CreateUserInput, IdentityProviderConfig } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
+import { linkIdentity } from '../../src/admin/identities.js';
 import {
   addIdentityProvider,
-  createUser,
-  describeStoredProvider,
   getIdentityProvider,
-  linkIdentity,
   listIdentityProviders,
-  openProviderConfig,
   removeIdentityProvider,
-  sealProviderConfig,
   setIdentityProviderDisabled,
   updateIdentityProvider,
-} from '../../src/index.js';
+} from '../../src/admin/identity-providers.js';
+import {
+  describeStoredProvider,
+  openProviderConfig,
+  sealProviderConfig,
+} from '../../src/admin/provider-config.js';
+import { createUser } from '../../src/admin/users.js';
 import { client, SECRET } from '../helpers.js';
 import { adminPorts, rejection } from './ports.js';
 

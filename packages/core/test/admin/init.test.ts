@@ -1,15 +1,11 @@
 import { CreateUserInput } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
-import {
-  ADMIN_GROUP,
-  authenticateApiKey,
-  createUser,
-  initializeStorage,
-  listApiKeys,
-  listClients,
-  listUsers,
-  verifySecret,
-} from '../../src/index.js';
+import { listApiKeys } from '../../src/admin/api-keys.js';
+import { listClients } from '../../src/admin/clients.js';
+import { ADMIN_GROUP, initializeStorage } from '../../src/admin/init.js';
+import { createUser, listUsers } from '../../src/admin/users.js';
+import { authenticateApiKey } from '../../src/api-keys/api-key.js';
+import { verifySecret } from '../../src/secrets.js';
 import { adminPorts, rejection } from './ports.js';
 
 describe('initializing storage', () => {

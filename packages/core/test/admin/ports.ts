@@ -1,4 +1,5 @@
-import { type AdminPorts, createAuditEventIds } from '../../src/index.js';
+import type { AdminPorts } from '../../src/admin/ports.js';
+import { createAuditEventIds } from '../../src/audit/record.js';
 import { createMemoryStorage, insecureTestPasswordHasher } from '../../src/testing.js';
 import { manualClock, SECRET } from '../helpers.js';
 

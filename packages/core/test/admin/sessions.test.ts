@@ -1,18 +1,16 @@
 import { CreateUserInput } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
+import type { AdminError } from '../../src/admin/errors.js';
 import {
-  type AdminError,
-  createUser,
   endAllUserSessions,
   endUserSession,
-  type GrantRecord,
   listUserGrants,
   listUserSessions,
   revokeAllUserGrants,
   revokeUserGrant,
-  setUserDisabled,
-  updateUser,
-} from '../../src/index.js';
+} from '../../src/admin/sessions.js';
+import { createUser, setUserDisabled, updateUser } from '../../src/admin/users.js';
+import type { GrantRecord } from '../../src/model.js';
 import { client } from '../helpers.js';
 import { adminPorts, rejection } from './ports.js';
 

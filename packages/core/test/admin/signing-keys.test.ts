@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ensureSigningKey, listSigningKeys, rotateSigningKeys, type Storage } from '../../src/index.js';
+import { listSigningKeys, rotateSigningKeys } from '../../src/admin/signing-keys.js';
+import { ensureSigningKey } from '../../src/keys/rotation.js';
+import type { Storage } from '../../src/ports/storage.js';
 import { adminPorts } from './ports.js';
 
 describe('signing key administration', () => {

@@ -1,22 +1,18 @@
 import { CreateUserInput, PageQuery, UserListQuery } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
+import { AdminError } from '../../src/admin/errors.js';
+import { addGroupMember, listGroupMembers, listGroups, removeGroupMember } from '../../src/admin/groups.js';
 import {
-  AdminError,
-  addGroupMember,
-  COMMON_PASSWORDS,
-  checkPasswordPolicy,
   createUser,
   deleteUser,
-  listGroupMembers,
-  listGroups,
   listUserPage,
-  passwordWeakness,
-  removeGroupMember,
   setUserPassword,
   unlockUser,
   updateUser,
-  userView,
-} from '../../src/index.js';
+} from '../../src/admin/users.js';
+import { userView } from '../../src/admin/views.js';
+import { COMMON_PASSWORDS } from '../../src/users/common-passwords.js';
+import { checkPasswordPolicy, passwordWeakness } from '../../src/users/password-policy.js';
 import { adminPorts, rejection, thrown } from './ports.js';
 
 const user = (username: string, groups: string[] = []) => CreateUserInput.parse({ username, groups });

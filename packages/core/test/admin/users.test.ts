@@ -1,17 +1,15 @@
 import { CreateUserInput } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
+import { AdminError, isAdminError, parseAdminInput } from '../../src/admin/errors.js';
 import {
-  AdminError,
   createUser,
-  isAdminError,
   LOGIN_ATTEMPTS_LIMIT,
   listLoginAttempts,
   listUsers,
-  parseAdminInput,
   setUserDisabled,
   setUserPassword,
-  userView,
-} from '../../src/index.js';
+} from '../../src/admin/users.js';
+import { userView } from '../../src/admin/views.js';
 import { adminPorts, rejection, thrown } from './ports.js';
 
 const alice = CreateUserInput.parse({ username: 'Alice', email: 'alice@example.test', groups: ['dev'] });

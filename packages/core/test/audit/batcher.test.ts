@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type AuditBatchStorage,
-  type AuditEventDraft,
-  completeAuditEvents,
-  createAuditBatcher,
-  createAuditEventIds,
-  StorageUnavailableError,
-} from '../../src/index.js';
+import { type AuditBatchStorage, createAuditBatcher } from '../../src/audit/batcher.js';
+import { type AuditEventDraft, completeAuditEvents, createAuditEventIds } from '../../src/audit/record.js';
+import { StorageUnavailableError } from '../../src/ports/storage.js';
 import { createMemoryStorage } from '../../src/testing.js';
 import { manualClock } from '../helpers.js';
 

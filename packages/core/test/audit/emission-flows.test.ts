@@ -1,21 +1,19 @@
 import { DEVICE_CODE_GRANT_TYPE } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
+import { createAuditEventIds } from '../../src/audit/record.js';
+import type { ExternalIdentity } from '../../src/connectors/types.js';
 import {
   approveDeviceAuthorization,
-  createAuditEventIds,
   type DeviceApprovalContext,
   denyDeviceAuthorization,
-  type ExternalIdentity,
-  grantUpstream,
-  handleTokenRequest,
-  hashSecret,
-  recordUpstreamRefusal,
-  signInWithExternalIdentity,
-  startDeviceAuthorization,
-  type TokenEndpointContext,
-  type UpstreamRevalidation,
-  type UserRecord,
-} from '../../src/index.js';
+} from '../../src/device/approval.js';
+import { startDeviceAuthorization } from '../../src/device/authorization.js';
+import type { TokenEndpointContext } from '../../src/grants/context.js';
+import { handleTokenRequest } from '../../src/grants/token-endpoint.js';
+import { grantUpstream, type UpstreamRevalidation } from '../../src/grants/upstream-revalidation.js';
+import type { UserRecord } from '../../src/model.js';
+import { hashSecret } from '../../src/secrets.js';
+import { recordUpstreamRefusal, signInWithExternalIdentity } from '../../src/sign-in/external.js';
 import { createMemoryStorage } from '../../src/testing.js';
 import { client, ISSUER, keyRing, manualClock, SECRET, seededStorage } from '../helpers.js';
 

@@ -1,30 +1,21 @@
 import { CreateUserInput } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
+import { createClient, removeClient, rotateClientSecret, updateClient } from '../../src/admin/clients.js';
+import { addCluster, removeCluster } from '../../src/admin/clusters.js';
+import { linkIdentity, unlinkIdentity } from '../../src/admin/identities.js';
 import {
-  addCluster,
   addIdentityProvider,
-  createClient,
-  createUser,
-  deleteUser,
-  endBrowserSession,
-  giveConsent,
-  issueAuthorizationCode,
-  LoginThrottle,
-  linkIdentity,
-  removeClient,
-  removeCluster,
   removeIdentityProvider,
-  rotateClientSecret,
-  rotateSigningKeys,
   setIdentityProviderDisabled,
-  setUserPassword,
-  signInWithPassword,
-  unlinkIdentity,
-  unlockUser,
-  updateClient,
   updateIdentityProvider,
-  updateUser,
-} from '../../src/index.js';
+} from '../../src/admin/identity-providers.js';
+import { rotateSigningKeys } from '../../src/admin/signing-keys.js';
+import { createUser, deleteUser, setUserPassword, unlockUser, updateUser } from '../../src/admin/users.js';
+import { giveConsent } from '../../src/authorize/consent.js';
+import { issueAuthorizationCode } from '../../src/authorize/flow.js';
+import { LoginThrottle } from '../../src/security/login-throttle.js';
+import { endBrowserSession } from '../../src/sessions/end-session.js';
+import { signInWithPassword } from '../../src/sign-in/password.js';
 import { adminPorts } from '../admin/ports.js';
 import { manualClock } from '../helpers.js';
 

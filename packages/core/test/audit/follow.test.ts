@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type AuditEventDraft,
-  auditEventTime,
-  followAuditEvents,
-  listAuditEvents,
-  purgeAuditEvents,
-  recordAuditEvent,
-} from '../../src/index.js';
+import { listAuditEvents } from '../../src/admin/audit-events.js';
+import { auditEventTime, followAuditEvents } from '../../src/audit/follow.js';
+import { type AuditEventDraft, recordAuditEvent } from '../../src/audit/record.js';
+import { purgeAuditEvents } from '../../src/maintenance/purge.js';
 import { createMemoryStorage } from '../../src/testing.js';
 import { manualClock } from '../helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type AuditEventDraft, createAuditEventIds, recordAuditEvent } from '../../src/index.js';
+import { type AuditEventDraft, createAuditEventIds, recordAuditEvent } from '../../src/audit/record.js';
 import { createMemoryStorage } from '../../src/testing.js';
 import { manualClock } from '../helpers.js';
 

@@ -1,6 +1,6 @@
 import { AuditEvent } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
-import { type TokenReviewDecision, TokenReviewTally } from '../../src/index.js';
+import { type TokenReviewDecision, TokenReviewTally } from '../../src/audit/token-review-tally.js';
 import { manualClock } from '../helpers.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');

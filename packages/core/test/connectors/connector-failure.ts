@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { expect } from 'vitest';
-import { ConnectorError, type ConnectorFailure } from '../../src/index.js';
+import { ConnectorError, type ConnectorFailure } from '../../src/connectors/types.js';
 
 /**
  * The ConnectorError a promise rejects with. None of `secrets` may show anywhere a log could print

@@ -1,6 +1,7 @@
 import { GitHubProviderConfig } from '@idgate/schema';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { type ConnectorFailure, createGitHubConnector } from '../../src/index.js';
+import { createGitHubConnector } from '../../src/connectors/github.js';
+import type { ConnectorFailure } from '../../src/connectors/types.js';
 import { connectorFailure } from './connector-failure.js';
 import { type FakeUpstream, fixture, startFakeUpstream } from './fake-upstream.js';
 

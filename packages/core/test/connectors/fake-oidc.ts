@@ -1,11 +1,8 @@
 import { OidcProviderConfig } from '@idgate/schema';
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
-import {
-  type ConnectorFailure,
-  createOidcConnector,
-  type ExternalIdentity,
-  type UpstreamOptions,
-} from '../../src/index.js';
+import { createOidcConnector } from '../../src/connectors/oidc.js';
+import type { ConnectorFailure, ExternalIdentity } from '../../src/connectors/types.js';
+import type { UpstreamOptions } from '../../src/connectors/upstream.js';
 import { connectorFailure } from './connector-failure.js';
 import { type FakeUpstream, startFakeUpstream } from './fake-upstream.js';
 

@@ -1,6 +1,7 @@
 import { GitLabProviderConfig } from '@idgate/schema';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ConnectorFailure, createGitLabConnector } from '../../src/index.js';
+import { createGitLabConnector } from '../../src/connectors/gitlab.js';
+import type { ConnectorFailure } from '../../src/connectors/types.js';
 import { connectorFailure } from './connector-failure.js';
 import { closedPortUrl, type FakeUpstream, fixture, startFakeUpstream } from './fake-upstream.js';
 

@@ -1,7 +1,7 @@
 import { GitHubUser } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
+import type { ConnectorFailure } from '../../src/connectors/types.js';
 import { redact, Upstream } from '../../src/connectors/upstream.js';
-import type { ConnectorFailure } from '../../src/index.js';
 import { connectorFailure } from './connector-failure.js';
 
 const SECRET = 'client-secret-7f3a9c';

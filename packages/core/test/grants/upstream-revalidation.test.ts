@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import type { Connector, ExternalIdentity, UpstreamRecheck } from '../../src/connectors/types.js';
 import {
-  type Connector,
-  type ExternalIdentity,
-  type GrantRecord,
   grantUpstream,
   revalidateUpstream,
-  type UpstreamRecheck,
   type UpstreamRevalidationContext,
-} from '../../src/index.js';
+} from '../../src/grants/upstream-revalidation.js';
+import type { GrantRecord } from '../../src/model.js';
 import { createMemoryStorage } from '../../src/testing.js';
 import { manualClock, SECRET } from '../helpers.js';
 

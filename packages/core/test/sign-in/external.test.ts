@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { giveConsent } from '../../src/authorize/consent.js';
+import type { ExternalIdentity } from '../../src/connectors/types.js';
+import { endBrowserSession } from '../../src/sessions/end-session.js';
 import {
-  type ExternalIdentity,
-  endBrowserSession,
-  giveConsent,
   type IdentityMappingPolicy,
   mapExternalIdentity,
   normalizeUsername,
   providerGroups,
-} from '../../src/index.js';
+} from '../../src/sign-in/external.js';
 import { createMemoryStorage } from '../../src/testing.js';
 import { manualClock } from '../helpers.js';
 

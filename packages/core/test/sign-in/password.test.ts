@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_LOGIN_THROTTLE,
-  type ExternalPasswordCheck,
-  LoginThrottle,
-  OAuthProtocolError,
-  type PasswordSignInContext,
-  signInWithPassword,
-} from '../../src/index.js';
+import { OAuthProtocolError } from '../../src/errors.js';
+import type { ExternalPasswordCheck } from '../../src/grants/context.js';
+import { DEFAULT_LOGIN_THROTTLE, LoginThrottle } from '../../src/security/login-throttle.js';
+import { type PasswordSignInContext, signInWithPassword } from '../../src/sign-in/password.js';
 import { manualClock, seededStorage } from '../helpers.js';
 
 async function setup(external?: ExternalPasswordCheck) {
