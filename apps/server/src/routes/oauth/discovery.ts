@@ -133,16 +133,22 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
   const jwks = cached((ring) => ring.jwks());
 
   // The Authorization check runs in the handler rather than in an onRequest hook: these routes
-  // are GET (and HEAD) only, so nothing observable runs in between.
+  // are GET (and HEAD) only, so nothing observable runs in between. A request without the header
+  // (almost all of them) is answered without a promise: pnpm bench, discovery 0.82-0.83x the bare
+  // route this way against 0.72x with one async handler (two paired runs, 2026-11-26).
+  const checked = async (request: FastifyRequest, reply: FastifyReply, send: () => FastifyReply) => {
+    if (!(await authorizationAcceptable(idgate, request))) {
+      reply.header('WWW-Authenticate', 'Bearer realm="idgate", error="invalid_token"');
+      return sendProblem(reply, 401, 'authorization_invalid', 'the Authorization header is not valid');
+    }
+    return send();
+  };
   const guarded =
     (send: (request: FastifyRequest, reply: FastifyReply) => FastifyReply) =>
-    async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-      if (!(await authorizationAcceptable(idgate, request))) {
-        reply.header('WWW-Authenticate', 'Bearer realm="idgate", error="invalid_token"');
-        return sendProblem(reply, 401, 'authorization_invalid', 'the Authorization header is not valid');
-      }
-      return send(request, reply);
-    };
+    (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> =>
+      request.headers.authorization === undefined
+        ? send(request, reply)
+        : checked(request, reply, () => send(request, reply));
 
   const discovery = guarded((request, reply) =>
     sendCached(request, reply, metadata(idgate.keys()), 'public, max-age=300'),
