@@ -1,27 +1,8 @@
-import type { IdentityProviderRecord } from '@idgate/core';
+import { newIdentityProvider } from '@idgate/core/testing';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { at, useStorage } from './fixtures.js';
-
-function newIdentityProvider(overrides: Partial<IdentityProviderRecord> = {}): IdentityProviderRecord {
-  return {
-    name: 'github',
-    type: 'github',
-    config: {
-      name: 'github',
-      type: 'github',
-      clientId: 'Iv1.0123456789abcdef',
-      clientSecret: 'v1.aXY.c2VhbGVk',
-      allowedOrganizations: ['acme'],
-      loadTeams: true,
-    },
-    disabled: false,
-    createdAt: at('2026-01-01T00:00:00.000Z'),
-    updatedAt: at('2026-01-01T00:00:00.000Z'),
-    ...overrides,
-  };
-}
+import { useStorage } from './fixtures.js';
 
 // What every storage does with identity providers is core's storage contract (contract.test.ts);
 // these check the table underneath.

@@ -29,7 +29,7 @@ import type { Caller } from '../ports/caller.js';
 import type { Clock, Random } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
-import type { LogoutRevocation } from '../sessions/end-session.js';
+import type { EndSessionOptions } from '../sessions/end-session.js';
 import type { IdentityMapping } from '../sign-in/external.js';
 import type { PasswordSignIn, PasswordSignInRequest } from '../sign-in/password.js';
 import type { IdentityProvider, IdentityProviders } from '../sign-in/providers.js';
@@ -137,15 +137,6 @@ export interface Idgate {
   };
   readonly logout: {
     validate(params: Params): Promise<LogoutRequest>;
-    endSession(
-      sessionId: string,
-      options: {
-        revokeGrants: LogoutRevocation;
-        clientId?: string | undefined;
-        userId?: string | undefined;
-        address?: string | null | undefined;
-        userAgent?: string | null | undefined;
-      },
-    ): Promise<number>;
+    endSession(sessionId: string, options: EndSessionOptions): Promise<number>;
   };
 }

@@ -32,6 +32,16 @@ export interface EndSessionContext {
  */
 export type LogoutRevocation = 'client' | 'all' | 'none';
 
+/** What ending a browser session does besides ending it: which grants go, and who signed out from where. */
+export interface EndSessionOptions {
+  revokeGrants: LogoutRevocation;
+  clientId?: string | undefined;
+  /** The signed-out user and where the request came from, for the `sign-out` event. */
+  userId?: string | undefined;
+  address?: string | null | undefined;
+  userAgent?: string | null | undefined;
+}
+
 /**
  * Signs a browser out (OIDC RP-Initiated Logout §2): ends its session and revokes the grants
  * `options.revokeGrants` says (see {@link LogoutRevocation}), publishing their revocation so
@@ -41,14 +51,7 @@ export type LogoutRevocation = 'client' | 'all' | 'none';
  */
 export async function endBrowserSession(
   sessionId: string,
-  options: {
-    revokeGrants: LogoutRevocation;
-    clientId?: string | undefined;
-    /** The signed-out user and where the request came from, for the `sign-out` event. */
-    userId?: string | undefined;
-    address?: string | null | undefined;
-    userAgent?: string | null | undefined;
-  },
+  options: EndSessionOptions,
   context: EndSessionContext,
 ): Promise<number> {
   const now = new Date(context.clock.now());
