@@ -6,13 +6,13 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
-import { assetsPathOf } from './browser/pages.js';
 import type { IdgateConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { errorHandling } from './http/errors.js';
 import { installFormParser } from './http/form.js';
-import { RouteCatalog } from './http/openapi.js';
 import { redactUrl } from './http/redact.js';
+import { RouteCatalog } from './openapi/document.js';
+import { assetsPathOf } from './pages/form-action.js';
 import { adminApiKeyRoutes } from './routes/admin/api-keys.js';
 import { adminAuditEventRoutes } from './routes/admin/audit-events.js';
 import { adminClientRoutes } from './routes/admin/clients.js';

@@ -15,10 +15,10 @@ import { Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
 import { ProviderRegistry } from './federation/registry.js';
 import { type PurgeJob, startPurgeJob } from './maintenance.js';
-import { createMetrics, instrumentLoginAttempts, type Metrics } from './metrics.js';
 import type { Services } from './services.js';
 import { postgresTimeouts } from './storage/database.js';
 import type { Database } from './storage/index.js';
+import { createMetrics, instrumentLoginAttempts, type Metrics } from './telemetry/metrics.js';
 import { tracedFetch, tracedLdapClients } from './telemetry/upstream-spans.js';
 
 /**

@@ -205,10 +205,6 @@ export type {
   UserPatch,
   UserRecord,
 } from './model.js';
-export type { LiveAccessToken, LiveTokenContext } from './oidc/access-token-check.js';
-export type { IntrospectionContext } from './oidc/introspection.js';
-export type { LogoutRequest } from './oidc/logout.js';
-export type { RevocationContext } from './oidc/revocation.js';
 export type { AuditEventListQuery, AuditEventRepository } from './ports/audit-storage.js';
 export type { Caller, RequestLog } from './ports/caller.js';
 export type {
@@ -263,6 +259,7 @@ export {
   type ThrottleDecision,
 } from './security/login-throttle.js';
 export type { EndSessionContext, LogoutRevocation } from './sessions/end-session.js';
+export type { LogoutRequest } from './sessions/logout.js';
 export {
   type IdentityMapping,
   type IdentityMappingContext,
@@ -291,7 +288,9 @@ export type {
   IssuedAccessToken,
   LiveTokenRejection,
 } from './tokens/access-token.js';
+export type { LiveAccessToken, LiveTokenContext } from './tokens/access-token-check.js';
 export type { IdTokenInput } from './tokens/id-token.js';
+export type { IntrospectionContext } from './tokens/introspection.js';
 export {
   type JwsHeader,
   type JwsRejection,
@@ -299,5 +298,6 @@ export {
   signCompactJws,
   verifyCompactJws,
 } from './tokens/jws.js';
+export type { RevocationContext } from './tokens/revocation.js';
 export type { PasswordLoginContext, PasswordLoginFailure } from './users/authenticate.js';
 export { DEFAULT_PASSWORD_POLICY, type PasswordPolicy } from './users/password-policy.js';

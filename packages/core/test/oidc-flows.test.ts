@@ -11,9 +11,9 @@ import { OAuthProtocolError } from '../src/errors.js';
 import type { TokenEndpointContext } from '../src/grants/context.js';
 import { refreshSuccessorKey } from '../src/grants/refresh-token.js';
 import { handleTokenRequest } from '../src/grants/token-endpoint.js';
-import { validateLogoutRequest } from '../src/oidc/logout.js';
 import { hashSecret } from '../src/secrets.js';
 import { LoginThrottle } from '../src/security/login-throttle.js';
+import { validateLogoutRequest } from '../src/sessions/logout.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage, signRaw } from './helpers.js';
 
 const REDIRECT = 'https://app.example/cb';

@@ -2,8 +2,6 @@ import type { TokenReviewRequest } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
 import { OAuthProtocolError } from '../src/errors.js';
 import type { ClientRecord } from '../src/model.js';
-import { checkAccessToken } from '../src/oidc/access-token-check.js';
-import { userinfo } from '../src/oidc/userinfo.js';
 import {
   reviewToken,
   SERVICE_IDENTITY,
@@ -11,6 +9,8 @@ import {
   type TokenReviewContext,
 } from '../src/token-review/review.js';
 import { ACCESS_TOKEN_REJECTION_MESSAGES, issueAccessToken } from '../src/tokens/access-token.js';
+import { checkAccessToken } from '../src/tokens/access-token-check.js';
+import { userinfo } from '../src/tokens/userinfo.js';
 import { client, ISSUER, keyRing, manualClock, seededStorage } from './helpers.js';
 
 async function setup(clientOverrides: Partial<ClientRecord> = {}) {

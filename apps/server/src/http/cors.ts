@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { RouteDoc } from './route-doc.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
 
 /**
  * Endpoints a browser application calls directly (a public client exchanging its code, reading

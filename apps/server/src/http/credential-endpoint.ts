@@ -1,9 +1,9 @@
 import { OAuthProtocolError } from '@idgate/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { type ResponseDoc, type RouteDoc, routeSchema } from '../openapi/route-doc.js';
 import { allowAnyOrigin } from './cors.js';
 import { type FormBody, isFormRequest } from './form.js';
-import { type ResponseDoc, type RouteDoc, routeSchema } from './route-doc.js';
 
 /** Answers every credential endpoint shares: no-store, and client authentication's refusal. */
 const CREDENTIAL_HEADERS = {

@@ -8,7 +8,7 @@ import type {
   FastifyServerOptions,
   RouteOptions,
 } from 'fastify';
-import { sendErrorPage } from '../browser/pages.js';
+import { sendErrorPage } from '../pages/form-action.js';
 import type { HealthLogger } from '../storage/health.js';
 
 /**

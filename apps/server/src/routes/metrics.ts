@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { responseObserver } from '../metrics.js';
+import { responseObserver } from '../telemetry/metrics.js';
 
 /**
  * `GET /metrics` (Prometheus text format), and the `onResponse` hook that counts every request.

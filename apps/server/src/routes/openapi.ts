@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { openapiDocument, type RouteCatalog } from '../http/openapi.js';
+import { openapiDocument, type RouteCatalog } from '../openapi/document.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formActionSources } from '../../src/browser/pages.js';
+import { formActionSources } from '../../src/pages/form-action.js';
 
 describe('formActionSources', () => {
   it('allows the origin of an https redirect, any port of a loopback one, and a private-use scheme', () => {

@@ -6,6 +6,7 @@ import {
 } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/storage/index.js';
 import {
   createMetrics,
   denialReason,
@@ -13,8 +14,7 @@ import {
   type Metrics,
   recordTokenReview,
   responseObserver,
-} from '../../src/metrics.js';
-import { openDatabase } from '../../src/storage/index.js';
+} from '../../src/telemetry/metrics.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

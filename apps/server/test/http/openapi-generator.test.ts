@@ -2,8 +2,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { openapiDocument, openapiPath, RouteCatalog } from '../../src/http/openapi.js';
-import type { RouteDoc } from '../../src/http/route-doc.js';
+import { openapiDocument, openapiPath, RouteCatalog } from '../../src/openapi/document.js';
+import type { RouteDoc } from '../../src/openapi/route-doc.js';
 
 // The generator on its own, over route descriptions of the kinds the admin routes write: zod
 // schemas with transforms, pipes, defaults, preprocessing, dates, and parts named by `.meta({ id })`.

@@ -23,18 +23,18 @@ import type {
 import type { DiscoveryOptions } from '../discovery.js';
 import type { FormFields } from '../grants/parse.js';
 import type { ApiKeyRecord, ClientRecord, GrantUpstream, UserRecord } from '../model.js';
-import type { LiveAccessToken } from '../oidc/access-token-check.js';
-import type { LogoutRequest } from '../oidc/logout.js';
 import type { Caller } from '../ports/caller.js';
 import type { Clock, Random } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 import type { EndSessionOptions } from '../sessions/end-session.js';
+import type { LogoutRequest } from '../sessions/logout.js';
 import type { IdentityMapping } from '../sign-in/external.js';
 import type { PasswordSignIn, PasswordSignInRequest } from '../sign-in/password.js';
 import type { IdentityProvider, IdentityProviders } from '../sign-in/providers.js';
 import type { TokenReviewer } from '../token-review/review.js';
 import type { AccessTokenVerification, LiveTokenRejection } from '../tokens/access-token.js';
+import type { LiveAccessToken } from '../tokens/access-token-check.js';
 
 type Params = Record<string, string | string[] | undefined>;
 

@@ -4,8 +4,8 @@ import type {
   TokenReviewStatus,
   TokenReviewUser,
 } from '@idgate/schema';
-import { checkAccessToken, type LiveTokenContext } from '../oidc/access-token-check.js';
 import { ACCESS_TOKEN_REJECTION_MESSAGES, type LiveTokenRejection } from '../tokens/access-token.js';
+import { checkAccessToken, type LiveTokenContext } from '../tokens/access-token-check.js';
 
 /** Keys of `status.user.extra`, prefixed with a domain as Kubernetes asks of extra keys. */
 export const TOKEN_REVIEW_EXTRA = {

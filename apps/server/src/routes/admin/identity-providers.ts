@@ -17,7 +17,7 @@ import {
 } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { ResponseDoc } from '../../http/route-doc.js';
+import type { ResponseDoc } from '../../openapi/route-doc.js';
 import { adminScope } from './scope.js';
 
 const BASE = '/admin/v1/identity-providers';

@@ -3,7 +3,7 @@ import type { AuditActor } from '@idgate/schema';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
-import type { RouteDoc } from '../../http/route-doc.js';
+import type { RouteDoc } from '../../openapi/route-doc.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

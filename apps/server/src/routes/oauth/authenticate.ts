@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
-import { type ResponseDoc, type RouteDoc, routeSchema } from '../../http/route-doc.js';
-import { denialReason, recordTokenReview } from '../../metrics.js';
+import { type ResponseDoc, type RouteDoc, routeSchema } from '../../openapi/route-doc.js';
+import { denialReason, recordTokenReview } from '../../telemetry/metrics.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

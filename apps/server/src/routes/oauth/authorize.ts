@@ -5,11 +5,11 @@ import {
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AuthorizationFlow } from '../../browser/flow.js';
-import { PAGE_ANSWERS, pageRoute } from '../../browser/pages.js';
-import { BrowserState } from '../../browser/state.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
-import { STYLESHEET } from '../../views/html.js';
+import { AuthorizationFlow } from '../../pages/flow.js';
+import { PAGE_ANSWERS, pageRoute } from '../../pages/form-action.js';
+import { BrowserState } from '../../pages/state.js';
+import { STYLESHEET } from '../../pages/views/html.js';
 
 // The authorization request's parameters, as `validateAuthorizationRequest` reads them.
 const AuthorizationRequest = z.object({

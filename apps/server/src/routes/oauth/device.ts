@@ -1,13 +1,13 @@
 import { type DeviceApprovalRequest, formatUserCode, isDeviceApproval } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { deviceTargets } from '../../browser/device-targets.js';
-import { AuthorizationFlow } from '../../browser/flow.js';
-import { PAGE_ANSWERS, pageRoute, sendPage } from '../../browser/pages.js';
-import { BrowserState } from '../../browser/state.js';
 import type { FormBody } from '../../http/form.js';
-import { deviceCodePage, deviceConfirmPage } from '../../views/device.js';
-import { messagePage } from '../../views/message.js';
+import { deviceTargets } from '../../pages/device-targets.js';
+import { AuthorizationFlow } from '../../pages/flow.js';
+import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
+import { BrowserState } from '../../pages/state.js';
+import { deviceCodePage, deviceConfirmPage } from '../../pages/views/device.js';
+import { messagePage } from '../../pages/views/message.js';
 
 const UserCode = z.string().describe('the code the device shows (case, spaces and dashes ignored)');
 const InteractionId = z.string().describe('the device request being confirmed, after sign-in');

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { sendProblem } from '../../http/errors.js';
-import type { RouteDoc } from '../../http/route-doc.js';
+import type { RouteDoc } from '../../openapi/route-doc.js';
 
 /** A JSON body computed once per key ring, with its strong ETag. */
 interface CachedBody {

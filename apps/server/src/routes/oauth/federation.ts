@@ -8,11 +8,11 @@ import {
 import { CallbackCodeQuery, CallbackErrorQuery, CallbackTokenQuery, TokenResponse } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AuthorizationFlow } from '../../browser/flow.js';
-import { BrowserState } from '../../browser/state.js';
 import { LoginTransactions, TRANSACTION_MESSAGES } from '../../federation/transactions.js';
 import { callerOf } from '../../http/caller.js';
-import type { ResponseDoc, RouteDoc } from '../../http/route-doc.js';
+import type { ResponseDoc, RouteDoc } from '../../openapi/route-doc.js';
+import { AuthorizationFlow } from '../../pages/flow.js';
+import { BrowserState } from '../../pages/state.js';
 
 type Query = Record<string, string | string[] | undefined>;
 

@@ -9,13 +9,13 @@ import {
 } from '@idgate/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { AuthorizationFlow } from '../../browser/flow.js';
-import { PAGE_ANSWERS, pageRoute, sendPage } from '../../browser/pages.js';
-import { BrowserState, type LiveInteraction } from '../../browser/state.js';
 import type { FormBody } from '../../http/form.js';
-import { consentPage } from '../../views/consent.js';
-import { loginPage } from '../../views/login.js';
-import { messagePage } from '../../views/message.js';
+import { AuthorizationFlow } from '../../pages/flow.js';
+import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
+import { BrowserState, type LiveInteraction } from '../../pages/state.js';
+import { consentPage } from '../../pages/views/consent.js';
+import { loginPage } from '../../pages/views/login.js';
+import { messagePage } from '../../pages/views/message.js';
 
 const Interaction = z.string().describe('the sign-in request (interaction) the form belongs to');
 const Csrf = z.string().describe("the form's CSRF token");

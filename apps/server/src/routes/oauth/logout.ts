@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { constantTimeEqual, OAuthProtocolError, type LogoutRequest as ValidatedLogout } from '@idgate/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AuthorizationFlow } from '../../browser/flow.js';
-import { PAGE_ANSWERS, pageRoute, sendPage } from '../../browser/pages.js';
-import { BrowserState } from '../../browser/state.js';
 import { cookieOptions } from '../../http/cookies.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
-import { logoutConfirmPage, messagePage } from '../../views/message.js';
+import { AuthorizationFlow } from '../../pages/flow.js';
+import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
+import { BrowserState } from '../../pages/state.js';
+import { logoutConfirmPage, messagePage } from '../../pages/views/message.js';
 
 const CSRF_COOKIE = 'idgate_logout';
 

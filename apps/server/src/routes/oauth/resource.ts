@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { allowAnyOrigin, installPreflight } from '../../http/cors.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
-import type { ResponseDoc, RouteDoc } from '../../http/route-doc.js';
+import type { ResponseDoc, RouteDoc } from '../../openapi/route-doc.js';
 
 // The forms of these endpoints, as their handlers read them (field by field, a repeated field
 // refused): what the OpenAPI document shows.

@@ -1,8 +1,8 @@
 import type { UserInfo } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
-import { ACCESS_TOKEN_REJECTION_MESSAGES } from '../tokens/access-token.js';
-import { userClaims } from '../tokens/user-claims.js';
+import { ACCESS_TOKEN_REJECTION_MESSAGES } from './access-token.js';
 import { checkAccessToken, type LiveTokenContext } from './access-token-check.js';
+import { userClaims } from './user-claims.js';
 
 function bearerError(error: 'invalid_token' | 'insufficient_scope', description: string): OAuthProtocolError {
   const challenge = `Bearer realm="idgate", error="${error}", error_description="${description}"`;

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import type { ResponseDoc, RouteDoc } from '../http/route-doc.js';
-import { messagePage } from '../views/message.js';
+import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
+import { messagePage } from './views/message.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 

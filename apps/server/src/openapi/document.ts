@@ -18,7 +18,7 @@ import {
 } from '@idgate/schema';
 import type { RouteOptions } from 'fastify';
 import { z } from 'zod';
-import type { RouteErrorFormat } from './errors.js';
+import type { RouteErrorFormat } from '../http/errors.js';
 import type { HeaderDoc, ResponseDoc, RouteDoc, RouteSecurity } from './route-doc.js';
 
 /** A JSON Schema (draft 2020-12, OpenAPI 3.1's dialect) or an OpenAPI object, as plain JSON. */

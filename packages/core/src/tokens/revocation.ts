@@ -8,7 +8,7 @@ import type { GrantRepository, RefreshTokenRepository } from '../ports/oidc-stor
 import type { Clock } from '../ports/runtime.js';
 import type { RevocationRepository } from '../ports/storage.js';
 import { hashSecret } from '../secrets.js';
-import { verifyAccessToken } from '../tokens/access-token.js';
+import { verifyAccessToken } from './access-token.js';
 
 /** What revocation needs. */
 export interface RevocationContext {

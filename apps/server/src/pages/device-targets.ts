@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import type { DeviceTarget } from '../views/device.js';
+import type { DeviceTarget } from './views/device.js';
 
 /**
  * How the device confirmation page names the audiences a device's tokens will carry: a registered

@@ -9,7 +9,7 @@ import {
 } from '@idgate/core';
 import type { FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
-import { assetsPathOf, sendErrorPage } from './pages.js';
+import { assetsPathOf, sendErrorPage } from './form-action.js';
 import type { BrowserState } from './state.js';
 
 /**

@@ -2,11 +2,7 @@ import type { AccessTokenClaims } from '@idgate/schema';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, RevocationKind, UserRecord } from '../model.js';
 import type { Clock } from '../ports/runtime.js';
-import {
-  type AccessTokenVerification,
-  type LiveTokenRejection,
-  verifyAccessToken,
-} from '../tokens/access-token.js';
+import { type AccessTokenVerification, type LiveTokenRejection, verifyAccessToken } from './access-token.js';
 
 /** What deciding whether an access token is live needs. */
 export interface LiveTokenContext {

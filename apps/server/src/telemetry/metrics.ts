@@ -1,7 +1,7 @@
 import { type LoginAttemptRepository, TOKEN_REVIEW_DENIAL_MESSAGES } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Database } from './storage/database.js';
+import type { Database } from '../storage/database.js';
 
 /**
  * The Prometheus metrics of one server. Each server has its own registry (not prom-client's global
