@@ -108,6 +108,7 @@ export {
 } from './authorize/flow.js';
 export {
   type DeviceApprovalRequest,
+  type InteractionRecord,
   type InteractionRequest,
   isDeviceApproval,
   isStandalone,
@@ -193,7 +194,6 @@ export type {
   GrantRecord,
   GrantUpstream,
   IdentityProviderRecord,
-  InteractionRecord,
   LinkedIdentityRecord,
   LoginAttemptRecord,
   LoginTransactionRecord,

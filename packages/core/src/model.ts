@@ -1,5 +1,4 @@
 import type { ApiKeyScope, GrantType, SigningAlgorithm } from '@idgate/schema';
-import type { InteractionRequest } from './authorize/interaction.js';
 
 /** A local user as storage holds it. `groups` are the user's own (not from external IdPs). */
 export interface UserRecord {
@@ -231,25 +230,6 @@ export interface ConsentRecord {
   clientId: string;
   scope: string[];
   grantedAt: Date;
-}
-
-/**
- * An authorization request waiting for the user (login, consent), bound to one browser by a
- * cookie whose secret is stored as a hash.
- */
-export interface InteractionRecord {
-  id: string;
-  secretHash: string;
-  /** What the interaction carries on to after sign-in (JSON-safe values). */
-  request: InteractionRequest;
-  /** The user once signed in during this interaction. */
-  userId: string | null;
-  authTime: Date | null;
-  /** Anti-CSRF token the interaction's forms must echo. */
-  /** SHA-256 of the CSRF token its forms carry (derived from the cookie secret, never stored). */
-  csrfTokenHash: string;
-  createdAt: Date;
-  expiresAt: Date;
 }
 
 /** Where a device authorization stands (RFC 8628 §3.4–3.5). */

@@ -26,10 +26,26 @@ describe('public surface of @idgate/core', () => {
     }
   });
 
-  it('offers them under @idgate/core/testing', () => {
+  it('offers them under @idgate/core/testing, with the records the storage contract stores', () => {
     expect(Object.keys(testing).sort()).toEqual([
+      'at',
       'createMemoryStorage',
       'insecureTestPasswordHasher',
+      'newApiKey',
+      'newClient',
+      'newCode',
+      'newDevice',
+      'newGrant',
+      'newIdentityProvider',
+      'newInteraction',
+      'newLinkedIdentity',
+      'newLoginAttempt',
+      'newLoginTransaction',
+      'newRefreshToken',
+      'newSession',
+      'newSigningKey',
+      'newUpstream',
+      'newUser',
       'seededRandom',
     ]);
   });

@@ -30,3 +30,22 @@ export function isStandalone(request: InteractionRequest): request is Standalone
 export function isDeviceApproval(request: InteractionRequest): request is DeviceApprovalRequest {
   return 'device' in request;
 }
+
+/**
+ * An authorization request waiting for the user (login, consent), bound to one browser by a
+ * cookie whose secret is stored as a hash.
+ */
+export interface InteractionRecord {
+  id: string;
+  secretHash: string;
+  /** What the interaction carries on to after sign-in (JSON-safe values). */
+  request: InteractionRequest;
+  /** The user once signed in during this interaction. */
+  userId: string | null;
+  authTime: Date | null;
+  /** Anti-CSRF token the interaction's forms must echo. */
+  /** SHA-256 of the CSRF token its forms carry (derived from the cookie secret, never stored). */
+  csrfTokenHash: string;
+  createdAt: Date;
+  expiresAt: Date;
+}

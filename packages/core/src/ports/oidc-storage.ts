@@ -1,3 +1,4 @@
+import type { InteractionRecord } from '../authorize/interaction.js';
 import type {
   AuthorizationCodeRecord,
   BrowserSessionRecord,
@@ -5,7 +6,6 @@ import type {
   DeviceAuthorizationRecord,
   GrantRecord,
   GrantUpstream,
-  InteractionRecord,
   LoginAttemptRecord,
   RefreshTokenRecord,
 } from '../model.js';

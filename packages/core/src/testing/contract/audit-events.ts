@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type AuditEventDraft, recordAuditEvent } from '../../audit/record.js';
 import { StorageConflictError } from '../../ports/storage.js';
-import type { StorageUnderTest } from './index.js';
 import { newUser } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00.000Z');
 const clockAt = (ms: number) => ({ now: () => ms });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../ports/storage.js';
 import { StorageConflictError } from '../../ports/storage.js';
-import type { StorageUnderTest } from './index.js';
 import { at, newDevice, newUpstream } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 const CREATED = at('2026-01-01T10:00:00.000Z');
 const LATER = at('2026-01-01T10:01:00.000Z');

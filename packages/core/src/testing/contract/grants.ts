@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StorageConflictError } from '../../ports/storage.js';
-import type { StorageUnderTest } from './index.js';
 import { at, newGrant, newUpstream } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 const REVOKED_AT = at('2026-01-02T00:00:00.000Z');
 

@@ -29,8 +29,9 @@ import { transactionsContract } from './transactions.js';
 import { userListingsContract } from './user-listings.js';
 import { usersContract } from './users.js';
 
-/** The storage of the running test (valid inside tests only). */
-export type StorageUnderTest = () => Storage;
+export type { StorageUnderTest } from './subject.js';
+
+import type { StorageUnderTest } from './subject.js';
 
 /**
  * Declares the storage contract as a vitest `describe` block named after `name`. `makeStorage` is

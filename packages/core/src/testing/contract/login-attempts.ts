@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StorageConflictError } from '../../ports/storage.js';
-import type { StorageUnderTest } from './index.js';
 import { at, newLoginAttempt } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 const minute = (n: number) => at(`2026-01-01T10:${String(n).padStart(2, '0')}:00.000Z`);
 const failure = (id: string, m: number, overrides = {}) =>

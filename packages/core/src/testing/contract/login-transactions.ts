@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StorageConflictError } from '../../ports/storage.js';
-import type { StorageUnderTest } from './index.js';
 import { at, newLoginTransaction } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 const CONSUMED_AT = at('2026-01-01T10:01:00.000Z');
 

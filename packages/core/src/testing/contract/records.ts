@@ -1,3 +1,4 @@
+import type { InteractionRecord } from '../../authorize/interaction.js';
 import type {
   ApiKeyRecord,
   AuthorizationCodeRecord,
@@ -7,7 +8,6 @@ import type {
   GrantRecord,
   GrantUpstream,
   IdentityProviderRecord,
-  InteractionRecord,
   LinkedIdentityRecord,
   LoginAttemptRecord,
   LoginTransactionRecord,

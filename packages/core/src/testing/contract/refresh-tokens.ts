@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StorageConflictError } from '../../ports/storage.js';
-import type { StorageUnderTest } from './index.js';
 import { at, newRefreshToken } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 const USED_AT = at('2026-01-02T10:00:00.000Z');
 

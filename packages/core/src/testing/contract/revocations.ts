@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { StorageUnderTest } from './index.js';
 import { at } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 const NOW = at('2026-01-01T12:00:00.000Z');
 const entry = (

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StorageConflictError } from '../../ports/storage.js';
-import type { StorageUnderTest } from './index.js';
 import { at, newSigningKey } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 export function signingKeysContract(subject: StorageUnderTest): void {
   describe('signing keys', () => {

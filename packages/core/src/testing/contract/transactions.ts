@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { type Storage, StorageConflictError } from '../../ports/storage.js';
-import type { StorageUnderTest } from './index.js';
 import {
   at,
   newApiKey,
@@ -12,6 +11,7 @@ import {
   newLoginTransaction,
   newUser,
 } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 export function transactionsContract(subject: StorageUnderTest): void {
   describe('transactions', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../ports/storage.js';
-import type { StorageUnderTest } from './index.js';
 import { at, newLoginAttempt, newUser } from './records.js';
+import type { StorageUnderTest } from './subject.js';
 
 const NOW = at('2026-01-01T12:00:00.000Z');
 const minutesAgo = (n: number) => new Date(NOW.getTime() - n * 60_000);
