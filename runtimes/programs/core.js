@@ -4,18 +4,7 @@
 // importing the built packages, as a user would.
 import { createIdgate, generateSigningKey, KeyRing, registerClient, systemClock } from '@idgate/core';
 import { createMemoryStorage, insecureTestPasswordHasher } from '@idgate/core/testing';
-
-const runtime = globalThis.Deno
-  ? `deno ${globalThis.Deno.version.deno}`
-  : globalThis.Bun
-    ? `bun ${globalThis.Bun.version}`
-    : globalThis.process?.versions?.node
-      ? `node ${globalThis.process.versions.node}`
-      : 'a browser';
-
-function check(condition, what) {
-  if (!condition) throw new Error(what);
-}
+import { check, runProgram } from './program.js';
 
 async function main() {
   const issuer = 'https://id.example.test/oauth';
@@ -104,11 +93,4 @@ async function main() {
   );
 }
 
-try {
-  await main();
-  console.log(`OK core on ${runtime}`);
-} catch (error) {
-  console.log(`FAIL core on ${runtime}: ${error instanceof Error ? error.stack : String(error)}`);
-  globalThis.process?.exit?.(1);
-  globalThis.Deno?.exit(1);
-}
+await runProgram('core', main);

@@ -4,24 +4,14 @@
 // The test harness serves that API on 127.0.0.1 with the token `good-token` and the API key
 // `idg_runtime_key`. Plain JavaScript importing the built packages, as a user would.
 import { createIdgateClient, IdgateHttpError, IdgateSchemaError } from '@idgate/sdk';
+import { check, runProgram } from './program.js';
 
-const runtime = globalThis.Deno
-  ? `deno ${globalThis.Deno.version.deno}`
-  : globalThis.Bun
-    ? `bun ${globalThis.Bun.version}`
-    : globalThis.process?.versions?.node
-      ? `node ${globalThis.process.versions.node}`
-      : 'a browser';
 // In a browser, the page's own origin (the harness serves the page and the API together).
 const [baseUrl] = globalThis.Deno
   ? globalThis.Deno.args
   : globalThis.process?.argv
     ? globalThis.process.argv.slice(2)
     : [globalThis.location.origin];
-
-function check(condition, what) {
-  if (!condition) throw new Error(what);
-}
 
 async function refusal(promise) {
   return promise.then(
@@ -58,11 +48,4 @@ async function main() {
   check(invalid instanceof IdgateSchemaError, 'an invalid discovery document is a schema error');
 }
 
-try {
-  await main();
-  console.log(`OK sdk on ${runtime}`);
-} catch (error) {
-  console.log(`FAIL sdk on ${runtime}: ${error instanceof Error ? error.stack : String(error)}`);
-  globalThis.process?.exit?.(1);
-  globalThis.Deno?.exit(1);
-}
+await runProgram('sdk', main);
