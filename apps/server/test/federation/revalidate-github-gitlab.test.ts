@@ -5,7 +5,7 @@ import {
   startFakeUpstream,
 } from '../../../../packages/core/test/connectors/fake-upstream.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider } from '../helpers/federation.js';
+import { addIdentityProvider, reviewedGroups } from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
 import { UserAgent } from '../helpers/user-agent.js';
 
@@ -113,21 +113,7 @@ describe.each(testDatabaseUrls())(
       return { status: response.status, body: (await response.json()) as Record<string, string> };
     };
 
-    const groupsOf = async (accessToken: string) => {
-      const response = await fetch(`${t.issuer}/authenticate`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${reviewKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenReview',
-          spec: { token: accessToken },
-        }),
-      });
-      const { status } = (await response.json()) as {
-        status: { authenticated: boolean; user?: { groups: string[] } };
-      };
-      return status.authenticated ? status.user?.groups : 'not authenticated';
-    };
+    const groupsOf = (accessToken: string) => reviewedGroups(t.issuer, reviewKey, accessToken);
 
     it('GitHub: organizations follow the user API; an outage keeps the grant; a 401 revokes it', async () => {
       const tokens = await signIn('github', 'gh-code');

@@ -1,7 +1,7 @@
 import { Attribute, Change, Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider } from '../helpers/federation.js';
+import { addIdentityProvider, reviewedGroups } from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
 import { corpLdapProvider, GROUPS_DN, hasSlapd, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
 
@@ -57,21 +57,7 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
     const refresh = (refreshToken: string) =>
       token({ grant_type: 'refresh_token', refresh_token: refreshToken });
 
-    const groupsOf = async (accessToken: string) => {
-      const response = await fetch(`${t.issuer}/authenticate`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${reviewKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenReview',
-          spec: { token: accessToken },
-        }),
-      });
-      const { status } = (await response.json()) as {
-        status: { authenticated: boolean; user?: { groups: string[] } };
-      };
-      return status.authenticated ? status.user?.groups : 'not authenticated';
-    };
+    const groupsOf = (accessToken: string) => reviewedGroups(t.issuer, reviewKey, accessToken);
 
     it('a removed group membership, then a deleted entry, reach the next refresh after the interval', async () => {
       const signIn = await token({

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider } from '../helpers/federation.js';
+import { addIdentityProvider, reviewedGroups } from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
 import { UserAgent } from '../helpers/user-agent.js';
@@ -69,21 +69,7 @@ describe.each(testDatabaseUrls())(
         body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }),
       });
 
-    const groupsOf = async (accessToken: string) => {
-      const response = await fetch(`${t.issuer}/authenticate`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${reviewKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenReview',
-          spec: { token: accessToken },
-        }),
-      });
-      const { status } = (await response.json()) as {
-        status: { authenticated: boolean; user?: { groups: string[] } };
-      };
-      return status.authenticated ? status.user?.groups : 'not authenticated';
-    };
+    const groupsOf = (accessToken: string) => reviewedGroups(t.issuer, reviewKey, accessToken);
 
     const grantOf = async (accessToken: string) => {
       const payload = JSON.parse(

@@ -16,3 +16,27 @@ export async function addIdentityProvider(t: TestServer, input: IdentityProvider
     updatedAt: now,
   });
 }
+
+/**
+ * The groups a TokenReview at `issuer` (with the `tokenreview` key `reviewKey`) gives the holder
+ * of `accessToken`, or `'not authenticated'`: what Kubernetes would see of a federated user now.
+ */
+export async function reviewedGroups(
+  issuer: string,
+  reviewKey: string,
+  accessToken: string,
+): Promise<string[] | undefined | 'not authenticated'> {
+  const response = await fetch(`${issuer}/authenticate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${reviewKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      spec: { token: accessToken },
+    }),
+  });
+  const { status } = (await response.json()) as {
+    status: { authenticated: boolean; user?: { groups: string[] } };
+  };
+  return status.authenticated ? status.user?.groups : 'not authenticated';
+}
