@@ -2,18 +2,14 @@ import type { ApiKeyRecord, ApiKeyRepository } from '@idgate/core';
 import type { ApiKeyScope } from '@idgate/schema';
 import type { Selectable } from 'kysely';
 import type { ApiKeysTable } from '../schema.js';
+import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
 import {
   type ConflictFields,
   countRows,
-  fromJsonArray,
   inByteOrder,
   insertRowReturning,
   keysetPage,
   type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
 } from './support.js';
 
 const CONFLICTS: ConflictFields = {

@@ -2,7 +2,8 @@ import type { AuditEventRepository } from '@idgate/core';
 import { AuditEvent } from '@idgate/schema';
 import type { Selectable } from 'kysely';
 import type { AuditEventsTable } from '../schema.js';
-import { fromJsonObject, insertNew, keysetPage, type RepositoryContext, toDate, toMs } from './support.js';
+import { fromJsonObject, toDate, toMs } from './columns.js';
+import { insertNew, keysetPage, type RepositoryContext } from './support.js';
 
 // Rows per INSERT: well under SQLite's 32766 bound parameters at 12 columns a row.
 const BATCH = 500;

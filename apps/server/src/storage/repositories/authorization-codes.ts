@@ -6,19 +6,15 @@ import {
 } from '@idgate/core';
 import type { Kysely, Selectable } from 'kysely';
 import type { AuthorizationCodesTable, Schema } from '../schema.js';
+import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
 import { grantRow, toGrant } from './grants.js';
 import {
   type ConflictFields,
   claimOnce,
-  fromJsonArray,
   insertNewReturning,
   insertRow,
   purgeExpiredRows,
   type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
 } from './support.js';
 import { upstreamColumns, upstreamOf } from './upstream.js';
 

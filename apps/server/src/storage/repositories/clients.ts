@@ -2,20 +2,14 @@ import type { ClientRecord, ClientRepository } from '@idgate/core';
 import type { GrantType } from '@idgate/schema';
 import type { Selectable } from 'kysely';
 import type { OAuthClientsTable } from '../schema.js';
+import { fromFlag, fromJsonArray, toDate, toDateOrNull, toFlag, toMs, toMsOrNull } from './columns.js';
 import {
   type ConflictFields,
   countRows,
-  fromFlag,
-  fromJsonArray,
   inByteOrder,
   insertRowReturning,
   keysetPage,
   type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toFlag,
-  toMs,
-  toMsOrNull,
 } from './support.js';
 
 const CONFLICTS: ConflictFields = {

@@ -1,7 +1,8 @@
 import type { ClusterRecord, ClusterRepository } from '@idgate/core';
 import { type Selectable, sql } from 'kysely';
 import type { ClustersTable } from '../schema.js';
-import { type ConflictFields, insertRowReturning, type RepositoryContext, toDate, toMs } from './support.js';
+import { toDate, toMs } from './columns.js';
+import { type ConflictFields, insertRowReturning, type RepositoryContext } from './support.js';
 
 const CONFLICTS: ConflictFields = {
   clusters_pkey: 'name',

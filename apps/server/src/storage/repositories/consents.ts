@@ -1,5 +1,6 @@
 import type { ConsentRepository } from '@idgate/core';
-import { fromJsonArray, type RepositoryContext, toDate, toMs } from './support.js';
+import { fromJsonArray, toDate, toMs } from './columns.js';
+import type { RepositoryContext } from './support.js';
 
 export function createConsentRepository(ctx: RepositoryContext): ConsentRepository {
   const { db } = ctx;

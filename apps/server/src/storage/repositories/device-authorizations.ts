@@ -5,17 +5,8 @@ import type {
 } from '@idgate/core';
 import { type Selectable, sql } from 'kysely';
 import type { DeviceAuthorizationsTable } from '../schema.js';
-import {
-  type ConflictFields,
-  fromJsonArray,
-  insertRow,
-  purgeExpiredRows,
-  type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
-} from './support.js';
+import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import { type ConflictFields, insertRow, purgeExpiredRows, type RepositoryContext } from './support.js';
 import { upstreamColumns, upstreamOf } from './upstream.js';
 
 const CONFLICTS: ConflictFields = {

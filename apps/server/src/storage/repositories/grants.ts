@@ -1,16 +1,8 @@
 import type { GrantRecord, GrantRepository } from '@idgate/core';
 import type { Insertable, Selectable } from 'kysely';
 import type { GrantsTable } from '../schema.js';
-import {
-  fromJsonArray,
-  insertNewReturning,
-  keysetPage,
-  type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
-} from './support.js';
+import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import { insertNewReturning, keysetPage, type RepositoryContext } from './support.js';
 import { replaceUpstreamState, upstreamColumns, upstreamOf } from './upstream.js';
 
 export function createGrantRepository(ctx: RepositoryContext): GrantRepository {

@@ -1,16 +1,8 @@
 import type { IdentityProviderRecord, IdentityProviderRepository } from '@idgate/core';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { IdentityProvidersTable, Schema } from '../schema.js';
-import {
-  type ConflictFields,
-  fromFlag,
-  fromJsonObject,
-  insertRowReturning,
-  type RepositoryContext,
-  toDate,
-  toFlag,
-  toMs,
-} from './support.js';
+import { fromFlag, fromJsonObject, toDate, toFlag, toMs } from './columns.js';
+import { type ConflictFields, insertRowReturning, type RepositoryContext } from './support.js';
 
 const CONFLICTS: ConflictFields = {
   identity_providers_pkey: 'name',

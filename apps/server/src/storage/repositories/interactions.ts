@@ -1,17 +1,8 @@
 import type { InteractionRecord, InteractionRepository, InteractionRequest } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { InteractionsTable } from '../schema.js';
-import {
-  type ConflictFields,
-  fromJsonObject,
-  insertRow,
-  purgeExpiredRows,
-  type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
-} from './support.js';
+import { fromJsonObject, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import { type ConflictFields, insertRow, purgeExpiredRows, type RepositoryContext } from './support.js';
 
 const CONFLICTS: ConflictFields = {
   interactions_pkey: 'id',

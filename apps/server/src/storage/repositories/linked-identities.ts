@@ -1,17 +1,8 @@
 import type { LinkedIdentityRecord, LinkedIdentityRepository } from '@idgate/core';
 import { type Selectable, sql } from 'kysely';
 import type { LinkedIdentitiesTable } from '../schema.js';
-import {
-  type ConflictFields,
-  fromJsonArray,
-  insertRowReturning,
-  type RepositoryContext,
-  toCount,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
-} from './support.js';
+import { fromJsonArray, toCount, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import { type ConflictFields, insertRowReturning, type RepositoryContext } from './support.js';
 
 const CONFLICTS: ConflictFields = {
   linked_identities_pkey: 'subject',

@@ -1,16 +1,8 @@
 import type { LoginAttemptRecord, LoginAttemptRepository } from '@idgate/core';
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { LoginAttemptsTable, Schema } from '../schema.js';
-import {
-  type ConflictFields,
-  fromFlag,
-  insertRow,
-  type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toFlag,
-  toMs,
-} from './support.js';
+import { fromFlag, toDate, toDateOrNull, toFlag, toMs } from './columns.js';
+import { type ConflictFields, insertRow, type RepositoryContext } from './support.js';
 
 const CONFLICTS: ConflictFields = {
   login_attempts_pkey: 'id',

@@ -1,16 +1,13 @@
 import type { LoginTransactionRecord, LoginTransactionRepository } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { LoginTransactionsTable } from '../schema.js';
+import { toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
 import {
   type ConflictFields,
   claimOnce,
   insertRow,
   purgeExpiredRows,
   type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
 } from './support.js';
 
 const CONFLICTS: ConflictFields = {

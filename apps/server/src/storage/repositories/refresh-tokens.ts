@@ -1,17 +1,8 @@
 import type { RefreshTokenRecord, RefreshTokenRepository } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { RefreshTokensTable } from '../schema.js';
-import {
-  claimOnce,
-  fromJsonArray,
-  insertNew,
-  purgeExpiredRows,
-  type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
-} from './support.js';
+import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import { claimOnce, insertNew, purgeExpiredRows, type RepositoryContext } from './support.js';
 
 export function createRefreshTokenRepository(ctx: RepositoryContext): RefreshTokenRepository {
   const { db } = ctx;

@@ -1,6 +1,7 @@
 import type { RevocationKind, RevocationRecord, RevocationRepository } from '@idgate/core';
 import { sql } from 'kysely';
-import { inByteOrder, type RepositoryContext, toDate, toMs } from './support.js';
+import { toDate, toMs } from './columns.js';
+import { inByteOrder, type RepositoryContext } from './support.js';
 
 export function createRevocationRepository(ctx: RepositoryContext): RevocationRepository {
   const { db } = ctx;

@@ -1,17 +1,8 @@
 import type { BrowserSessionRecord, BrowserSessionRepository } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { BrowserSessionsTable } from '../schema.js';
-import {
-  type ConflictFields,
-  insertRow,
-  keysetPage,
-  type RepositoryContext,
-  stampOnce,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
-} from './support.js';
+import { toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import { type ConflictFields, insertRow, keysetPage, type RepositoryContext, stampOnce } from './support.js';
 import { replaceUpstreamState, upstreamColumns, upstreamOf } from './upstream.js';
 
 const CONFLICTS: ConflictFields = {

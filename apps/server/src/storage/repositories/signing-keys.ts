@@ -2,17 +2,8 @@ import type { SigningKeyRecord, SigningKeyRepository } from '@idgate/core';
 import type { SigningAlgorithm } from '@idgate/schema';
 import { type Selectable, sql } from 'kysely';
 import type { SigningKeysTable } from '../schema.js';
-import {
-  type ConflictFields,
-  fromJsonObject,
-  inByteOrder,
-  insertRow,
-  type RepositoryContext,
-  toDate,
-  toDateOrNull,
-  toMs,
-  toMsOrNull,
-} from './support.js';
+import { fromJsonObject, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import { type ConflictFields, inByteOrder, insertRow, type RepositoryContext } from './support.js';
 
 const CONFLICTS: ConflictFields = {
   signing_keys_pkey: 'kid',

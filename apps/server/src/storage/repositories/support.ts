@@ -9,6 +9,7 @@ import {
 } from 'kysely';
 import type { DialectName } from '../database.js';
 import type { Schema } from '../schema.js';
+import { toCount, toMs } from './columns.js';
 
 /** What every repository runs on: a database or an open transaction on it. */
 export interface RepositoryContext {
@@ -23,40 +24,6 @@ export interface RepositoryContext {
  * index name (PostgreSQL, and SQLite for expression indexes) or `table.column` (SQLite).
  */
 export type ConflictFields = Readonly<Record<string, string>>;
-
-export function toMs(date: Date): number {
-  const ms = date.getTime();
-  // An Invalid Date would be stored as NULL (SQLite) or fail obscurely (PostgreSQL).
-  if (!Number.isFinite(ms)) throw new TypeError('Cannot store an Invalid Date');
-  return ms;
-}
-
-export const toMsOrNull = (date: Date | null): number | null => (date === null ? null : toMs(date));
-
-// Number() because drivers may hand back numeric strings for bigint in aggregate or raw queries.
-export const toDate = (ms: number): Date => new Date(Number(ms));
-
-export const toDateOrNull = (ms: number | null): Date | null => (ms === null ? null : toDate(ms));
-
-export const toFlag = (value: boolean): number => (value ? 1 : 0);
-
-export const fromFlag = (value: number): boolean => Number(value) !== 0;
-
-export function fromJsonArray<T extends string>(text: string, column: string): T[] {
-  const value: unknown = JSON.parse(text);
-  if (!Array.isArray(value)) throw new TypeError(`Column ${column} does not hold a JSON array`);
-  return value as T[];
-}
-
-export function fromJsonObject(text: string, column: string): Record<string, unknown> {
-  const value: unknown = JSON.parse(text);
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TypeError(`Column ${column} does not hold a JSON object`);
-  }
-  return value as Record<string, unknown>;
-}
-
-export const toCount = (row: { n: number | string | bigint }): number => Number(row.n);
 
 /** How many rows `table` holds. */
 export async function countRows(db: Kysely<Schema>, table: keyof Schema & string): Promise<number> {

@@ -1,7 +1,7 @@
 import type { GrantUpstream } from '@idgate/core';
 import type { Kysely } from 'kysely';
 import type { Schema, UpstreamColumns } from '../schema.js';
-import { toDate, toMs } from './support.js';
+import { toDate, toMs } from './columns.js';
 
 /**
  * The upstream columns of a row (grants, browser sessions, authorization codes, device

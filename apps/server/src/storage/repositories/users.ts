@@ -1,17 +1,8 @@
 import type { GroupSummary, UserPageQuery, UserPatch, UserRecord, UserRepository } from '@idgate/core';
 import { type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { UsersTable } from '../schema.js';
-import {
-  type ConflictFields,
-  countRows,
-  fromFlag,
-  fromJsonArray,
-  insertRowReturning,
-  type RepositoryContext,
-  toDate,
-  toFlag,
-  toMs,
-} from './support.js';
+import { fromFlag, fromJsonArray, toDate, toFlag, toMs } from './columns.js';
+import { type ConflictFields, countRows, insertRowReturning, type RepositoryContext } from './support.js';
 
 const CONFLICTS: ConflictFields = {
   users_username_lower_unique: 'username',
