@@ -4,26 +4,33 @@ import type { Selectable } from 'kysely';
 import type { ApiKeysTable } from '../schema.js';
 import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
 import {
-  type ConflictFields,
   countRows,
-  inByteOrder,
-  insertRowReturning,
+  findRecord,
+  insertRecordReturning,
   keysetPage,
+  listInPageOrder,
   type RepositoryContext,
+  type UniqueTable,
+  updateRows,
 } from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  api_keys_prefix_unique: 'prefix',
-  'api_keys.prefix': 'prefix',
-  api_keys_pkey: 'id',
-  'api_keys.id': 'id',
+const API_KEYS: UniqueTable<'api_keys', ApiKeyRecord> = {
+  name: 'api_keys',
+  toRecord: toApiKey,
+  conflicts: {
+    api_keys_prefix_unique: 'prefix',
+    'api_keys.prefix': 'prefix',
+    api_keys_pkey: 'id',
+    'api_keys.id': 'id',
+  },
+  conflictField: 'prefix',
 };
 
 export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository {
   const { db } = ctx;
   return {
     async create(key) {
-      const row = await insertRowReturning(ctx, 'api_keys', CONFLICTS, 'prefix', {
+      return insertRecordReturning(ctx, API_KEYS, {
         id: key.id,
         name: key.name,
         prefix: key.prefix,
@@ -36,62 +43,36 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
         expires_at: toMsOrNull(key.expiresAt ?? null),
         revoked_at: toMsOrNull(key.revokedAt),
       });
-      return toApiKey(row);
     },
 
-    async findByPrefix(prefix) {
-      const row = await db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
-      return row && toApiKey(row);
-    },
+    findByPrefix: (prefix) => findRecord(db, API_KEYS, 'prefix', prefix),
 
-    async list() {
-      const rows = await db
-        .selectFrom('api_keys')
-        .selectAll()
-        .orderBy('created_at')
-        .orderBy(inByteOrder(ctx, 'id'))
-        .execute();
-      return rows.map(toApiKey);
-    },
+    list: () => listInPageOrder(ctx, API_KEYS),
 
-    async listPage(limit, after) {
-      const query = db.selectFrom('api_keys').selectAll();
-      const rows = await keysetPage(ctx, query, after === undefined ? { limit } : { limit, after }).execute();
-      return rows.map(toApiKey);
-    },
+    listPage: (limit, after) =>
+      keysetPage(
+        ctx,
+        API_KEYS,
+        db.selectFrom('api_keys').selectAll(),
+        after === undefined ? { limit } : { limit, after },
+      ),
 
     async revoke(idOrPrefix, at) {
       // By id first, then by prefix, one statement each: a single `id = ? or prefix = ?` could revoke
       // two keys when one key's id happens to equal another's prefix.
-      const revokedAt = toMs(at);
+      const set = { revoked_at: toMs(at) };
       for (const column of ['id', 'prefix'] as const) {
-        const result = await db
-          .updateTable('api_keys')
-          .set({ revoked_at: revokedAt })
-          .where(column, '=', idOrPrefix)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst();
-        if (result.numUpdatedRows > 0n) return true;
+        if ((await updateRows(db, API_KEYS, column, idOrPrefix, set, 'revoked_at')) > 0) return true;
       }
       return false;
     },
 
     async revokeByCluster(name, at) {
-      const result = await db
-        .updateTable('api_keys')
-        .set({ revoked_at: toMs(at) })
-        .where('cluster_name', '=', name)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+      return updateRows(db, API_KEYS, 'cluster_name', name, { revoked_at: toMs(at) }, 'revoked_at');
     },
 
     async touch(id, at) {
-      await db
-        .updateTable('api_keys')
-        .set({ last_used_at: toMs(at) })
-        .where('id', '=', id)
-        .execute();
+      await updateRows(db, API_KEYS, 'id', id, { last_used_at: toMs(at) });
     },
 
     count: () => countRows(db, 'api_keys'),

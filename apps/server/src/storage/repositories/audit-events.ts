@@ -3,7 +3,9 @@ import { AuditEvent } from '@idgate/schema';
 import type { Selectable } from 'kysely';
 import type { AuditEventsTable } from '../schema.js';
 import { fromJsonObject, toDate, toMs } from './columns.js';
-import { insertNew, keysetPage, type RepositoryContext } from './support.js';
+import { insertNew, keysetPage, type RecordTable, type RepositoryContext } from './support.js';
+
+const EVENTS: RecordTable<'audit_events', AuditEvent> = { name: 'audit_events', toRecord: toEvent };
 
 // Rows per INSERT: well under SQLite's 32766 bound parameters at 12 columns a row.
 const BATCH = 500;
@@ -30,8 +32,7 @@ export function createAuditEventRepository(ctx: RepositoryContext): AuditEventRe
         limit: query.limit,
         ...(after === undefined ? {} : { after: { createdAt: after.occurredAt, id: after.id } }),
       };
-      const rows = await keysetPage(ctx, select, page, 'id', 'occurred_at').execute();
-      return rows.map(toEvent);
+      return keysetPage(ctx, EVENTS, select, page, 'id', 'occurred_at');
     },
 
     async purgeBefore(cutoff, limit) {

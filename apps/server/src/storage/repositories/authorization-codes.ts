@@ -9,25 +9,27 @@ import type { AuthorizationCodesTable, Schema } from '../schema.js';
 import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
 import { grantRow, toGrant } from './grants.js';
 import {
-  type ConflictFields,
   claimOnce,
   insertNewReturning,
-  insertRow,
+  insertRecord,
   purgeExpiredRows,
   type RepositoryContext,
+  type UniqueTable,
 } from './support.js';
 import { upstreamColumns, upstreamOf } from './upstream.js';
 
-const CONFLICTS: ConflictFields = {
-  authorization_codes_pkey: 'hash',
-  'authorization_codes.hash': 'hash',
+const CODES: UniqueTable<'authorization_codes', AuthorizationCodeRecord> = {
+  name: 'authorization_codes',
+  toRecord: toCode,
+  conflicts: { authorization_codes_pkey: 'hash', 'authorization_codes.hash': 'hash' },
+  conflictField: 'hash',
 };
 
 export function createAuthorizationCodeRepository(ctx: RepositoryContext): AuthorizationCodeRepository {
   const { db } = ctx;
   return {
     async create(code) {
-      await insertRow(ctx, 'authorization_codes', CONFLICTS, 'hash', {
+      await insertRecord(ctx, CODES, {
         hash: code.hash,
         client_id: code.clientId,
         user_id: code.userId,
@@ -48,9 +50,9 @@ export function createAuthorizationCodeRepository(ctx: RepositoryContext): Autho
     },
 
     async redeem(hash, at) {
-      const claim = await claimOnce(db, 'authorization_codes', hash, at);
+      const claim = await claimOnce(db, CODES, hash, at);
       if (claim === undefined) return { status: 'unknown' };
-      return { status: claim.won ? 'redeemed' : 'replayed', code: toCode(claim.row) };
+      return { status: claim.won ? 'redeemed' : 'replayed', code: claim.record };
     },
 
     async openGrant(hash, grant) {
@@ -91,7 +93,7 @@ export function createAuthorizationCodeRepository(ctx: RepositoryContext): Autho
       return ctx.inTransaction ? open(db) : db.transaction().execute(open);
     },
 
-    purgeExpired: (now) => purgeExpiredRows(db, 'authorization_codes', now),
+    purgeExpired: (now) => purgeExpiredRows(db, CODES, now),
   };
 }
 

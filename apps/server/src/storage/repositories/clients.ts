@@ -4,50 +4,39 @@ import type { Selectable } from 'kysely';
 import type { OAuthClientsTable } from '../schema.js';
 import { fromFlag, fromJsonArray, toDate, toDateOrNull, toFlag, toMs, toMsOrNull } from './columns.js';
 import {
-  type ConflictFields,
   countRows,
-  inByteOrder,
-  insertRowReturning,
+  deleteRows,
+  findRecord,
+  insertRecordReturning,
   keysetPage,
+  listInPageOrder,
   type RepositoryContext,
+  type UniqueTable,
+  updateRows,
 } from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  oauth_clients_pkey: 'clientId',
-  'oauth_clients.client_id': 'clientId',
+const CLIENTS: UniqueTable<'oauth_clients', ClientRecord> = {
+  name: 'oauth_clients',
+  toRecord: toClient,
+  conflicts: { oauth_clients_pkey: 'clientId', 'oauth_clients.client_id': 'clientId' },
+  conflictField: 'clientId',
 };
 
 export function createClientRepository(ctx: RepositoryContext): ClientRepository {
   const { db } = ctx;
   return {
     async create(client) {
-      const row = await insertRowReturning(ctx, 'oauth_clients', CONFLICTS, 'clientId', {
+      return insertRecordReturning(ctx, CLIENTS, {
         client_id: client.clientId,
         ...settingColumns(client),
         created_at: toMs(client.createdAt),
       });
-      return toClient(row);
     },
 
-    async findById(clientId) {
-      const row = await db
-        .selectFrom('oauth_clients')
-        .selectAll()
-        .where('client_id', '=', clientId)
-        .executeTakeFirst();
-      return row && toClient(row);
-    },
+    findById: (clientId) => findRecord(db, CLIENTS, 'client_id', clientId),
 
-    async list() {
-      // The id breaks ties so clients created in the same millisecond keep a stable order.
-      const rows = await db
-        .selectFrom('oauth_clients')
-        .selectAll()
-        .orderBy('created_at')
-        .orderBy(inByteOrder(ctx, 'client_id'))
-        .execute();
-      return rows.map(toClient);
-    },
+    // The id breaks ties so clients created in the same millisecond keep a stable order.
+    list: () => listInPageOrder(ctx, CLIENTS, 'client_id'),
 
     async listPage(limit, after) {
       // Keyset pagination on (created_at, client_id), which the 0010 index serves.
@@ -55,39 +44,20 @@ export function createClientRepository(ctx: RepositoryContext): ClientRepository
         after === undefined
           ? { limit }
           : { limit, after: { createdAt: after.createdAt, id: after.clientId } };
-      const rows = await keysetPage(
-        ctx,
-        db.selectFrom('oauth_clients').selectAll(),
-        page,
-        'client_id',
-      ).execute();
-      return rows.map(toClient);
+      return keysetPage(ctx, CLIENTS, db.selectFrom('oauth_clients').selectAll(), page, 'client_id');
     },
 
     async update(client) {
-      const result = await db
-        .updateTable('oauth_clients')
-        .set(settingColumns(client))
-        .where('client_id', '=', client.clientId)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
+      return (await updateRows(db, CLIENTS, 'client_id', client.clientId, settingColumns(client))) > 0;
     },
 
     async setAudiences(clientId, audiences) {
-      const result = await db
-        .updateTable('oauth_clients')
-        .set({ audiences: JSON.stringify(audiences) })
-        .where('client_id', '=', clientId)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
+      const set = { audiences: JSON.stringify(audiences) };
+      return (await updateRows(db, CLIENTS, 'client_id', clientId, set)) > 0;
     },
 
     async remove(clientId) {
-      const result = await db
-        .deleteFrom('oauth_clients')
-        .where('client_id', '=', clientId)
-        .executeTakeFirst();
-      return result.numDeletedRows > 0n;
+      return (await deleteRows(db, CLIENTS, 'client_id', clientId)) > 0;
     },
 
     count: () => countRows(db, 'oauth_clients'),

@@ -2,13 +2,24 @@ import type { ClusterRecord, ClusterRepository } from '@idgate/core';
 import { type Selectable, sql } from 'kysely';
 import type { ClustersTable } from '../schema.js';
 import { toDate, toMs } from './columns.js';
-import { type ConflictFields, insertRowReturning, type RepositoryContext } from './support.js';
+import {
+  deleteRows,
+  findRecord,
+  insertRecordReturning,
+  type RepositoryContext,
+  type UniqueTable,
+} from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  clusters_pkey: 'name',
-  'clusters.name': 'name',
-  clusters_audience_unique: 'audience',
-  'clusters.audience': 'audience',
+const CLUSTERS: UniqueTable<'clusters', ClusterRecord> = {
+  name: 'clusters',
+  toRecord: toCluster,
+  conflicts: {
+    clusters_pkey: 'name',
+    'clusters.name': 'name',
+    clusters_audience_unique: 'audience',
+    'clusters.audience': 'audience',
+  },
+  conflictField: 'name',
 };
 
 export function createClusterRepository(ctx: RepositoryContext): ClusterRepository {
@@ -18,21 +29,15 @@ export function createClusterRepository(ctx: RepositoryContext): ClusterReposito
   const byName = ctx.dialect === 'postgres' ? sql`name collate "C"` : sql`name`;
   return {
     async create(cluster) {
-      const row = await insertRowReturning(ctx, 'clusters', CONFLICTS, 'name', {
+      return insertRecordReturning(ctx, CLUSTERS, {
         name: fold(cluster.name),
         audience: cluster.audience,
         created_at: toMs(cluster.createdAt),
       });
-      return toCluster(row);
     },
 
     async findByName(name) {
-      const row = await db
-        .selectFrom('clusters')
-        .selectAll()
-        .where('name', '=', fold(name))
-        .executeTakeFirst();
-      return row && toCluster(row);
+      return findRecord(db, CLUSTERS, 'name', fold(name));
     },
 
     async list() {
@@ -41,8 +46,7 @@ export function createClusterRepository(ctx: RepositoryContext): ClusterReposito
     },
 
     async remove(name) {
-      const result = await db.deleteFrom('clusters').where('name', '=', fold(name)).executeTakeFirst();
-      return result.numDeletedRows > 0n;
+      return (await deleteRows(db, CLUSTERS, 'name', fold(name))) > 0;
     },
   };
 }

@@ -6,24 +6,29 @@ import type {
 import { type Selectable, sql } from 'kysely';
 import type { DeviceAuthorizationsTable } from '../schema.js';
 import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
-import { type ConflictFields, insertRow, purgeExpiredRows, type RepositoryContext } from './support.js';
+import {
+  findRecord,
+  insertRecord,
+  purgeExpiredRows,
+  type RepositoryContext,
+  type UniqueTable,
+} from './support.js';
 import { upstreamColumns, upstreamOf } from './upstream.js';
 
-const CONFLICTS: ConflictFields = {
-  device_authorizations_pkey: 'deviceCodeHash',
-  'device_authorizations.device_code_hash': 'deviceCodeHash',
-  device_authorizations_user_code_unique: 'userCode',
-  'device_authorizations.user_code': 'userCode',
+const DEVICES: UniqueTable<'device_authorizations', DeviceAuthorizationRecord> = {
+  name: 'device_authorizations',
+  toRecord: toAuthorization,
+  conflicts: {
+    device_authorizations_pkey: 'deviceCodeHash',
+    'device_authorizations.device_code_hash': 'deviceCodeHash',
+    device_authorizations_user_code_unique: 'userCode',
+    'device_authorizations.user_code': 'userCode',
+  },
+  conflictField: 'deviceCodeHash',
 };
 
 export function createDeviceAuthorizationRepository(ctx: RepositoryContext): DeviceAuthorizationRepository {
   const { db } = ctx;
-  const find = (hash: string) =>
-    db
-      .selectFrom('device_authorizations')
-      .selectAll()
-      .where('device_code_hash', '=', hash)
-      .executeTakeFirst();
   return {
     async create(record) {
       // An expired request gives its user code up to the new one; a live one keeps it (conflict).
@@ -32,7 +37,7 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
         .where('user_code', '=', record.userCode)
         .where('expires_at', '<=', toMs(record.createdAt))
         .execute();
-      await insertRow(ctx, 'device_authorizations', CONFLICTS, 'deviceCodeHash', {
+      await insertRecord(ctx, DEVICES, {
         device_code_hash: record.deviceCodeHash,
         user_code: record.userCode,
         client_id: record.clientId,
@@ -51,10 +56,7 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
       });
     },
 
-    async findByDeviceCodeHash(hash) {
-      const row = await find(hash);
-      return row && toRecord(row);
-    },
+    findByDeviceCodeHash: (hash) => findRecord(db, DEVICES, 'device_code_hash', hash),
 
     async findLiveByUserCode(userCode, now) {
       const row = await db
@@ -63,7 +65,7 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
         .where('user_code', '=', userCode)
         .where('expires_at', '>', toMs(now))
         .executeTakeFirst();
-      return row && toRecord(row);
+      return row && toAuthorization(row);
     },
 
     // One statement: the update decides from the row it changes (every SET expression sees the
@@ -84,7 +86,7 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
         .where('client_id', '=', clientId)
         .returningAll()
         .executeTakeFirst();
-      return row && { record: toRecord(row), slowDown: Number(row.poll_slowed) === 1 };
+      return row && { record: toAuthorization(row), slowDown: Number(row.poll_slowed) === 1 };
     },
 
     // As `stampOnce` does: the conditional update is the whole decision, so of concurrent callers
@@ -120,16 +122,16 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
         .where('status', '=', 'approved')
         .returningAll()
         .executeTakeFirst();
-      if (claimed !== undefined) return { won: true, record: toRecord(claimed) };
-      const row = await find(hash);
-      return row && { won: false, record: toRecord(row) };
+      if (claimed !== undefined) return { won: true, record: toAuthorization(claimed) };
+      const record = await findRecord(db, DEVICES, 'device_code_hash', hash);
+      return record && { won: false, record };
     },
 
-    purgeExpired: (now) => purgeExpiredRows(db, 'device_authorizations', now),
+    purgeExpired: (now) => purgeExpiredRows(db, DEVICES, now),
   };
 }
 
-function toRecord(row: Selectable<DeviceAuthorizationsTable>): DeviceAuthorizationRecord {
+function toAuthorization(row: Selectable<DeviceAuthorizationsTable>): DeviceAuthorizationRecord {
   return {
     deviceCodeHash: row.device_code_hash,
     userCode: row.user_code,

@@ -2,8 +2,17 @@ import type { GrantRecord, GrantRepository } from '@idgate/core';
 import type { Insertable, Selectable } from 'kysely';
 import type { GrantsTable } from '../schema.js';
 import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
-import { insertNewReturning, keysetPage, type RepositoryContext } from './support.js';
+import {
+  findRecord,
+  insertNewReturning,
+  livePageOfUser,
+  type RecordTable,
+  type RepositoryContext,
+  updateRecord,
+} from './support.js';
 import { replaceUpstreamState, upstreamColumns, upstreamOf } from './upstream.js';
+
+const GRANTS: RecordTable<'grants', GrantRecord> = { name: 'grants', toRecord: toGrant };
 
 export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
   const { db } = ctx;
@@ -51,10 +60,7 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
     replaceUpstreamState: (provider, subject, previous, next) =>
       replaceUpstreamState(db, 'grants', { provider, subject, previous, next }),
 
-    async findById(id) {
-      const row = await db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toGrant(row);
-    },
+    findById: (id) => findRecord(db, GRANTS, 'id', id),
 
     async revoke(id, at) {
       return (await revokeWhere('id', id, at)).length > 0;
@@ -66,29 +72,11 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
 
     async recordUse(id, at, address) {
       // The refresh path's read of the grant and the record of its use, as one statement.
-      const row = await db
-        .updateTable('grants')
-        .set({ last_used_at: toMs(at), last_used_address: address })
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .returningAll()
-        .executeTakeFirst();
-      return row && toGrant(row);
+      const set = { last_used_at: toMs(at), last_used_address: address };
+      return updateRecord(db, GRANTS, 'id', id, set, 'revoked_at');
     },
 
-    async listLiveByUser(userId, now, page) {
-      const rows = await keysetPage(
-        ctx,
-        db
-          .selectFrom('grants')
-          .selectAll()
-          .where('user_id', '=', userId)
-          .where('revoked_at', 'is', null)
-          .where('expires_at', '>', toMs(now)),
-        page,
-      ).execute();
-      return rows.map(toGrant);
-    },
+    listLiveByUser: (userId, now, page) => livePageOfUser(ctx, GRANTS, userId, now, page),
 
     async sessionActivity(sessionIds) {
       if (sessionIds.length === 0) return [];

@@ -2,11 +2,20 @@ import type { IdentityProviderRecord, IdentityProviderRepository } from '@idgate
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { IdentityProvidersTable, Schema } from '../schema.js';
 import { fromFlag, fromJsonObject, toDate, toFlag, toMs } from './columns.js';
-import { type ConflictFields, insertRowReturning, type RepositoryContext } from './support.js';
+import {
+  deleteRows,
+  findRecord,
+  insertRecordReturning,
+  type RepositoryContext,
+  type UniqueTable,
+  updateRecord,
+} from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  identity_providers_pkey: 'name',
-  'identity_providers.name': 'name',
+const PROVIDERS: UniqueTable<'identity_providers', IdentityProviderRecord> = {
+  name: 'identity_providers',
+  toRecord: toProvider,
+  conflicts: { identity_providers_pkey: 'name', 'identity_providers.name': 'name' },
+  conflictField: 'name',
 };
 
 export function createIdentityProviderRepository(ctx: RepositoryContext): IdentityProviderRepository {
@@ -23,7 +32,7 @@ export function createIdentityProviderRepository(ctx: RepositoryContext): Identi
 
   return {
     async create(provider) {
-      const row = await insertRowReturning(ctx, 'identity_providers', CONFLICTS, 'name', {
+      return insertRecordReturning(ctx, PROVIDERS, {
         name: fold(provider.name),
         type: provider.type,
         config: JSON.stringify(provider.config),
@@ -31,16 +40,10 @@ export function createIdentityProviderRepository(ctx: RepositoryContext): Identi
         created_at: toMs(provider.createdAt),
         updated_at: toMs(provider.updatedAt),
       });
-      return toProvider(row);
     },
 
     async findByName(name) {
-      const row = await db
-        .selectFrom('identity_providers')
-        .selectAll()
-        .where('name', '=', fold(name))
-        .executeTakeFirst();
-      return row && toProvider(row);
+      return findRecord(db, PROVIDERS, 'name', fold(name));
     },
 
     async list() {
@@ -49,38 +52,23 @@ export function createIdentityProviderRepository(ctx: RepositoryContext): Identi
     },
 
     async setDisabled(name, disabled, at) {
-      const row = await db
-        .updateTable('identity_providers')
-        .set({ disabled: toFlag(disabled), updated_at: toMs(at) })
-        .where('name', '=', fold(name))
-        .returningAll()
-        .executeTakeFirst();
-      return row && toProvider(row);
+      const set = { disabled: toFlag(disabled), updated_at: toMs(at) };
+      return updateRecord(db, PROVIDERS, 'name', fold(name), set);
     },
 
     async update(name, changes) {
-      const row = await db
-        .updateTable('identity_providers')
-        .set({
-          config: JSON.stringify(changes.config),
-          disabled: toFlag(changes.disabled),
-          updated_at: toMs(changes.updatedAt),
-        })
-        .where('name', '=', fold(name))
-        .returningAll()
-        .executeTakeFirst();
-      return row && toProvider(row);
+      return updateRecord(db, PROVIDERS, 'name', fold(name), {
+        config: JSON.stringify(changes.config),
+        disabled: toFlag(changes.disabled),
+        updated_at: toMs(changes.updatedAt),
+      });
     },
 
     async remove(name) {
       const folded = fold(name);
       return inOneTransaction(async (trx) => {
-        const removed = await trx
-          .deleteFrom('identity_providers')
-          .where('name', '=', folded)
-          .executeTakeFirst();
         // Identities of a provider that is not stored (one of the configuration file) are kept.
-        if (removed.numDeletedRows === 0n) return false;
+        if ((await deleteRows(trx, PROVIDERS, 'name', folded)) === 0) return false;
         await trx.deleteFrom('linked_identities').where('provider', '=', folded).execute();
         return true;
       });

@@ -2,18 +2,28 @@ import type { InteractionRecord, InteractionRepository, InteractionRequest } fro
 import type { Selectable } from 'kysely';
 import type { InteractionsTable } from '../schema.js';
 import { fromJsonObject, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
-import { type ConflictFields, insertRow, purgeExpiredRows, type RepositoryContext } from './support.js';
+import {
+  deleteRows,
+  findRecord,
+  insertRecord,
+  purgeExpiredRows,
+  type RepositoryContext,
+  type UniqueTable,
+  updateRows,
+} from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  interactions_pkey: 'id',
-  'interactions.id': 'id',
+const INTERACTIONS: UniqueTable<'interactions', InteractionRecord> = {
+  name: 'interactions',
+  toRecord: toInteraction,
+  conflicts: { interactions_pkey: 'id', 'interactions.id': 'id' },
+  conflictField: 'id',
 };
 
 export function createInteractionRepository(ctx: RepositoryContext): InteractionRepository {
   const { db } = ctx;
   return {
     async create(interaction) {
-      await insertRow(ctx, 'interactions', CONFLICTS, 'id', {
+      await insertRecord(ctx, INTERACTIONS, {
         id: interaction.id,
         secret_hash: interaction.secretHash,
         request: JSON.stringify(interaction.request),
@@ -25,25 +35,17 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
       });
     },
 
-    async findById(id) {
-      const row = await db.selectFrom('interactions').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toInteraction(row);
-    },
+    findById: (id) => findRecord(db, INTERACTIONS, 'id', id),
 
     async setUser(id, userId, authTime) {
-      await db
-        .updateTable('interactions')
-        .set({ user_id: userId, auth_time: toMs(authTime) })
-        .where('id', '=', id)
-        .execute();
+      await updateRows(db, INTERACTIONS, 'id', id, { user_id: userId, auth_time: toMs(authTime) });
     },
 
     async remove(id) {
-      const result = await db.deleteFrom('interactions').where('id', '=', id).executeTakeFirst();
-      return result.numDeletedRows > 0n;
+      return (await deleteRows(db, INTERACTIONS, 'id', id)) > 0;
     },
 
-    purgeExpired: (now) => purgeExpiredRows(db, 'interactions', now),
+    purgeExpired: (now) => purgeExpiredRows(db, INTERACTIONS, now),
   };
 }
 

@@ -1,23 +1,24 @@
 import type { LinkedIdentityRecord, LinkedIdentityRepository } from '@idgate/core';
-import { type Selectable, sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { LinkedIdentitiesTable } from '../schema.js';
 import { fromJsonArray, toCount, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
-import { type ConflictFields, insertRowReturning, type RepositoryContext } from './support.js';
+import { inByteOrder, insertRecordReturning, type RepositoryContext, type UniqueTable } from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  linked_identities_pkey: 'subject',
-  'linked_identities.provider, linked_identities.subject': 'subject',
+const IDENTITIES: UniqueTable<'linked_identities', LinkedIdentityRecord> = {
+  name: 'linked_identities',
+  toRecord: toIdentity,
+  conflicts: {
+    linked_identities_pkey: 'subject',
+    'linked_identities.provider, linked_identities.subject': 'subject',
+  },
+  conflictField: 'subject',
 };
 
 export function createLinkedIdentityRepository(ctx: RepositoryContext): LinkedIdentityRepository {
   const { db } = ctx;
-  // Byte order in PostgreSQL too, whatever the database's collation, so both dialects list alike.
-  const inBytes = (column: 'provider' | 'subject') =>
-    ctx.dialect === 'postgres' ? sql`${sql.ref(column)} collate "C"` : sql.ref(column);
-
   return {
     async link(identity) {
-      const row = await insertRowReturning(ctx, 'linked_identities', CONFLICTS, 'subject', {
+      return insertRecordReturning(ctx, IDENTITIES, {
         provider: identity.provider,
         subject: identity.subject,
         user_id: identity.userId,
@@ -27,7 +28,6 @@ export function createLinkedIdentityRepository(ctx: RepositoryContext): LinkedId
         linked_at: toMs(identity.linkedAt),
         last_login_at: toMsOrNull(identity.lastLoginAt),
       });
-      return toIdentity(row);
     },
 
     async find(provider, subject) {
@@ -45,8 +45,8 @@ export function createLinkedIdentityRepository(ctx: RepositoryContext): LinkedId
         .selectFrom('linked_identities')
         .selectAll()
         .where('user_id', '=', userId)
-        .orderBy(inBytes('provider'))
-        .orderBy(inBytes('subject'))
+        .orderBy(inByteOrder(ctx, 'provider'))
+        .orderBy(inByteOrder(ctx, 'subject'))
         .execute();
       return rows.map(toIdentity);
     },

@@ -2,11 +2,13 @@ import type { LoginAttemptRecord, LoginAttemptRepository } from '@idgate/core';
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { LoginAttemptsTable, Schema } from '../schema.js';
 import { fromFlag, toDate, toDateOrNull, toFlag, toMs } from './columns.js';
-import { type ConflictFields, insertRow, type RepositoryContext } from './support.js';
+import { insertRecord, type RepositoryContext, type UniqueTable } from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  login_attempts_pkey: 'id',
-  'login_attempts.id': 'id',
+const ATTEMPTS: UniqueTable<'login_attempts', LoginAttemptRecord> = {
+  name: 'login_attempts',
+  toRecord: toAttempt,
+  conflicts: { login_attempts_pkey: 'id', 'login_attempts.id': 'id' },
+  conflictField: 'id',
 };
 
 // Usernames are folded here, in JavaScript, on the way in and in every lookup: the plain
@@ -35,7 +37,7 @@ export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttem
 
   return {
     async record(attempt) {
-      await insertRow(ctx, 'login_attempts', CONFLICTS, 'id', {
+      await insertRecord(ctx, ATTEMPTS, {
         id: attempt.id,
         username: fold(attempt.username),
         user_id: attempt.userId,

@@ -3,23 +3,26 @@ import type { Selectable } from 'kysely';
 import type { LoginTransactionsTable } from '../schema.js';
 import { toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
 import {
-  type ConflictFields,
   claimOnce,
-  insertRow,
+  findRecord,
+  insertRecord,
   purgeExpiredRows,
   type RepositoryContext,
+  type UniqueTable,
 } from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  login_transactions_pkey: 'stateHash',
-  'login_transactions.state_hash': 'stateHash',
+const TRANSACTIONS: UniqueTable<'login_transactions', LoginTransactionRecord> = {
+  name: 'login_transactions',
+  toRecord: toTransaction,
+  conflicts: { login_transactions_pkey: 'stateHash', 'login_transactions.state_hash': 'stateHash' },
+  conflictField: 'stateHash',
 };
 
 export function createLoginTransactionRepository(ctx: RepositoryContext): LoginTransactionRepository {
   const { db } = ctx;
   return {
     async create(transaction) {
-      await insertRow(ctx, 'login_transactions', CONFLICTS, 'stateHash', {
+      await insertRecord(ctx, TRANSACTIONS, {
         state_hash: transaction.stateHash,
         provider: transaction.provider,
         binding_hash: transaction.bindingHash,
@@ -32,22 +35,15 @@ export function createLoginTransactionRepository(ctx: RepositoryContext): LoginT
       });
     },
 
-    async find(stateHash) {
-      const row = await db
-        .selectFrom('login_transactions')
-        .selectAll()
-        .where('state_hash', '=', stateHash)
-        .executeTakeFirst();
-      return row && toTransaction(row);
-    },
+    find: (stateHash) => findRecord(db, TRANSACTIONS, 'state_hash', stateHash),
 
     async consume(stateHash, at) {
-      const claim = await claimOnce(db, 'login_transactions', stateHash, at);
+      const claim = await claimOnce(db, TRANSACTIONS, stateHash, at);
       if (claim === undefined) return { status: 'unknown' };
-      return { status: claim.won ? 'consumed' : 'replayed', transaction: toTransaction(claim.row) };
+      return { status: claim.won ? 'consumed' : 'replayed', transaction: claim.record };
     },
 
-    purgeExpired: (now) => purgeExpiredRows(db, 'login_transactions', now),
+    purgeExpired: (now) => purgeExpiredRows(db, TRANSACTIONS, now),
   };
 }
 

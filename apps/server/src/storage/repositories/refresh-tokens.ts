@@ -2,7 +2,19 @@ import type { RefreshTokenRecord, RefreshTokenRepository } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { RefreshTokensTable } from '../schema.js';
 import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
-import { claimOnce, insertNew, purgeExpiredRows, type RepositoryContext } from './support.js';
+import {
+  claimOnce,
+  findRecord,
+  insertNew,
+  purgeExpiredRows,
+  type RecordTable,
+  type RepositoryContext,
+} from './support.js';
+
+const REFRESH_TOKENS: RecordTable<'refresh_tokens', RefreshTokenRecord> = {
+  name: 'refresh_tokens',
+  toRecord: toToken,
+};
 
 export function createRefreshTokenRepository(ctx: RepositoryContext): RefreshTokenRepository {
   const { db } = ctx;
@@ -23,22 +35,15 @@ export function createRefreshTokenRepository(ctx: RepositoryContext): RefreshTok
       ]);
     },
 
-    async findByHash(hash) {
-      const row = await db
-        .selectFrom('refresh_tokens')
-        .selectAll()
-        .where('hash', '=', hash)
-        .executeTakeFirst();
-      return row && toToken(row);
-    },
+    findByHash: (hash) => findRecord(db, REFRESH_TOKENS, 'hash', hash),
 
     async use(hash, at) {
-      const claim = await claimOnce(db, 'refresh_tokens', hash, at);
+      const claim = await claimOnce(db, REFRESH_TOKENS, hash, at);
       if (claim === undefined) return { status: 'unknown' };
-      return { status: claim.won ? 'rotated' : 'reused', token: toToken(claim.row) };
+      return { status: claim.won ? 'rotated' : 'reused', token: claim.record };
     },
 
-    purgeExpired: (now) => purgeExpiredRows(db, 'refresh_tokens', now),
+    purgeExpired: (now) => purgeExpiredRows(db, REFRESH_TOKENS, now),
   };
 }
 

@@ -2,21 +2,33 @@ import type { BrowserSessionRecord, BrowserSessionRepository } from '@idgate/cor
 import type { Selectable } from 'kysely';
 import type { BrowserSessionsTable } from '../schema.js';
 import { toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
-import { type ConflictFields, insertRow, keysetPage, type RepositoryContext, stampOnce } from './support.js';
+import {
+  findRecord,
+  insertRecord,
+  livePageOfUser,
+  type RepositoryContext,
+  stampOnce,
+  type UniqueTable,
+} from './support.js';
 import { replaceUpstreamState, upstreamColumns, upstreamOf } from './upstream.js';
 
-const CONFLICTS: ConflictFields = {
-  browser_sessions_secret_hash_unique: 'secretHash',
-  'browser_sessions.secret_hash': 'secretHash',
-  browser_sessions_pkey: 'id',
-  'browser_sessions.id': 'id',
+const SESSIONS: UniqueTable<'browser_sessions', BrowserSessionRecord> = {
+  name: 'browser_sessions',
+  toRecord: toSession,
+  conflicts: {
+    browser_sessions_secret_hash_unique: 'secretHash',
+    'browser_sessions.secret_hash': 'secretHash',
+    browser_sessions_pkey: 'id',
+    'browser_sessions.id': 'id',
+  },
+  conflictField: 'id',
 };
 
 export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserSessionRepository {
   const { db } = ctx;
   return {
     async create(session) {
-      await insertRow(ctx, 'browser_sessions', CONFLICTS, 'id', {
+      await insertRecord(ctx, SESSIONS, {
         id: session.id,
         secret_hash: session.secretHash,
         user_id: session.userId,
@@ -30,38 +42,16 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
       });
     },
 
-    async findBySecretHash(secretHash) {
-      const row = await db
-        .selectFrom('browser_sessions')
-        .selectAll()
-        .where('secret_hash', '=', secretHash)
-        .executeTakeFirst();
-      return row && toSession(row);
-    },
+    findBySecretHash: (secretHash) => findRecord(db, SESSIONS, 'secret_hash', secretHash),
 
-    async findById(id) {
-      const row = await db.selectFrom('browser_sessions').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toSession(row);
-    },
+    findById: (id) => findRecord(db, SESSIONS, 'id', id),
 
     replaceUpstreamState: (provider, subject, previous, next) =>
       replaceUpstreamState(db, 'browser_sessions', { provider, subject, previous, next }),
 
-    end: (id, at) => stampOnce(db, 'browser_sessions', id, at),
+    end: (id, at) => stampOnce(db, SESSIONS, id, at),
 
-    async listLiveByUser(userId, now, page) {
-      const rows = await keysetPage(
-        ctx,
-        db
-          .selectFrom('browser_sessions')
-          .selectAll()
-          .where('user_id', '=', userId)
-          .where('ended_at', 'is', null)
-          .where('expires_at', '>', toMs(now)),
-        page,
-      ).execute();
-      return rows.map(toSession);
-    },
+    listLiveByUser: (userId, now, page) => livePageOfUser(ctx, SESSIONS, userId, now, page),
 
     async endByUser(userId, at) {
       const rows = await db

@@ -3,18 +3,26 @@ import type { SigningAlgorithm } from '@idgate/schema';
 import { type Selectable, sql } from 'kysely';
 import type { SigningKeysTable } from '../schema.js';
 import { fromJsonObject, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
-import { type ConflictFields, inByteOrder, insertRow, type RepositoryContext } from './support.js';
+import {
+  inByteOrder,
+  insertRecord,
+  type RepositoryContext,
+  type UniqueTable,
+  updateRows,
+} from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  signing_keys_pkey: 'kid',
-  'signing_keys.kid': 'kid',
+const SIGNING_KEYS: UniqueTable<'signing_keys', SigningKeyRecord> = {
+  name: 'signing_keys',
+  toRecord: toSigningKey,
+  conflicts: { signing_keys_pkey: 'kid', 'signing_keys.kid': 'kid' },
+  conflictField: 'kid',
 };
 
 export function createSigningKeyRepository(ctx: RepositoryContext): SigningKeyRepository {
   const { db } = ctx;
   return {
     async insert(key) {
-      await insertRow(ctx, 'signing_keys', CONFLICTS, 'kid', {
+      await insertRecord(ctx, SIGNING_KEYS, {
         kid: key.kid,
         alg: key.alg,
         public_jwk: JSON.stringify(key.publicJwk),
@@ -36,13 +44,8 @@ export function createSigningKeyRepository(ctx: RepositoryContext): SigningKeyRe
     },
 
     async retire(kid, retiredAt, publishedUntil) {
-      const result = await db
-        .updateTable('signing_keys')
-        .set({ retired_at: toMs(retiredAt), published_until: toMs(publishedUntil) })
-        .where('kid', '=', kid)
-        .where('retired_at', 'is', null)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
+      const set = { retired_at: toMs(retiredAt), published_until: toMs(publishedUntil) };
+      return (await updateRows(db, SIGNING_KEYS, 'kid', kid, set, 'retired_at')) > 0;
     },
   };
 }

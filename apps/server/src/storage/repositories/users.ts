@@ -2,12 +2,21 @@ import type { GroupSummary, UserPageQuery, UserPatch, UserRecord, UserRepository
 import { type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { UsersTable } from '../schema.js';
 import { fromFlag, fromJsonArray, toDate, toFlag, toMs } from './columns.js';
-import { type ConflictFields, countRows, insertRowReturning, type RepositoryContext } from './support.js';
+import {
+  countRows,
+  deleteRows,
+  findRecord,
+  insertRecordReturning,
+  type RepositoryContext,
+  type UniqueTable,
+  updateRecord,
+} from './support.js';
 
-const CONFLICTS: ConflictFields = {
-  users_username_lower_unique: 'username',
-  users_pkey: 'id',
-  'users.id': 'id',
+const USERS: UniqueTable<'users', UserRecord> = {
+  name: 'users',
+  toRecord: toUser,
+  conflicts: { users_username_lower_unique: 'username', users_pkey: 'id', 'users.id': 'id' },
+  conflictField: 'username',
 };
 
 // Enough to tell one match from several; nobody needs the full list of a shared address.
@@ -23,7 +32,7 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
   return {
     async create(user) {
       const createdAt = toMs(user.createdAt);
-      const row = await insertRowReturning(ctx, 'users', CONFLICTS, 'username', {
+      return insertRecordReturning(ctx, USERS, {
         id: user.id,
         username: user.username,
         email: user.email,
@@ -34,13 +43,9 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
         created_at: createdAt,
         updated_at: createdAt,
       });
-      return toUser(row);
     },
 
-    async findById(id) {
-      const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toUser(row);
-    },
+    findById: (id) => findRecord(db, USERS, 'id', id),
 
     async findByUsername(username) {
       const row = await db
@@ -68,13 +73,7 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
     },
 
     async update(id, patch) {
-      const row = await db
-        .updateTable('users')
-        .set(toChanges(patch))
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst();
-      return row && toUser(row);
+      return updateRecord(db, USERS, 'id', id, toChanges(patch));
     },
 
     async page(query) {
@@ -102,8 +101,7 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
     },
 
     async remove(id) {
-      const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return (await deleteRows(db, USERS, 'id', id)) > 0;
     },
 
     count: () => countRows(db, 'users'),
