@@ -1,10 +1,11 @@
 import type { ClusterRecord, ClusterRepository } from '@idgate/core';
-import { type Selectable, sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { ClustersTable } from '../schema.js';
 import { toDate, toMs } from './columns.js';
 import {
   deleteRows,
   findRecord,
+  inByteOrder,
   insertRecordReturning,
   type RepositoryContext,
   type UniqueTable,
@@ -25,8 +26,6 @@ const CLUSTERS: UniqueTable<'clusters', ClusterRecord> = {
 export function createClusterRepository(ctx: RepositoryContext): ClusterRepository {
   const { db } = ctx;
   const fold = (name: string) => name.toLowerCase();
-  // Byte order in PostgreSQL too, whatever the database's collation, so both dialects list alike.
-  const byName = ctx.dialect === 'postgres' ? sql`name collate "C"` : sql`name`;
   return {
     async create(cluster) {
       return insertRecordReturning(ctx, CLUSTERS, {
@@ -41,7 +40,7 @@ export function createClusterRepository(ctx: RepositoryContext): ClusterReposito
     },
 
     async list() {
-      const rows = await db.selectFrom('clusters').selectAll().orderBy(byName).execute();
+      const rows = await db.selectFrom('clusters').selectAll().orderBy(inByteOrder(ctx, 'name')).execute();
       return rows.map(toCluster);
     },
 

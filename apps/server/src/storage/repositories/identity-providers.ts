@@ -1,10 +1,11 @@
 import type { IdentityProviderRecord, IdentityProviderRepository } from '@idgate/core';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { IdentityProvidersTable, Schema } from '../schema.js';
 import { fromFlag, fromJsonObject, toDate, toFlag, toMs } from './columns.js';
 import {
   deleteRows,
   findRecord,
+  inByteOrder,
   insertRecordReturning,
   type RepositoryContext,
   type UniqueTable,
@@ -23,8 +24,6 @@ export function createIdentityProviderRepository(ctx: RepositoryContext): Identi
   // Names are stored lower-cased (a check constraint holds the table to it), so the primary key
   // makes them unique regardless of case and a lookup folds only its argument.
   const fold = (name: string) => name.toLowerCase();
-  // Byte order in PostgreSQL too, whatever the database's collation, so both dialects list alike.
-  const byName = ctx.dialect === 'postgres' ? sql`name collate "C"` : sql`name`;
 
   /** Both deletes land or neither: in the caller's transaction, else in one of their own. */
   const inOneTransaction = <T>(work: (trx: Kysely<Schema>) => Promise<T>): Promise<T> =>
@@ -47,7 +46,11 @@ export function createIdentityProviderRepository(ctx: RepositoryContext): Identi
     },
 
     async list() {
-      const rows = await db.selectFrom('identity_providers').selectAll().orderBy(byName).execute();
+      const rows = await db
+        .selectFrom('identity_providers')
+        .selectAll()
+        .orderBy(inByteOrder(ctx, 'name'))
+        .execute();
       return rows.map(toProvider);
     },
 

@@ -2,7 +2,7 @@ import type { LoginAttemptRecord, LoginAttemptRepository } from '@idgate/core';
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { LoginAttemptsTable, Schema } from '../schema.js';
 import { fromFlag, toDate, toDateOrNull, toFlag, toMs } from './columns.js';
-import { insertRecord, type RepositoryContext, type UniqueTable } from './support.js';
+import { inByteOrder, insertRecord, type RepositoryContext, type UniqueTable } from './support.js';
 
 const ATTEMPTS: UniqueTable<'login_attempts', LoginAttemptRecord> = {
   name: 'login_attempts',
@@ -20,8 +20,6 @@ type Attempts = ExpressionBuilder<Schema, 'login_attempts'>;
 
 export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttemptRepository {
   const { db } = ctx;
-  // Byte order for the tie-break in PostgreSQL too, whatever the collation, as in-memory storage does.
-  const idOrder = ctx.dialect === 'postgres' ? sql`id collate "C"` : sql`id`;
 
   /** Count and latest instant of the failures the filter keeps, since `since`, in one statement. */
   const failures = async (filter: (eb: Attempts) => ReturnType<Attempts['and']>, since: Date) => {
@@ -106,7 +104,7 @@ export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttem
         .selectAll()
         .where('username', '=', fold(username))
         .orderBy('created_at', 'desc')
-        .orderBy(sql`${idOrder} desc`)
+        .orderBy(sql`${inByteOrder(ctx, 'id')} desc`)
         .limit(Math.max(0, Math.trunc(limit)))
         .execute();
       return rows.map(toAttempt);
