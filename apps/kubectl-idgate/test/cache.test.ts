@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { endsWithTest } from '../../server/test/helpers/child-processes.js';
 import { TokenCache } from '../src/cache.js';
 import { withLock } from '../src/lock.js';
 import { tempDir } from './helpers/plugin.js';
@@ -121,7 +122,7 @@ describe('the cache lock', () => {
 
   it('takes over the lock of a process that died', async () => {
     const path = join(await tempDir('lock'), 'a.lock');
-    const dead = spawn(process.execPath, ['-e', '']);
+    const dead = endsWithTest(spawn(process.execPath, ['-e', '']));
     await new Promise((resolve) => dead.on('close', resolve));
     const { hostname } = await import('node:os');
     await writeFile(path, JSON.stringify({ pid: dead.pid, host: hostname(), createdAt: Date.now() }));

@@ -3,6 +3,7 @@ import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endsWithTest } from '../../server/test/helpers/child-processes.js';
 import { type IdgateIssuer, startIdgate } from './helpers/idgate.js';
 import { type StubApiServer, startStubApiServer } from './helpers/kube-apiserver.js';
 import { structuredJwtAuthenticator, webhookAuthenticator } from './helpers/kube-authn.js';
@@ -116,16 +117,18 @@ function kubectl(
   options: { env?: Record<string, string>; signIn?: 'approve' | 'abandon' } = {},
 ): Promise<KubectlRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(KUBECTL as string, ['--kubeconfig', kubeconfig, ...args], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: dir,
-        NODE_EXTRA_CA_CERTS: idgate.caFile,
-        ...options.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = endsWithTest(
+      spawn(KUBECTL as string, ['--kubeconfig', kubeconfig, ...args], {
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: dir,
+          NODE_EXTRA_CA_CERTS: idgate.caFile,
+          ...options.env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      }),
+    );
     let stdout = '';
     let stderr = '';
     let approval: Promise<unknown> | undefined;

@@ -4,6 +4,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { endsWithTest } from '../../server/test/helpers/child-processes.js';
 import { startOidcProviderIssuer, type TestIssuer } from './helpers/issuer.js';
 import { type StubApiServer, startStubApiServer } from './helpers/kube-apiserver.js';
 import { KUBECTL } from './helpers/kubectl.js';
@@ -38,10 +39,12 @@ afterAll(async () => {
 /** Runs kubectl like a person on a headless host; approves the device sign-in when its URL is printed. */
 function kubectl(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(KUBECTL as string, ['--kubeconfig', kubeconfig, ...args], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = endsWithTest(
+      spawn(KUBECTL as string, ['--kubeconfig', kubeconfig, ...args], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let stdout = '';
     let stderr = '';
     let approval: Promise<void> | undefined;

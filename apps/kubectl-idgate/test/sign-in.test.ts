@@ -4,6 +4,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startOidcProviderIssuer, type TestIssuer } from './helpers/issuer.js';
 import { runPlugin, tempDir, urlIn } from './helpers/plugin.js';
+import { portForAChild, refusingPort } from './helpers/ports.js';
 
 let idp: TestIssuer;
 let cacheDir: string;
@@ -184,11 +185,7 @@ describe('RFC 8252 loopback sign-in', () => {
   });
 
   it('uses --listen-address when given', async () => {
-    const { createServer } = await import('node:net');
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const port = (probe.address() as { port: number }).port;
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const port = await portForAChild();
     let followed: Promise<Response> | undefined;
     const result = await runPlugin(
       getToken('alpha', ['--no-browser', '--listen-address', `127.0.0.1:${port}`]),
@@ -210,10 +207,11 @@ describe('RFC 8252 loopback sign-in', () => {
 
 describe('failures are one line on stderr', () => {
   it('an unreachable issuer', async () => {
+    const port = await refusingPort();
     const result = await runPlugin([
       'get-token',
       '--issuer',
-      'http://127.0.0.1:9',
+      `http://127.0.0.1:${port}`,
       '--client-id',
       'kubectl',
       '--cluster',
@@ -225,7 +223,9 @@ describe('failures are one line on stderr', () => {
     expect(result.stdout).toBe('');
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^kubectl-idgate: cannot reach the issuer http:\/\/127\.0\.0\.1:9: /);
+    expect(lines[0]).toMatch(
+      new RegExp(`^kubectl-idgate: cannot reach the issuer http://127\\.0\\.0\\.1:${port}: `),
+    );
   });
 
   it('a cache it cannot read', async () => {

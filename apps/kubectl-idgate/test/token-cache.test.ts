@@ -3,6 +3,7 @@ import { createNativeClient, discoverIssuer, type IdgateHttpError } from '@idgat
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startOidcProviderIssuer, type TestIssuer } from './helpers/issuer.js';
 import { runPlugin, tempDir } from './helpers/plugin.js';
+import { refusingPort } from './helpers/ports.js';
 import { runWithBrowser } from './helpers/sign-in.js';
 
 let idp: TestIssuer;
@@ -132,15 +133,18 @@ describe('kubectl-idgate logout', () => {
   it('clears the cache but fails in one line when the issuer cannot be reached', async () => {
     const { TokenCache } = await import('../src/cache.js');
     const cache = await TokenCache.open(cacheDir);
+    const port = await refusingPort();
     await cache.writeGrant({
-      issuer: 'http://127.0.0.1:9',
+      issuer: `http://127.0.0.1:${port}`,
       clientId: 'kubectl',
       refreshToken: 'refresh-secret-0123456789',
     });
     const result = await runPlugin(['logout', '--cache-dir', cacheDir]);
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n').at(-1)).toMatch(
-      /^kubectl-idgate: the cached tokens are removed, but revoking the sign-in failed: cannot reach the issuer http:\/\/127\.0\.0\.1:9/,
+      new RegExp(
+        `^kubectl-idgate: the cached tokens are removed, but revoking the sign-in failed: cannot reach the issuer http://127\\.0\\.0\\.1:${port}\\b`,
+      ),
     );
     expect(result.stderr).not.toContain('refresh-secret-0123456789');
     expect(await readdir(cacheDir)).toEqual([]);

@@ -8,13 +8,15 @@ import {
   IdgateSchemaError,
   IdgateSdkError,
 } from '../src/index.js';
+import { refusingPort } from './refusing-port.js';
 
 // ---- a test server whose answer each test sets ----------------------------------------------------
 interface Reply {
   status: number;
   headers?: Record<string, string>;
   body?: string;
-  delayMs?: number;
+  /** Never answer: the request waits until the server closes its connections. */
+  hang?: boolean;
 }
 let server: Server;
 let baseUrl: string;
@@ -28,10 +30,9 @@ beforeAll(async () => {
     req.on('end', () => {
       requestCount += 1;
       const reply = answer(req, Buffer.concat(chunks).toString('utf8'));
-      setTimeout(() => {
-        res.writeHead(reply.status, reply.headers ?? {});
-        res.end(reply.body ?? '');
-      }, reply.delayMs ?? 0);
+      if (reply.hang === true) return;
+      res.writeHead(reply.status, reply.headers ?? {});
+      res.end(reply.body ?? '');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -194,7 +195,7 @@ describe('2xx with a body that does not match → IdgateSchemaError', () => {
 
 describe('network failures → IdgateSdkError with cause', () => {
   it('wraps a timeout', async () => {
-    answer = () => ({ ...json(200, { keys: [] }), delayMs: 1_000 });
+    answer = () => ({ ...json(200, { keys: [] }), hang: true });
     const error = await failure(createIdgateClient({ baseUrl, timeoutMs: 50 }).getJwks(), IdgateSdkError);
     expect(error).not.toBeInstanceOf(IdgateHttpError);
     expect(error.name).toBe('IdgateSdkError');
@@ -203,12 +204,8 @@ describe('network failures → IdgateSdkError with cause', () => {
   });
 
   it('wraps a refused connection', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
     const error = await failure(
-      createIdgateClient({ baseUrl: `http://127.0.0.1:${port}` }).getJwks(),
+      createIdgateClient({ baseUrl: `http://127.0.0.1:${await refusingPort()}` }).getJwks(),
       IdgateSdkError,
     );
     expect(error.message).toMatch(/^GET \/oauth\/keys failed: .*ECONNREFUSED/);

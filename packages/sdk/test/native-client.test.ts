@@ -10,6 +10,7 @@ import {
   IdgateSdkError,
   type NativeClient,
 } from '../src/index.js';
+import { refusingPort } from './refusing-port.js';
 
 // ---- a scripted provider: each token request takes the next answer of `answers` ---------------
 interface Recorded {
@@ -106,9 +107,8 @@ describe('OpenID Connect Discovery', () => {
   });
 
   it('reports an unreachable issuer as an IdgateSdkError', async () => {
-    await expect(discoverIssuer('http://127.0.0.1:9/oauth', { timeoutMs: 2_000 })).rejects.toBeInstanceOf(
-      IdgateSdkError,
-    );
+    const unreachable = `http://127.0.0.1:${await refusingPort()}/oauth`;
+    await expect(discoverIssuer(unreachable, { timeoutMs: 2_000 })).rejects.toBeInstanceOf(IdgateSdkError);
   });
 });
 

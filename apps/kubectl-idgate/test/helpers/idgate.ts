@@ -5,6 +5,7 @@ import { createServer as createHttpsServer, request as httpsRequest } from 'node
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { endsWithTest, stopWhenTestEnds } from '../../../server/test/helpers/child-processes.js';
 import { selfSignedCertificate } from './kube-apiserver.js';
 
 /**
@@ -34,6 +35,8 @@ export interface SeenRequest {
  * A real idgate: `apps/server/dist/bin.js serve` on 127.0.0.1 (SQLite in `dir`), seeded through its
  * own CLI, behind an https front on 127.0.0.1 (a throwaway openssl certificate: Kubernetes'
  * structured authentication wants an https issuer) that records every request it forwards.
+ * Started in a test, it is stopped when the test ends; started in a `beforeAll`, by `stop()` in
+ * the file's `afterAll`. A CLI command still running when its test ends is killed.
  */
 export interface IdgateIssuer {
   /** `https://127.0.0.1:PORT/oauth`. */
@@ -121,11 +124,13 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
 
   const cli = (args: string[], input?: string) =>
     new Promise<IdgateRun>((resolve, reject) => {
-      const child = spawn(process.execPath, [IDGATE_BIN, ...args], {
-        env,
-        cwd: options.dir,
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
+      const child = endsWithTest(
+        spawn(process.execPath, [IDGATE_BIN, ...args], {
+          env,
+          cwd: options.dir,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        }),
+      );
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -163,6 +168,7 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
     front.closeAllConnections();
     await new Promise<void>((resolve) => front.close(() => resolve()));
   };
+  stopWhenTestEnds(stop);
   const deadline = Date.now() + 20_000;
   for (;;) {
     const ready = await fetch(`http://127.0.0.1:${port}/healthz`).then(

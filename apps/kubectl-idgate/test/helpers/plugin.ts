@@ -3,6 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { endsWithTest } from '../../../server/test/helpers/child-processes.js';
 
 /** The built plugin (run `pnpm --filter @idgate/kubectl build` first; turbo's `test` does). */
 export const PLUGIN_BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url));
@@ -16,17 +17,20 @@ export interface PluginRun {
 /**
  * Runs `kubectl-idgate` in a child process as kubectl would, with only the environment given (no
  * DISPLAY: no browser to open). `onStderrLine` sees each line of stderr as it comes, so a test can
- * act on a printed URL like a person would.
+ * act on a printed URL like a person would. A plugin still running when the test ends (it failed
+ * or timed out waiting for a sign-in) is killed.
  */
 export function runPlugin(
   args: string[],
   options: { env?: Record<string, string>; onStderrLine?: (line: string) => void } = {},
 ): Promise<PluginRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PLUGIN_BIN, ...args], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = endsWithTest(
+      spawn(process.execPath, [PLUGIN_BIN, ...args], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let stdout = '';
     let stderr = '';
     let pending = '';

@@ -30,8 +30,10 @@ describe.each(testDatabaseUrls())('admin API key API on $name', (kind) => {
 
     const ci = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: created.key, fetch: t.fetch });
     expect((await ci.listApiKeys()).items.length).toBeGreaterThan(0);
-    const used = (await admin.listApiKeys()).items.find((k) => k.id === created.id);
-    expect(used?.lastUsedAt).not.toBeNull();
+    // The use is recorded after the answer, on a connection of its own: read until it is there.
+    const lastUsedAt = async () =>
+      (await admin.listApiKeys()).items.find((k) => k.id === created.id)?.lastUsedAt;
+    await expect.poll(lastUsedAt, { timeout: 10_000 }).not.toBeNull();
 
     await admin.revokeApiKey(created.id);
     expect((await httpError(ci.listApiKeys())).status).toBe(401);

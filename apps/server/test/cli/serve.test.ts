@@ -1,36 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { endsWithTest } from '../helpers/child-processes.js';
+import { freePort } from '../helpers/server.js';
 import { assertBuilt, BIN, cliEnv, envFor, lines, run, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
 let db: Awaited<ReturnType<typeof tempSqlite>>;
-let child: ChildProcess | undefined;
 beforeEach(async () => {
-  db = await tempSqlite();
+  const fresh = await tempSqlite();
+  db = fresh;
+  // After the server a test started is stopped (finish hooks run last registered first).
+  onTestFinished(() => fresh.remove());
 });
-afterEach(async () => {
-  if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-    child.kill('SIGKILL');
-    await once(child, 'close');
-  }
-  child = undefined;
-  await db.remove();
-});
-
-/** A port nothing listens on: bind port 0 on 127.0.0.1, note the port, close. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
 
 async function waitForHealth(url: string, deadline: number): Promise<Response> {
   for (;;) {
@@ -46,13 +30,14 @@ async function waitForHealth(url: string, deadline: number): Promise<Response> {
 describe('idgate serve', () => {
   it('answers /healthz and exits 0 on SIGTERM within a few seconds', async () => {
     const port = await freePort();
-    const spawned = spawn(process.execPath, [BIN, 'serve'], {
-      env: cliEnv(
-        envFor(db.url, { IDGATE_HOST: '127.0.0.1', IDGATE_PORT: String(port), IDGATE_LOG_LEVEL: 'warn' }),
-      ),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = spawned;
+    const spawned = endsWithTest(
+      spawn(process.execPath, [BIN, 'serve'], {
+        env: cliEnv(
+          envFor(db.url, { IDGATE_HOST: '127.0.0.1', IDGATE_PORT: String(port), IDGATE_LOG_LEVEL: 'warn' }),
+        ),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let stderr = '';
     spawned.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;

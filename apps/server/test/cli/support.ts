@@ -9,6 +9,7 @@ import { runCli } from '../../src/cli/program.js';
 import { loadConfig } from '../../src/config.js';
 import { openServices, type Services } from '../../src/services.js';
 import { migrateToLatest, openDatabase } from '../../src/storage/index.js';
+import { endsWithTest } from '../helpers/child-processes.js';
 import { type TestDatabaseKind, testDatabaseUrls } from '../helpers/databases.js';
 
 /** The compiled CLI the tests run as a child process. */
@@ -41,17 +42,22 @@ export function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...clean, ...env };
 }
 
-/** Runs `node dist/bin.js ...args` to completion; `input` is written to its stdin (else stdin is empty). */
+/**
+ * Runs `node dist/bin.js ...args` to completion; `input` is written to its stdin (else stdin is
+ * empty). A command still running when the test ends (it failed or timed out) is killed.
+ */
 export function run(
   args: string[],
   options: { env: Record<string, string>; input?: string; cwd?: string },
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: cliEnv(options.env),
-      cwd: options.cwd ?? tmpdir(),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = endsWithTest(
+      spawn(process.execPath, [BIN, ...args], {
+        env: cliEnv(options.env),
+        cwd: options.cwd ?? tmpdir(),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

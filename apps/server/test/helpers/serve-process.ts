@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { stopWhenTestEnds } from './child-processes.js';
 import { openRunOutput, registerSecret } from './run-record.js';
 
 /** The built CLI (`pnpm build` first). */
@@ -50,7 +51,9 @@ export interface ServeProcess {
  * Starts `node dist/bin.js serve` with `env` (and nothing of the caller's environment) on `port`
  * and waits until `/readyz` answers 200. In a run with a run directory (`run-record.ts`), its log
  * (stdout and stderr) and its audit JSON-lines file (unless `env` sets `IDGATE_AUDIT_LOG`) go to
- * files of this process's own there, for the secret scan at the end of the run.
+ * files of this process's own there, for the secret scan at the end of the run. Started in a test,
+ * it is stopped when the test ends, passed or failed; started in a `beforeAll`, the file's
+ * `afterAll` stops it.
  */
 export async function startServeProcess(
   env: Record<string, string | undefined>,
@@ -79,6 +82,7 @@ export async function startServeProcess(
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
+  stopWhenTestEnds(stop);
   try {
     await within(
       options.readyWithinMs ?? 20_000,

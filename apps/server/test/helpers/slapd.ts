@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'ldapts';
+import { stopWhenTestEnds } from './child-processes.js';
 import { LDAP_SCHEMA_DIR, toolPath } from './tools.js';
 
 const run = promisify(execFile);
@@ -104,7 +105,8 @@ export interface Slapd {
 
 /**
  * Starts a throwaway OpenLDAP slapd (mdb backend, seeded people and groups) in the foreground as
- * a child of the test process, on free ports of 127.0.0.1.
+ * a child of the test process, on free ports of 127.0.0.1. Started in a test, it is stopped when
+ * the test ends, passed or failed; started in a `beforeAll`, the file's `afterAll` stops it.
  * @example
  * const slapd = await startSlapd({ tls: true });
  * try { ... } finally { await slapd.stop(); }
@@ -156,7 +158,7 @@ export async function startSlapd(options: { tls?: boolean } = {}): Promise<Slapd
         await stop();
         continue;
       }
-      return {
+      const slapd: Slapd = {
         url,
         ...(ldapsUrl !== undefined ? { ldapsUrl } : {}),
         ...(tls !== undefined ? { caCertificate: tls.caCertificate } : {}),
@@ -168,6 +170,8 @@ export async function startSlapd(options: { tls?: boolean } = {}): Promise<Slapd
           await rm(dir, { recursive: true, force: true });
         },
       };
+      stopWhenTestEnds(slapd.stop);
+      return slapd;
     }
     throw lastError;
   } catch (error) {

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endsWithTest } from '../helpers/child-processes.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { freePort } from '../helpers/server.js';
 
@@ -44,8 +45,11 @@ describe.each(testDatabaseUrls())('server process faults on $name', (kind) => {
   const cli = async (...args: string[]) =>
     (await promisify(execFile)(process.execPath, [BIN, ...args], { env })).stdout;
 
+  /** An `idgate serve` on `port`, killed when the test ends if the test has not stopped it. */
   async function start(): Promise<Server> {
-    const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = endsWithTest(
+      spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] }),
+    );
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;

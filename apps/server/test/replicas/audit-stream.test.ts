@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { AuditEvent } from '@idgate/schema';
 import { createIdgateAdminClient } from '@idgate/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endsWithTest } from '../helpers/child-processes.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { registerResponseSecrets, registerSecret } from '../helpers/run-record.js';
 import {
@@ -135,10 +136,11 @@ describe.runIf(postgres !== undefined)(
 
     /** `idgate audit --follow --json` as a child process on the same database, its stdout read line by line. */
     const followWithCli = (arrivals: Arrivals, since: string) => {
-      const child: ChildProcessWithoutNullStreams = spawn(
-        process.execPath,
-        [BIN, 'audit', '--follow', '--json', '--since', since],
-        { env, stdio: 'pipe' },
+      const child: ChildProcessWithoutNullStreams = endsWithTest(
+        spawn(process.execPath, [BIN, 'audit', '--follow', '--json', '--since', since], {
+          env,
+          stdio: 'pipe',
+        }),
       );
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => {

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endsWithTest } from '../helpers/child-processes.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { freePort } from '../helpers/server.js';
@@ -29,21 +30,23 @@ describe('idgate serve with the standard OTEL_* variables', () => {
   it('exports the spans still buffered when SIGTERM stops it', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const child = spawn(process.execPath, [BIN, 'serve'], {
-      env: {
-        PATH: process.env.PATH,
-        IDGATE_HOST: '127.0.0.1',
-        IDGATE_PORT: String(port),
-        IDGATE_ISSUER: `${url}/oauth`,
-        IDGATE_DATABASE_URL: database.url,
-        IDGATE_SECRET: 'otel-sigterm-secret-0123456789abcdefghij',
-        IDGATE_LOG_LEVEL: 'warn',
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_SERVICE_NAME: 'idgate-sigterm',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = endsWithTest(
+      spawn(process.execPath, [BIN, 'serve'], {
+        env: {
+          PATH: process.env.PATH,
+          IDGATE_HOST: '127.0.0.1',
+          IDGATE_PORT: String(port),
+          IDGATE_ISSUER: `${url}/oauth`,
+          IDGATE_DATABASE_URL: database.url,
+          IDGATE_SECRET: 'otel-sigterm-secret-0123456789abcdefghij',
+          IDGATE_LOG_LEVEL: 'warn',
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_SERVICE_NAME: 'idgate-sigterm',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
