@@ -54,6 +54,7 @@ export {
   AuditEventType,
   AuditOutcome,
 } from './audit.js';
+export { AuthorizationRequestForm } from './authorization.js';
 export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
 export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';
 export {
@@ -73,6 +74,13 @@ export {
   ExecCredentialRequest,
 } from './exec-credential.js';
 export {
+  type FormField,
+  type FormFieldProblem,
+  FormReader,
+  type FormReaderOptions,
+  type FormValues,
+} from './forms.js';
+export {
   DEFAULT_OIDC_SCOPES,
   GitHubProviderConfig,
   GitLabProviderConfig,
@@ -90,6 +98,7 @@ export {
 } from './identity-provider.js';
 export { type DescribeIssueOptions, describeFirstIssue } from './issues.js';
 export { Jwks, PublicJwk } from './jwks.js';
+export { LogoutRequestForm } from './logout.js';
 export { OAuthError, OAuthErrorCode, Problem, ProblemCode } from './oauth-error.js';
 export {
   AuthorizationCodeGrantRequest,

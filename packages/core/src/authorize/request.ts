@@ -1,8 +1,7 @@
-import type { OAuthErrorCode } from '@idgate/schema';
+import { AuthorizationRequestForm, type FormField, FormReader, type OAuthErrorCode } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord, CodeChallengeMethod } from '../model.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
-import { isPkceValue } from './pkce.js';
 
 /** `prompt` values of OIDC Core §3.1.2.1 that idgate honours. */
 export type Prompt = 'none' | 'login' | 'consent' | 'select_account';
@@ -54,51 +53,60 @@ export interface AuthorizationRequestOptions {
 
 type Params = Record<string, string | string[] | undefined>;
 
-function single(params: Params, name: string, fail: (description: string) => never): string | undefined {
-  const value = params[name];
-  if (Array.isArray(value)) fail(`parameter ${name} must not be repeated`);
-  return value === '' ? undefined : (value as string | undefined);
-}
+/** The parameters of OIDC Core §6 that idgate refuses, with the error each one gets. */
+const REQUEST_OBJECTS = [
+  ['request', 'request_not_supported', 'request objects are not supported'],
+  ['request_uri', 'request_uri_not_supported', 'request_uri is not supported'],
+] as const;
 
 /**
  * Validates an authorization request as a list of named checks, in the order that decides where
  * an error may go: client, then redirect_uri (errors shown to the user), then everything else
- * (errors sent back to the client).
+ * (errors sent back to the client). Each parameter is read with its entry in
+ * {@link AuthorizationRequestForm}, the schema the endpoint's description shows.
  * @example const request = await validateAuthorizationRequest(query, { findClient });
  */
 export async function validateAuthorizationRequest(
   params: Params,
   options: AuthorizationRequestOptions,
 ): Promise<{ request: AuthorizationRequest; client: ClientRecord }> {
+  const form = new FormReader(AuthorizationRequestForm, params, { blankIsAbsent: true });
   const page = (description: string): never => {
     throw new AuthorizationError('invalid_request', description);
   };
-  const clientId = single(params, 'client_id', page);
-  if (clientId === undefined) page('client_id is required');
-  const client = await options.findClient(clientId as string);
+  const clientId = valueOr(form.field('client_id'), page);
+  const client = await options.findClient(clientId);
   if (client === undefined) throw new AuthorizationError('invalid_client', 'the client is not known');
 
-  const redirectUri = checkRedirectUri(single(params, 'redirect_uri', page), client);
-  const state = single(params, 'state', page);
+  const redirectUri = checkRedirectUri(valueOr(form.field('redirect_uri'), page), client);
+  // A repeated state cannot go back to the client; one that is too long goes back as it came.
+  const stateField = form.field('state');
+  if (!stateField.ok && stateField.problem === 'repeated') page(stateField.description);
+  const state = stateField.ok ? stateField.value : (stateField.sent as string);
   const back = (code: OAuthErrorCode, description: string): never => {
     throw new AuthorizationError(code, description, redirectUri, state);
   };
-  const value = (name: string) => single(params, name, (d) => back('invalid_request', d));
+  const invalid = (description: string) => back('invalid_request', description);
+  if (!stateField.ok) invalid(stateField.description);
 
-  if (state !== undefined && state.length > 2048) back('invalid_request', 'state is too long');
-  if (value('request') !== undefined) back('request_not_supported', 'request objects are not supported');
-  if (value('request_uri') !== undefined) back('request_uri_not_supported', 'request_uri is not supported');
-  const responseType = value('response_type');
-  if (responseType === undefined) back('invalid_request', 'response_type is required');
-  if (responseType !== 'code') back('unsupported_response_type', 'only response_type=code is supported');
-  const responseMode = value('response_mode');
-  if (responseMode !== undefined && responseMode !== 'query')
-    back('invalid_request', 'only response_mode=query is supported');
+  // OIDC Core §6: request objects are not supported, and say so with errors of their own.
+  for (const [name, code, description] of REQUEST_OBJECTS) {
+    const sent = params[name];
+    if (Array.isArray(sent)) invalid(`parameter ${name} must not be repeated`);
+    if (sent !== undefined && sent !== '') back(code, description);
+  }
+  const responseType = form.field('response_type');
+  if (!responseType.ok)
+    back(
+      responseType.problem === 'invalid' ? 'unsupported_response_type' : 'invalid_request',
+      responseType.description,
+    );
+  valueOr(form.field('response_mode'), invalid);
   if (!client.grantTypes.includes('authorization_code')) {
     back('unauthorized_client', 'this client may not use the authorization code flow');
   }
 
-  const requestedScope = value('scope');
+  const requestedScope = valueOr(form.field('scope'), invalid);
   let scope: string[] = [];
   try {
     scope = grantedScope(parseScope(requestedScope), client.scopes);
@@ -110,33 +118,29 @@ export async function validateAuthorizationRequest(
     clientId: client.clientId,
     redirectUri,
     scope,
-    prompt: checkPrompt(value('prompt'), back),
+    prompt: checkPrompt(valueOr(form.field('prompt'), invalid), back),
   };
   if (state !== undefined) request.state = state;
-  const nonce = value('nonce');
-  if (nonce !== undefined) {
-    if (nonce.length > 512) back('invalid_request', 'nonce is too long');
-    request.nonce = nonce;
-  }
-  const maxAge = value('max_age');
-  if (maxAge !== undefined) {
-    if (!/^\d{1,9}$/.test(maxAge)) back('invalid_request', 'max_age must be a non-negative integer');
-    request.maxAge = Number(maxAge);
-  }
-  const loginHint = value('login_hint');
+  const nonce = valueOr(form.field('nonce'), invalid);
+  if (nonce !== undefined) request.nonce = nonce;
+  const maxAge = valueOr(form.field('max_age'), invalid);
+  if (maxAge !== undefined) request.maxAge = Number(maxAge);
+  const loginHint = valueOr(form.field('login_hint'), invalid);
   if (loginHint !== undefined && loginHint.length <= 256) request.loginHint = loginHint;
-  const resource = checkResource(params.resource, client, back);
+  const resource = checkResource(valueOr(form.field('resource'), invalid), client, back);
   if (resource !== undefined) request.resource = resource;
-  checkPkce(value('code_challenge'), value('code_challenge_method'), client, options, request, back);
+  checkPkce(form, client, options, request, back);
   return { request, client };
+}
+
+/** The field's value, or what `fail` throws with the field's problem. */
+function valueOr<T>(field: FormField<T>, fail: (description: string) => never): T {
+  return field.ok ? field.value : fail(field.description);
 }
 
 // RFC 6749 §3.1.2.3 and RFC 9700 §4.1.3: the redirect_uri must equal a registered one exactly,
 // except for the port of a public client's loopback IP literal (RFC 8252 §7.3).
-function checkRedirectUri(redirectUri: string | undefined, client: ClientRecord): string {
-  if (redirectUri === undefined) {
-    throw new AuthorizationError('invalid_request', 'redirect_uri is required');
-  }
+function checkRedirectUri(redirectUri: string, client: ClientRecord): string {
   if (!client.redirectUris.includes(redirectUri) && !matchesLoopbackRedirect(redirectUri, client)) {
     throw new AuthorizationError('invalid_request', 'redirect_uri is not registered for this client');
   }
@@ -199,25 +203,27 @@ function checkPrompt(value: string | undefined, back: (e: 'invalid_request', d: 
 }
 
 function checkPkce(
-  challenge: string | undefined,
-  method: string | undefined,
+  form: FormReader<(typeof AuthorizationRequestForm)['shape']>,
   client: ClientRecord,
   options: AuthorizationRequestOptions,
   request: AuthorizationRequest,
   back: (e: 'invalid_request', d: string) => never,
 ): void {
-  if (challenge === undefined) {
-    if (method !== undefined) back('invalid_request', 'code_challenge_method without code_challenge');
+  const invalid = (description: string) => back('invalid_request', description);
+  const challenge = form.field('code_challenge');
+  const method = form.field('code_challenge_method');
+  for (const field of [challenge, method])
+    if (!field.ok && field.problem === 'repeated') invalid(field.description);
+  if (form.sent('code_challenge') === undefined) {
+    if (form.sent('code_challenge_method') !== undefined)
+      invalid('code_challenge_method without code_challenge');
     if (client.public || options.requirePkce)
-      back('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256');
+      invalid('PKCE is required: send code_challenge with code_challenge_method=S256');
     return;
   }
-  const chosen = method ?? 'plain';
-  if (chosen !== 'S256' && chosen !== 'plain') back('invalid_request', 'code_challenge_method must be S256');
-  if (chosen === 'plain' && !options.allowPlainPkce)
-    back('invalid_request', 'code_challenge_method must be S256');
-  if (!isPkceValue(challenge))
-    back('invalid_request', 'code_challenge must be 43 to 128 characters of [A-Za-z0-9._~-]');
-  request.codeChallenge = challenge;
-  request.codeChallengeMethod = chosen as CodeChallengeMethod;
+  const chosen = valueOr(method, invalid) ?? 'plain';
+  if (chosen === 'plain' && !options.allowPlainPkce) invalid('code_challenge_method must be S256');
+  // Sent, so a string once the schema takes it.
+  request.codeChallenge = valueOr(challenge, invalid) as string;
+  request.codeChallengeMethod = chosen;
 }

@@ -1,3 +1,4 @@
+import { FormReader, LogoutRequestForm } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord } from '../model.js';
@@ -40,19 +41,21 @@ async function readHint(
 }
 
 /**
- * Validates a logout request: `id_token_hint` (signature and issuer; expiry does not matter),
- * `client_id` consistent with it, and `post_logout_redirect_uri` only when registered for that
- * client, exactly. `state` is carried to the redirect.
+ * Validates a logout request, its parameters read with {@link LogoutRequestForm}: `id_token_hint`
+ * (signature and issuer; expiry does not matter), `client_id` consistent with it, and
+ * `post_logout_redirect_uri` only when registered for that client, exactly. `state` is carried
+ * to the redirect.
  * @example const logout = await validateLogoutRequest(query, { issuer, keys, findClient });
  */
 export async function validateLogoutRequest(
   params: Params,
   context: { issuer: string; keys: KeyRing; findClient(clientId: string): Promise<ClientRecord | undefined> },
 ): Promise<LogoutRequest> {
-  const value = (name: string) => {
-    const v = params[name];
-    if (Array.isArray(v)) throw fail(`parameter ${name} must not be repeated`);
-    return v === '' ? undefined : v;
+  const form = new FormReader(LogoutRequestForm, params, { blankIsAbsent: true });
+  const value = (name: keyof LogoutRequestForm) => {
+    const field = form.field(name);
+    if (!field.ok) throw fail(field.description);
+    return field.value;
   };
   const hint = value('id_token_hint');
   const clientIdParam = value('client_id');

@@ -3,35 +3,13 @@ import {
   type ClientRecord,
   type AuthorizationRequest as ValidatedRequest,
 } from '@idgate/core';
+import { AuthorizationRequestForm } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { type FormBody, isFormRequest } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute } from '../../pages/form-action.js';
 import { BrowserState } from '../../pages/state.js';
 import { STYLESHEET } from '../../pages/views/html.js';
-
-// The authorization request's parameters, as `validateAuthorizationRequest` reads them.
-const AuthorizationRequest = z.object({
-  response_type: z.literal('code'),
-  client_id: z.string(),
-  redirect_uri: z
-    .string()
-    .describe('exactly as registered (a loopback redirect of a public client: any port)'),
-  scope: z.string().optional().describe('space-separated; `openid` for an ID token'),
-  state: z.string().optional(),
-  nonce: z.string().optional(),
-  code_challenge: z.string().optional().describe('PKCE (RFC 7636); required of public clients'),
-  code_challenge_method: z.enum(['S256', 'plain']).optional(),
-  response_mode: z.literal('query').optional(),
-  prompt: z.string().optional().describe('none, login, consent or select_account (OIDC Core §3.1.2.1)'),
-  max_age: z
-    .string()
-    .regex(/^[0-9]+$/)
-    .optional(),
-  login_hint: z.string().optional(),
-  resource: z.string().optional().describe('RFC 8707: the audience of the tokens (a cluster)'),
-});
 
 const authorizeDoc = (method: 'GET' | 'POST') =>
   pageRoute({
@@ -39,7 +17,9 @@ const authorizeDoc = (method: 'GET' | 'POST') =>
     summary: `Authorization endpoint (OIDC Core §3.1.2, RFC 6749 §4.1)${method === 'POST' ? ', by form POST' : ''}`,
     description:
       'Starts the authorization code flow: the person signs in (unless their browser session is still valid), consents where needed, and goes back to the redirect URI with a code, or with an error (RFC 6749 §4.1.2.1).',
-    ...(method === 'GET' ? { query: AuthorizationRequest } : { body: { form: AuthorizationRequest } }),
+    ...(method === 'GET'
+      ? { query: AuthorizationRequestForm }
+      : { body: { form: AuthorizationRequestForm } }),
     responses: {
       200: PAGE_ANSWERS.page('the consent page'),
       303: PAGE_ANSWERS.redirect('to the login page, or back to the redirect URI with the code or an error'),

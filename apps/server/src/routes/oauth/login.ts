@@ -7,6 +7,7 @@ import {
   OAuthProtocolError,
   type PasswordSignIn,
 } from '@idgate/core';
+import { type FormField, FormReader } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { FormBody } from '../../http/form.js';
@@ -17,13 +18,20 @@ import { consentPage } from '../../pages/views/consent.js';
 import { loginPage } from '../../pages/views/login.js';
 import { messagePage } from '../../pages/views/message.js';
 
+// The page's forms, and what their handlers read the fields with. A field that cannot be read is
+// as good as absent: the page answers as it does for one that is missing.
 const Interaction = z.string().describe('the sign-in request (interaction) the form belongs to');
 const Csrf = z.string().describe("the form's CSRF token");
 const LoginForm = z.object({
   interaction: Interaction,
   csrf: Csrf,
-  username: z.string(),
-  password: z.string(),
+  username: z
+    .string()
+    .trim()
+    .overwrite((username) => username.slice(0, 256))
+    .min(1)
+    .describe('leading and trailing spaces are ignored; at most 256 characters are read'),
+  password: z.string().min(1),
   provider: z
     .string()
     .optional()
@@ -32,7 +40,7 @@ const LoginForm = z.object({
 const ConsentForm = z.object({
   interaction: Interaction,
   csrf: Csrf,
-  decision: z.enum(['allow', 'deny']),
+  decision: z.enum(['allow', 'deny']).catch('deny').default('deny').describe('anything but allow denies'),
 });
 
 const EXPIRED =
@@ -42,10 +50,8 @@ const EXPIRED =
 const redirectOf = (stored: InteractionRequest): string | undefined =>
   isStandalone(stored) || isDeviceApproval(stored) ? undefined : stored.redirectUri;
 
-const field = (body: FormBody | undefined, name: string): string | undefined => {
-  const value = body?.[name];
-  return typeof value === 'string' ? value : undefined;
-};
+/** The field's value, or undefined when it is missing or the form's schema refuses it. */
+const present = <T>(field: FormField<T>): T | undefined => (field.ok ? field.value : undefined);
 
 /**
  * The login page the authorize flow lands on (`GET/POST /oauth/login`) and the consent decision
@@ -165,21 +171,26 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
+      const form = new FormReader(LoginForm, request.body ?? {});
+      const interaction = await state.loadInteraction(request, present(form.field('interaction')));
       if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
-      if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
+      if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
         return flow.errorPage(
           reply,
           403,
           'The form was not sent from this sign-in page. Go back and try again.',
         );
       }
-      const username = (field(request.body, 'username') ?? '').trim().slice(0, 256);
-      const password = field(request.body, 'password') ?? '';
-      if (username === '' || password === '') {
-        return showLogin(reply, 400, interaction, { error: 'Enter your username and password.', username });
+      const typed = form.field('username');
+      const password = form.field('password');
+      if (!typed.ok || !password.ok) {
+        return showLogin(reply, 400, interaction, {
+          error: 'Enter your username and password.',
+          username: typed.ok ? typed.value : '',
+        });
       }
-      const providerName = field(request.body, 'provider');
+      const username = typed.value;
+      const providerName = present(form.field('provider'));
       const external =
         providerName === undefined || providerName === 'local' ? undefined : providerName.toLowerCase();
       const shown = { username, ...(external === undefined ? {} : { provider: external }) };
@@ -187,7 +198,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       try {
         login = await idgate.core.signIn.password({
           username,
-          password,
+          password: password.value,
           provider: external,
           sourceAddress: request.ip,
           userAgent: request.headers['user-agent'],
@@ -256,11 +267,12 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      const interaction = await state.loadInteraction(request, field(request.body, 'interaction'));
+      const form = new FormReader(ConsentForm, request.body ?? {});
+      const interaction = await state.loadInteraction(request, present(form.field('interaction')));
       if (interaction === undefined || interaction.userId === null || interaction.authTime === null) {
         return flow.errorPage(reply, 400, EXPIRED);
       }
-      if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
+      if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
         return flow.errorPage(
           reply,
           403,
@@ -280,7 +292,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         // The sign-in's upstream identity, as its session recorded it: only that user's own.
         upstream: current?.user.id === user.id ? (current.session.upstream ?? null) : null,
       };
-      if (field(request.body, 'decision') !== 'allow') {
+      if (present(form.field('decision')) !== 'allow') {
         await state.finishInteraction(reply, interaction.id);
         return flow.fail(
           reply,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constantTimeEqual, OAuthProtocolError, type LogoutRequest as ValidatedLogout } from '@idgate/core';
+import { FormReader, LogoutRequestForm } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { cookieOptions } from '../../http/cookies.js';
@@ -11,15 +12,9 @@ import { logoutConfirmPage, messagePage } from '../../pages/views/message.js';
 
 const CSRF_COOKIE = 'idgate_logout';
 
-// The parameters of RP-Initiated Logout 1.0 §2, as `validateLogoutRequest` reads them, and the
-// confirmation form's.
-const LogoutRequest = z.object({
-  id_token_hint: z.string().optional().describe('an ID token idgate issued: signs out without asking'),
-  post_logout_redirect_uri: z.string().optional().describe('registered for the client'),
-  state: z.string().optional(),
-  client_id: z.string().optional(),
-});
-const LogoutForm = LogoutRequest.extend({
+// The confirmation page's form: the request's parameters, passed on, and the person's answer.
+const LogoutForm = z.object({
+  ...LogoutRequestForm.shape,
   confirm: z.literal('yes').optional().describe('the confirmation page says yes'),
   csrf: z.string().optional().describe("the confirmation form's CSRF token"),
 });
@@ -29,14 +24,13 @@ const logoutDoc = (method: 'GET' | 'POST') =>
     summary: `End the browser session (OIDC RP-Initiated Logout 1.0)${method === 'POST' ? ', by form POST' : ''}`,
     description:
       'A request with a valid id_token_hint signs out at once; any other asks the person first, so a link on another site cannot sign anyone out. Per configuration, the grants made in the session are revoked.',
-    ...(method === 'GET' ? { query: LogoutRequest } : { body: { form: LogoutForm } }),
+    ...(method === 'GET' ? { query: LogoutRequestForm } : { body: { form: LogoutForm } }),
     responses: {
       200: PAGE_ANSWERS.page('the confirmation page, or signed out'),
       303: PAGE_ANSWERS.redirect('to the post_logout_redirect_uri'),
       400: PAGE_ANSWERS.error('the sign-out request is not valid'),
     },
   });
-const PASSED_ON = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const;
 
 /**
  * `GET/POST /oauth/logout` (OIDC RP-Initiated Logout 1.0): ends the browser session and, per
@@ -62,10 +56,14 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
     }
     const current = await state.currentSession(request);
     const existing = request.cookies[CSRF_COOKIE];
+    // A confirm other than yes is no confirmation; so is one sent by GET.
+    const answer = request.method === 'POST' ? new FormReader(LogoutForm, params) : undefined;
+    const confirm = answer?.field('confirm');
+    const csrf = answer?.field('csrf');
     const confirmed =
-      request.method === 'POST' &&
-      params.confirm === 'yes' &&
-      constantTimeEqual(typeof params.csrf === 'string' ? params.csrf : '', existing ?? '-');
+      confirm?.ok === true &&
+      confirm.value === 'yes' &&
+      constantTimeEqual((csrf?.ok === true ? csrf.value : undefined) ?? '', existing ?? '-');
     if (current !== undefined && !validated.hinted && !confirmed) {
       // Keep a live token: a forged POST must not make the page the user has open go stale.
       const csrfToken =
@@ -73,9 +71,13 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
           ? existing
           : randomBytes(24).toString('base64url');
       reply.setCookie(CSRF_COOKIE, csrfToken, cookieOptions({ path, secure, maxAge: 600 }));
+      // The request's parameters, as sent, go on in the confirmation form.
+      const sent = new FormReader(LogoutRequestForm, params);
       const passed: Record<string, string> = {};
-      for (const name of PASSED_ON)
-        if (typeof params[name] === 'string') passed[name] = params[name] as string;
+      for (const name of Object.keys(LogoutRequestForm.shape) as Array<keyof LogoutRequestForm>) {
+        const field = sent.field(name);
+        if (field.ok && field.value !== undefined) passed[name] = field.value;
+      }
       return sendPage(
         reply,
         200,

@@ -1,20 +1,23 @@
 import { OAuthProtocolError } from '@idgate/core';
-import { IntrospectionResponse, UserInfo } from '@idgate/schema';
+import { FormReader, IntrospectionResponse, UserInfo } from '@idgate/schema';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { allowAnyOrigin, installPreflight } from '../../http/cors.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
 import type { ResponseDoc, RouteDoc } from '../../openapi/route-doc.js';
 
-// The forms of these endpoints, as their handlers read them (field by field, a repeated field
-// refused): what the OpenAPI document shows.
+// The forms of these endpoints: what the OpenAPI document shows, and what the handlers read the
+// fields with (a blank field is absent, a repeated one refused).
 const ClientCredentials = {
   client_id: z.string().optional().describe('client_secret_post, or a public client alone'),
   client_secret: z.string().optional().describe('client_secret_post'),
 };
 const TokenForm = z.object({
   token: z.string().min(1).describe('the token (only its first 8192 characters are read)'),
-  token_type_hint: z.enum(['access_token', 'refresh_token']).optional(),
+  token_type_hint: z
+    .string()
+    .optional()
+    .describe('access_token or refresh_token: which kind to look for first; any other value is ignored'),
   ...ClientCredentials,
 });
 const UserinfoForm = z.object({
@@ -54,11 +57,22 @@ const userinfoDoc = (method: 'GET' | 'POST'): RouteDoc => ({
   },
 });
 
-function formField(body: FormBody | undefined, name: string): string | undefined {
-  const value = body?.[name];
-  if (Array.isArray(value))
-    throw new OAuthProtocolError('invalid_request', `parameter ${name} must not be repeated`);
-  return value === '' ? undefined : value;
+/** Reads one field of a form of these endpoints by name. */
+type FieldReader<Shape extends z.core.$ZodShape> = <K extends keyof Shape & string>(
+  name: K,
+) => z.core.output<Shape[K]>;
+
+/** A form of these endpoints, read with its schema: a field it refuses is an invalid_request. */
+function formOf<Shape extends z.core.$ZodShape>(
+  schema: z.core.$ZodObject<Shape>,
+  body: FormBody | undefined,
+): FieldReader<Shape> {
+  const form = new FormReader(schema, body ?? {}, { blankIsAbsent: true });
+  return (name) => {
+    const field = form.field(name);
+    if (!field.ok) throw new OAuthProtocolError('invalid_request', field.description);
+    return field.value;
+  };
 }
 
 function requireForm(request: FastifyRequest): void {
@@ -78,7 +92,9 @@ function bearerToken(request: FastifyRequest<{ Body: FormBody | undefined }>): s
     });
   }
   const fromBody =
-    request.method === 'POST' && isFormRequest(request) ? formField(request.body, 'access_token') : undefined;
+    request.method === 'POST' && isFormRequest(request)
+      ? formOf(UserinfoForm, request.body)('access_token')
+      : undefined;
   if (match !== null && fromBody !== undefined)
     throw new OAuthProtocolError('invalid_request', 'send the access token in one place only');
   return match?.[1] ?? fromBody;
@@ -88,11 +104,11 @@ function bearerToken(request: FastifyRequest<{ Body: FormBody | undefined }>): s
 export async function resourceRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
   const { core } = idgate;
-  const client = (request: FastifyRequest<{ Body: FormBody | undefined }>) =>
+  const client = (request: FastifyRequest, field: FieldReader<typeof TokenForm.shape>) =>
     core.authenticateClient({
       authorization: request.headers.authorization,
-      clientId: formField(request.body, 'client_id'),
-      clientSecret: formField(request.body, 'client_secret'),
+      clientId: field('client_id'),
+      clientSecret: field('client_secret'),
     });
   const options = {
     config: { errorFormat: 'oauth' as const },
@@ -128,10 +144,9 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
   });
   app.post<{ Body: FormBody | undefined }>('/oauth/revoke', revocation, async (request, reply) => {
     requireForm(request);
-    const { client: caller } = await client(request);
-    const token = formField(request.body, 'token');
-    if (token === undefined) throw new OAuthProtocolError('invalid_request', 'token is required');
-    await core.revoke(token.slice(0, 8192), formField(request.body, 'token_type_hint'), caller);
+    const field = formOf(TokenForm, request.body);
+    const { client: caller } = await client(request, field);
+    await core.revoke(field('token').slice(0, 8192), field('token_type_hint'), caller);
     return reply.status(200).send();
   });
 
@@ -151,7 +166,8 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
   });
   app.post<{ Body: FormBody | undefined }>('/oauth/introspect', introspection, async (request) => {
     requireForm(request);
-    const { method } = await client(request);
+    const field = formOf(TokenForm, request.body);
+    const { method } = await client(request, field);
     // RFC 7662 §2.1: the caller must be authorized; a public client proves nothing.
     if (method === 'none') {
       throw new OAuthProtocolError('invalid_client', 'introspection needs client authentication', {
@@ -159,9 +175,7 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
         headers: { 'WWW-Authenticate': 'Basic realm="idgate", charset="UTF-8"' },
       });
     }
-    const token = formField(request.body, 'token');
-    if (token === undefined) throw new OAuthProtocolError('invalid_request', 'token is required');
-    return core.introspect(token.slice(0, 8192), formField(request.body, 'token_type_hint'));
+    return core.introspect(field('token').slice(0, 8192), field('token_type_hint'));
   });
 
   installPreflight(app, ['/oauth/userinfo', '/oauth/revoke', '/oauth/token']);
