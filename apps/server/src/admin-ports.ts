@@ -1,4 +1,4 @@
-import type { AdminPorts } from '@idgate/core';
+import type { AdminPorts } from '@idgate/core/admin';
 import type { Services } from './services.js';
 import { withSigningKeyLock } from './storage/locks.js';
 

@@ -1,5 +1,4 @@
 import {
-  type AdminPorts,
   type Clock,
   createIdgate,
   type Idgate,
@@ -8,6 +7,7 @@ import {
   type PurgedRecords,
   type Storage,
 } from '@idgate/core';
+import type { AdminPorts } from '@idgate/core/admin';
 import { adminPorts } from './admin-ports.js';
 import { startTokenReviewAudit, type TokenReviewAudit } from './audit/token-review-writer.js';
 import { ChangeFeed } from './cache/change-feed.js';

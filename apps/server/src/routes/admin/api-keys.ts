@@ -1,4 +1,4 @@
-import { createApiKeyFromInput, listApiKeyPage, parseAdminInput, revokeApiKey } from '@idgate/core';
+import { createApiKeyFromInput, listApiKeyPage, parseAdminInput, revokeApiKey } from '@idgate/core/admin';
 import { ApiKey, CreateApiKeyInput, CreatedApiKey, PageQuery, pageOf } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

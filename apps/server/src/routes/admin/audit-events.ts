@@ -1,5 +1,10 @@
 import { PassThrough } from 'node:stream';
-import { auditEventFilter, followAuditEvents, listAuditEvents, parseAuditEventQuery } from '@idgate/core';
+import {
+  auditEventFilter,
+  followAuditEvents,
+  listAuditEvents,
+  parseAuditEventQuery,
+} from '@idgate/core/admin';
 import { AuditEventPage, AuditEventQuery } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

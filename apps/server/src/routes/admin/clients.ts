@@ -6,7 +6,7 @@ import {
   removeClient,
   rotateClientSecret,
   updateClient,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import {
   CreatedClient,
   OAuthClient,

@@ -1,4 +1,4 @@
-import { addCluster, getCluster, listClusters, removeCluster } from '@idgate/core';
+import { addCluster, getCluster, listClusters, removeCluster } from '@idgate/core/admin';
 import { Cluster, CreateClusterInput, CreatedCluster } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

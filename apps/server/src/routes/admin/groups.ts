@@ -5,7 +5,7 @@ import {
   parseAdminInput,
   removeGroupMember,
   userView,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import { Group, PageQuery, pageOf, User } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

@@ -7,7 +7,7 @@ import {
   removeIdentityProvider,
   setIdentityProviderDisabled,
   updateIdentityProvider,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import {
   IdentityProvider,
   IdentityProviderConfig,

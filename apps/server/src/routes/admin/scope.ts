@@ -1,4 +1,4 @@
-import { type AdminPorts, isAdminError } from '@idgate/core';
+import { type AdminPorts, isAdminError } from '@idgate/core/admin';
 import type { AuditActor } from '@idgate/schema';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';

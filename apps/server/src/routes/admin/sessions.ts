@@ -5,7 +5,7 @@ import {
   listUserSessions,
   revokeAllUserGrants,
   revokeUserGrant,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import {
   EndedSessions,
   GrantId,

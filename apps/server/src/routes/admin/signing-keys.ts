@@ -1,4 +1,4 @@
-import { listSigningKeys, rotateSigningKeys } from '@idgate/core';
+import { listSigningKeys, rotateSigningKeys } from '@idgate/core/admin';
 import { SigningKeyInfo, SigningKeyRotation } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-import { linkedIdentityView, linkIdentity, parseAdminInput, unlinkIdentity } from '@idgate/core';
+import { linkedIdentityView, linkIdentity, parseAdminInput, unlinkIdentity } from '@idgate/core/admin';
 import { LinkedIdentity, LinkIdentityRequest } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

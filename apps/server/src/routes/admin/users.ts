@@ -1,3 +1,4 @@
+import type { UserRecord } from '@idgate/core';
 import {
   createUser,
   deleteUser,
@@ -8,11 +9,10 @@ import {
   loginAttemptView,
   parseAdminInput,
   setUserPassword,
-  type UserRecord,
   unlockUser,
   updateUser,
   userView,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import {
   CreatedUser,
   CreateUserRequest,
