@@ -1,5 +1,4 @@
 import { type AdminPorts, isAdminError } from '@idgate/core/admin';
-import type { AuditActor } from '@idgate/schema';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
@@ -46,15 +45,10 @@ export interface AdminScope {
  */
 export function adminScope(app: FastifyInstance): AdminScope {
   const authenticate = apiKeyAuthenticator(app.idgate, 'admin');
-  const { admin } = app.idgate;
   if (!app.hasRequestDecorator('admin')) app.decorateRequest('admin', null as unknown as AdminPorts);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
-    const key = await authenticate(request);
-    // The actor travels with the ports, not in an AsyncLocalStorage: on Node 20 one of those, once
-    // used, puts a hook on every promise of the process (TokenReview's included) for good.
-    const actor: AuditActor = { kind: 'api-key', id: key.id, name: key.prefix };
-    request.admin = { ...admin, auditActor: () => actor };
+    request.admin = app.idgate.adminActingFor(await authenticate(request));
   });
   // No object is named with a control character; PostgreSQL cannot even compare one (NUL).
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
