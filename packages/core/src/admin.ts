@@ -51,6 +51,8 @@ export {
   addIdentityProvider,
   getIdentityProvider,
   listIdentityProviders,
+  refuseProviderPatch,
+  refuseTakenProviderName,
   removeIdentityProvider,
   setIdentityProviderDisabled,
   updateIdentityProvider,

@@ -158,6 +158,8 @@ describe('public surface of @idgate/core', () => {
       'parseAdminInput',
       'parseAuditEventQuery',
       'parseClientRegistration',
+      'refuseProviderPatch',
+      'refuseTakenProviderName',
       'registerClient',
       'removeClient',
       'removeCluster',
