@@ -2,7 +2,8 @@
 // Deno, a browser), over the in-memory ports: one instance (createIdgate) issues a
 // client_credentials token, verifies and reviews it, and refuses a tampered copy. Plain JavaScript
 // importing the built packages, as a user would.
-import { createIdgate, generateSigningKey, KeyRing, registerClient, systemClock } from '@idgate/core';
+import { createIdgate, generateSigningKey, KeyRing, systemClock } from '@idgate/core';
+import { registerClient } from '@idgate/core/admin';
 import { createMemoryStorage, insecureTestPasswordHasher } from '@idgate/core/testing';
 import { check, runProgram } from './program.js';
 

@@ -1,4 +1,6 @@
-import type { AdminPorts } from '@idgate/core';
+import type { ApiKeyRecord } from '@idgate/core';
+import type { AdminPorts } from '@idgate/core/admin';
+import type { AuditActor } from '@idgate/schema';
 import type { Services } from './services.js';
 import { withSigningKeyLock } from './storage/locks.js';
 
@@ -21,5 +23,39 @@ export function adminPorts(services: Services): AdminPorts {
     passwordPolicy: config.passwordPolicy,
     loginThrottle: config.bruteForce,
     lockSigningKeys: (work) => withSigningKeyLock(storage, database, work),
+  };
+}
+
+/** How many API keys' acting ports {@link actingAdminPorts} keeps: far more admin keys than a server has. */
+const ACTING_KEYS = 256;
+
+/**
+ * The administrative ports acting for an API key: `ports` with the key as the actor of every
+ * change they record (`api-key`, its id, its prefix as the name). Built once per key and kept,
+ * the most recently used {@link ACTING_KEYS} of them, so that an admin request takes its ports
+ * rather than assembling them. The actor travels with the ports, not in an AsyncLocalStorage: on
+ * Node 20 one of those, once used, puts a hook on every promise of the process (TokenReview's
+ * included) for good.
+ * @example const acting = actingAdminPorts(context.admin); request.admin = acting(key);
+ */
+export function actingAdminPorts(
+  ports: AdminPorts,
+  limit = ACTING_KEYS,
+): (key: Pick<ApiKeyRecord, 'id' | 'prefix'>) => AdminPorts {
+  // A key's id and prefix never change, so what is kept for an id stays right; a Map iterates in
+  // insertion order, so its first entry is the one used longest ago.
+  const acting = new Map<string, AdminPorts>();
+  return (key) => {
+    const kept = acting.get(key.id);
+    if (kept !== undefined) {
+      acting.delete(key.id);
+      acting.set(key.id, kept);
+      return kept;
+    }
+    const actor: AuditActor = { kind: 'api-key', id: key.id, name: key.prefix };
+    const made: AdminPorts = { ...ports, auditActor: () => actor };
+    if (acting.size >= limit) acting.delete(acting.keys().next().value as string);
+    acting.set(key.id, made);
+    return made;
   };
 }

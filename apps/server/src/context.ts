@@ -1,5 +1,5 @@
 import {
-  type AdminPorts,
+  type ApiKeyRecord,
   type Clock,
   createIdgate,
   type Idgate,
@@ -8,7 +8,8 @@ import {
   type PurgedRecords,
   type Storage,
 } from '@idgate/core';
-import { adminPorts } from './admin-ports.js';
+import type { AdminPorts } from '@idgate/core/admin';
+import { actingAdminPorts, adminPorts } from './admin-ports.js';
 import { startTokenReviewAudit, type TokenReviewAudit } from './audit/token-review-writer.js';
 import { ChangeFeed } from './cache/change-feed.js';
 import { Directory } from './cache/directory.js';
@@ -44,6 +45,8 @@ export interface AppContext {
    * acted by `system`; an admin request acts through `request.admin`, with its API key.
    */
   readonly admin: AdminPorts;
+  /** {@link admin} acting for an API key (the actor of every change), built once per key. */
+  adminActingFor(key: Pick<ApiKeyRecord, 'id' | 'prefix'>): AdminPorts;
   /** The audit writers of the paths that write nothing else per request. */
   readonly audit: AuditWriters;
   /** The key ring in force now. */
@@ -153,6 +156,7 @@ export async function createAppContext(
     },
     corePolicy(config, services),
   );
+  const admin = adminPorts(services);
   const context: AppContext = {
     config,
     core,
@@ -161,7 +165,8 @@ export async function createAppContext(
     storage,
     providers,
     metrics,
-    admin: adminPorts(services),
+    admin,
+    adminActingFor: actingAdminPorts(admin),
     audit: { tokenReviews, flush: () => tokenReviews.flush() },
     keys: () => services.keys(),
     reloadKeys: () => services.reloadKeys(),

@@ -1,90 +1,17 @@
-export {
-  createApiKey,
-  createApiKeyFromInput,
-  listApiKeyPage,
-  listApiKeys,
-  revokeApiKey,
-} from './admin/api-keys.js';
-export {
-  type AuditEventFilter,
-  auditEventFilter,
-  listAuditEvents,
-  parseAuditEventQuery,
-} from './admin/audit-events.js';
-export {
-  type ClientSettings,
-  createClient,
-  DEFAULT_CLIENT_SCOPES,
-  getClient,
-  listClientPage,
-  listClients,
-  parseClientRegistration,
-  registerClient,
-  removeClient,
-  rotateClientSecret,
-  updateClient,
-} from './admin/clients.js';
-export { addCluster, getCluster, issueClusterApiKey, listClusters, removeCluster } from './admin/clusters.js';
-export {
-  AdminError,
-  type AdminErrorCode,
-  type AdminObject,
-  type InputSchema,
-  isAdminError,
-  parseAdminInput,
-} from './admin/errors.js';
-// Users and groups over the admin API.
-export { addGroupMember, listGroupMembers, listGroups, removeGroupMember } from './admin/groups.js';
-export { linkIdentity, listUserIdentities, unlinkIdentity } from './admin/identities.js';
-export {
-  addIdentityProvider,
-  getIdentityProvider,
-  listIdentityProviders,
-  removeIdentityProvider,
-  setIdentityProviderDisabled,
-  updateIdentityProvider,
-} from './admin/identity-providers.js';
-export { ADMIN_GROUP, type Initialized, initializeStorage } from './admin/init.js';
-export type { AdminPorts, ClientLifetimes } from './admin/ports.js';
-export {
-  type IdentityProviderSource,
-  openProviderConfig,
-  sealProviderConfig,
-} from './admin/provider-config.js';
-export {
-  type AdminPage,
-  endAllUserSessions,
-  endUserSession,
-  listUserGrants,
-  listUserSessions,
-  revokeAllUserGrants,
-  revokeUserGrant,
-} from './admin/sessions.js';
-export { listSigningKeys, rotateSigningKeys } from './admin/signing-keys.js';
-export {
-  createUser,
-  type DisabledUserAccess,
-  deleteUser,
-  getUser,
-  LOGIN_ATTEMPTS_LIMIT,
-  listLoginAttempts,
-  listUserPage,
-  setUserDisabled,
-  setUserPassword,
-  unlockUser,
-  updateUser,
-} from './admin/users.js';
-export { apiKeyView, clientView, linkedIdentityView, loginAttemptView, userView } from './admin/views.js';
+/**
+ * `@idgate/core`: what a host needs to run idgate's logic — the instance (`createIdgate`), its
+ * ports, the errors it throws, the records storage holds, signing keys and compact JWS, the audit
+ * trail's writers and connectors to upstream identity providers. The administrative use cases are
+ * in `@idgate/core/admin`; in-memory ports for tests in `@idgate/core/testing`.
+ */
 export {
   ApiKeyError,
   type ApiKeyFailure,
   apiKeyFromAuthorization,
   authenticateApiKey,
   type GeneratedApiKey,
-  isApiKeyLive,
 } from './api-keys/api-key.js';
 export type { AuditBatcher, AuditBatchStorage } from './audit/batcher.js';
-export { type FollowOptions, followAuditEvents } from './audit/follow.js';
 export {
   type AuditEventDraft,
   type AuditEventIds,
@@ -122,14 +49,6 @@ export {
   type Prompt,
 } from './authorize/request.js';
 export type { ClientAuthMethod, PresentedClientCredentials } from './clients/authenticate.js';
-export {
-  type AuthenticationConfiguration,
-  type CelRule,
-  clusterAuthenticationConfiguration,
-  KUBERNETES_JWT_ALGORITHMS,
-  type WebhookKubeconfig,
-  webhookKubeconfig,
-} from './clusters/kubernetes.js';
 export { createGitHubConnector, type GitHubConnectorOptions } from './connectors/github.js';
 export { createGitLabConnector, type GitLabConnectorOptions } from './connectors/gitlab.js';
 export { createOidcConnector } from './connectors/oidc.js';

@@ -1,4 +1,5 @@
-import { initializeStorage, systemClock } from '../src/index.js';
+import { initializeStorage } from '../src/admin.js';
+import { systemClock } from '../src/index.js';
 import { createMemoryStorage, insecureTestPasswordHasher } from '../src/testing.js';
 
 // Core's use cases run over ports: storage, clock, password hasher. The server passes SQL storage

@@ -1,12 +1,12 @@
+import type { ApiKeyRecord } from '@idgate/core';
 import {
-  type ApiKeyRecord,
   apiKeyView,
   createApiKey,
   isApiKeyLive,
   listApiKeys,
   parseAdminInput,
   revokeApiKey,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import { ApiKeyScope, CreateApiKeyInput } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, optionLabels, table, when } from './context.js';

@@ -1,4 +1,9 @@
-import { auditEventFilter, followAuditEvents, listAuditEvents, parseAuditEventQuery } from '@idgate/core';
+import {
+  auditEventFilter,
+  followAuditEvents,
+  listAuditEvents,
+  parseAuditEventQuery,
+} from '@idgate/core/admin';
 import type { AuditEvent } from '@idgate/schema';
 import type { Command } from 'commander';
 import { auditFollowTiming } from '../audit/follow-timing.js';

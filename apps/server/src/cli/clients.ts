@@ -8,7 +8,7 @@ import {
   removeClient,
   rotateClientSecret,
   updateClient,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import type { OAuthClient } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, CliError, collect, optionLabels, table } from './context.js';

@@ -8,7 +8,7 @@ import {
   listClusters,
   removeCluster,
   webhookKubeconfig,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import type { SigningAlgorithm } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, CliError, optionLabels, table, when } from './context.js';

@@ -1,4 +1,4 @@
-import type { AdminPorts } from '@idgate/core';
+import type { AdminPorts } from '@idgate/core/admin';
 import { type AuditActor, describeFirstIssue } from '@idgate/schema';
 import type { Command } from 'commander';
 import { z } from 'zod';

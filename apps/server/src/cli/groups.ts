@@ -5,7 +5,7 @@ import {
   parseAdminInput,
   removeGroupMember,
   userView,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import { PageQuery } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, definedOnly, table } from './context.js';

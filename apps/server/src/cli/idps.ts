@@ -5,7 +5,7 @@ import {
   removeIdentityProvider,
   setIdentityProviderDisabled,
   updateIdentityProvider,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import type { IdentityProvider } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, table } from './context.js';

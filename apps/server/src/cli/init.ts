@@ -1,4 +1,4 @@
-import { ADMIN_GROUP, initializeStorage } from '@idgate/core';
+import { ADMIN_GROUP, initializeStorage } from '@idgate/core/admin';
 import { InitResult, Username } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, parseField } from './context.js';

@@ -1,4 +1,4 @@
-import { listSigningKeys, rotateSigningKeys } from '@idgate/core';
+import { listSigningKeys, rotateSigningKeys } from '@idgate/core/admin';
 import type { Command } from 'commander';
 import { type CliContext, table } from './context.js';
 

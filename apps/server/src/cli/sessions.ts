@@ -7,7 +7,7 @@ import {
   listUserSessions,
   revokeAllUserGrants,
   revokeUserGrant,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import type { Command } from 'commander';
 import { type CliContext, CliError, table } from './context.js';
 

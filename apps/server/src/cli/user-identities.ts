@@ -4,7 +4,7 @@ import {
   linkIdentity,
   listUserIdentities,
   unlinkIdentity,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import { IdentitySubject } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, CliError, parseField, table, when } from './context.js';

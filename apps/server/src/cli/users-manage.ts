@@ -1,14 +1,14 @@
+import type { UserRecord } from '@idgate/core';
 import {
   addGroupMember,
   deleteUser,
   getUser,
   parseAdminInput,
   removeGroupMember,
-  type UserRecord,
   unlockUser,
   updateUser,
   userView,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import { UpdateUserInput } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, CliError, collect, definedOnly, optionLabels, when } from './context.js';

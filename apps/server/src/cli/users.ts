@@ -1,3 +1,4 @@
+import type { UserRecord } from '@idgate/core';
 import {
   createUser,
   LOGIN_ATTEMPTS_LIMIT,
@@ -7,9 +8,8 @@ import {
   parseAdminInput,
   setUserDisabled,
   setUserPassword,
-  type UserRecord,
   userView,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import { CreateUserInput, UserListQuery } from '@idgate/schema';
 import type { Command } from 'commander';
 import {

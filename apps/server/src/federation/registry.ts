@@ -7,8 +7,8 @@ import {
   type IdentityProviderRecord,
   type IdentityProviderRepository,
   type IdentityProviders,
-  openProviderConfig,
 } from '@idgate/core';
+import { openProviderConfig } from '@idgate/core/admin';
 import type { IdentityProviderConfig } from '@idgate/schema';
 import { createLdapConnector, type LdapConnectorOptions } from '../connectors/ldap.js';
 

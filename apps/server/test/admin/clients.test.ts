@@ -140,6 +140,17 @@ describe.each(testDatabaseUrls())('admin client API on $name', (kind) => {
       body: 'name=x',
     });
     expect(form.status).toBe(415);
+    // The change is an object, as the route declares it: JSON null is not an empty change.
+    const none = await raw(`${BASE}/${created.clientId}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: 'null',
+    });
+    expect(none.status).toBe(400);
+    expect(await none.json()).toMatchObject({
+      code: 'invalid_client',
+      detail: 'body: Invalid input: expected object, received null',
+    });
     await admin.deleteClient(created.clientId);
   });
 

@@ -1,4 +1,4 @@
-import { openProviderConfig } from '@idgate/core';
+import { openProviderConfig } from '@idgate/core/admin';
 import type { IdentityProviderConfigInput } from '@idgate/schema';
 import {
   createIdgateAdminClient,

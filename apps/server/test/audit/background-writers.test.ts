@@ -1,4 +1,4 @@
-import { createApiKey } from '@idgate/core';
+import { createApiKey } from '@idgate/core/admin';
 import type { AuditEvent, AuditEventOf } from '@idgate/schema';
 import Sqlite from 'better-sqlite3';
 import { decodeJwt } from 'jose';

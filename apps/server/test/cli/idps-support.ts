@@ -1,4 +1,4 @@
-import { openProviderConfig } from '@idgate/core';
+import { openProviderConfig } from '@idgate/core/admin';
 import { openTestServices, SECRET } from './support.js';
 
 // Shared by the `idgate idps` tests.

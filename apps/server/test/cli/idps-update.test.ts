@@ -1,4 +1,4 @@
-import { registerClient } from '@idgate/core';
+import { registerClient } from '@idgate/core/admin';
 import { IdentityProvider } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminPorts } from '../../src/admin-ports.js';

@@ -13,7 +13,11 @@ const PUBLISHED = [
   {
     name: '@idgate/core',
     dir: 'packages/core',
-    imports: { '../src/index.js': '@idgate/core', '../src/testing.js': '@idgate/core/testing' },
+    imports: {
+      '../src/index.js': '@idgate/core',
+      '../src/admin.js': '@idgate/core/admin',
+      '../src/testing.js': '@idgate/core/testing',
+    },
   },
   { name: '@idgate/sdk', dir: 'packages/sdk', imports: { '../src/index.js': '@idgate/sdk' } },
   { name: '@idgate/kubectl', dir: 'apps/kubectl-idgate', imports: { '../src/index.js': '@idgate/kubectl' } },

@@ -1,4 +1,4 @@
-import { sealProviderConfig } from '@idgate/core';
+import { sealProviderConfig } from '@idgate/core/admin';
 import { IdentityProviderConfig, type IdentityProviderConfigInput } from '@idgate/schema';
 import type { TestServer } from './server.js';
 

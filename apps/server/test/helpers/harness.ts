@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
-import { type Clock, createApiKey, createUser, registerClient } from '@idgate/core';
+import type { Clock } from '@idgate/core';
+import { createApiKey, createUser, registerClient } from '@idgate/core/admin';
 import type { ApiKeyScope, GrantType } from '@idgate/schema';
 import { type IdgateConfigInput, loadConfig } from '../../src/config.js';
 import type { ComposedServer } from '../../src/serve.js';

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { addCluster } from '@idgate/core';
+import { addCluster } from '@idgate/core/admin';
 import { createIdgateClient } from '@idgate/sdk';
 import { decodeJwt } from 'jose';
 import * as oidc from 'openid-client';

@@ -27,7 +27,7 @@ type FieldNames = Omit<DescribeIssueOptions, 'input' | 'secrets'>;
 type Ports = Pick<AdminPorts, 'storage' | 'declaredProviders' | 'auditActor'>;
 
 /** The provider the configuration file declares as `name` (any case). */
-const declared = (ports: Ports, name: string) =>
+const declared = (ports: Pick<Ports, 'declaredProviders'>, name: string) =>
   ports.declaredProviders?.find((provider) => provider.name === name.toLowerCase());
 
 /** The stored provider called `name` (any case); a name no provider can have is not looked up. */
@@ -84,6 +84,23 @@ export async function getIdentityProvider(ports: Ports, name: string): Promise<I
 }
 
 /**
+ * Refuses a provider to be added whose name (`input.name`, as sent) is taken in any case, by a
+ * stored provider or one the configuration file declares: what {@link addIdentityProvider}
+ * checks before the configuration itself, so that a taken name is answered as taken even when
+ * the rest of the input is not valid (or the name is not one a new provider could have: `GitHub`).
+ * The admin API checks it before the route's schema does.
+ * @throws AdminError `conflict`.
+ * @example await refuseTakenProviderName(ports, request.body);
+ */
+export async function refuseTakenProviderName(ports: Ports, input: unknown): Promise<void> {
+  const given = typeof input === 'object' && input !== null ? (input as { name?: unknown }).name : undefined;
+  if (typeof given !== 'string' || given === '') return;
+  const name = given.toLowerCase();
+  if (declared(ports, name) !== undefined) throw fromFile('conflict', name);
+  if ((await findStored(ports.storage, name)) !== undefined) throw taken(name);
+}
+
+/**
  * Stores an identity provider, its secrets sealed with the key policy's secret. A name taken in
  * any case (stored, or declared by the configuration file) is refused before the configuration
  * is checked; `options` name fields as the caller's user knows them (secrets are never quoted).
@@ -96,12 +113,7 @@ export async function addIdentityProvider(
   input: unknown,
   options: FieldNames = {},
 ): Promise<IdentityProvider> {
-  const given = typeof input === 'object' && input !== null ? (input as { name?: unknown }).name : undefined;
-  if (typeof given === 'string' && given !== '') {
-    const name = given.toLowerCase();
-    if (declared(ports, name) !== undefined) throw fromFile('conflict', name);
-    if ((await findStored(ports.storage, name)) !== undefined) throw taken(name);
-  }
+  await refuseTakenProviderName(ports, input);
   const config = parseAdminInput(IdentityProviderConfig, input, 'identity_provider', {
     ...options,
     secrets: IDENTITY_PROVIDER_SECRETS,
@@ -178,6 +190,30 @@ function taken(name: string): AdminError {
 const FIXED = ['name', 'type'] as const;
 
 /**
+ * Refuses a change of the provider `name` that {@link updateIdentityProvider} refuses before it
+ * reads anything: a provider of the configuration file (read-only here), then a patch that is not
+ * a JSON object. The admin API checks it before the route's schema does, so that these come first.
+ * @throws AdminError `read_only`; `invalid_input`.
+ * @example refuseProviderPatch(ports, 'corp', request.body, { label: (path) => path || 'body' });
+ */
+export function refuseProviderPatch(
+  ports: Pick<Ports, 'declaredProviders'>,
+  name: string,
+  patch: unknown,
+  options: FieldNames = {},
+): asserts patch is Record<string, unknown> {
+  if (declared(ports, name) !== undefined) throw fromFile('read_only', name.toLowerCase());
+  if (!isObject(patch)) {
+    const label = options.label?.('') ?? 'the change';
+    throw new AdminError(
+      'invalid_input',
+      'identity_provider',
+      `${label} must be a JSON object of the fields to change`,
+    );
+  }
+}
+
+/**
  * Changes a stored provider's settings with a JSON merge patch (RFC 7396) of its configuration:
  * fields given replace the stored ones, nested objects merge, `null` removes an optional field.
  * The merged configuration is checked exactly as {@link addIdentityProvider} checks a new one
@@ -195,15 +231,8 @@ export async function updateIdentityProvider(
   patch: unknown,
   options: FieldNames & { ifMatch?: string | undefined } = {},
 ): Promise<IdentityProvider> {
-  if (declared(ports, name) !== undefined) throw fromFile('read_only', name.toLowerCase());
+  refuseProviderPatch(ports, name, patch, options);
   const label = (path: string) => options.label?.(path) ?? (path || 'the change');
-  if (!isObject(patch)) {
-    throw new AdminError(
-      'invalid_input',
-      'identity_provider',
-      `${label('')} must be a JSON object of the fields to change`,
-    );
-  }
   return ports.storage.transaction(async (tx) => {
     const record = await findStored(tx, name);
     if (record === undefined) throw notFound(name);

@@ -1,4 +1,4 @@
-import { createApiKeyFromInput, listApiKeyPage, parseAdminInput, revokeApiKey } from '@idgate/core';
+import { apiKeyView, createApiKey, listApiKeyPage, revokeApiKey } from '@idgate/core/admin';
 import { ApiKey, CreateApiKeyInput, CreatedApiKey, PageQuery, pageOf } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -14,65 +14,69 @@ const TAGS = ['api-keys'];
  * with the `admin` scope; errors are RFC 9457 problems.
  */
 export async function adminApiKeyRoutes(app: FastifyInstance): Promise<void> {
-  const { root, requireJson, route } = adminScope(app);
+  const { root, route } = adminScope(app, 'api_key');
 
   app.get(
     BASE,
-    route({
-      operationId: 'listApiKeys',
-      summary: 'List API keys',
-      description: 'By creation time, revoked and expired ones included, a page at a time; never a key.',
-      tags: TAGS,
-      query: PageQuery,
-      responses: {
-        200: { description: 'one page of API keys', json: pageOf(ApiKey) },
-        400: { description: 'a bad limit or cursor', problem: ['invalid_api_key'] },
+    route(
+      {
+        operationId: 'listApiKeys',
+        summary: 'List API keys',
+        description: 'By creation time, revoked and expired ones included, a page at a time; never a key.',
+        tags: TAGS,
+        query: PageQuery,
+        responses: {
+          200: { description: 'one page of API keys', json: pageOf(ApiKey) },
+          400: { description: 'a bad limit or cursor', problem: ['invalid_api_key'] },
+        },
       },
-    }),
-    async (request) =>
-      listApiKeyPage(request.admin, parseAdminInput(PageQuery, request.query ?? {}, 'api_key')),
+      ({ query }, request) => listApiKeyPage(request.admin, query),
+    ),
   );
 
   app.post(
     BASE,
-    route({
-      operationId: 'createApiKey',
-      summary: 'Create an API key',
-      description: 'The key is answered only this once; with `expiresIn` (seconds) it stops working then.',
-      tags: TAGS,
-      body: { json: CreateApiKeyInput, required: true },
-      responses: {
-        201: { description: 'the key', json: CreatedApiKey, headers: { Location: 'the key’s URL' } },
-        400: { description: 'a bad field, named', problem: ['invalid_api_key'] },
+    route(
+      {
+        operationId: 'createApiKey',
+        summary: 'Create an API key',
+        description: 'The key is answered only this once; with `expiresIn` (seconds) it stops working then.',
+        tags: TAGS,
+        body: { json: CreateApiKeyInput, required: true },
+        responses: {
+          201: { description: 'the key', json: CreatedApiKey, headers: { Location: 'the key’s URL' } },
+          400: { description: 'a bad field, named', problem: ['invalid_api_key'] },
+        },
       },
-    }),
-    async (request, reply) => {
-      const refused = requireJson(request, reply, 'an API key');
-      if (refused !== undefined) return refused;
-      refuseControlCharacters(request.body, 'api_key');
-      const created = await createApiKeyFromInput(request.admin, request.body, {
-        label: (path) => path || 'body',
-      });
-      return reply.status(201).header('Location', `${root}${BASE}/${created.id}`).send(created);
-    },
+      { json: 'an API key', check: (body) => refuseControlCharacters(body, 'api_key') },
+      async ({ body }, request, reply) => {
+        const { record, key } = await createApiKey(request.admin, body);
+        return reply
+          .status(201)
+          .header('Location', `${root}${BASE}/${record.id}`)
+          .send({ ...apiKeyView(record), key });
+      },
+    ),
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete(
     `${BASE}/:id`,
-    route({
-      operationId: 'revokeApiKey',
-      summary: 'Revoke an API key',
-      description: 'By its id or its prefix; it stops working at once on every replica.',
-      tags: TAGS,
-      params: z.object({ id: z.string() }),
-      responses: {
-        204: { description: 'revoked' },
-        404: { description: 'no such live key', problem: ['api_key_not_found'] },
+    route(
+      {
+        operationId: 'revokeApiKey',
+        summary: 'Revoke an API key',
+        description: 'By its id or its prefix; it stops working at once on every replica.',
+        tags: TAGS,
+        params: z.object({ id: z.string() }),
+        responses: {
+          204: { description: 'revoked' },
+          404: { description: 'no such live key', problem: ['api_key_not_found'] },
+        },
       },
-    }),
-    async (request, reply) => {
-      await revokeApiKey(request.admin, request.params.id);
-      return reply.status(204).send();
-    },
+      async ({ params }, request, reply) => {
+        await revokeApiKey(request.admin, params.id);
+        return reply.status(204).send();
+      },
+    ),
   );
 }

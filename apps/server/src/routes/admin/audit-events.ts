@@ -1,5 +1,10 @@
 import { PassThrough } from 'node:stream';
-import { auditEventFilter, followAuditEvents, listAuditEvents, parseAuditEventQuery } from '@idgate/core';
+import {
+  auditEventFilter,
+  followAuditEvents,
+  listAuditEvents,
+  parseAuditEventQuery,
+} from '@idgate/core/admin';
 import { AuditEventPage, AuditEventQuery } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -27,81 +32,87 @@ const BAD_FILTER = {
  */
 export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void> {
   const { config } = app.idgate;
-  const { route } = adminScope(app);
+  const { route } = adminScope(app, 'audit_event');
   const timing = auditFollowTiming(config.audit);
 
-  app.get<{ Querystring: unknown }>(
+  app.get(
     EVENTS,
-    route({
-      operationId: 'listEvents',
-      summary: 'The audit trail',
-      description:
-        'Security events, oldest first by (occurredAt, id). `user` is a username or, when no user has that name, a user id (events of deleted users stay findable); `type` repeats for any of several types; `since` (inclusive) and `until` (exclusive) are ISO 8601 instants with an offset.',
-      tags: ['audit'],
-      query: AuditEventQuery,
-      responses: { 200: { description: 'one page of events', json: AuditEventPage }, 400: BAD_FILTER },
-    }),
-    (request) => listAuditEvents(request.admin, request.query),
+    route(
+      {
+        operationId: 'listEvents',
+        summary: 'The audit trail',
+        description:
+          'Security events, oldest first by (occurredAt, id). `user` is a username or, when no user has that name, a user id (events of deleted users stay findable); `type` repeats for any of several types; `since` (inclusive) and `until` (exclusive) are ISO 8601 instants with an offset.',
+        tags: ['audit'],
+        query: AuditEventQuery,
+        responses: { 200: { description: 'one page of events', json: AuditEventPage }, 400: BAD_FILTER },
+      },
+      // listAuditEvents takes the query as sent (the SDK's and the CLI's too).
+      (_input, request) => listAuditEvents(request.admin, request.query),
+    ),
   );
 
-  app.get<{ Querystring: unknown }>(
+  app.get(
     `${EVENTS}/stream`,
-    route({
-      operationId: 'followEvents',
-      summary: 'A live tail of the audit trail',
-      description:
-        'Server-sent events (`text/event-stream`): each event as `id: <event id>`, `event: <type>` and `data: <the event as JSON>`, from `since` (default: now) on, then each new one as it commits on any replica; a comment line every `audit.stream.heartbeat` seconds (default 15) keeps proxies from closing the connection. Send `Last-Event-ID` to resume after an event. Same filters as the listing.',
-      tags: ['audit'],
-      query: StreamQuery,
-      headers: StreamHeaders,
-      responses: {
-        200: {
-          description: 'the stream, until the client closes it',
-          content: { 'text/event-stream': 'one server-sent event per audit event' },
+    route(
+      {
+        operationId: 'followEvents',
+        summary: 'A live tail of the audit trail',
+        description:
+          'Server-sent events (`text/event-stream`): each event as `id: <event id>`, `event: <type>` and `data: <the event as JSON>`, from `since` (default: now) on, then each new one as it commits on any replica; a comment line every `audit.stream.heartbeat` seconds (default 15) keeps proxies from closing the connection. Send `Last-Event-ID` to resume after an event. Same filters as the listing.',
+        tags: ['audit'],
+        query: StreamQuery,
+        headers: StreamHeaders,
+        responses: {
+          200: {
+            description: 'the stream, until the client closes it',
+            content: { 'text/event-stream': 'one server-sent event per audit event' },
+          },
+          400: BAD_FILTER,
         },
-        400: BAD_FILTER,
       },
-    }),
-    async (request, reply) => {
-      const { limit: _limit, cursor: _cursor, ...filters } = parseAuditEventQuery(request.query);
-      const filter = await auditEventFilter(request.admin.storage, filters);
-      // The database must answer before the stream starts: in an outage the caller gets the 503
-      // problem with Retry-After that every admin route answers, not a 200 stream that ends at once.
-      await request.admin.storage.auditEvents.list({ ...filter, limit: 1 });
-      const lastId = request.headers['last-event-id'];
-      const abort = new AbortController();
-      request.raw.on('close', () => abort.abort());
-      // A stream handed to fastify: the headers and the first line go out at once, and fastify ends
-      // the response when the stream ends.
-      const out = new PassThrough();
-      out.write(': idgate audit stream\n\n');
-      const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), timing.heartbeatMs);
-      void (async () => {
-        try {
-          const events = followAuditEvents(request.admin.storage.auditEvents, filter, {
-            signal: abort.signal,
-            intervalMs: timing.intervalMs,
-            windowMs: timing.windowMs,
-            afterId: typeof lastId === 'string' && lastId !== '' ? lastId : undefined,
-            fromMs: filter.since?.getTime() ?? request.admin.clock.now(),
-          });
-          for await (const event of events) {
-            out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      async (_input, request, reply) => {
+        // A limit or cursor is refused as the listing refuses it, and otherwise left unused.
+        const { limit: _limit, cursor: _cursor, ...filters } = parseAuditEventQuery(request.query);
+        const filter = await auditEventFilter(request.admin.storage, filters);
+        // The database must answer before the stream starts: in an outage the caller gets the 503
+        // problem with Retry-After that every admin route answers, not a 200 stream that ends at once.
+        await request.admin.storage.auditEvents.list({ ...filter, limit: 1 });
+        const lastId = request.headers['last-event-id'];
+        const abort = new AbortController();
+        request.raw.on('close', () => abort.abort());
+        // A stream handed to fastify: the headers and the first line go out at once, and fastify ends
+        // the response when the stream ends.
+        const out = new PassThrough();
+        out.write(': idgate audit stream\n\n');
+        const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), timing.heartbeatMs);
+        void (async () => {
+          try {
+            const events = followAuditEvents(request.admin.storage.auditEvents, filter, {
+              signal: abort.signal,
+              intervalMs: timing.intervalMs,
+              windowMs: timing.windowMs,
+              afterId: typeof lastId === 'string' && lastId !== '' ? lastId : undefined,
+              fromMs: filter.since?.getTime() ?? request.admin.clock.now(),
+            });
+            for await (const event of events) {
+              out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+            }
+          } catch (error) {
+            // Headers are gone: say so in the stream and end it; the client reconnects with Last-Event-ID.
+            request.log.warn({ err: error }, 'audit stream ended');
+            out.write('event: error\ndata: {"code":"storage_unavailable"}\n\n');
+          } finally {
+            clearInterval(heartbeat);
+            out.end();
           }
-        } catch (error) {
-          // Headers are gone: say so in the stream and end it; the client reconnects with Last-Event-ID.
-          request.log.warn({ err: error }, 'audit stream ended');
-          out.write('event: error\ndata: {"code":"storage_unavailable"}\n\n');
-        } finally {
-          clearInterval(heartbeat);
-          out.end();
-        }
-      })();
-      return reply
-        .header('Content-Type', 'text/event-stream; charset=utf-8')
-        .header('Cache-Control', 'no-store')
-        .header('X-Accel-Buffering', 'no')
-        .send(out);
-    },
+        })();
+        return reply
+          .header('Content-Type', 'text/event-stream; charset=utf-8')
+          .header('Cache-Control', 'no-store')
+          .header('X-Accel-Buffering', 'no')
+          .send(out);
+      },
+    ),
   );
 }

@@ -1,4 +1,4 @@
-import { AdminError, type AdminObject } from '@idgate/core';
+import { AdminError, type AdminObject } from '@idgate/core/admin';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: what the check looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;

@@ -2,11 +2,10 @@ import {
   createClient,
   getClient,
   listClientPage,
-  parseAdminInput,
   removeClient,
   rotateClientSecret,
   updateClient,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import {
   CreatedClient,
   OAuthClient,
@@ -28,7 +27,7 @@ const ById = z.object({ clientId: z.string() });
 const ClientPage = pageOf(OAuthClient);
 const ETAG = { ETag: 'the client’s version, for If-Match' };
 
-type ById = { Params: { clientId: string } };
+/** Where a body field's error points: `body` itself, or the field. */
 const body = (path: string) => path || 'body';
 
 /**
@@ -38,154 +37,158 @@ const body = (path: string) => path || 'body';
  * revoked). Every route needs an API key with the `admin` scope; errors are RFC 9457 problems.
  */
 export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
-  const { root, requireJson, route } = adminScope(app);
+  const { root, route } = adminScope(app, 'client');
 
   app.get(
     BASE,
-    route({
-      operationId: 'listClients',
-      summary: 'List OAuth clients',
-      description: 'By creation time, a page at a time (`?limit=&cursor=`); never a secret.',
-      tags: TAGS,
-      query: PageQuery,
-      responses: {
-        200: { description: 'one page of clients', json: ClientPage },
-        400: { description: 'a bad limit or cursor', problem: ['invalid_client'] },
+    route(
+      {
+        operationId: 'listClients',
+        summary: 'List OAuth clients',
+        description: 'By creation time, a page at a time (`?limit=&cursor=`); never a secret.',
+        tags: TAGS,
+        query: PageQuery,
+        responses: {
+          200: { description: 'one page of clients', json: ClientPage },
+          400: { description: 'a bad limit or cursor', problem: ['invalid_client'] },
+        },
       },
-    }),
-    async (request) =>
-      listClientPage(request.admin, parseAdminInput(PageQuery, request.query ?? {}, 'client')),
+      ({ query }, request) => listClientPage(request.admin, query),
+    ),
   );
 
-  app.get<ById>(
+  app.get(
     `${BASE}/:clientId`,
-    route({
-      operationId: 'getClient',
-      summary: 'An OAuth client',
-      tags: TAGS,
-      params: ById,
-      responses: {
-        200: { description: 'the client', json: OAuthClient, headers: ETAG },
-        404: { description: 'no such client', problem: ['client_not_found'] },
+    route(
+      {
+        operationId: 'getClient',
+        summary: 'An OAuth client',
+        tags: TAGS,
+        params: ById,
+        responses: {
+          200: { description: 'the client', json: OAuthClient, headers: ETAG },
+          404: { description: 'no such client', problem: ['client_not_found'] },
+        },
       },
-    }),
-    async (request, reply) => {
-      const client = await getClient(request.admin, request.params.clientId);
-      return reply.header('ETag', client.etag).send(client);
-    },
+      async ({ params }, request, reply) => {
+        const client = await getClient(request.admin, params.clientId);
+        return reply.header('ETag', client.etag).send(client);
+      },
+    ),
   );
 
   app.post(
     BASE,
-    route({
-      operationId: 'createClient',
-      summary: 'Register an OAuth client',
-      description:
-        'Defaults follow the grants (a refresh_token grant brings the offline_access scope); inconsistent combinations are refused. A confidential client’s secret is answered only this once.',
-      tags: TAGS,
-      body: { json: RegisterClientInput, required: true },
-      responses: {
-        201: {
-          description: 'the client, with its secret when it is confidential',
-          json: CreatedClient,
-          headers: { Location: 'the client’s URL', ...ETAG },
+    route(
+      {
+        operationId: 'createClient',
+        summary: 'Register an OAuth client',
+        description:
+          'Defaults follow the grants (a refresh_token grant brings the offline_access scope); inconsistent combinations are refused. A confidential client’s secret is answered only this once.',
+        tags: TAGS,
+        body: { json: RegisterClientInput, required: true },
+        responses: {
+          201: {
+            description: 'the client, with its secret when it is confidential',
+            json: CreatedClient,
+            headers: { Location: 'the client’s URL', ...ETAG },
+          },
+          400: { description: 'a bad field, named', problem: ['invalid_client'] },
+          409: { description: 'the generated id exists', problem: ['client_exists'] },
         },
-        400: { description: 'a bad field, named', problem: ['invalid_client'] },
-        409: { description: 'the generated id exists', problem: ['client_exists'] },
       },
-    }),
-    async (request, reply) => {
-      const refused = requireJson(request, reply, 'a client');
-      if (refused !== undefined) return refused;
-      refuseControlCharacters(request.body, 'client');
-      const created = await createClient(request.admin, request.body, { label: body });
-      return reply
-        .status(201)
-        .header('Location', `${root}${BASE}/${created.clientId}`)
-        .header('ETag', created.etag)
-        .send(created);
-    },
+      { json: 'a client', check: (body) => refuseControlCharacters(body, 'client') },
+      // createClient checks the registration as a whole too (grants, redirect URIs, lifetimes).
+      async (_input, request, reply) => {
+        const created = await createClient(request.admin, request.body, { label: body });
+        return reply
+          .status(201)
+          .header('Location', `${root}${BASE}/${created.clientId}`)
+          .header('ETag', created.etag)
+          .send(created);
+      },
+    ),
   );
 
-  app.patch<ById>(
+  app.patch(
     `${BASE}/:clientId`,
-    route({
-      operationId: 'updateClient',
-      summary: 'Change an OAuth client',
-      description:
-        'The fields given replace the current ones; the result is checked like a registration. With `If-Match`, only the version read is changed.',
-      tags: TAGS,
-      params: ById,
-      body: { json: UpdateClientInput, required: true },
-      responses: {
-        200: { description: 'the changed client', json: OAuthClient, headers: ETAG },
-        400: { description: 'a bad field, named', problem: ['invalid_client'] },
-        404: { description: 'no such client', problem: ['client_not_found'] },
-        409: {
-          description: 'the kubectl client’s audiences follow the clusters',
-          problem: ['client_read_only'],
+    route(
+      {
+        operationId: 'updateClient',
+        summary: 'Change an OAuth client',
+        description:
+          'The fields given replace the current ones; the result is checked like a registration. With `If-Match`, only the version read is changed.',
+        tags: TAGS,
+        params: ById,
+        body: { json: UpdateClientInput, required: true },
+        responses: {
+          200: { description: 'the changed client', json: OAuthClient, headers: ETAG },
+          400: { description: 'a bad field, named', problem: ['invalid_client'] },
+          404: { description: 'no such client', problem: ['client_not_found'] },
+          409: {
+            description: 'the kubectl client’s audiences follow the clusters',
+            problem: ['client_read_only'],
+          },
+          412: { description: 'the client changed since it was read', problem: ['precondition_failed'] },
         },
-        412: { description: 'the client changed since it was read', problem: ['precondition_failed'] },
       },
-    }),
-    async (request, reply) => {
-      const refused = requireJson(request, reply, 'a change of a client');
-      if (refused !== undefined) return refused;
-      refuseControlCharacters(request.body, 'client');
-      const client = await updateClient(request.admin, request.params.clientId, request.body, {
-        label: body,
-        ifMatch: request.headers['if-match'],
-      });
-      return reply.header('ETag', client.etag).send(client);
-    },
+      { json: 'a change of a client', check: (body) => refuseControlCharacters(body, 'client') },
+      // updateClient checks the changed client as a whole too, like a registration.
+      async ({ params }, request, reply) => {
+        const client = await updateClient(request.admin, params.clientId, request.body, {
+          label: body,
+          ifMatch: request.headers['if-match'],
+        });
+        return reply.header('ETag', client.etag).send(client);
+      },
+    ),
   );
 
-  app.post<ById>(
+  app.post(
     `${BASE}/:clientId/secret`,
-    route({
-      operationId: 'rotateClientSecret',
-      summary: 'Rotate a client secret',
-      description:
-        'Answers the new secret once. The previous one keeps working for `gracePeriod` seconds (default 0, at most 30 days).',
-      tags: TAGS,
-      params: ById,
-      body: { json: RotateClientSecretInput, required: false },
-      responses: {
-        200: { description: 'the new secret', json: RotatedClientSecret },
-        400: { description: 'a public client, or a bad grace period', problem: ['invalid_client'] },
-        404: { description: 'no such client', problem: ['client_not_found'] },
-      },
-    }),
-    async (request, reply) => {
-      const hasBody = request.body !== undefined && request.body !== null;
-      if (hasBody) {
-        const refused = requireJson(request, reply, 'a secret rotation');
-        if (refused !== undefined) return refused;
-      }
-      return rotateClientSecret(request.admin, request.params.clientId, request.body ?? {}, { label: body });
-    },
-  );
-
-  app.delete<ById>(
-    `${BASE}/:clientId`,
-    route({
-      operationId: 'deleteClient',
-      summary: 'Delete an OAuth client',
-      description: 'Its grants are revoked: refresh tokens stop working, access tokens are refused.',
-      tags: TAGS,
-      params: ById,
-      responses: {
-        204: { description: 'deleted' },
-        404: { description: 'no such client', problem: ['client_not_found'] },
-        409: {
-          description: 'the kubectl client of registered clusters',
-          problem: ['client_read_only'],
+    route(
+      {
+        operationId: 'rotateClientSecret',
+        summary: 'Rotate a client secret',
+        description:
+          'Answers the new secret once. The previous one keeps working for `gracePeriod` seconds (default 0, at most 30 days).',
+        tags: TAGS,
+        params: ById,
+        body: { json: RotateClientSecretInput, required: false },
+        responses: {
+          200: { description: 'the new secret', json: RotatedClientSecret },
+          400: { description: 'a public client, or a bad grace period', problem: ['invalid_client'] },
+          404: { description: 'no such client', problem: ['client_not_found'] },
         },
       },
-    }),
-    async (request, reply) => {
-      await removeClient(request.admin, request.params.clientId);
-      return reply.status(204).send();
-    },
+      { json: 'a secret rotation' },
+      ({ params }, request) =>
+        rotateClientSecret(request.admin, params.clientId, request.body ?? {}, { label: body }),
+    ),
+  );
+
+  app.delete(
+    `${BASE}/:clientId`,
+    route(
+      {
+        operationId: 'deleteClient',
+        summary: 'Delete an OAuth client',
+        description: 'Its grants are revoked: refresh tokens stop working, access tokens are refused.',
+        tags: TAGS,
+        params: ById,
+        responses: {
+          204: { description: 'deleted' },
+          404: { description: 'no such client', problem: ['client_not_found'] },
+          409: {
+            description: 'the kubectl client of registered clusters',
+            problem: ['client_read_only'],
+          },
+        },
+      },
+      async ({ params }, request, reply) => {
+        await removeClient(request.admin, params.clientId);
+        return reply.status(204).send();
+      },
+    ),
   );
 }

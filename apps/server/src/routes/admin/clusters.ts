@@ -1,12 +1,10 @@
-import { addCluster, getCluster, listClusters, removeCluster } from '@idgate/core';
+import { addCluster, getCluster, listClusters, removeCluster } from '@idgate/core/admin';
 import { Cluster, CreateClusterInput, CreatedCluster } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { adminScope } from './scope.js';
 
 const BASE = '/admin/v1/clusters';
-
-type Named = { Params: { name: string } };
 
 const NameParams = z.object({ name: z.string().describe('the cluster name, in any case') });
 const NOT_FOUND = { description: 'there is no such cluster', problem: ['cluster_not_found'] } as const;
@@ -18,74 +16,81 @@ const NOT_FOUND = { description: 'there is no such cluster', problem: ['cluster_
  * problems.
  */
 export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
-  const { route, root, requireJson } = adminScope(app);
+  const { route, root } = adminScope(app, 'cluster');
 
   app.get(
     BASE,
-    route({
-      operationId: 'listClusters',
-      summary: 'List Kubernetes clusters, by name',
-      tags: ['clusters'],
-      responses: { 200: { description: 'the clusters', json: z.object({ items: z.array(Cluster) }) } },
-    }),
-    async (request) => ({ items: await listClusters(request.admin) }),
+    route(
+      {
+        operationId: 'listClusters',
+        summary: 'List Kubernetes clusters, by name',
+        tags: ['clusters'],
+        responses: { 200: { description: 'the clusters', json: z.object({ items: z.array(Cluster) }) } },
+      },
+      async (_input, request) => ({ items: await listClusters(request.admin) }),
+    ),
   );
 
-  app.get<Named>(
+  app.get(
     `${BASE}/:name`,
-    route({
-      operationId: 'getCluster',
-      summary: 'A Kubernetes cluster',
-      tags: ['clusters'],
-      params: NameParams,
-      responses: { 200: { description: 'the cluster', json: Cluster }, 404: NOT_FOUND },
-    }),
-    (request) => getCluster(request.admin, request.params.name),
+    route(
+      {
+        operationId: 'getCluster',
+        summary: 'A Kubernetes cluster',
+        tags: ['clusters'],
+        params: NameParams,
+        responses: { 200: { description: 'the cluster', json: Cluster }, 404: NOT_FOUND },
+      },
+      ({ params }, request) => getCluster(request.admin, params.name),
+    ),
   );
 
   app.post(
     BASE,
-    route({
-      operationId: 'createCluster',
-      summary: 'Register a Kubernetes cluster',
-      description:
-        "Registers the cluster's audience, creates a tokenreview API key bound to it (answered once, never again) and gives the shared kubectl client the audience.",
-      tags: ['clusters'],
-      body: { json: CreateClusterInput },
-      responses: {
-        201: {
-          description: 'the cluster and its API key, which is not shown again',
-          json: CreatedCluster,
-          headers: { Location: 'the URL of the cluster' },
+    route(
+      {
+        operationId: 'createCluster',
+        summary: 'Register a Kubernetes cluster',
+        description:
+          "Registers the cluster's audience, creates a tokenreview API key bound to it (answered once, never again) and gives the shared kubectl client the audience.",
+        tags: ['clusters'],
+        body: { json: CreateClusterInput },
+        responses: {
+          201: {
+            description: 'the cluster and its API key, which is not shown again',
+            json: CreatedCluster,
+            headers: { Location: 'the URL of the cluster' },
+          },
+          400: {
+            description: 'a field is not valid: the detail names it',
+            problem: ['invalid_cluster'],
+          },
+          409: { description: 'the name or the audience is taken', problem: ['cluster_exists'] },
         },
-        400: {
-          description: 'a field is not valid: the detail names it',
-          problem: ['invalid_cluster'],
-        },
-        409: { description: 'the name or the audience is taken', problem: ['cluster_exists'] },
       },
-    }),
-    async (request, reply) => {
-      const refused = requireJson(request, reply, 'a cluster');
-      if (refused !== undefined) return refused;
-      const created = await addCluster(request.admin, request.body, { label: (path) => path || 'body' });
-      return reply.status(201).header('Location', `${root}${BASE}/${created.cluster.name}`).send(created);
-    },
+      { json: 'a cluster' },
+      async (_input, request, reply) => {
+        const created = await addCluster(request.admin, request.body, { label: (path) => path || 'body' });
+        return reply.status(201).header('Location', `${root}${BASE}/${created.cluster.name}`).send(created);
+      },
+    ),
   );
 
-  app.delete<Named>(
+  app.delete(
     `${BASE}/:name`,
-    route({
-      operationId: 'deleteCluster',
-      summary: 'Remove a Kubernetes cluster',
-      description: "Its API keys are revoked; the kubectl client loses the cluster's audience.",
-      tags: ['clusters'],
-      params: NameParams,
-      responses: { 204: { description: 'removed' }, 404: NOT_FOUND },
-    }),
-    async (request, reply) => {
-      await removeCluster(request.admin, request.params.name);
-      return reply.status(204).send();
-    },
+    route(
+      {
+        operationId: 'deleteCluster',
+        summary: 'Remove a Kubernetes cluster',
+        description: "Its API keys are revoked; the kubectl client loses the cluster's audience.",
+        tags: ['clusters'],
+        params: NameParams,
+        responses: { 204: { description: 'removed' }, 404: NOT_FOUND },
+      },
+      async ({ params }, request, reply) => {
+        await removeCluster(request.admin, params.name);
+        return reply.status(204).send();
+      },
+    ),
   );
 }

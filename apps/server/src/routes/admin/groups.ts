@@ -2,10 +2,9 @@ import {
   addGroupMember,
   listGroupMembers,
   listGroups,
-  parseAdminInput,
   removeGroupMember,
   userView,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import { Group, PageQuery, pageOf, User } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -17,9 +16,6 @@ const TAGS = ['groups'];
 const GroupParams = z.object({ group: z.string() });
 const MemberParams = GroupParams.extend({ username: z.string() });
 
-type OfGroup = { Params: { group: string } };
-type Member = { Params: { group: string; username: string } };
-
 const BAD_GROUP = { description: 'a malformed group name', problem: ['invalid_group'] } as const;
 
 /**
@@ -28,85 +24,92 @@ const BAD_GROUP = { description: 'a malformed group name', problem: ['invalid_gr
  * member changes the user, which every replica's token review hears of through the change log.
  */
 export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
-  const { route } = adminScope(app);
-  const query = (raw: unknown) => parseAdminInput(PageQuery, raw, 'group', { label: (p) => p || 'query' });
+  const { route } = adminScope(app, 'group');
 
   app.get(
     BASE,
-    route({
-      operationId: 'listGroups',
-      summary: 'List groups',
-      description: 'A page of groups by name, each with how many users are in it.',
-      tags: TAGS,
-      query: PageQuery,
-      responses: {
-        200: { description: 'a page of groups', json: pageOf(Group) },
-        400: { description: 'a bad limit or cursor', problem: ['invalid_group'] },
-      },
-    }),
-    async (request) => listGroups(request.admin, query(request.query)),
-  );
-
-  app.get<OfGroup>(
-    `${BASE}/:group/members`,
-    route({
-      operationId: 'listGroupMembers',
-      summary: 'List the members of a group',
-      tags: TAGS,
-      params: GroupParams,
-      query: PageQuery,
-      responses: {
-        200: { description: 'a page of users', json: pageOf(User) },
-        400: BAD_GROUP,
-        404: { description: 'no user is in the group', problem: ['group_not_found'] },
-      },
-    }),
-    async (request) => {
-      const page = await listGroupMembers(request.admin, request.params.group, query(request.query));
-      return { items: page.items.map(userView), nextCursor: page.nextCursor };
-    },
-  );
-
-  app.put<Member>(
-    `${BASE}/:group/members/:username`,
-    route({
-      operationId: 'addGroupMember',
-      summary: 'Put a user in a group',
-      description: 'Idempotent: a member stays a member.',
-      tags: TAGS,
-      params: MemberParams,
-      responses: {
-        200: { description: 'the user', json: User },
-        400: BAD_GROUP,
-        404: { description: 'there is no such user', problem: ['user_not_found'] },
-      },
-    }),
-    async (request) => {
-      const { user } = await addGroupMember(request.admin, request.params.group, request.params.username);
-      return userView(user);
-    },
-  );
-
-  app.delete<Member>(
-    `${BASE}/:group/members/:username`,
-    route({
-      operationId: 'removeGroupMember',
-      summary: 'Take a user out of a group',
-      description: 'Idempotent: a user not in the group stays out of it.',
-      tags: TAGS,
-      params: MemberParams,
-      responses: {
-        204: { description: 'the user is not in the group' },
-        400: BAD_GROUP,
-        404: {
-          description: 'no such user, or no such group',
-          problem: ['user_not_found', 'group_not_found'],
+    route(
+      {
+        operationId: 'listGroups',
+        summary: 'List groups',
+        description: 'A page of groups by name, each with how many users are in it.',
+        tags: TAGS,
+        query: PageQuery,
+        responses: {
+          200: { description: 'a page of groups', json: pageOf(Group) },
+          400: { description: 'a bad limit or cursor', problem: ['invalid_group'] },
         },
       },
-    }),
-    async (request, reply) => {
-      await removeGroupMember(request.admin, request.params.group, request.params.username);
-      return reply.status(204).send();
-    },
+      ({ query }, request) => listGroups(request.admin, query),
+    ),
+  );
+
+  app.get(
+    `${BASE}/:group/members`,
+    route(
+      {
+        operationId: 'listGroupMembers',
+        summary: 'List the members of a group',
+        tags: TAGS,
+        params: GroupParams,
+        query: PageQuery,
+        responses: {
+          200: { description: 'a page of users', json: pageOf(User) },
+          400: BAD_GROUP,
+          404: { description: 'no user is in the group', problem: ['group_not_found'] },
+        },
+      },
+      async ({ params, query }, request) => {
+        const page = await listGroupMembers(request.admin, params.group, query);
+        return { items: page.items.map(userView), nextCursor: page.nextCursor };
+      },
+    ),
+  );
+
+  app.put(
+    `${BASE}/:group/members/:username`,
+    route(
+      {
+        operationId: 'addGroupMember',
+        summary: 'Put a user in a group',
+        description: 'Idempotent: a member stays a member.',
+        tags: TAGS,
+        params: MemberParams,
+        responses: {
+          200: { description: 'the user', json: User },
+          400: BAD_GROUP,
+          404: { description: 'there is no such user', problem: ['user_not_found'] },
+        },
+      },
+      async ({ params }, request) => {
+        const { user } = await addGroupMember(request.admin, params.group, params.username);
+        return userView(user);
+      },
+    ),
+  );
+
+  app.delete(
+    `${BASE}/:group/members/:username`,
+    route(
+      {
+        operationId: 'removeGroupMember',
+        summary: 'Take a user out of a group',
+        description: 'Idempotent: a user not in the group stays out of it.',
+        tags: TAGS,
+        params: MemberParams,
+        responses: {
+          204: { description: 'the user is not in the group' },
+          400: BAD_GROUP,
+          404: {
+            description: 'no such user, or no such group',
+            problem: ['user_not_found', 'group_not_found'],
+          },
+        },
+      },
+      async ({ params }, request, reply) => {
+        await removeGroupMember(request.admin, params.group, params.username);
+        return reply.status(204).send();
+      },
+    ),
   );
 }

@@ -4,10 +4,12 @@ import {
   linkedIdentityView,
   listIdentityProviders,
   listUserIdentities,
+  refuseProviderPatch,
+  refuseTakenProviderName,
   removeIdentityProvider,
   setIdentityProviderDisabled,
   updateIdentityProvider,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import {
   IdentityProvider,
   IdentityProviderConfig,
@@ -23,8 +25,6 @@ import { adminScope } from './scope.js';
 const BASE = '/admin/v1/identity-providers';
 const TAGS = ['identity-providers'];
 
-type Named = { Params: { name: string }; Headers: { 'if-match'?: string } };
-
 const NAMED = z.object({
   name: z.string().describe('the provider name, in any case'),
 });
@@ -37,6 +37,8 @@ const problem = (description: string, ...codes: ProblemCode[]): ResponseDoc => (
   description,
   problem: codes,
 });
+/** Where a body field's error points: `body` itself, or the field. */
+const label = (path: string) => path || 'body';
 const NOT_FOUND = problem('there is no such provider', 'identity_provider_not_found');
 const READ_ONLY = problem(
   'the provider is declared in the configuration file: change it there',
@@ -58,158 +60,182 @@ const INVALID = problem(
  * honours `If-Match`.
  */
 export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise<void> {
-  const { route, root, requireJson } = adminScope(app);
+  const { route, root } = adminScope(app, 'identity_provider');
 
   app.get(
     BASE,
-    route({
-      operationId: 'listIdentityProviders',
-      summary: 'List identity providers',
-      description: "Those of the configuration file (source `config`) first, then the database's, by name.",
-      tags: TAGS,
-      responses: {
-        200: { description: 'every identity provider', json: z.object({ items: z.array(IdentityProvider) }) },
+    route(
+      {
+        operationId: 'listIdentityProviders',
+        summary: 'List identity providers',
+        description: "Those of the configuration file (source `config`) first, then the database's, by name.",
+        tags: TAGS,
+        responses: {
+          200: {
+            description: 'every identity provider',
+            json: z.object({ items: z.array(IdentityProvider) }),
+          },
+        },
       },
-    }),
-    async (request) => ({ items: await listIdentityProviders(request.admin) }),
+      async (_input, request) => ({ items: await listIdentityProviders(request.admin) }),
+    ),
   );
 
-  app.get<Named>(
+  app.get(
     `${BASE}/:name`,
-    route({
-      operationId: 'getIdentityProvider',
-      summary: 'An identity provider',
-      tags: TAGS,
-      params: NAMED,
-      responses: { 200: PROVIDER, 404: NOT_FOUND },
-    }),
-    async (request, reply) => {
-      const provider = await getIdentityProvider(request.admin, request.params.name);
-      return reply.header('ETag', provider.etag).send(provider);
-    },
+    route(
+      {
+        operationId: 'getIdentityProvider',
+        summary: 'An identity provider',
+        tags: TAGS,
+        params: NAMED,
+        responses: { 200: PROVIDER, 404: NOT_FOUND },
+      },
+      async ({ params }, request, reply) => {
+        const provider = await getIdentityProvider(request.admin, params.name);
+        return reply.header('ETag', provider.etag).send(provider);
+      },
+    ),
   );
 
   app.post(
     BASE,
-    route({
-      operationId: 'createIdentityProvider',
-      summary: 'Add an identity provider',
-      description: 'Its secrets (`clientSecret`, `bindPassword`) are stored sealed and never shown again.',
-      tags: TAGS,
-      body: { json: IdentityProviderConfig, required: true },
-      responses: {
-        201: {
-          ...PROVIDER,
-          headers: { ...PROVIDER.headers, Location: 'the URL of the new provider' },
+    route(
+      {
+        operationId: 'createIdentityProvider',
+        summary: 'Add an identity provider',
+        description: 'Its secrets (`clientSecret`, `bindPassword`) are stored sealed and never shown again.',
+        tags: TAGS,
+        body: { json: IdentityProviderConfig, required: true },
+        responses: {
+          201: {
+            ...PROVIDER,
+            headers: { ...PROVIDER.headers, Location: 'the URL of the new provider' },
+          },
+          400: INVALID,
+          409: problem(
+            'the name is taken, in any case (also by a provider of the configuration file)',
+            'identity_provider_exists',
+          ),
         },
-        400: INVALID,
-        409: problem(
-          'the name is taken, in any case (also by a provider of the configuration file)',
-          'identity_provider_exists',
-        ),
       },
-    }),
-    async (request, reply) => {
-      const refused = requireJson(request, reply, 'an identity provider');
-      if (refused !== undefined) return refused;
-      const provider = await addIdentityProvider(request.admin, request.body, {
-        label: (path) => path || 'body',
-      });
-      return reply
-        .status(201)
-        .header('Location', `${root}${BASE}/${provider.name}`)
-        .header('ETag', provider.etag)
-        .send(provider);
-    },
+      {
+        json: 'an identity provider',
+        // A taken name is answered as such, whatever else the body holds.
+        check: (body, request) => refuseTakenProviderName(request.admin, body),
+      },
+      // addIdentityProvider checks the token client too, and seals the secrets.
+      async (_input, request, reply) => {
+        const provider = await addIdentityProvider(request.admin, request.body, { label });
+        return reply
+          .status(201)
+          .header('Location', `${root}${BASE}/${provider.name}`)
+          .header('ETag', provider.etag)
+          .send(provider);
+      },
+    ),
   );
 
-  app.patch<Named>(
+  app.patch(
     `${BASE}/:name`,
-    route({
-      operationId: 'updateIdentityProvider',
-      summary: "Change an identity provider's settings",
-      description:
-        'A JSON merge patch (RFC 7396) of the configuration: fields given replace the stored ones, nested ' +
-        'objects merge, `null` removes an optional field; the result is checked as a new provider is. ' +
-        'A secret given is a rotation (stored sealed, never shown). `name` and `type` cannot change, so ' +
-        'the identities linked through the provider keep working. Honours `If-Match`.',
-      tags: TAGS,
-      params: NAMED,
-      body: { json: IdentityProviderPatch, required: true },
-      responses: {
-        200: PROVIDER,
-        400: INVALID,
-        404: NOT_FOUND,
-        409: READ_ONLY,
-        412: problem('If-Match does not name the current version', 'precondition_failed'),
+    route(
+      {
+        operationId: 'updateIdentityProvider',
+        summary: "Change an identity provider's settings",
+        description:
+          'A JSON merge patch (RFC 7396) of the configuration: fields given replace the stored ones, nested ' +
+          'objects merge, `null` removes an optional field; the result is checked as a new provider is. ' +
+          'A secret given is a rotation (stored sealed, never shown). `name` and `type` cannot change, so ' +
+          'the identities linked through the provider keep working. Honours `If-Match`.',
+        tags: TAGS,
+        params: NAMED,
+        body: { json: IdentityProviderPatch, required: true },
+        responses: {
+          200: PROVIDER,
+          400: INVALID,
+          404: NOT_FOUND,
+          409: READ_ONLY,
+          412: problem('If-Match does not name the current version', 'precondition_failed'),
+        },
       },
-    }),
-    async (request, reply) => {
-      const refused = requireJson(request, reply, 'a change of an identity provider');
-      if (refused !== undefined) return refused;
-      const provider = await updateIdentityProvider(request.admin, request.params.name, request.body, {
-        label: (path) => path || 'body',
-        ifMatch: request.headers['if-match'],
-      });
-      return reply.header('ETag', provider.etag).send(provider);
-    },
+      {
+        json: 'a change of an identity provider',
+        // A provider of the configuration file is read-only, and a merge patch is an object.
+        check: (body, request, params) => refuseProviderPatch(request.admin, params.name, body, { label }),
+      },
+      // updateIdentityProvider merges the patch and checks the result as a new provider.
+      async ({ params }, request, reply) => {
+        const provider = await updateIdentityProvider(request.admin, params.name, request.body, {
+          label,
+          ifMatch: request.headers['if-match'],
+        });
+        return reply.header('ETag', provider.etag).send(provider);
+      },
+    ),
   );
 
   for (const [verb, disabled] of [
     ['disable', true],
     ['enable', false],
   ] as const) {
-    app.post<Named>(
+    app.post(
       `${BASE}/:name/${verb}`,
-      route({
-        operationId: `${verb}IdentityProvider`,
-        summary: disabled
-          ? 'Stop offering an identity provider for sign-in'
-          : 'Offer a disabled identity provider again',
-        tags: TAGS,
-        params: NAMED,
-        responses: { 200: PROVIDER, 404: NOT_FOUND, 409: READ_ONLY },
-      }),
-      async (request, reply) => {
-        const { provider } = await setIdentityProviderDisabled(request.admin, request.params.name, disabled);
-        return reply.header('ETag', provider.etag).send(provider);
-      },
+      route(
+        {
+          operationId: `${verb}IdentityProvider`,
+          summary: disabled
+            ? 'Stop offering an identity provider for sign-in'
+            : 'Offer a disabled identity provider again',
+          tags: TAGS,
+          params: NAMED,
+          responses: { 200: PROVIDER, 404: NOT_FOUND, 409: READ_ONLY },
+        },
+        async ({ params }, request, reply) => {
+          const { provider } = await setIdentityProviderDisabled(request.admin, params.name, disabled);
+          return reply.header('ETag', provider.etag).send(provider);
+        },
+      ),
     );
   }
 
-  app.delete<Named>(
+  app.delete(
     `${BASE}/:name`,
-    route({
-      operationId: 'deleteIdentityProvider',
-      summary: 'Delete an identity provider and every identity linked through it',
-      tags: TAGS,
-      params: NAMED,
-      responses: { 204: { description: 'deleted' }, 404: NOT_FOUND, 409: READ_ONLY },
-    }),
-    async (request, reply) => {
-      await removeIdentityProvider(request.admin, request.params.name);
-      return reply.status(204).send();
-    },
+    route(
+      {
+        operationId: 'deleteIdentityProvider',
+        summary: 'Delete an identity provider and every identity linked through it',
+        tags: TAGS,
+        params: NAMED,
+        responses: { 204: { description: 'deleted' }, 404: NOT_FOUND, 409: READ_ONLY },
+      },
+      async ({ params }, request, reply) => {
+        await removeIdentityProvider(request.admin, params.name);
+        return reply.status(204).send();
+      },
+    ),
   );
 
-  app.get<{ Params: { username: string } }>(
+  app.get(
     '/admin/v1/users/:username/identities',
-    route({
-      operationId: 'listUserIdentities',
-      summary: "A user's linked external identities",
-      tags: ['users'],
-      params: z.object({ username: z.string() }),
-      responses: {
-        200: {
-          description: 'the identities, by provider then subject',
-          json: z.object({ items: z.array(LinkedIdentity) }),
+    route(
+      {
+        operationId: 'listUserIdentities',
+        summary: "A user's linked external identities",
+        tags: ['users'],
+        params: z.object({ username: z.string() }),
+        responses: {
+          200: {
+            description: 'the identities, by provider then subject',
+            json: z.object({ items: z.array(LinkedIdentity) }),
+          },
+          404: problem('there is no such user', 'user_not_found'),
         },
-        404: problem('there is no such user', 'user_not_found'),
       },
-    }),
-    async (request) => {
-      const { identities } = await listUserIdentities(request.admin, request.params.username);
-      return { items: identities.map(linkedIdentityView) };
-    },
+      { object: 'user' },
+      async ({ params }, request) => {
+        const { identities } = await listUserIdentities(request.admin, params.username);
+        return { items: identities.map(linkedIdentityView) };
+      },
+    ),
   );
 }

@@ -1,6 +1,6 @@
-import { type AdminPorts, isAdminError } from '@idgate/core';
-import type { AuditActor } from '@idgate/schema';
+import { type AdminObject, type AdminPorts, isAdminError, parseAdminInput } from '@idgate/core/admin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
 import { sendProblem } from '../../http/errors.js';
 import type { RouteDoc } from '../../openapi/route-doc.js';
@@ -18,43 +18,90 @@ declare module 'fastify' {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: what the check looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** What a schema parses to; undefined where the route declares none. */
+type Parsed<Schema> = Schema extends z.core.$ZodType ? z.output<Schema> : undefined;
+
+/**
+ * A route's input as its declared schemas parse it: the path parameters, the query and the JSON
+ * body. A body the route lets the caller leave out (`required: false`) is read as `{}` then.
+ */
+export interface DeclaredInput<Doc extends RouteDoc> {
+  readonly params: Parsed<Doc['params']>;
+  readonly query: Parsed<Doc['query']>;
+  readonly body: Doc['body'] extends { readonly json: infer Json } ? Parsed<Json> : undefined;
+}
+
+/** What an admin route's declared input is checked as, beside the schemas of its {@link RouteDoc}. */
+export interface AdminInput<Doc extends RouteDoc = RouteDoc> {
+  /** The object a refusal names (`invalid_<object>`); by default the scope's. */
+  readonly object?: AdminObject;
+  /** What a JSON body is, in the 415 answer to a body of another media type (`'a change of a user'`). */
+  readonly json?: string;
+  /**
+   * What is checked of the JSON body as sent before its schema looks at it: what the route's use
+   * case refuses first, so that it stays first — a string with a control character
+   * (`refuseControlCharacters`), a name taken in any case, a change that is not an object.
+   * @throws AdminError
+   */
+  readonly check?: (
+    body: unknown,
+    request: FastifyRequest,
+    params: Parsed<Doc['params']>,
+  ) => void | Promise<void>;
+}
+
+/** An admin route's handler: its declared input, parsed, and the request and reply. */
+export type AdminHandler<Doc extends RouteDoc> = (
+  input: DeclaredInput<Doc>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => unknown;
+
+/** The options of an admin route: errors as problems, its description, and its handler. */
+export interface AdminRouteOptions {
+  readonly config: { errorFormat: 'problem'; doc: RouteDoc };
+  handler(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+}
+
 /** What every admin route plugin shares, from {@link adminScope}. */
 export interface AdminScope {
-  /** Route options: errors as RFC 9457 problems. */
-  readonly options: { config: { errorFormat: 'problem' } };
   /**
-   * Route options with the route's OpenAPI description (errors as problems, security
-   * `adminApiKey` unless the doc says otherwise).
-   * @example app.get(BASE, route({ operationId: 'listUsers', ... }), handler)
+   * An admin route, declared once: its OpenAPI description (errors as problems, security
+   * `adminApiKey` unless the doc says otherwise) and its handler, which runs once the declared
+   * input is checked, in this order — path parameters, query, then the body: 415 unless it is
+   * JSON (`input.json` names it), `input.check`, then its schema.
+   * A refusal is the problem `invalid_<object>` (400) whose detail names the first bad field as
+   * `parseAdminInput` words it (`limit "0": must be …`, `body: unknown field bogus`). Use cases
+   * that take an input as sent (`createClient`, `listUserSessions`, …) check it again themselves
+   * — the CLI calls them too, and some check more than the schema — so a handler hands them the
+   * request's own value.
+   * @example app.get(`${BASE}/:username`, route({ operationId: 'getUser', params: UserParams, ... }, ({ params }, request) => getUser(request.admin, params.username)))
    */
-  route(doc: RouteDoc): { config: { errorFormat: 'problem'; doc: RouteDoc } };
+  route<const Doc extends RouteDoc>(doc: Doc, handler: AdminHandler<Doc>): AdminRouteOptions;
+  route<const Doc extends RouteDoc>(
+    doc: Doc,
+    input: AdminInput<Doc>,
+    handler: AdminHandler<Doc>,
+  ): AdminRouteOptions;
   /** The server's root URL (the issuer without `/oauth`), for `Location` headers. */
   readonly root: string;
-  /**
-   * Answers 415 unless the request is JSON; `what` names the object (`'a cluster'`).
-   * @returns the reply sent, or undefined when the request may go on.
-   */
-  requireJson(request: FastifyRequest, reply: FastifyReply, what: string): FastifyReply | undefined;
 }
 
 /**
  * Sets up an admin route plugin (an encapsulated fastify scope under `/admin/v1`): every request
- * needs an API key with the `admin` scope, nothing answered is cached, and a missing object is
- * worded for the API (the use case's message is the CLI's), repeating only the start of what was
- * asked for. Every other refusal goes to the server's handler, as a problem.
- * @example const { options, root, requireJson } = adminScope(app);
+ * needs an API key with the `admin` scope, nothing answered is cached, each route's declared
+ * input is checked before its handler runs (refusals name `object` unless the route says
+ * otherwise), and a missing object is worded for the API (the use case's message is the CLI's),
+ * repeating only the start of what was asked for. Every other refusal goes to the server's
+ * handler, as a problem.
+ * @example const { route, root } = adminScope(app, 'user');
  */
-export function adminScope(app: FastifyInstance): AdminScope {
+export function adminScope(app: FastifyInstance, object: AdminObject): AdminScope {
   const authenticate = apiKeyAuthenticator(app.idgate, 'admin');
-  const { admin } = app.idgate;
   if (!app.hasRequestDecorator('admin')) app.decorateRequest('admin', null as unknown as AdminPorts);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
-    const key = await authenticate(request);
-    // The actor travels with the ports, not in an AsyncLocalStorage: on Node 20 one of those, once
-    // used, puts a hook on every promise of the process (TokenReview's included) for good.
-    const actor: AuditActor = { kind: 'api-key', id: key.id, name: key.prefix };
-    request.admin = { ...admin, auditActor: () => actor };
+    request.admin = app.idgate.adminActingFor(await authenticate(request));
   });
   // No object is named with a control character; PostgreSQL cannot even compare one (NUL).
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -73,13 +120,60 @@ export function adminScope(app: FastifyInstance): AdminScope {
     }
     throw error;
   });
+
+  function route<const Doc extends RouteDoc>(
+    doc: Doc,
+    ...rest: [AdminHandler<Doc>] | [AdminInput<Doc>, AdminHandler<Doc>]
+  ): AdminRouteOptions {
+    const [input, handle] = rest.length === 1 ? [{}, rest[0]] : rest;
+    if (doc.body?.json !== undefined && input.json === undefined)
+      throw new Error(`admin route ${doc.operationId} takes a JSON body: say what it is (input.json)`);
+    const declaredBy = declaredInput(doc, { object, ...input });
+    return {
+      config: { errorFormat: 'problem', doc: { security: ['adminApiKey'], ...doc } },
+      handler: async (request, reply) => {
+        const declared = await declaredBy(request, reply);
+        return declared === undefined ? reply : handle(declared, request, reply);
+      },
+    };
+  }
+
   return {
-    options: { config: { errorFormat: 'problem' } },
-    route: (doc) => ({ config: { errorFormat: 'problem', doc: { security: ['adminApiKey'], ...doc } } }),
+    route,
     root: app.idgate.config.issuer.slice(0, -'/oauth'.length),
-    requireJson(request, reply, what) {
-      if (request.headers['content-type']?.toLowerCase().startsWith('application/json')) return undefined;
-      return sendProblem(reply, 415, 'unsupported_media_type', `${what} is sent as application/json`);
-    },
+  };
+}
+
+/**
+ * The check of a route's declared input (see {@link AdminScope.route}): the parsed input, or
+ * undefined once it has answered 415. Path segments and query values reach it as fastify parsed
+ * them (strings; a repeated query key as a list).
+ * @throws AdminError `invalid_input` about `input.object`, naming the first bad field.
+ */
+function declaredInput<Doc extends RouteDoc>(
+  doc: Doc,
+  input: AdminInput<Doc> & { object: AdminObject },
+): (request: FastifyRequest, reply: FastifyReply) => Promise<DeclaredInput<Doc> | undefined> {
+  const { object } = input;
+  const parse = (schema: z.core.$ZodType | undefined, value: unknown, where: string) =>
+    schema === undefined
+      ? undefined
+      : parseAdminInput({ safeParse: (v: unknown) => z.safeParse(schema, v) }, value, object, {
+          label: (path) => path || where,
+        });
+  const body = doc.body;
+  return async (request, reply) => {
+    const params = parse(doc.params, request.params, 'params') as Parsed<Doc['params']>;
+    const query = parse(doc.query, request.query, 'query');
+    if (body?.json === undefined) return { params, query, body: undefined } as DeclaredInput<Doc>;
+    const sent = request.body !== undefined && request.body !== null;
+    if (!sent && body.required === false)
+      return { params, query, body: parse(body.json, {}, 'body') } as DeclaredInput<Doc>;
+    if (!request.headers['content-type']?.toLowerCase().startsWith('application/json')) {
+      sendProblem(reply, 415, 'unsupported_media_type', `${input.json} is sent as application/json`);
+      return undefined;
+    }
+    await input.check?.(request.body, request, params);
+    return { params, query, body: parse(body.json, request.body, 'body') } as DeclaredInput<Doc>;
   };
 }

@@ -5,7 +5,7 @@ import {
   listUserSessions,
   revokeAllUserGrants,
   revokeUserGrant,
-} from '@idgate/core';
+} from '@idgate/core/admin';
 import {
   EndedSessions,
   GrantId,
@@ -22,9 +22,6 @@ import { adminScope } from './scope.js';
 
 const USER = '/admin/v1/users/:username';
 
-type OfUser = { Params: { username: string }; Querystring: unknown };
-type OfUserWithId = { Params: { username: string; id: string } };
-
 const User = z.object({ username: z.string().describe('the username, any case') });
 const UserSession = User.extend({ id: SessionId });
 const UserGrant = User.extend({ id: GrantId });
@@ -39,118 +36,134 @@ const NO_USER = { description: 'no such user', problem: ['user_not_found'] } as 
  * the `admin` scope; errors are RFC 9457 problems.
  */
 export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
-  const { route } = adminScope(app);
+  const { route } = adminScope(app, 'session');
 
-  app.get<OfUser>(
+  app.get(
     `${USER}/sessions`,
-    route({
-      operationId: 'listUserSessions',
-      summary: "A user's signed-in browsers",
-      description:
-        'Live sessions (neither ended nor expired), oldest first: where each signed in from, when it last signed the browser in to an application, and to which ones.',
-      tags: ['sessions'],
-      params: User,
-      query: PageQuery,
-      responses: {
-        200: { description: 'one page of sessions', json: pageOf(SessionInfo) },
-        400: { description: 'a bad limit or cursor', problem: ['invalid_session'] },
-        404: NO_USER,
+    route(
+      {
+        operationId: 'listUserSessions',
+        summary: "A user's signed-in browsers",
+        description:
+          'Live sessions (neither ended nor expired), oldest first: where each signed in from, when it last signed the browser in to an application, and to which ones.',
+        tags: ['sessions'],
+        params: User,
+        query: PageQuery,
+        responses: {
+          200: { description: 'one page of sessions', json: pageOf(SessionInfo) },
+          400: { description: 'a bad limit or cursor', problem: ['invalid_session'] },
+          404: NO_USER,
+        },
       },
-    }),
-    (request) => listUserSessions(request.admin, request.params.username, request.query),
+      // listUserSessions takes the query as sent: it checks it again for the CLI.
+      ({ params }, request) => listUserSessions(request.admin, params.username, request.query),
+    ),
   );
 
-  app.delete<OfUserWithId>(
+  app.delete(
     `${USER}/sessions/:id`,
-    route({
-      operationId: 'revokeUserSession',
-      summary: "Ends a user's browser session",
-      description:
-        'The browser is signed out at its next request; the grants made in the session are revoked.',
-      tags: ['sessions'],
-      params: UserSession,
-      responses: {
-        204: { description: 'the session ended' },
-        400: { description: 'a malformed session id', problem: ['invalid_session'] },
-        404: {
-          description: 'no such user, or no such live session of theirs',
-          problem: ['user_not_found', 'session_not_found'],
+    route(
+      {
+        operationId: 'revokeUserSession',
+        summary: "Ends a user's browser session",
+        description:
+          'The browser is signed out at its next request; the grants made in the session are revoked.',
+        tags: ['sessions'],
+        params: UserSession,
+        responses: {
+          204: { description: 'the session ended' },
+          400: { description: 'a malformed session id', problem: ['invalid_session'] },
+          404: {
+            description: 'no such user, or no such live session of theirs',
+            problem: ['user_not_found', 'session_not_found'],
+          },
         },
       },
-    }),
-    async (request, reply) => {
-      await endUserSession(request.admin, request.params.username, request.params.id);
-      return reply.status(204).send();
-    },
+      async ({ params }, request, reply) => {
+        await endUserSession(request.admin, params.username, params.id);
+        return reply.status(204).send();
+      },
+    ),
   );
 
-  app.delete<OfUser>(
+  app.delete(
     `${USER}/sessions`,
-    route({
-      operationId: 'revokeUserSessions',
-      summary: 'Ends every browser session of a user',
-      description: 'Answers how many sessions ended and how many grants made in them were revoked.',
-      tags: ['sessions'],
-      params: User,
-      responses: { 200: { description: 'what ended', json: EndedSessions }, 404: NO_USER },
-    }),
-    (request) => endAllUserSessions(request.admin, request.params.username),
-  );
-
-  app.get<OfUser>(
-    `${USER}/grants`,
-    route({
-      operationId: 'listUserGrants',
-      summary: "A user's grants to applications",
-      description:
-        'Live grants (neither revoked nor expired), oldest first: the client, the scopes, and the time and address of the latest token request on each.',
-      tags: ['sessions'],
-      params: User,
-      query: PageQuery,
-      responses: {
-        200: { description: 'one page of grants', json: pageOf(GrantInfo) },
-        400: { description: 'a bad limit or cursor', problem: ['invalid_grant_id'] },
-        404: NO_USER,
+    route(
+      {
+        operationId: 'revokeUserSessions',
+        summary: 'Ends every browser session of a user',
+        description: 'Answers how many sessions ended and how many grants made in them were revoked.',
+        tags: ['sessions'],
+        params: User,
+        responses: { 200: { description: 'what ended', json: EndedSessions }, 404: NO_USER },
       },
-    }),
-    (request) => listUserGrants(request.admin, request.params.username, request.query),
+      ({ params }, request) => endAllUserSessions(request.admin, params.username),
+    ),
   );
 
-  app.delete<OfUserWithId>(
-    `${USER}/grants/:id`,
-    route({
-      operationId: 'revokeUserGrant',
-      summary: "Revokes a user's grant",
-      description:
-        'Its refresh tokens stop working at once; its access tokens are refused by introspection and token review.',
-      tags: ['sessions'],
-      params: UserGrant,
-      responses: {
-        204: { description: 'the grant is revoked' },
-        400: { description: 'a malformed grant id', problem: ['invalid_grant_id'] },
-        404: {
-          description: 'no such user, or no such live grant of theirs',
-          problem: ['user_not_found', 'grant_not_found'],
+  app.get(
+    `${USER}/grants`,
+    route(
+      {
+        operationId: 'listUserGrants',
+        summary: "A user's grants to applications",
+        description:
+          'Live grants (neither revoked nor expired), oldest first: the client, the scopes, and the time and address of the latest token request on each.',
+        tags: ['sessions'],
+        params: User,
+        query: PageQuery,
+        responses: {
+          200: { description: 'one page of grants', json: pageOf(GrantInfo) },
+          400: { description: 'a bad limit or cursor', problem: ['invalid_grant_id'] },
+          404: NO_USER,
         },
       },
-    }),
-    async (request, reply) => {
-      await revokeUserGrant(request.admin, request.params.username, request.params.id);
-      return reply.status(204).send();
-    },
+      { object: 'grant' },
+      ({ params }, request) => listUserGrants(request.admin, params.username, request.query),
+    ),
   );
 
-  app.delete<OfUser>(
+  app.delete(
+    `${USER}/grants/:id`,
+    route(
+      {
+        operationId: 'revokeUserGrant',
+        summary: "Revokes a user's grant",
+        description:
+          'Its refresh tokens stop working at once; its access tokens are refused by introspection and token review.',
+        tags: ['sessions'],
+        params: UserGrant,
+        responses: {
+          204: { description: 'the grant is revoked' },
+          400: { description: 'a malformed grant id', problem: ['invalid_grant_id'] },
+          404: {
+            description: 'no such user, or no such live grant of theirs',
+            problem: ['user_not_found', 'grant_not_found'],
+          },
+        },
+      },
+      { object: 'grant' },
+      async ({ params }, request, reply) => {
+        await revokeUserGrant(request.admin, params.username, params.id);
+        return reply.status(204).send();
+      },
+    ),
+  );
+
+  app.delete(
     `${USER}/grants`,
-    route({
-      operationId: 'revokeUserGrants',
-      summary: 'Revokes every grant of a user',
-      description:
-        'Every application must ask the user to sign in again; answers how many grants were revoked.',
-      tags: ['sessions'],
-      params: User,
-      responses: { 200: { description: 'how many were revoked', json: RevokedGrants }, 404: NO_USER },
-    }),
-    (request) => revokeAllUserGrants(request.admin, request.params.username),
+    route(
+      {
+        operationId: 'revokeUserGrants',
+        summary: 'Revokes every grant of a user',
+        description:
+          'Every application must ask the user to sign in again; answers how many grants were revoked.',
+        tags: ['sessions'],
+        params: User,
+        responses: { 200: { description: 'how many were revoked', json: RevokedGrants }, 404: NO_USER },
+      },
+      { object: 'grant' },
+      ({ params }, request) => revokeAllUserGrants(request.admin, params.username),
+    ),
   );
 }

@@ -1,4 +1,4 @@
-import { listSigningKeys, rotateSigningKeys } from '@idgate/core';
+import { listSigningKeys, rotateSigningKeys } from '@idgate/core/admin';
 import { SigningKeyInfo, SigningKeyRotation } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -12,40 +12,44 @@ const TAGS = ['signing-keys'];
  * state (never private material) and rotate. Every route needs an API key with the `admin` scope.
  */
 export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void> {
-  const { route } = adminScope(app);
+  const { route } = adminScope(app, 'signing_key');
 
   app.get(
     BASE,
-    route({
-      operationId: 'listSigningKeys',
-      summary: 'List signing keys',
-      description: 'Newest first, with their state now; a handful at most, answered as one page.',
-      tags: TAGS,
-      responses: {
-        200: {
-          description: 'every signing key',
-          json: z.object({ items: z.array(SigningKeyInfo), nextCursor: z.null() }),
+    route(
+      {
+        operationId: 'listSigningKeys',
+        summary: 'List signing keys',
+        description: 'Newest first, with their state now; a handful at most, answered as one page.',
+        tags: TAGS,
+        responses: {
+          200: {
+            description: 'every signing key',
+            json: z.object({ items: z.array(SigningKeyInfo), nextCursor: z.null() }),
+          },
         },
       },
-    }),
-    async (request) => ({ items: await listSigningKeys(request.admin), nextCursor: null }),
+      async (_input, request) => ({ items: await listSigningKeys(request.admin), nextCursor: null }),
+    ),
   );
 
   app.post(
     `${BASE}/rotate`,
-    route({
-      operationId: 'rotateSigningKeys',
-      summary: 'Rotate the signing keys',
-      description:
-        'A new key is published at once and signs after the activation delay; the keys it replaces stay published until their last token has expired.',
-      tags: TAGS,
-      responses: { 200: { description: 'the new key and the retired kids', json: SigningKeyRotation } },
-    }),
-    async (request) => {
-      const rotation = await rotateSigningKeys(request.admin);
-      // This server publishes the new key before it answers; others follow the change feed.
-      await app.idgate.reloadKeys();
-      return rotation;
-    },
+    route(
+      {
+        operationId: 'rotateSigningKeys',
+        summary: 'Rotate the signing keys',
+        description:
+          'A new key is published at once and signs after the activation delay; the keys it replaces stay published until their last token has expired.',
+        tags: TAGS,
+        responses: { 200: { description: 'the new key and the retired kids', json: SigningKeyRotation } },
+      },
+      async (_input, request) => {
+        const rotation = await rotateSigningKeys(request.admin);
+        // This server publishes the new key before it answers; others follow the change feed.
+        await app.idgate.reloadKeys();
+        return rotation;
+      },
+    ),
   );
 }

@@ -1,4 +1,4 @@
-import { linkedIdentityView, linkIdentity, parseAdminInput, unlinkIdentity } from '@idgate/core';
+import { linkedIdentityView, linkIdentity, unlinkIdentity } from '@idgate/core/admin';
 import { LinkedIdentity, LinkIdentityRequest } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -16,63 +16,59 @@ const IdentityParams = UserParams.extend({ provider: z.string(), subject: z.stri
  * Linking is what `manual` mapping needs; unlinking stops that identity from signing in as the user.
  */
 export async function adminUserIdentityRoutes(app: FastifyInstance): Promise<void> {
-  const { route, root, requireJson } = adminScope(app);
+  const { route, root } = adminScope(app, 'identity');
 
-  app.post<{ Params: { username: string } }>(
+  app.post(
     BASE,
-    route({
-      operationId: 'linkIdentity',
-      summary: 'Link an external identity to a user',
-      tags: TAGS,
-      params: UserParams,
-      body: { json: LinkIdentityRequest, required: true },
-      responses: {
-        201: { description: 'the linked identity', json: LinkedIdentity, headers: { Location: 'its URL' } },
-        400: { description: 'a bad field', problem: ['invalid_identity'] },
-        404: {
-          description: 'no such user or identity provider',
-          problem: ['user_not_found', 'identity_provider_not_found'],
+    route(
+      {
+        operationId: 'linkIdentity',
+        summary: 'Link an external identity to a user',
+        tags: TAGS,
+        params: UserParams,
+        body: { json: LinkIdentityRequest, required: true },
+        responses: {
+          201: { description: 'the linked identity', json: LinkedIdentity, headers: { Location: 'its URL' } },
+          400: { description: 'a bad field', problem: ['invalid_identity'] },
+          404: {
+            description: 'no such user or identity provider',
+            problem: ['user_not_found', 'identity_provider_not_found'],
+          },
+          409: { description: 'the subject is linked already', problem: ['identity_exists'] },
         },
-        409: { description: 'the subject is linked already', problem: ['identity_exists'] },
       },
-    }),
-    async (request, reply) => {
-      const refused = requireJson(request, reply, 'an identity');
-      if (refused !== undefined) return refused;
-      const body = parseAdminInput(LinkIdentityRequest, request.body, 'identity', {
-        label: (p) => p || 'body',
-      });
-      const { user, identity } = await linkIdentity(request.admin, {
-        ...body,
-        username: request.params.username,
-      });
-      const where = [user.username, identity.provider, identity.subject].map(encodeURIComponent);
-      return reply
-        .status(201)
-        .header('Location', `${root}/admin/v1/users/${where[0]}/identities/${where[1]}/${where[2]}`)
-        .send(linkedIdentityView(identity));
-    },
+      { json: 'an identity' },
+      async ({ params, body }, request, reply) => {
+        const { user, identity } = await linkIdentity(request.admin, { ...body, username: params.username });
+        const where = [user.username, identity.provider, identity.subject].map(encodeURIComponent);
+        return reply
+          .status(201)
+          .header('Location', `${root}/admin/v1/users/${where[0]}/identities/${where[1]}/${where[2]}`)
+          .send(linkedIdentityView(identity));
+      },
+    ),
   );
 
-  app.delete<{ Params: { username: string; provider: string; subject: string } }>(
+  app.delete(
     `${BASE}/:provider/:subject`,
-    route({
-      operationId: 'unlinkIdentity',
-      summary: 'Unlink an external identity from a user',
-      tags: TAGS,
-      params: IdentityParams,
-      responses: {
-        204: { description: 'unlinked' },
-        404: {
-          description: 'no such user, or no such identity of it',
-          problem: ['user_not_found', 'identity_not_found'],
+    route(
+      {
+        operationId: 'unlinkIdentity',
+        summary: 'Unlink an external identity from a user',
+        tags: TAGS,
+        params: IdentityParams,
+        responses: {
+          204: { description: 'unlinked' },
+          404: {
+            description: 'no such user, or no such identity of it',
+            problem: ['user_not_found', 'identity_not_found'],
+          },
         },
       },
-    }),
-    async (request, reply) => {
-      const { username, provider, subject } = request.params;
-      await unlinkIdentity(request.admin, { username, provider, subject });
-      return reply.status(204).send();
-    },
+      async ({ params }, request, reply) => {
+        await unlinkIdentity(request.admin, params);
+        return reply.status(204).send();
+      },
+    ),
   );
 }

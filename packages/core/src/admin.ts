@@ -1,0 +1,100 @@
+/**
+ * `@idgate/core/admin`: the administrative use cases — users, groups, identities, clients, API
+ * keys, signing keys, identity providers, clusters, sessions and grants, the audit trail's
+ * listing and live tail, and initializing an empty storage — each one function over
+ * {@link AdminPorts}, refusing with an {@link AdminError}; and the views that show their objects
+ * as the admin API answers them. The idgate server's admin API and its CLI call these; a host that
+ * only runs idgate's flows needs the main entry alone.
+ * @example
+ * import { createUser, userView } from '@idgate/core/admin';
+ * const { user, generatedPassword } = await createUser(ports, CreateUserInput.parse({ username: 'alice' }));
+ * console.log(userView(user), generatedPassword);
+ */
+export {
+  createApiKey,
+  createApiKeyFromInput,
+  listApiKeyPage,
+  listApiKeys,
+  revokeApiKey,
+} from './admin/api-keys.js';
+export {
+  type AuditEventFilter,
+  auditEventFilter,
+  listAuditEvents,
+  parseAuditEventQuery,
+} from './admin/audit-events.js';
+export {
+  type ClientSettings,
+  createClient,
+  DEFAULT_CLIENT_SCOPES,
+  getClient,
+  listClientPage,
+  listClients,
+  parseClientRegistration,
+  registerClient,
+  removeClient,
+  rotateClientSecret,
+  updateClient,
+} from './admin/clients.js';
+export { addCluster, getCluster, issueClusterApiKey, listClusters, removeCluster } from './admin/clusters.js';
+export {
+  AdminError,
+  type AdminErrorCode,
+  type AdminObject,
+  type InputSchema,
+  isAdminError,
+  parseAdminInput,
+} from './admin/errors.js';
+export { addGroupMember, listGroupMembers, listGroups, removeGroupMember } from './admin/groups.js';
+export { linkIdentity, listUserIdentities, unlinkIdentity } from './admin/identities.js';
+export {
+  addIdentityProvider,
+  getIdentityProvider,
+  listIdentityProviders,
+  refuseProviderPatch,
+  refuseTakenProviderName,
+  removeIdentityProvider,
+  setIdentityProviderDisabled,
+  updateIdentityProvider,
+} from './admin/identity-providers.js';
+export { ADMIN_GROUP, type Initialized, initializeStorage } from './admin/init.js';
+export type { AdminPorts, ClientLifetimes } from './admin/ports.js';
+export {
+  type IdentityProviderSource,
+  openProviderConfig,
+  sealProviderConfig,
+} from './admin/provider-config.js';
+export {
+  type AdminPage,
+  endAllUserSessions,
+  endUserSession,
+  listUserGrants,
+  listUserSessions,
+  revokeAllUserGrants,
+  revokeUserGrant,
+} from './admin/sessions.js';
+export { listSigningKeys, rotateSigningKeys } from './admin/signing-keys.js';
+export {
+  createUser,
+  type DisabledUserAccess,
+  deleteUser,
+  getUser,
+  LOGIN_ATTEMPTS_LIMIT,
+  listLoginAttempts,
+  listUserPage,
+  setUserDisabled,
+  setUserPassword,
+  unlockUser,
+  updateUser,
+} from './admin/users.js';
+export { apiKeyView, clientView, linkedIdentityView, loginAttemptView, userView } from './admin/views.js';
+export { isApiKeyLive } from './api-keys/api-key.js';
+export { type FollowOptions, followAuditEvents } from './audit/follow.js';
+export {
+  type AuthenticationConfiguration,
+  type CelRule,
+  clusterAuthenticationConfiguration,
+  KUBERNETES_JWT_ALGORITHMS,
+  type WebhookKubeconfig,
+  webhookKubeconfig,
+} from './clusters/kubernetes.js';
