@@ -73,13 +73,13 @@ function trustedProxies(
 }
 
 /**
- * Headers every response carries, error or not. Header names are written as their RFCs spell
- * them throughout the server; fastify sends every name in lower case (field names are
- * case-insensitive, RFC 9110 §5.1).
+ * Headers every response carries, error or not. The server writes every header name in lower
+ * case, the form fastify stores and sends (names are case-insensitive, RFC 9110 §5.1); any other
+ * spelling makes a new string per call (12k more instructions per discovery, 8 %; bench/README.md).
  */
 function baseHeaders(request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('X-Request-Id', request.id);
-  reply.header('X-Content-Type-Options', 'nosniff');
+  reply.header('x-request-id', request.id);
+  reply.header('x-content-type-options', 'nosniff');
 }
 
 /**
@@ -130,9 +130,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ajv: { customOptions: { coerceTypes: false } },
     return503OnClosing: true,
   });
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A callback hook, not an async one: no promise per response (with the other hooks: 18k fewer instructions per discovery, 12 %; bench/README.md).
+  app.addHook('onSend', (request, reply, _payload, done) => {
     baseHeaders(request, reply);
-    return payload;
+    done();
   });
   app.decorate('idgate', context);
   if (options.tracing !== undefined) await app.register(requestSpans, { tracing: options.tracing });

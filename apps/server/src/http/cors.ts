@@ -7,7 +7,7 @@ import type { RouteDoc } from '../openapi/route-doc.js';
  * any origin may call them.
  */
 export function allowAnyOrigin(reply: FastifyReply): void {
-  reply.header('Access-Control-Allow-Origin', '*');
+  reply.header('access-control-allow-origin', '*');
 }
 
 /**
@@ -38,10 +38,10 @@ export function installPreflight(app: FastifyInstance, paths: readonly string[])
     app.options(path, { config: { doc } }, async (_request, reply) =>
       reply
         .status(204)
-        .header('Access-Control-Allow-Origin', '*')
-        .header('Access-Control-Allow-Methods', 'GET, POST')
-        .header('Access-Control-Allow-Headers', 'Authorization, Content-Type, DPoP')
-        .header('Access-Control-Max-Age', '600')
+        .header('access-control-allow-origin', '*')
+        .header('access-control-allow-methods', 'GET, POST')
+        .header('access-control-allow-headers', 'Authorization, Content-Type, DPoP')
+        .header('access-control-max-age', '600')
         .send(),
     );
   }

@@ -53,9 +53,11 @@ export function credentialEndpoint(
     {
       config: { errorFormat: 'oauth', doc: endpointDoc },
       schema: routeSchema(endpointDoc),
-      onRequest: async (_request, reply) => {
-        reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+      // A callback hook, not an async one: no promise per request (with the other hooks: 18k fewer instructions per discovery, 12 %; bench/README.md).
+      onRequest: (_request, reply, done) => {
+        reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
         allowAnyOrigin(reply);
+        done();
       },
     },
     async (request) => {

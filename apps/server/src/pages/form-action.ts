@@ -47,13 +47,13 @@ export function sendPage(
   return reply
     .status(status)
     .type('text/html; charset=utf-8')
-    .header('Cache-Control', 'no-store')
+    .header('cache-control', 'no-store')
     .header(
       'Content-Security-Policy',
       `default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action ${formAction}`,
     )
-    .header('X-Frame-Options', 'DENY')
-    .header('Referrer-Policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .header('referrer-policy', 'no-referrer')
     .send(body);
 }
 

@@ -46,7 +46,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
         },
       },
     },
-    async (_request, reply) => reply.header('Cache-Control', 'no-store').send({ status: 'ok' }),
+    async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }),
   );
 
   app.get(
@@ -70,7 +70,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (request, reply) => {
-      reply.header('Cache-Control', 'no-store');
+      reply.header('cache-control', 'no-store');
       const checks: Record<string, 'ok' | 'failing'> = { database: 'ok', migrations: 'ok', keys: 'ok' };
       const probe = (async () => {
         await sql`select 1`.execute(idgate.database.db);
@@ -88,7 +88,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       }
       if (idgate.keys().jwks().keys.length === 0) checks.keys = 'failing';
       const ready = Object.values(checks).every((state) => state === 'ok');
-      if (!ready) reply.header('Retry-After', '5');
+      if (!ready) reply.header('retry-after', '5');
       return reply.status(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks });
     },
   );

@@ -12,7 +12,11 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
   const { metrics } = app.idgate;
 
   const observe = responseObserver(metrics);
-  app.addHook('onResponse', async (request, reply) => observe(request, reply));
+  // A callback hook, not an async one: no promise per request (with the other hooks: 18k fewer instructions per discovery, 12 %; bench/README.md).
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request, reply);
+    done();
+  });
 
   app.get(
     '/metrics',
@@ -36,7 +40,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     },
     async (_request, reply) => {
       const body = await metrics.registry.metrics();
-      return reply.header('Cache-Control', 'no-store').type(metrics.registry.contentType).send(body);
+      return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(body);
     },
   );
 }

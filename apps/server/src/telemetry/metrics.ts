@@ -1,7 +1,8 @@
 import { type LoginAttemptRepository, TOKEN_REVIEW_DENIAL_MESSAGES } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Database } from '../storage/database.js';
+import { SeriesCounter, SeriesHistogram } from './metric-series.js';
 
 /**
  * The Prometheus metrics of one server. Each server has its own registry (not prom-client's global
@@ -10,13 +11,15 @@ import type { Database } from '../storage/database.js';
  */
 export interface Metrics {
   readonly registry: Registry;
-  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
-  readonly httpRequestDuration: Histogram<'method' | 'route'>;
-  readonly tokenReviews: Counter<'outcome'>;
-  readonly tokenReviewDenials: Counter<'reason'>;
+  readonly httpRequests: SeriesCounter<'method' | 'route' | 'status'>;
+  readonly httpRequestDuration: SeriesHistogram<'method' | 'route'>;
+  readonly tokenReviews: SeriesCounter<'outcome'>;
+  readonly tokenReviewDenials: SeriesCounter<'reason'>;
   readonly tokensIssued: Counter<'grant_type'>;
   readonly logins: Counter<'provider' | 'outcome'>;
   readonly databasePool: Gauge<'state'>;
+  /** The TokenReview counters' series handles (reasons are bounded slugs, made on first use). */
+  readonly reviews: ReviewSeries;
   /** The provider label values `idgate_logins_total` has taken, at most {@link MAX_LOGIN_PROVIDERS}. */
   readonly loginProviders: Set<string>;
 }
@@ -44,8 +47,7 @@ export function createMetrics(database?: Database): Metrics {
       this.set({ state: 'waiting' }, pool?.waitingCount ?? 0);
     },
   });
-  // Registered before the HTTP metrics: the exposition lists families in registration order.
-  const tokenReviews = new Counter({
+  const tokenReviews = new SeriesCounter({
     name: 'idgate_token_reviews_total',
     help: 'Kubernetes TokenReviews decided, by outcome (authenticated or denied).',
     labelNames: ['outcome'] as const,
@@ -53,13 +55,13 @@ export function createMetrics(database?: Database): Metrics {
   });
   return {
     registry,
-    httpRequests: new Counter({
+    httpRequests: new SeriesCounter({
       name: 'idgate_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
     }),
-    httpRequestDuration: new Histogram({
+    httpRequestDuration: new SeriesHistogram({
       name: 'idgate_http_request_duration_seconds',
       help: 'Time to answer HTTP requests, by method and route pattern.',
       labelNames: ['method', 'route'] as const,
@@ -67,7 +69,7 @@ export function createMetrics(database?: Database): Metrics {
       registers: [registry],
     }),
     tokenReviews,
-    tokenReviewDenials: new Counter({
+    tokenReviewDenials: new SeriesCounter({
       name: 'idgate_token_review_denials_total',
       help: 'TokenReviews denied, by reason.',
       labelNames: ['reason'] as const,
@@ -86,6 +88,11 @@ export function createMetrics(database?: Database): Metrics {
       registers: [registry],
     }),
     databasePool,
+    reviews: {
+      authenticated: tokenReviews.series({ outcome: 'authenticated' }),
+      denied: tokenReviews.series({ outcome: 'denied' }),
+      denials: new Map(),
+    },
     loginProviders: new Set(),
   };
 }
@@ -108,12 +115,26 @@ export function recordTokenReview(
   metrics: Metrics,
   status: { authenticated?: boolean | undefined; error?: string | undefined },
 ): void {
+  const series = metrics.reviews;
   if (status.authenticated === true) {
-    metrics.tokenReviews.inc({ outcome: 'authenticated' });
+    series.authenticated();
     return;
   }
-  metrics.tokenReviews.inc({ outcome: 'denied' });
-  metrics.tokenReviewDenials.inc({ reason: denialReason(status.error) });
+  series.denied();
+  const reason = denialReason(status.error);
+  let denial = series.denials.get(reason);
+  if (denial === undefined) {
+    denial = metrics.tokenReviewDenials.series({ reason });
+    series.denials.set(reason, denial);
+  }
+  denial();
+}
+
+/** The TokenReview counters' series handles of one metrics set (reasons are bounded slugs). */
+export interface ReviewSeries {
+  readonly authenticated: () => void;
+  readonly denied: () => void;
+  readonly denials: Map<string, () => void>;
 }
 
 // Identity provider names are admin-controlled; still, the label never grows past this many values.
@@ -163,32 +184,47 @@ function grantTypeLabel(body: unknown): string {
 }
 
 function isJson(reply: FastifyReply): boolean {
-  const type = reply.getHeader('Content-Type');
+  const type = reply.getHeader('content-type');
   return typeof type === 'string' && type.toLowerCase().startsWith('application/json');
 }
 
-/** The label children of one (method, route): its duration, and its count per status. */
-interface RouteSeries {
-  readonly duration: Histogram.Internal<'method' | 'route'>;
-  readonly requests: Map<number, Counter.Internal>;
+/** The HTTP metrics' series of one (method, route, status), made once and reused. */
+interface ResponseSeries {
+  readonly count: () => void;
+  readonly duration: (seconds: number) => void;
 }
 
 /**
  * What the `onResponse` hook of the metrics plugin calls for every answered request: counts it in
  * `idgate_http_requests_total` and `idgate_http_request_duration_seconds` (and, for tokens
- * answered, `idgate_tokens_issued_total`). The label children of each (method, route) and status
- * are made on first use and kept; the labels are bounded (methods, route patterns, status
- * codes), and so is what is kept.
- * @example app.addHook('onResponse', async (request, reply) => observe(request, reply));
+ * answered, `idgate_tokens_issued_total`). The series handles of each (method, route, status) are
+ * made on first use and kept, so a request builds no label set: the count is a plain increment
+ * and the duration adds to a bucket array (see metric-series.ts). The labels are bounded
+ * (methods, route patterns, status codes), and so is what is kept.
+ * @example app.addHook('onResponse', (request, reply, done) => { observe(request, reply); done(); });
  */
 export function responseObserver(metrics: Metrics): (request: FastifyRequest, reply: FastifyReply) => void {
-  const routes = new Map<string, RouteSeries>();
-  const seriesOf = (method: string, route: string): RouteSeries => {
-    const key = `${method} ${route}`;
-    let found = routes.get(key);
+  // Route pattern → method → status: the route and method strings are the same objects on every
+  // request (their hashes are cached) and the status is a number, so finding a series builds no key.
+  const series = new Map<string, Map<string, Map<number, ResponseSeries>>>();
+  const seriesOf = (method: string, route: string, status: number): ResponseSeries => {
+    let byMethod = series.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      series.set(route, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    let found = byStatus.get(status);
     if (found === undefined) {
-      found = { duration: metrics.httpRequestDuration.labels({ method, route }), requests: new Map() };
-      routes.set(key, found);
+      found = {
+        count: metrics.httpRequests.series({ method, route, status: String(status) }),
+        duration: metrics.httpRequestDuration.series({ method, route }),
+      };
+      byStatus.set(status, found);
     }
     return found;
   };
@@ -197,14 +233,9 @@ export function responseObserver(metrics: Metrics): (request: FastifyRequest, re
     const route = request.is404 || pattern === undefined ? 'unmatched' : pattern;
     const method = METHODS.has(request.method) ? request.method : 'other';
     const status = reply.statusCode;
-    const series = seriesOf(method, route);
-    let requests = series.requests.get(status);
-    if (requests === undefined) {
-      requests = metrics.httpRequests.labels({ method, route, status: String(status) });
-      series.requests.set(status, requests);
-    }
-    requests.inc();
-    series.duration.observe(reply.elapsedTime / 1000);
+    const { count, duration } = seriesOf(method, route, status);
+    count();
+    duration(reply.elapsedTime / 1000);
     if (status !== 200) return;
     if (route === '/oauth/token' && method === 'POST') {
       metrics.tokensIssued.inc({ grant_type: grantTypeLabel(request.body) });

@@ -53,7 +53,7 @@ export async function adminApiKeyRoutes(app: FastifyInstance): Promise<void> {
         const { record, key } = await createApiKey(request.admin, body);
         return reply
           .status(201)
-          .header('Location', `${root}${BASE}/${record.id}`)
+          .header('location', `${root}${BASE}/${record.id}`)
           .send({ ...apiKeyView(record), key });
       },
     ),

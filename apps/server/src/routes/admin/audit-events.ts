@@ -108,9 +108,9 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
           }
         })();
         return reply
-          .header('Content-Type', 'text/event-stream; charset=utf-8')
-          .header('Cache-Control', 'no-store')
-          .header('X-Accel-Buffering', 'no')
+          .header('content-type', 'text/event-stream; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .header('x-accel-buffering', 'no')
           .send(out);
       },
     ),

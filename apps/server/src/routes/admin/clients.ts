@@ -72,7 +72,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
       },
       async ({ params }, request, reply) => {
         const client = await getClient(request.admin, params.clientId);
-        return reply.header('ETag', client.etag).send(client);
+        return reply.header('etag', client.etag).send(client);
       },
     ),
   );
@@ -103,8 +103,8 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
         const created = await createClient(request.admin, request.body, { label: body });
         return reply
           .status(201)
-          .header('Location', `${root}${BASE}/${created.clientId}`)
-          .header('ETag', created.etag)
+          .header('location', `${root}${BASE}/${created.clientId}`)
+          .header('etag', created.etag)
           .send(created);
       },
     ),
@@ -139,7 +139,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
           label: body,
           ifMatch: request.headers['if-match'],
         });
-        return reply.header('ETag', client.etag).send(client);
+        return reply.header('etag', client.etag).send(client);
       },
     ),
   );

@@ -71,7 +71,7 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
       { json: 'a cluster' },
       async (_input, request, reply) => {
         const created = await addCluster(request.admin, request.body, { label: (path) => path || 'body' });
-        return reply.status(201).header('Location', `${root}${BASE}/${created.cluster.name}`).send(created);
+        return reply.status(201).header('location', `${root}${BASE}/${created.cluster.name}`).send(created);
       },
     ),
   );

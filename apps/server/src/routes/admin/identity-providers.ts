@@ -93,7 +93,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
       },
       async ({ params }, request, reply) => {
         const provider = await getIdentityProvider(request.admin, params.name);
-        return reply.header('ETag', provider.etag).send(provider);
+        return reply.header('etag', provider.etag).send(provider);
       },
     ),
   );
@@ -129,8 +129,8 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
         const provider = await addIdentityProvider(request.admin, request.body, { label });
         return reply
           .status(201)
-          .header('Location', `${root}${BASE}/${provider.name}`)
-          .header('ETag', provider.etag)
+          .header('location', `${root}${BASE}/${provider.name}`)
+          .header('etag', provider.etag)
           .send(provider);
       },
     ),
@@ -169,7 +169,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
           label,
           ifMatch: request.headers['if-match'],
         });
-        return reply.header('ETag', provider.etag).send(provider);
+        return reply.header('etag', provider.etag).send(provider);
       },
     ),
   );
@@ -192,7 +192,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
         },
         async ({ params }, request, reply) => {
           const { provider } = await setIdentityProviderDisabled(request.admin, params.name, disabled);
-          return reply.header('ETag', provider.etag).send(provider);
+          return reply.header('etag', provider.etag).send(provider);
         },
       ),
     );

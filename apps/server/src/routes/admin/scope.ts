@@ -100,7 +100,7 @@ export function adminScope(app: FastifyInstance, object: AdminObject): AdminScop
   const authenticate = apiKeyAuthenticator(app.idgate, 'admin');
   if (!app.hasRequestDecorator('admin')) app.decorateRequest('admin', null as unknown as AdminPorts);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.header('Cache-Control', 'no-store');
+    reply.header('cache-control', 'no-store');
     request.admin = app.idgate.adminActingFor(await authenticate(request));
   });
   // No object is named with a control character; PostgreSQL cannot even compare one (NUL).

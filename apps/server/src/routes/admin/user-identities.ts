@@ -43,7 +43,7 @@ export async function adminUserIdentityRoutes(app: FastifyInstance): Promise<voi
         const where = [user.username, identity.provider, identity.subject].map(encodeURIComponent);
         return reply
           .status(201)
-          .header('Location', `${root}/admin/v1/users/${where[0]}/identities/${where[1]}/${where[2]}`)
+          .header('location', `${root}/admin/v1/users/${where[0]}/identities/${where[1]}/${where[2]}`)
           .send(linkedIdentityView(identity));
       },
     ),

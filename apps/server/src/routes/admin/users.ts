@@ -41,7 +41,7 @@ const IF_MATCH =
 /** Sends a user with its ETag. */
 function sendUser(reply: FastifyReply, user: UserRecord, extra: { password?: string } = {}) {
   const view = userView(user);
-  return reply.header('ETag', view.etag).send({ ...view, ...extra });
+  return reply.header('etag', view.etag).send({ ...view, ...extra });
 }
 
 const ifMatch = (request: FastifyRequest) => {
@@ -116,7 +116,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
       { json: 'a user' },
       async ({ body: { password, ...input } }, request, reply) => {
         const { user, generatedPassword } = await createUser(request.admin, input, password);
-        reply.status(201).header('Location', `${root}${BASE}/${encodeURIComponent(user.username)}`);
+        reply.status(201).header('location', `${root}${BASE}/${encodeURIComponent(user.username)}`);
         return sendUser(reply, user, generatedPassword === undefined ? {} : { password: generatedPassword });
       },
     ),

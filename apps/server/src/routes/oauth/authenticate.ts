@@ -107,9 +107,9 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
       attachValidation: true,
       onRequest: async (request, reply) => {
         reply
-          .header('Deprecation', TOKEN_REVIEW_DEPRECATION)
-          .header('Link', link)
-          .header('Cache-Control', 'no-store');
+          .header('deprecation', TOKEN_REVIEW_DEPRECATION)
+          .header('link', link)
+          .header('cache-control', 'no-store');
         request.reviewerKey = await authenticate(request);
       },
     },

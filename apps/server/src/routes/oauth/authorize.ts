@@ -82,6 +82,6 @@ export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (_request, reply) =>
-      reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=86400').send(STYLESHEET),
+      reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=86400').send(STYLESHEET),
   );
 }

@@ -129,7 +129,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       if (!found.ok) {
         switch (found.failure) {
           case 'locked': {
-            reply.header('Retry-After', String(found.retryAfterSeconds));
+            reply.header('retry-after', String(found.retryAfterSeconds));
             const minutes = Math.ceil(found.retryAfterSeconds / 60);
             const error = `Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
             return showCodeForm(reply, 429, typed, error);

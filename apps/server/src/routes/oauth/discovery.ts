@@ -53,10 +53,10 @@ function sendCached(
   cacheControl: string,
 ): FastifyReply {
   reply
-    .header('ETag', entry.etag)
-    .header('Cache-Control', cacheControl)
-    .header('Access-Control-Allow-Origin', '*')
-    .header('Vary', 'Authorization');
+    .header('etag', entry.etag)
+    .header('cache-control', cacheControl)
+    .header('access-control-allow-origin', '*')
+    .header('vary', 'Authorization');
   if (request.headers['if-none-match']?.split(/\s*,\s*/).includes(entry.etag))
     return reply.status(304).send();
   return reply.type('application/json; charset=utf-8').send(entry.body);
@@ -138,7 +138,7 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
   // route this way against 0.72x with one async handler (two paired runs, 2026-11-26).
   const checked = async (request: FastifyRequest, reply: FastifyReply, send: () => FastifyReply) => {
     if (!(await authorizationAcceptable(idgate, request))) {
-      reply.header('WWW-Authenticate', 'Bearer realm="idgate", error="invalid_token"');
+      reply.header('www-authenticate', 'Bearer realm="idgate", error="invalid_token"');
       return sendProblem(reply, 401, 'authorization_invalid', 'the Authorization header is not valid');
     }
     return send();

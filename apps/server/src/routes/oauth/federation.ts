@@ -81,7 +81,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
   const options = {
     config: { errorFormat: ['oauth', 'html'] as const, errorPageTitle: 'Sign-in failed' },
     onRequest: async (_request: FastifyRequest, reply: FastifyReply) => {
-      reply.header('Cache-Control', 'no-store');
+      reply.header('cache-control', 'no-store');
     },
   };
 
@@ -135,7 +135,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
         redirectUri: transactions.redirectUri(name),
         ...begun,
       });
-      return reply.header('Cache-Control', 'no-store').redirect(url.toString(), 303);
+      return reply.header('cache-control', 'no-store').redirect(url.toString(), 303);
     },
   );
 
@@ -280,6 +280,6 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
 
     const client = await tokenClientOf(provider);
     const tokens = await idgate.core.federation.issueTokens(user, client, upstream, callerOf(request));
-    return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(tokens);
+    return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(tokens);
   }
 }

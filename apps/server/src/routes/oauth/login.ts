@@ -217,7 +217,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
               username,
             });
           case 'locked': {
-            reply.header('Retry-After', String(login.retryAfterSeconds));
+            reply.header('retry-after', String(login.retryAfterSeconds));
             const minutes = Math.ceil(login.retryAfterSeconds / 60);
             return showLogin(reply, 429, interaction, {
               error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,

@@ -113,7 +113,7 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
   const options = {
     config: { errorFormat: 'oauth' as const },
     onRequest: async (_request: FastifyRequest, reply: import('fastify').FastifyReply) => {
-      reply.header('Cache-Control', 'no-store');
+      reply.header('cache-control', 'no-store');
       allowAnyOrigin(reply);
     },
   };
