@@ -1,11 +1,19 @@
 import { DEVICE_CODE_GRANT_TYPE } from '@idgate/schema';
-import { Attribute, Change, Client } from 'ldapts';
+import { Attribute, Change, type Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserGrants } from '../helpers/browser-grants.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
-import { corpLdapProvider, GROUPS_DN, hasSlapd, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
+import {
+  asManager,
+  corpLdapProvider,
+  GROUPS_DN,
+  hasSlapd,
+  type Slapd,
+  startSlapd,
+  userDn,
+} from '../helpers/slapd.js';
 import { UserAgent } from '../helpers/user-agent.js';
 
 const INTERVAL_MS = 900_000;
@@ -53,16 +61,7 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
       await slapd?.stop();
     });
 
-    /** Changes the directory as its manager. */
-    async function directory(change: (ldap: Client) => Promise<void>): Promise<void> {
-      const ldap = new Client({ url: slapd.url });
-      try {
-        await ldap.bind(slapd.managerDn, slapd.managerPassword);
-        await change(ldap);
-      } finally {
-        await ldap.unbind();
-      }
-    }
+    const directory = (change: (ldap: Client) => Promise<unknown>) => asManager(slapd, change);
     const leaveGroup = (group: string, uid: string) =>
       directory((ldap) =>
         ldap.modify(`cn=${group},${GROUPS_DN}`, [

@@ -1,9 +1,17 @@
-import { Attribute, Change, Client } from 'ldapts';
+import { Attribute, Change, type Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { addIdentityProvider, reviewedGroups } from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
-import { corpLdapProvider, GROUPS_DN, hasSlapd, type Slapd, startSlapd, userDn } from '../helpers/slapd.js';
+import {
+  asManager,
+  corpLdapProvider,
+  GROUPS_DN,
+  hasSlapd,
+  type Slapd,
+  startSlapd,
+  userDn,
+} from '../helpers/slapd.js';
 
 const INTERVAL_MS = 900_000;
 
@@ -32,16 +40,7 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
       await slapd?.stop();
     });
 
-    /** Changes the directory as its manager. */
-    async function directory(change: (ldap: Client) => Promise<void>): Promise<void> {
-      const ldap = new Client({ url: slapd.url });
-      try {
-        await ldap.bind(slapd.managerDn, slapd.managerPassword);
-        await change(ldap);
-      } finally {
-        await ldap.unbind();
-      }
-    }
+    const directory = (change: (ldap: Client) => Promise<unknown>) => asManager(slapd, change);
 
     const token = async (form: Record<string, string>) => {
       const response = await fetch(`${t.issuer}/token`, {

@@ -70,6 +70,17 @@ export const SEED_GROUPS: Record<string, string[]> = {
 
 export const userDn = (uid: string): string => `uid=${uid},${PEOPLE_DN}`;
 
+/** Changes the directory as its manager (a test's edit behind idgate's back). */
+export async function asManager(slapd: Slapd, change: (ldap: Client) => Promise<unknown>): Promise<void> {
+  const ldap = new Client({ url: slapd.url });
+  try {
+    await ldap.bind(slapd.managerDn, slapd.managerPassword);
+    await change(ldap);
+  } finally {
+    await ldap.unbind();
+  }
+}
+
 /**
  * The `corp-ldap` identity provider over `slapd` that the LDAP tests register: manager bind,
  * people and groups searched, a 2 s timeout; `overrides` replace or add fields.

@@ -14,8 +14,8 @@ export function describeScope(scope: string): string {
   return SCOPE_DESCRIPTIONS[scope] ?? `Use the “${scope}” permission`;
 }
 
-/** Asks the signed-in user whether a client may have the listed scopes. */
-export function consentPage(options: {
+/** What a page asking the signed-in user to allow or deny an application shows and posts. */
+export interface DecisionPageOptions {
   assetsPath: string;
   action: string;
   interactionId: string;
@@ -23,7 +23,10 @@ export function consentPage(options: {
   clientName: string;
   username: string;
   scopes: string[];
-}): string {
+}
+
+/** Asks the signed-in user whether a client may have the listed scopes. */
+export function consentPage(options: DecisionPageOptions): string {
   return page({
     title: 'Allow access',
     assetsPath: options.assetsPath,

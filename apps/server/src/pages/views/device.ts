@@ -1,4 +1,4 @@
-import { describeScope } from './consent.js';
+import { type DecisionPageOptions, describeScope } from './consent.js';
 import { type Html, html, page } from './html.js';
 
 /** Where a device's tokens will be accepted, as the confirmation page names it. */
@@ -37,17 +37,9 @@ ${alert}
  * Asks the signed-in person, explicitly, whether the device may act for them (RFC 8628 §5.4:
  * remote phishing), naming the application, the code, what it asks for and where its tokens go.
  */
-export function deviceConfirmPage(options: {
-  assetsPath: string;
-  action: string;
-  interactionId: string;
-  csrfToken: string;
-  clientName: string;
-  username: string;
-  userCode: string;
-  scopes: string[];
-  targets: DeviceTarget[];
-}): string {
+export function deviceConfirmPage(
+  options: DecisionPageOptions & { userCode: string; targets: DeviceTarget[] },
+): string {
   return page({
     title: 'Allow device',
     assetsPath: options.assetsPath,
