@@ -81,7 +81,6 @@ export type {
   GrantStorage,
   TokenEndpointContext,
 } from './grants/context.js';
-export type { FormFields } from './grants/parse.js';
 export type { GrantRevocationContext } from './grants/revoke-grant.js';
 export type { UpstreamRevalidation, UpstreamRevalidationContext } from './grants/upstream-revalidation.js';
 export type { UserTokenRequest } from './grants/user-tokens.js';

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { checked } from './checked.js';
+import { PKCE_VALUE_PATTERN } from './pkce.js';
 
 /**
  * The parameters of an authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1, RFC 7636
@@ -39,7 +40,7 @@ export const AuthorizationRequestForm = /* @__PURE__ */ z.object({
     /* @__PURE__ */ checked(
       /* @__PURE__ */ z.string(),
       /* @__PURE__ */ z.regex(
-        /^[A-Za-z0-9._~-]{43,128}$/,
+        PKCE_VALUE_PATTERN,
         'code_challenge must be 43 to 128 characters of [A-Za-z0-9._~-]',
       ),
       /* @__PURE__ */ z.describe('PKCE (RFC 7636); required of public clients'),

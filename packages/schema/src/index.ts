@@ -100,6 +100,7 @@ export { type DescribeIssueOptions, describeFirstIssue } from './issues.js';
 export { Jwks, PublicJwk } from './jwks.js';
 export { LogoutRequestForm } from './logout.js';
 export { OAuthError, OAuthErrorCode, Problem, ProblemCode } from './oauth-error.js';
+export { PkceValue } from './pkce.js';
 export {
   AuthorizationCodeGrantRequest,
   ClientCredentialsGrantRequest,

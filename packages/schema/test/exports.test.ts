@@ -84,6 +84,7 @@ describe('@idgate/schema exports', () => {
       'PageQuery',
       'Password',
       'PasswordGrantRequest',
+      'PkceValue',
       'Problem',
       'ProblemCode',
       'ProviderMetadata',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { AuthorizationRequestForm, FormReader, LogoutRequestForm } from '../src/index.js';
+import { AuthorizationRequestForm, FormReader, LogoutRequestForm, PkceValue } from '../src/index.js';
 import { rejectedAt } from './rejected-at.js';
 
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
@@ -105,6 +105,31 @@ describe('authorization request parameters (RFC 6749 §4.1.1, OIDC Core §3.1.2.
     expect(described({ state: 's'.repeat(2049) })).toBe('state is too long');
     expect(described({ code_challenge_method: 'S512' })).toBe('code_challenge_method must be S256');
     expect(described({ max_age: 'x' })).toBe('max_age must be a non-negative integer');
+  });
+});
+
+describe('PKCE values (RFC 7636 §4.1, §4.2)', () => {
+  it("takes a verifier or challenge of 43 to 128 unreserved characters, RFC 7636's own example among them", () => {
+    for (const value of [
+      'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+      CHALLENGE,
+      `${'a'.repeat(124)}-._~`,
+      'Z9'.repeat(64),
+    ])
+      expect(PkceValue.safeParse(value).success, value).toBe(true);
+  });
+
+  it('refuses one too short, too long, or with a character outside [A-Za-z0-9._~-]', () => {
+    for (const value of ['a'.repeat(42), 'a'.repeat(129), `${'a'.repeat(42)}+`, `${'a'.repeat(42)}=`, ''])
+      expect(PkceValue.safeParse(value).success, value).toBe(false);
+  });
+
+  it('is the form the authorization request holds code_challenge to', () => {
+    const minimal = { response_type: 'code', client_id: 'app', redirect_uri: 'https://app.example/cb' };
+    for (const value of [CHALLENGE, 'a'.repeat(42), 'a'.repeat(129), `${'a'.repeat(43)}/`])
+      expect(AuthorizationRequestForm.safeParse({ ...minimal, code_challenge: value }).success).toBe(
+        PkceValue.safeParse(value).success,
+      );
   });
 });
 

@@ -13,6 +13,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { cookieOptions } from '../http/cookies.js';
+import { InteractionId } from './form-fields.js';
 
 const SESSION_COOKIE = 'idgate_session';
 const INTERACTION_COOKIE = 'idgate_ix_';
@@ -141,9 +142,14 @@ export class BrowserState {
     return { ...interaction, csrfToken };
   }
 
-  /** The interaction `id`, if it is live and this browser started it. */
-  async loadInteraction(request: FastifyRequest, id: unknown): Promise<LiveInteraction | undefined> {
-    if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
+  /** The interaction `sent`, if it is an {@link InteractionId}, live, and this browser started it. */
+  async loadInteraction(
+    request: FastifyRequest,
+    sent: string | undefined,
+  ): Promise<LiveInteraction | undefined> {
+    const parsed = InteractionId.safeParse(sent);
+    if (!parsed.success) return undefined;
+    const id = parsed.data;
     const secret = request.cookies[INTERACTION_COOKIE + id];
     if (secret === undefined) return undefined;
     const interaction = await this.idgate.storage.interactions.findById(id);

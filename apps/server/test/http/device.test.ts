@@ -189,6 +189,24 @@ describe.each(testDatabaseUrls())('RFC 8628 device authorization grant over HTTP
     expect(await poll(second.device_code)).toMatchObject({ status: 400, body: { error: 'access_denied' } });
   });
 
+  it('denies the device for any decision but allow, or none, as the form describes it', async () => {
+    const agent = new UserAgent(t.fetch);
+    for (const decision of [undefined, 'Allow', 'yes']) {
+      const device = await start();
+      const confirm = await enterCode(agent, device.user_code);
+      const page = confirm.html.includes('name="password"')
+        ? await signInOnPage(agent, confirm.html)
+        : confirm;
+      const { action, fields } = readForm(page.html);
+      const answer = await agent.request(new URL(action, t.issuer), {
+        form: decision === undefined ? fields : { ...fields, decision },
+      });
+      expect(answer.status).toBe(200);
+      expect(await answer.text()).toContain('The device was not given access');
+      expect(await poll(device.device_code)).toMatchObject({ status: 400, body: { error: 'access_denied' } });
+    }
+  });
+
   it('names a registered cluster on the confirmation page', async () => {
     await t.services.storage.clusters.create({
       name: 'alpha',

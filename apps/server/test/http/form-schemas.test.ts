@@ -1,3 +1,4 @@
+import { DEVICE_CODE_GRANT_TYPE } from '@idgate/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { type TestDatabaseKind, testDatabaseUrls } from '../helpers/databases.js';
@@ -11,7 +12,9 @@ import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
 // and where the route says why in JSON or a redirect, the reason names the field. A parser that
 // reads a field by hand, or with another schema than the document's, fails here where the two
 // disagree. (A page's own form fields — the CSRF token, the consent decision — read a field they
-// cannot take as absent: that refuses the request only where the field is required.)
+// cannot take as absent: that refuses the request only where the field is required. The device
+// page's form is two in one, the code form and the confirmation form: each is held to the one
+// description.)
 
 type Fields = Record<string, string | string[]>;
 type Json = Record<string, unknown>;
@@ -31,6 +34,8 @@ interface Prepared {
 interface FormRoute {
   method: 'GET' | 'POST';
   path: string;
+  /** Which of the forms the route's one description covers this is (the device page has two). */
+  form?: string;
   /** The `grant_type` of the documented alternative (the token endpoint's form is one of several). */
   variant?: string;
   /** A fresh request the route carries out: fields only among the documented ones, the required ones all there. */
@@ -62,6 +67,7 @@ describe('the OAuth form routes read what their OpenAPI description shows', () =
   let document: { paths: Record<string, Record<string, Operation>> };
   let web: { clientId: string; clientSecret: string };
   let service: { clientId: string; clientSecret: string };
+  let tv: { clientId: string };
   let idToken: string;
   let users = 0;
 
@@ -141,6 +147,37 @@ describe('the OAuth form routes read what their OpenAPI description shows', () =
         await agent.request(new URL(signedIn.headers.get('location') as string, t.issuer))
       ).text();
     }
+    const { action, fields } = readForm(html);
+    return { agent, action: new URL(action, t.issuer).toString(), fields };
+  };
+  /** A device's user code, fresh from the device authorization endpoint. */
+  const userCode = async () => {
+    const response = await send('POST', `${t.issuer}/device_authorization`, {
+      client_id: tv.clientId,
+      scope: 'openid',
+    });
+    return ((await response.json()) as { user_code: string }).user_code;
+  };
+  /** A browser that entered a user code and signed in: the device confirmation page's form. */
+  const deviceConfirmation = async () => {
+    const username = `form-user-${++users}`;
+    await t.addUser(username, PASSWORD);
+    const agent = new UserAgent(t.fetch);
+    const follow = async (response: Response) => {
+      let next = response;
+      while (next.status === 303)
+        next = await agent.request(new URL(next.headers.get('location') as string, t.issuer));
+      return next.text();
+    };
+    const login = readForm(
+      await follow(await agent.request(`${t.issuer}/device`, { form: { user_code: await userCode() } })),
+    );
+    const html = await follow(
+      await agent.request(new URL(login.action, t.issuer), {
+        form: { ...login.fields, username, password: PASSWORD },
+      }),
+    );
+    expect(html).toContain('name="decision"');
     const { action, fields } = readForm(html);
     return { agent, action: new URL(action, t.issuer).toString(), fields };
   };
@@ -256,6 +293,77 @@ describe('the OAuth form routes read what their OpenAPI description shows', () =
       blankIsAbsent: false,
       pageFields: ['interaction', 'csrf', 'decision'],
     },
+    {
+      method: 'GET',
+      path: '/oauth/login',
+      prepare: async () => {
+        const agent = new UserAgent(t.fetch);
+        const started = await agent.request(authorizeUrl({ scope: 'openid' }));
+        const login = new URL(started.headers.get('location') as string, t.issuer);
+        return {
+          fields: { interaction: login.searchParams.get('interaction') as string },
+          send: sendAs(agent, 'GET', `${t.issuer}/login`),
+        };
+      },
+      accepted: async (response) => {
+        expect(response.status).toBe(200);
+        expect(await response.text()).toContain('name="password"');
+      },
+      blankIsAbsent: false,
+    },
+    {
+      method: 'GET',
+      path: '/oauth/device',
+      prepare: async () => {
+        const { agent, fields } = await deviceConfirmation();
+        return {
+          fields: { interaction: fields.interaction as string },
+          send: sendAs(agent, 'GET', `${t.issuer}/device`),
+        };
+      },
+      accepted: async (response) => {
+        expect(response.status).toBe(200);
+        expect(await response.text()).toContain('name="decision" value="allow"');
+      },
+      samples: () => ({ user_code: 'BCDF-GHJK' }),
+      blankIsAbsent: false,
+      // Only prefills the code form (and there is none with an interaction).
+      pageFields: ['user_code'],
+    },
+    {
+      method: 'POST',
+      path: '/oauth/device',
+      form: 'the code form',
+      prepare: async () => ({
+        fields: { user_code: await userCode() },
+        send: sendAs(new UserAgent(t.fetch), 'POST', `${t.issuer}/device`),
+      }),
+      accepted: async (response) => {
+        expect(response.status).toBe(303);
+        expect(new URL(response.headers.get('location') as string, t.issuer).pathname).toBe('/oauth/login');
+      },
+      samples: () => ({ csrf: 'x', decision: 'allow' }),
+      blankIsAbsent: false,
+      // The confirmation form's fields; a repeated interaction is none.
+      pageFields: ['interaction', 'csrf', 'decision'],
+    },
+    {
+      method: 'POST',
+      path: '/oauth/device',
+      form: 'the confirmation form',
+      prepare: async () => {
+        const { agent, action, fields } = await deviceConfirmation();
+        return { fields, send: sendAs(agent, 'POST', action) };
+      },
+      accepted: async (response) => {
+        expect(response.status).toBe(200);
+        expect(await response.text()).toMatch(/Device (connected|denied)/);
+      },
+      samples: () => ({ decision: 'allow' }),
+      blankIsAbsent: false,
+      // The code form's field, and the decision: anything but allow denies.
+      pageFields: ['user_code', 'decision'],
+    },
     ...(['GET', 'POST'] as const).map(
       (method): FormRoute => ({
         method,
@@ -293,6 +401,12 @@ describe('the OAuth form routes read what their OpenAPI description shows', () =
     service = await t.addClient({
       grants: ['client_credentials'],
       scopes: ['api'],
+      audiences: [AUDIENCE],
+    });
+    tv = await t.addClient({
+      public: true,
+      grants: [DEVICE_CODE_GRANT_TYPE],
+      scopes: ['openid'],
       audiences: [AUDIENCE],
     });
     idToken = (await userToken()).id_token;
@@ -357,7 +471,9 @@ describe('the OAuth form routes read what their OpenAPI description shows', () =
   const singleValued = (schema: Json) =>
     schema.type !== 'array' && !JSON.stringify(schema.anyOf ?? []).includes('"array"');
 
-  describe.each(ROUTES.map((route) => [`${route.method} ${route.path}`, route] as const))(
+  /** The form a route's test is about, where its description covers two. */
+  const form = (route: FormRoute) => (route.form === undefined ? '' : `, ${route.form}`);
+  describe.each(ROUTES.map((route) => [`${route.method} ${route.path}${form(route)}`, route] as const))(
     '%s',
     (_name, route) => {
       it('carries out a request of documented fields, with or without the optional ones', async () => {

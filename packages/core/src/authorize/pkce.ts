@@ -1,17 +1,7 @@
+import { PkceValue } from '@idgate/schema';
 import { base64url, utf8 } from '../internal/encoding.js';
 import type { CodeChallengeMethod } from '../model.js';
 import { constantTimeEqual } from '../secrets.js';
-
-// RFC 7636 §4.1/§4.2: 43–128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~".
-const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/;
-
-/**
- * Whether a code_verifier or code_challenge has the RFC 7636 form.
- * @example isPkceValue('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk') // true
- */
-export function isPkceValue(value: string): boolean {
-  return PKCE_VALUE.test(value);
-}
 
 /**
  * The S256 challenge of a verifier: base64url(SHA-256(ASCII(verifier))) (RFC 7636 §4.2).
@@ -23,7 +13,8 @@ export async function computeCodeChallenge(verifier: string): Promise<string> {
 
 /**
  * Checks a code_verifier against the challenge of the authorization request (RFC 7636 §4.6),
- * in constant time.
+ * in constant time. A verifier not of RFC 7636's form ({@link PkceValue}, the form the
+ * authorization request's `code_challenge` is held to) matches nothing.
  * @example await verifyCodeVerifier(verifier, challenge, 'S256')
  */
 export async function verifyCodeVerifier(
@@ -31,7 +22,7 @@ export async function verifyCodeVerifier(
   challenge: string,
   method: CodeChallengeMethod,
 ): Promise<boolean> {
-  if (!isPkceValue(verifier)) return false;
+  if (!PkceValue.safeParse(verifier).success) return false;
   const derived = method === 'S256' ? await computeCodeChallenge(verifier) : verifier;
   return constantTimeEqual(derived, challenge);
 }

@@ -1,4 +1,10 @@
-import { AuthorizationRequestForm, type FormField, FormReader, type OAuthErrorCode } from '@idgate/schema';
+import {
+  AuthorizationRequestForm,
+  type FormField,
+  FormReader,
+  type FormValues,
+  type OAuthErrorCode,
+} from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord, CodeChallengeMethod } from '../model.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
@@ -51,8 +57,6 @@ export interface AuthorizationRequestOptions {
   requirePkce?: boolean;
 }
 
-type Params = Record<string, string | string[] | undefined>;
-
 /** The parameters of OIDC Core §6 that idgate refuses, with the error each one gets. */
 const REQUEST_OBJECTS = [
   ['request', 'request_not_supported', 'request objects are not supported'],
@@ -67,7 +71,7 @@ const REQUEST_OBJECTS = [
  * @example const request = await validateAuthorizationRequest(query, { findClient });
  */
 export async function validateAuthorizationRequest(
-  params: Params,
+  params: FormValues,
   options: AuthorizationRequestOptions,
 ): Promise<{ request: AuthorizationRequest; client: ClientRecord }> {
   const form = new FormReader(AuthorizationRequestForm, params, { blankIsAbsent: true });

@@ -3,10 +3,10 @@ import {
   DeviceAuthorizationRequest,
   type DeviceAuthorizationResponse,
   describeFirstIssue,
+  type FormValues,
 } from '@idgate/schema';
 import { authenticateClient } from '../clients/authenticate.js';
 import { OAuthProtocolError } from '../errors.js';
-import type { FormFields } from '../grants/parse.js';
 import type { ClientRecord } from '../model.js';
 import type { DeviceAuthorizationRepository } from '../ports/oidc-storage.js';
 import type { Clock, Random } from '../ports/runtime.js';
@@ -36,8 +36,8 @@ export interface DeviceAuthorizationContext {
 }
 
 // RFC 8707 §2 lets `resource` repeat; RFC 6749 §3.1 forbids repeating anything else.
-function parseRequest(form: FormFields): DeviceAuthorizationRequest {
-  const fields: Record<string, string | string[]> = {};
+function parseRequest(form: FormValues): DeviceAuthorizationRequest {
+  const fields: Record<string, string | readonly string[]> = {};
   for (const [name, value] of Object.entries(form)) {
     if (value === undefined || value === '') continue;
     if (Array.isArray(value) && name !== 'resource') {
@@ -68,7 +68,7 @@ function parseRequest(form: FormFields): DeviceAuthorizationRequest {
  * // { device_code, user_code: 'BCDF-GHJK', verification_uri, verification_uri_complete, expires_in: 600, interval: 5 }
  */
 export async function startDeviceAuthorization(
-  form: FormFields,
+  form: FormValues,
   authorization: string | undefined,
   context: DeviceAuthorizationContext,
 ): Promise<DeviceAuthorizationResponse> {

@@ -1,8 +1,5 @@
-import { describeFirstIssue, TokenRequest } from '@idgate/schema';
+import { describeFirstIssue, type FormValues, TokenRequest } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
-
-/** A decoded form body: a field sent more than once arrives as an array. */
-export type FormFields = Record<string, string | string[] | undefined>;
 
 // RFC 8707 §2 lets `resource` repeat; RFC 6749 §3.2 forbids repeating anything else.
 const REPEATABLE = new Set(['resource']);
@@ -13,8 +10,8 @@ const REPEATABLE = new Set(['resource']);
  * (invalid_request), a grant type idgate does not know (unsupported_grant_type).
  * @example parseTokenRequest({ grant_type: 'client_credentials', scope: 'api' })
  */
-export function parseTokenRequest(form: FormFields, supported: readonly string[]): TokenRequest {
-  const fields: Record<string, string | string[]> = {};
+export function parseTokenRequest(form: FormValues, supported: readonly string[]): TokenRequest {
+  const fields: Record<string, string | readonly string[]> = {};
   for (const [name, value] of Object.entries(form)) {
     if (value === undefined || value === '') continue;
     if (Array.isArray(value) && !REPEATABLE.has(name)) {

@@ -1,4 +1,4 @@
-import { DEVICE_CODE_GRANT_TYPE, type GrantType, type TokenResponse } from '@idgate/schema';
+import { DEVICE_CODE_GRANT_TYPE, type FormValues, type GrantType, type TokenResponse } from '@idgate/schema';
 import { authenticateClient, type PresentedClientCredentials } from '../clients/authenticate.js';
 import { OAuthProtocolError } from '../errors.js';
 import type { Caller } from '../ports/caller.js';
@@ -6,7 +6,7 @@ import { authorizationCodeGrant } from './authorization-code.js';
 import { clientCredentialsGrant } from './client-credentials.js';
 import type { TokenEndpointContext } from './context.js';
 import { deviceCodeGrant } from './device-code.js';
-import { type FormFields, parseTokenRequest } from './parse.js';
+import { parseTokenRequest } from './parse.js';
 import { passwordGrant } from './password.js';
 import { refreshTokenGrant } from './refresh-token.js';
 
@@ -26,7 +26,7 @@ export const TOKEN_ENDPOINT_GRANT_TYPES: readonly GrantType[] = [
  * @example const tokens = await handleTokenRequest(form, header, context, { address: request.ip });
  */
 export async function handleTokenRequest(
-  form: FormFields,
+  form: FormValues,
   authorization: string | undefined,
   base: TokenEndpointContext,
   caller?: Caller,

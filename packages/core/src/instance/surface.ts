@@ -1,6 +1,7 @@
 import type {
   ApiKeyScope,
   DeviceAuthorizationResponse,
+  FormValues,
   IntrospectionResponse,
   ProviderMetadata,
   TokenResponse,
@@ -21,7 +22,6 @@ import type {
   PendingDeviceAuthorization,
 } from '../device/approval.js';
 import type { DiscoveryOptions } from '../discovery.js';
-import type { FormFields } from '../grants/parse.js';
 import type { ApiKeyRecord, ClientRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { Caller } from '../ports/caller.js';
 import type { Clock, Random } from '../ports/runtime.js';
@@ -35,8 +35,6 @@ import type { IdentityProvider, IdentityProviders } from '../sign-in/providers.j
 import type { TokenReviewer } from '../token-review/review.js';
 import type { AccessTokenVerification, LiveTokenRejection } from '../tokens/access-token.js';
 import type { LiveAccessToken } from '../tokens/access-token-check.js';
-
-type Params = Record<string, string | string[] | undefined>;
 
 /** An external sign-in that found its user, with what the grants it opens keep to re-check them upstream. */
 export type ExternalSignIn = Extract<IdentityMapping, { ok: true }> & { upstream: GrantUpstream };
@@ -60,7 +58,7 @@ export interface Idgate {
   readonly admin: AdminPorts;
 
   /** The token endpoint (RFC 6749 §3.2); `caller` is who asks this time. */
-  token(form: FormFields, authorization: string | undefined, caller?: Caller): Promise<TokenResponse>;
+  token(form: FormValues, authorization: string | undefined, caller?: Caller): Promise<TokenResponse>;
   /** A Kubernetes TokenReview, by `reviewer` (an API key bound to a cluster answers only for it). */
   reviewToken(review: TokenReviewRequest, reviewer?: TokenReviewer): Promise<TokenReviewResponse>;
   /** UserInfo (OIDC Core §5.3) for a bearer access token. */
@@ -110,7 +108,7 @@ export interface Idgate {
     ): Promise<TokenResponse>;
   };
   readonly authorize: {
-    validate(params: Params): Promise<{ request: AuthorizationRequest; client: ClientRecord }>;
+    validate(params: FormValues): Promise<{ request: AuthorizationRequest; client: ClientRecord }>;
     next(
       request: AuthorizationRequest,
       client: ClientRecord,
@@ -126,7 +124,7 @@ export interface Idgate {
   };
   readonly device: {
     /** The device authorization endpoint (RFC 8628 §3.1). */
-    start(form: FormFields, authorization: string | undefined): Promise<DeviceAuthorizationResponse>;
+    start(form: FormValues, authorization: string | undefined): Promise<DeviceAuthorizationResponse>;
     enterUserCode(
       input: string,
       address: string,
@@ -136,7 +134,7 @@ export interface Idgate {
     deny(deviceCodeHash: string, approver: DeviceApprover): Promise<DeviceDecisionOutcome>;
   };
   readonly logout: {
-    validate(params: Params): Promise<LogoutRequest>;
+    validate(params: FormValues): Promise<LogoutRequest>;
     endSession(sessionId: string, options: EndSessionOptions): Promise<number>;
   };
 }

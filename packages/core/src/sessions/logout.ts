@@ -1,4 +1,4 @@
-import { FormReader, LogoutRequestForm } from '@idgate/schema';
+import { FormReader, type FormValues, LogoutRequestForm } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord } from '../model.js';
@@ -15,8 +15,6 @@ export interface LogoutRequest {
   /** Whether the request proved it comes from the client (a valid `id_token_hint`). */
   hinted: boolean;
 }
-
-type Params = Record<string, string | string[] | undefined>;
 
 const fail = (description: string) => new OAuthProtocolError('invalid_request', description);
 
@@ -48,7 +46,7 @@ async function readHint(
  * @example const logout = await validateLogoutRequest(query, { issuer, keys, findClient });
  */
 export async function validateLogoutRequest(
-  params: Params,
+  params: FormValues,
   context: { issuer: string; keys: KeyRing; findClient(clientId: string): Promise<ClientRecord | undefined> },
 ): Promise<LogoutRequest> {
   const form = new FormReader(LogoutRequestForm, params, { blankIsAbsent: true });

@@ -1,21 +1,47 @@
 import { type DeviceApprovalRequest, formatUserCode, isDeviceApproval } from '@idgate/core';
+import { FormReader, type FormValues } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { FormBody } from '../../http/form.js';
 import { deviceTargets } from '../../pages/device-targets.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
+import { Decision, InteractionId, present } from '../../pages/form-fields.js';
 import { BrowserState } from '../../pages/state.js';
 import { deviceCodePage, deviceConfirmPage } from '../../pages/views/device.js';
 import { messagePage } from '../../pages/views/message.js';
 
-const UserCode = z.string().describe('the code the device shows (case, spaces and dashes ignored)');
-const InteractionId = z.string().describe('the device request being confirmed, after sign-in');
+// The page's query and its two forms in one (the code form, and the confirmation form that carries
+// an interaction), and what the handlers read them with. A field that cannot be read is as good as
+// absent: the page answers as it does for one that is missing (see `present`).
+const USER_CODE = 'the code the device shows (case, spaces and dashes ignored)';
+/** As much of a typed user code as is read and shown back: 32 characters (a code is 9). */
+const first32 = (code: string) => code.slice(0, 32);
+const DeviceQuery = z.object({
+  user_code: z
+    .string()
+    .overwrite(first32)
+    .optional()
+    .describe(
+      `${USER_CODE}, to prefill the form with (verification_uri_complete); at most 32 characters are read`,
+    ),
+  interaction: InteractionId.optional().describe('the device request being confirmed, after sign-in'),
+});
 const DeviceForm = z.object({
-  user_code: UserCode.optional(),
-  interaction: InteractionId.optional(),
+  user_code: z
+    .string()
+    .trim()
+    .overwrite(first32)
+    .min(1)
+    .optional()
+    .describe(
+      `${USER_CODE}: the code form's one field, read when no interaction is sent; leading and trailing spaces are ignored, at most 32 characters are read`,
+    ),
+  interaction: InteractionId.optional().describe(
+    'the device request being confirmed, after sign-in: sent once, it makes the form the confirmation form (csrf and decision)',
+  ),
   csrf: z.string().optional().describe("the confirmation form's CSRF token"),
-  decision: z.enum(['allow', 'deny']).optional(),
+  decision: Decision,
 });
 
 const WRONG_CODE =
@@ -23,11 +49,6 @@ const WRONG_CODE =
 const DECIDED = 'This code has already been used. To connect the device again, start again on the device.';
 const EXPIRED =
   'This device request has expired or was started in another browser. Start again on the device.';
-
-const field = (body: FormBody | undefined, name: string): string | undefined => {
-  const value = body?.[name];
-  return typeof value === 'string' ? value : undefined;
-};
 
 /**
  * The verification page of the device authorization grant (RFC 8628 §3.3), `GET/POST
@@ -47,21 +68,21 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
     sendPage(reply, status, deviceCodePage({ assetsPath, action: devicePath, userCode, error }));
   const showMessage = (reply: FastifyReply, title: string, message: string) =>
     sendPage(reply, 200, messagePage({ assetsPath, title, message }));
-  const deviceInteraction = async (request: FastifyRequest, id: unknown) => {
+  const deviceInteraction = async (request: FastifyRequest, id: string | undefined) => {
     const interaction = await state.loadInteraction(request, id);
     if (interaction === undefined) return undefined;
     const stored = interaction.request;
     return isDeviceApproval(stored) ? { interaction, stored } : undefined;
   };
 
-  app.get<{ Querystring: { user_code?: string; interaction?: string } }>(
+  app.get<{ Querystring: FormValues }>(
     '/oauth/device',
     pageRoute({
       operationId: 'getDevicePage',
       summary: 'Device verification page (RFC 8628 §3.3)',
       description:
         'Without parameters: a form for the user code; ?user_code= prefills it (verification_uri_complete). With ?interaction= (after sign-in): the confirmation page naming the application, the scopes and the audiences, with Allow and Deny.',
-      query: z.object({ user_code: UserCode.optional(), interaction: InteractionId.optional() }),
+      query: DeviceQuery,
       responses: {
         200: PAGE_ANSWERS.page('the code form, or the confirmation page'),
         303: PAGE_ANSWERS.redirect('to the login page, until the person is signed in'),
@@ -69,11 +90,13 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      const { interaction: interactionId, user_code: userCode } = request.query;
-      if (interactionId === undefined) {
-        return showCodeForm(reply, 200, typeof userCode === 'string' ? userCode.slice(0, 32) : undefined);
+      const query = new FormReader(DeviceQuery, request.query);
+      const sent = query.field('interaction');
+      // Without an interaction, the code form; one that cannot be read has expired.
+      if (sent.ok && sent.value === undefined) {
+        return showCodeForm(reply, 200, present(query.field('user_code')));
       }
-      const found = await deviceInteraction(request, interactionId);
+      const found = await deviceInteraction(request, present(sent));
       if (found === undefined) return flow.errorPage(reply, 400, EXPIRED);
       const { interaction, stored } = found;
       if (interaction.userId === null) {
@@ -122,9 +145,12 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      if (field(request.body, 'interaction') !== undefined) return decide(request, reply);
-      const typed = (field(request.body, 'user_code') ?? '').trim().slice(0, 32);
-      if (typed === '') return showCodeForm(reply, 400, '', 'Enter the code shown on your device.');
+      const form = new FormReader(DeviceForm, request.body ?? {});
+      // The confirmation form sends its interaction once; a form without one (or with several)
+      // is the code form.
+      if (typeof form.sent('interaction') === 'string') return decide(request, reply, form);
+      const typed = present(form.field('user_code'));
+      if (typed === undefined) return showCodeForm(reply, 400, '', 'Enter the code shown on your device.');
       const found = await device.enterUserCode(typed, request.ip);
       if (!found.ok) {
         switch (found.failure) {
@@ -157,13 +183,14 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
   async function decide(
     request: FastifyRequest<{ Body: FormBody | undefined }>,
     reply: FastifyReply,
+    form: FormReader<typeof DeviceForm.shape>,
   ): Promise<FastifyReply> {
-    const found = await deviceInteraction(request, field(request.body, 'interaction'));
+    const found = await deviceInteraction(request, present(form.field('interaction')));
     if (found === undefined || found.interaction.userId === null || found.interaction.authTime === null) {
       return flow.errorPage(reply, 400, EXPIRED);
     }
     const { interaction, stored } = found;
-    if (!(await state.checkCsrf(interaction, field(request.body, 'csrf')))) {
+    if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
       return flow.errorPage(reply, 403, 'The form was not sent from this page. Go back and try again.');
     }
     const user = await idgate.storage.users.findById(interaction.userId as string);
@@ -178,7 +205,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       upstream: own?.session.upstream ?? null,
       origin: { address: request.ip, userAgent: request.headers['user-agent'] ?? null },
     };
-    const allow = field(request.body, 'decision') === 'allow';
+    const allow = present(form.field('decision')) === 'allow';
     const hash = stored.device.deviceCodeHash;
     const outcome = allow ? await device.approve(hash, approver) : await device.deny(hash, approver);
     await state.finishInteraction(reply, interaction.id);

@@ -7,20 +7,22 @@ import {
   OAuthProtocolError,
   type PasswordSignIn,
 } from '@idgate/core';
-import { type FormField, FormReader } from '@idgate/schema';
+import { FormReader, type FormValues } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { FormBody } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
+import { Decision, InteractionId, present } from '../../pages/form-fields.js';
 import { BrowserState, type LiveInteraction } from '../../pages/state.js';
 import { consentPage } from '../../pages/views/consent.js';
 import { loginPage } from '../../pages/views/login.js';
 import { messagePage } from '../../pages/views/message.js';
 
-// The page's forms, and what their handlers read the fields with. A field that cannot be read is
-// as good as absent: the page answers as it does for one that is missing.
-const Interaction = z.string().describe('the sign-in request (interaction) the form belongs to');
+// The page's query and forms, and what their handlers read the fields with. A field that cannot be
+// read is as good as absent: the page answers as it does for one that is missing (see `present`).
+const Interaction = InteractionId.describe('the sign-in request (interaction) the form belongs to');
+const LoginQuery = z.object({ interaction: Interaction.optional() });
 const Csrf = z.string().describe("the form's CSRF token");
 const LoginForm = z.object({
   interaction: Interaction,
@@ -40,7 +42,7 @@ const LoginForm = z.object({
 const ConsentForm = z.object({
   interaction: Interaction,
   csrf: Csrf,
-  decision: z.enum(['allow', 'deny']).catch('deny').default('deny').describe('anything but allow denies'),
+  decision: Decision,
 });
 
 const EXPIRED =
@@ -49,9 +51,6 @@ const EXPIRED =
 /** Where signing in may send the browser next: the client's redirect URI of an authorization request. */
 const redirectOf = (stored: InteractionRequest): string | undefined =>
   isStandalone(stored) || isDeviceApproval(stored) ? undefined : stored.redirectUri;
-
-/** The field's value, or undefined when it is missing or the form's schema refuses it. */
-const present = <T>(field: FormField<T>): T | undefined => (field.ok ? field.value : undefined);
 
 /**
  * The login page the authorize flow lands on (`GET/POST /oauth/login`) and the consent decision
@@ -101,14 +100,14 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     );
   };
 
-  app.get<{ Querystring: { interaction?: string } }>(
+  app.get<{ Querystring: FormValues }>(
     '/oauth/login',
     pageRoute({
       operationId: 'getLoginPage',
       summary: 'The login page',
       description:
         'With ?interaction= (from the authorization or device flow): the sign-in form, or the consent page once signed in. Without: a standalone sign-in (or who is signed in).',
-      query: z.object({ interaction: Interaction.optional() }),
+      query: LoginQuery,
       responses: {
         200: PAGE_ANSWERS.page('the login, consent or signed-in page'),
         303: PAGE_ANSWERS.redirect('to the device confirmation page'),
@@ -116,7 +115,10 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       },
     }),
     async (request, reply) => {
-      if (request.query.interaction === undefined) {
+      const query = new FormReader(LoginQuery, request.query);
+      const sent = query.field('interaction');
+      // Without an interaction, a standalone sign-in; one that cannot be read has expired.
+      if (sent.ok && sent.value === undefined) {
         const current = await state.currentSession(request);
         if (current !== undefined) {
           const message = `You are signed in as ${current.user.username}.`;
@@ -125,7 +127,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         const interaction = await state.createInteraction(reply, { standalone: true });
         return showLogin(reply, 200, interaction);
       }
-      const interaction = await state.loadInteraction(request, request.query.interaction);
+      const interaction = await state.loadInteraction(request, present(sent));
       if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
       if (interaction.userId === null) return showLogin(reply, 200, interaction);
       const stored = interaction.request;
