@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { onTestFinished } from 'vitest';
-import { getCurrentTest } from 'vitest/suite';
+import { onTestFinished, TestRunner } from 'vitest';
 
 /**
  * What a test starts ends with the test, however it ends. A test that stops its child process at
@@ -83,7 +82,7 @@ export async function killTree(child: ChildProcess): Promise<void> {
  * starts belongs to the file, and the file's `afterAll` stops it.
  */
 export function stopWhenTestEnds(stop: () => Promise<unknown> | unknown): void {
-  if (getCurrentTest() === undefined) return;
+  if (TestRunner.getCurrentTest() === undefined) return;
   onTestFinished(async () => {
     await stop();
   });
