@@ -6,7 +6,7 @@ import {
   startFakeUpstream,
 } from '../../../../packages/core/test/connectors/fake-upstream.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider } from '../helpers/federation.js';
+import { addIdentityProvider, reviewedUser } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { UserAgent } from '../helpers/user-agent.js';
 
@@ -87,18 +87,11 @@ describe.each(testDatabaseUrls())('GitHub and GitLab through the callback on $na
     return agent.request(`${t.issuer}/callback/${provider}?${new URLSearchParams(query(state))}`);
   }
 
+  /** The user a TokenReview names for `accessToken` (the test fails if it names none). */
   const groupsOf = async (accessToken: string) => {
-    const response = await fetch(`${t.issuer}/authenticate`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${reviewKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        apiVersion: 'authentication.k8s.io/v1',
-        kind: 'TokenReview',
-        spec: { token: accessToken },
-      }),
-    });
-    return ((await response.json()) as { status: { user: { username: string; groups: string[] } } }).status
-      .user;
+    const user = await reviewedUser(t.issuer, reviewKey, accessToken);
+    if (user === 'not authenticated') throw new Error('the TokenReview did not authenticate the token');
+    return user;
   };
 
   it('GitHub code form: org and team memberships become prefixed groups', async () => {

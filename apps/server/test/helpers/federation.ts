@@ -18,14 +18,14 @@ export async function addIdentityProvider(t: TestServer, input: IdentityProvider
 }
 
 /**
- * The groups a TokenReview at `issuer` (with the `tokenreview` key `reviewKey`) gives the holder
- * of `accessToken`, or `'not authenticated'`: what Kubernetes would see of a federated user now.
+ * The user a TokenReview at `issuer` (with the `tokenreview` key `reviewKey`) gives the holder of
+ * `accessToken`, or `'not authenticated'`: what Kubernetes would see of a federated user now.
  */
-export async function reviewedGroups(
+export async function reviewedUser(
   issuer: string,
   reviewKey: string,
   accessToken: string,
-): Promise<string[] | undefined | 'not authenticated'> {
+): Promise<{ username: string; groups?: string[] } | 'not authenticated'> {
   const response = await fetch(`${issuer}/authenticate`, {
     method: 'POST',
     headers: { authorization: `Bearer ${reviewKey}`, 'content-type': 'application/json' },
@@ -36,7 +36,17 @@ export async function reviewedGroups(
     }),
   });
   const { status } = (await response.json()) as {
-    status: { authenticated: boolean; user?: { groups: string[] } };
+    status: { authenticated: boolean; user: { username: string; groups?: string[] } };
   };
-  return status.authenticated ? status.user?.groups : 'not authenticated';
+  return status.authenticated ? status.user : 'not authenticated';
+}
+
+/** The groups of {@link reviewedUser}, or `'not authenticated'`. */
+export async function reviewedGroups(
+  issuer: string,
+  reviewKey: string,
+  accessToken: string,
+): Promise<string[] | undefined | 'not authenticated'> {
+  const user = await reviewedUser(issuer, reviewKey, accessToken);
+  return user === 'not authenticated' ? user : user.groups;
 }
