@@ -273,6 +273,12 @@ const ConfigSchema = z.strictObject({
        * (groups, email, whether the person still exists there); 0 never re-checks.
        */
       revalidateInterval: seconds(0, 31_536_000).default(900),
+      /**
+       * Seconds a federated grant goes on refreshing after its provider last vouched for the
+       * person while the provider cannot be reached; past them such a refresh is refused and the
+       * grant revoked. 0: no limit (availability over freshness for as long as the grant lives).
+       */
+      revalidateMaxStaleness: seconds(0, 31_536_000).default(86_400),
     })
     .prefault({}),
   cache: z
@@ -366,6 +372,7 @@ const ENV: Record<string, string[]> = {
   IDGATE_TRUST_PROXY: ['trustProxy'],
   IDGATE_BODY_LIMIT: ['bodyLimit'],
   IDGATE_UPSTREAM_REVALIDATE_INTERVAL: ['federation', 'revalidateInterval'],
+  IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS: ['federation', 'revalidateMaxStaleness'],
   // The OpenTelemetry specification's own names; IDGATE_OTEL_ENDPOINT, read after the standard
   // variable, wins over it.
   OTEL_EXPORTER_OTLP_ENDPOINT: ['otel', 'endpoint'],
@@ -551,6 +558,11 @@ export function loadConfig(
   if (queryTimeout < statementTimeout)
     conflicts.push(
       `database.queryTimeout: must be at least database.statementTimeout (${statementTimeout}), so the server cancels a slow statement before the client gives up on it`,
+    );
+  const { revalidateInterval, revalidateMaxStaleness } = result.data.federation;
+  if (revalidateInterval > 0 && revalidateMaxStaleness > 0 && revalidateMaxStaleness < revalidateInterval)
+    conflicts.push(
+      `federation.revalidateMaxStaleness: must be 0 (no limit) or at least federation.revalidateInterval (${revalidateInterval}): a shorter limit would have grants re-checked more often than the interval says, and ended by the first re-check their provider does not answer`,
     );
   const names = result.data.identityProviders.map((provider) => provider.name);
   const repeated = names.filter((name, i) => names.indexOf(name) !== i);

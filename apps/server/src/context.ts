@@ -202,6 +202,7 @@ function corePolicy(config: IdgateConfig, services: Services): IdgatePolicy {
     tokens: config.tokens,
     device: config.device,
     revalidateInterval: config.federation.revalidateInterval,
+    revalidateMaxStaleness: config.federation.revalidateMaxStaleness,
     pkce: config.pkce,
     loginThrottle: config.bruteForce,
     passwordPolicy: config.passwordPolicy,

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFIG_ENVIRONMENT, ConfigError, loadConfig } from '../src/config.js';
 import { dataDirectory, resolveSecret } from '../src/services.js';
 import { tracesUrl } from '../src/telemetry/tracing.js';
+import { readDoc } from './helpers/docs.js';
 
 const TRUST_PROXY =
   'must be false, a number of proxies from 1 to 10, or a comma-separated list of proxy IP addresses or CIDR ranges';
@@ -213,6 +214,11 @@ describe('configuration', () => {
       'IDGATE_UPSTREAM_REVALIDATE_INTERVAL must be a whole number of seconds 0–31536000, got "15m"',
     ],
     [
+      'IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS',
+      '-1',
+      'IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS must be a whole number of seconds 0–31536000, got "-1"',
+    ],
+    [
       'IDGATE_OTEL_ENDPOINT',
       'collector:4318',
       'IDGATE_OTEL_ENDPOINT must be an http(s) URL, got "collector:4318"',
@@ -406,10 +412,61 @@ describe('configuration', () => {
     ]);
   });
 
+  it('bounds how long a federated grant refreshes unconfirmed: a day by default, never shorter than the re-check interval', () => {
+    expect(loadConfig({ env: {} }).federation).toEqual({
+      revalidateInterval: 900,
+      revalidateMaxStaleness: 86_400,
+    });
+    const env = { IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS: '3600' };
+    expect(loadConfig({ env }).federation.revalidateMaxStaleness).toBe(3600);
+    const file = yamlFile('federation:\n  revalidateInterval: 600\n  revalidateMaxStaleness: 600\n');
+    expect(loadConfig({ file, env: {} }).federation).toMatchObject({ revalidateMaxStaleness: 600 });
+    // 0: no limit, whatever the interval; with re-checks off, the limit has nothing to count.
+    expect(loadConfig({ env: { IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS: '0' } }).federation).toMatchObject({
+      revalidateMaxStaleness: 0,
+    });
+    expect(
+      loadConfig({
+        env: { IDGATE_UPSTREAM_REVALIDATE_INTERVAL: '0', IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS: '60' },
+      }).federation,
+    ).toEqual({ revalidateInterval: 0, revalidateMaxStaleness: 60 });
+    expect(problems(() => loadConfig({ env: { IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS: '899' } }))).toEqual([
+      'federation.revalidateMaxStaleness: must be 0 (no limit) or at least federation.revalidateInterval (900): a shorter limit would have grants re-checked more often than the interval says, and ended by the first re-check their provider does not answer',
+    ]);
+  });
+
   it('refuses a secret and a secret file together', () => {
     expect(
       problems(() => loadConfig({ env: { IDGATE_SECRET: 'x'.repeat(32), IDGATE_SECRET_FILE: '/tmp/s' } })),
     ).toEqual(['secret, secretFile: set only one of them']);
+  });
+});
+
+describe('the settings table of docs/operating/configuration.md', () => {
+  const rows = readDoc('docs/operating/configuration.md')
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .map((line) => line.split('|').map((cell) => cell.trim()));
+  const named = (cell: string | undefined) => [...(cell ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+
+  it('names every environment variable on the row of the setting it sets', () => {
+    const missing = Object.entries(CONFIG_ENVIRONMENT)
+      .map(([variable, path]) => [variable, path.join('.')] as const)
+      .filter(
+        ([variable, setting]) =>
+          !rows.some((row) => named(row[1]).includes(setting) && named(row[2]).includes(variable)),
+      );
+    expect(missing).toEqual([]);
+  });
+
+  it('names every setting that has a default', () => {
+    const leaves = (value: unknown, path: string): string[] =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.entries(value).flatMap(([key, child]) => leaves(child, path === '' ? key : `${path}.${key}`))
+        : [path];
+    const settings = leaves(loadConfig({ env: {} }), '');
+    expect(settings).toContain('federation.revalidateMaxStaleness');
+    expect(settings.filter((setting) => !rows.some((row) => named(row[1]).includes(setting)))).toEqual([]);
   });
 });
 

@@ -82,7 +82,11 @@ export type {
   TokenEndpointContext,
 } from './grants/context.js';
 export type { GrantRevocationContext } from './grants/revoke-grant.js';
-export type { UpstreamRevalidation, UpstreamRevalidationContext } from './grants/upstream-revalidation.js';
+export {
+  DEFAULT_REVALIDATE_MAX_STALENESS,
+  type UpstreamRevalidation,
+  type UpstreamRevalidationContext,
+} from './grants/upstream-revalidation.js';
 export type { UserTokenRequest } from './grants/user-tokens.js';
 export { createIdgate } from './instance/idgate.js';
 export type { IdgatePolicy, IdgatePorts, ReadCache, TokenPolicy } from './instance/ports.js';

@@ -149,8 +149,17 @@ export interface GrantUpstream {
   provider: string;
   /** The identity's subject at the provider. */
   subject: string;
-  /** When the upstream last vouched for the identity (the sign-in, then each re-check). */
+  /**
+   * When the upstream last vouched for the identity: the sign-in, then each re-check it answered.
+   * A refresh more than the policy's `revalidateMaxStaleness` after it, with the upstream still
+   * not answering, revokes the grant.
+   */
   validatedAt: Date;
+  /**
+   * When a refresh last claimed a re-check, answered or not (the sign-in at first): the next is
+   * due an interval after it. Compare-and-set on it lets one of concurrent refreshes ask.
+   */
+  checkedAt: Date;
   /**
    * The connector's upstream state (its upstream tokens), sealed with the server secret (see
    * `sealUpstreamState`); null when the connector keeps none and so cannot re-check.

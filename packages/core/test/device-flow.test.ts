@@ -221,7 +221,13 @@ describe('RFC 8628 §3.4–3.5 device access token request', () => {
     const { start, poll, approval, approver, storage } = await setup();
     const { device_code } = await start({ scope: 'openid offline_access' });
     const hash = await hashSecret(device_code);
-    const upstream = { provider: 'corp', subject: 'u-1', validatedAt: new Date(1000), sealedState: 'v1.a.b' };
+    const upstream = {
+      provider: 'corp',
+      subject: 'u-1',
+      validatedAt: new Date(1000),
+      checkedAt: new Date(1000),
+      sealedState: 'v1.a.b',
+    };
     await approveDeviceAuthorization(hash, { ...approver, upstream }, approval);
     expect((await storage.deviceAuthorizations.findByDeviceCodeHash(hash))?.upstream).toStrictEqual(upstream);
     await poll(device_code);

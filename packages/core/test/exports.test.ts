@@ -58,6 +58,7 @@ describe('public surface of @idgate/core', () => {
       'ConnectorError',
       'DEFAULT_LOGIN_THROTTLE',
       'DEFAULT_PASSWORD_POLICY',
+      'DEFAULT_REVALIDATE_MAX_STALENESS',
       'IdgateError',
       'KeyRing',
       'OAuthProtocolError',

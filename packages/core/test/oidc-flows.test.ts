@@ -107,7 +107,13 @@ describe('RFC 6749 §4.1.2 authorization codes', () => {
 
   it("hand the session's upstream identity on to the grant they open; a local sign-in's carry none", async () => {
     const { storage, clock, authentication, request, exchange, code } = await setup();
-    const upstream = { provider: 'corp', subject: 'u-1', validatedAt: new Date(1000), sealedState: 'v1.a.b' };
+    const upstream = {
+      provider: 'corp',
+      subject: 'u-1',
+      validatedAt: new Date(1000),
+      checkedAt: new Date(1000),
+      sealedState: 'v1.a.b',
+    };
     const federated = await issueAuthorizationCode(
       request,
       { ...authentication, upstream },

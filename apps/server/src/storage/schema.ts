@@ -85,9 +85,9 @@ export interface RevocationsTable {
 }
 
 /**
- * The external identity a sign-in went through (migrations 0013 and 0015): recorded on the browser
- * session, handed to its authorization codes and device approvals, and kept on the grant, whose
- * refreshes re-check it. All null for a local sign-in.
+ * The external identity a sign-in went through (migrations 0013, 0015 and 0018): recorded on the
+ * browser session, handed to its authorization codes and device approvals, and kept on the grant,
+ * whose refreshes re-check it. All null for a local sign-in.
  */
 export interface UpstreamColumns {
   /** The identity provider's name. */
@@ -95,6 +95,8 @@ export interface UpstreamColumns {
   upstream_subject: string | null;
   /** When the upstream last vouched for the identity (epoch ms). */
   upstream_validated_at: number | null;
+  /** When a refresh last claimed a re-check, answered or not (epoch ms); the compare-and-set key. */
+  upstream_checked_at: number | null;
   /** The connector's upstream tokens, sealed with the server secret. */
   upstream_state: string | null;
 }

@@ -5,7 +5,11 @@ import {
   startFakeUpstream,
 } from '../../../../packages/core/test/connectors/fake-upstream.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider, reviewedGroups } from '../helpers/federation.js';
+import {
+  addIdentityProvider,
+  expectRefreshesEndPastMaxStaleness,
+  reviewedGroups,
+} from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
 import { UserAgent } from '../helpers/user-agent.js';
 
@@ -21,6 +25,7 @@ describe.each(testDatabaseUrls())(
     let gitlab: FakeUpstream;
     let tokenClient: { clientId: string; clientSecret: string };
     let reviewKey: string;
+    let adminKey: string;
     /** What the fakes answer right now. */
     const now = {
       githubUser: 200,
@@ -64,6 +69,7 @@ describe.each(testDatabaseUrls())(
         scopes: ['openid', 'groups', 'offline_access'],
       });
       reviewKey = await t.addApiKey(['tokenreview']);
+      adminKey = await t.addApiKey(['admin']);
       const common = {
         clientId: 'app-id',
         clientSecret: 'app-secret-0123456789',
@@ -177,6 +183,34 @@ describe.each(testDatabaseUrls())(
       expect(gone.body.error).toBe('invalid_grant');
       expect(t.logs.join('\n')).not.toContain(GITLAB_REFRESH);
       expect(t.logs.join('\n')).not.toContain('rotated-refresh-token');
+    });
+
+    it('GitHub: while the API is unreachable, refreshes go on for a day after it last vouched, then the grant is revoked', async () => {
+      now.githubUser = 200;
+      await expectRefreshesEndPastMaxStaleness({
+        t,
+        clock,
+        reviewKey,
+        adminKey,
+        upstream: github,
+        signIn: () => signIn('github', 'gh-code'),
+        refresh,
+      });
+    });
+
+    it('GitLab: while it is unreachable, refreshes go on for a day after it last vouched, then the grant is revoked', async () => {
+      // A sign-in of its own: the token the fake hands out first, in an allowed group.
+      now.gitlabRefreshToken = GITLAB_REFRESH;
+      now.gitlabGroups = ['acme/platform'];
+      await expectRefreshesEndPastMaxStaleness({
+        t,
+        clock,
+        reviewKey,
+        adminKey,
+        upstream: gitlab,
+        signIn: () => signIn('gitlab', 'gl-code'),
+        refresh,
+      });
     });
   },
 );

@@ -1,7 +1,12 @@
 import { Attribute, Change, type Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider, reviewedGroups } from '../helpers/federation.js';
+import {
+  addIdentityProvider,
+  expectRefreshesEndPastMaxStaleness,
+  reviewedGroups,
+  type Tokens,
+} from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
 import {
   asManager,
@@ -23,6 +28,7 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
     let slapd: Slapd;
     let client: { clientId: string; clientSecret: string };
     let reviewKey: string;
+    let adminKey: string;
 
     beforeAll(async () => {
       slapd = await startSlapd();
@@ -33,6 +39,7 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
         scopes: ['openid', 'groups', 'offline_access'],
       });
       reviewKey = await t.addApiKey(['tokenreview']);
+      adminKey = await t.addApiKey(['admin']);
       await addIdentityProvider(t, corpLdapProvider(slapd));
     });
     afterAll(async () => {
@@ -97,6 +104,28 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
         },
       });
       expect(await groupsOf(later.body.access_token as string)).toBe('not authenticated');
+    });
+
+    it('while the directory is unreachable, refreshes go on for a day after it last vouched, then the grant is revoked', async () => {
+      await expectRefreshesEndPastMaxStaleness({
+        t,
+        clock,
+        reviewKey,
+        adminKey,
+        upstream: slapd,
+        signIn: async () => {
+          const signIn = await token({
+            grant_type: 'password',
+            provider: 'corp-ldap',
+            username: 'alice',
+            password: 'alice-pass',
+            scope: 'openid groups offline_access',
+          });
+          expect(signIn.status).toBe(200);
+          return signIn.body as unknown as Tokens;
+        },
+        refresh,
+      });
     });
 
     it('keeps the grant when the directory cannot be reached', async () => {

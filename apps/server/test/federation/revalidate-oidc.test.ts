@@ -1,11 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider, reviewedGroups } from '../helpers/federation.js';
+import {
+  addIdentityProvider,
+  expectRefreshesEndPastMaxStaleness,
+  grantIdOf,
+  revalidationEvents,
+  reviewedGroups,
+} from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
 import { UserAgent } from '../helpers/user-agent.js';
 
 const INTERVAL_MS = 900_000;
+/** `federation.revalidateMaxStaleness` by default: a day. */
+const MAX_STALENESS_MS = 86_400_000;
+/** Far more than a test takes in real time, far less than the interval. */
+const MARGIN_MS = 300_000;
 
 describe.each(testDatabaseUrls())(
   're-validation of an OpenID Connect upstream on refresh on $name',
@@ -15,6 +25,7 @@ describe.each(testDatabaseUrls())(
     let upstream: UpstreamOidc;
     let tokenClient: { clientId: string; clientSecret: string };
     let reviewKey: string;
+    let adminKey: string;
 
     beforeAll(async () => {
       t = await startTestServer(kind, {}, { clock });
@@ -29,6 +40,7 @@ describe.each(testDatabaseUrls())(
         scopes: ['openid', 'profile', 'email', 'groups', 'offline_access'],
       });
       reviewKey = await t.addApiKey(['tokenreview']);
+      adminKey = await t.addApiKey(['admin']);
       await addIdentityProvider(t, {
         type: 'oidc',
         name: 'corp',
@@ -156,6 +168,64 @@ describe.each(testDatabaseUrls())(
       const [first, second] = (await Promise.all([a.json(), b.json()])) as { refresh_token: string }[];
       expect(first?.refresh_token).toEqual(expect.any(String));
       expect(first?.refresh_token).toBe(second?.refresh_token);
+    });
+
+    it('while the upstream is unreachable, refreshes go on for a day after it last vouched; then the grant is revoked, saying since when and why', async () => {
+      setAccount('u-6', ['engineering']);
+      const tokens = await signInAs('u-6');
+      const grantId = grantIdOf(tokens.access_token);
+      const vouchedAt = (await grantOf(tokens.access_token))?.upstream?.validatedAt;
+      await upstream.down();
+      try {
+        clock.advance(INTERVAL_MS + 1000);
+        const down = await refresh(tokens.refresh_token);
+        expect(down.status).toBe(200);
+        const downTokens = (await down.json()) as { access_token: string; refresh_token: string };
+
+        clock.advance(MAX_STALENESS_MS - INTERVAL_MS - MARGIN_MS);
+        const lastDay = await refresh(downTokens.refresh_token);
+        expect(lastDay.status).toBe(200);
+        const last = (await lastDay.json()) as { access_token: string; refresh_token: string };
+        expect(await groupsOf(last.access_token)).toEqual(['corp:engineering']);
+
+        clock.advance(2 * MARGIN_MS);
+        const refused = await refresh(last.refresh_token);
+        expect(refused.status).toBe(400);
+        expect(await refused.json()).toEqual({
+          error: 'invalid_grant',
+          error_description: `the identity provider could not confirm the account since ${vouchedAt?.toISOString()}`,
+        });
+        expect(await groupsOf(last.access_token)).toBe('not authenticated');
+        expect(await revalidationEvents(t, adminKey, grantId)).toEqual([
+          { outcome: 'success', reason: 'upstream_unavailable' },
+          { outcome: 'success', reason: 'upstream_unavailable' },
+          { outcome: 'failure', reason: 'upstream_unavailable_too_long' },
+        ]);
+
+        // Revoked, not paused: the upstream coming back does not bring the grant back.
+        await upstream.up();
+        const back = await refresh(last.refresh_token);
+        expect(back.status).toBe(400);
+        expect(((await back.json()) as { error: string }).error).toBe('invalid_grant');
+      } finally {
+        await upstream.up();
+      }
+    });
+
+    it('a re-check the upstream answers, due at once past the limit, confirms the grant again and the day counts from it', async () => {
+      setAccount('u-7', ['engineering']);
+      await expectRefreshesEndPastMaxStaleness({
+        t,
+        clock,
+        reviewKey,
+        adminKey,
+        upstream,
+        signIn: () => signInAs('u-7'),
+        refresh: async (refreshToken) => {
+          const response = await refresh(refreshToken);
+          return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+        },
+      });
     });
 
     it('keeps the grant when the upstream is unreachable, answering from current data, and warns once', async () => {

@@ -1,5 +1,6 @@
 import { sealProviderConfig } from '@idgate/core/admin';
 import { IdentityProviderConfig, type IdentityProviderConfigInput } from '@idgate/schema';
+import { expect } from 'vitest';
 import type { TestServer } from './server.js';
 
 /** Stores an identity provider in the test server's database, as `idgate idps add` would. */
@@ -49,4 +50,109 @@ export async function reviewedGroups(
 ): Promise<string[] | undefined | 'not authenticated'> {
   const user = await reviewedUser(issuer, reviewKey, accessToken);
   return user === 'not authenticated' ? user : user.groups;
+}
+
+/**
+ * The `upstream.revalidated` events of one grant as an administrator reads the trail
+ * (`GET /admin/v1/events` with an `admin` key), oldest first: each check's outcome and reason.
+ */
+export async function revalidationEvents(
+  t: TestServer,
+  adminKey: string,
+  grantId: string,
+): Promise<Array<{ outcome: string; reason: string | null }>> {
+  const response = await fetch(`${t.baseUrl}/admin/v1/events?type=upstream.revalidated&limit=500`, {
+    headers: { authorization: `Bearer ${adminKey}` },
+  });
+  expect(response.status).toBe(200);
+  const { items } = (await response.json()) as {
+    items: Array<{ outcome: string; details: { grantId: string; reason: string | null } }>;
+  };
+  return items
+    .filter((event) => event.details.grantId === grantId)
+    .map((event) => ({ outcome: event.outcome, reason: event.details.reason }));
+}
+
+/** The grant (`sid`) an idgate access token belongs to. */
+export function grantIdOf(accessToken: string): string {
+  const payload = accessToken.split('.')[1] ?? '';
+  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')).sid as string;
+}
+
+/** A token answer of idgate's token endpoint, as the federation tests read it. */
+export interface Tokens {
+  access_token: string;
+  refresh_token: string;
+}
+
+/**
+ * What `federation.revalidateMaxStaleness` (`maxStalenessMs`, its default a day) promises of a
+ * grant opened by `signIn` through an upstream that `down()` makes unreachable and `up()` brings
+ * back, over real HTTP: while the upstream is down, refreshes go on until the limit after it last
+ * vouched; once it answers again, a re-check — due at once past the limit — confirms the grant and
+ * the limit counts from there; past the limit with the upstream down again, the refresh answers
+ * `invalid_grant` saying since when, the grant is revoked (TokenReview refuses its access token)
+ * and the audit trail says why. The injected clock moves; nothing sleeps.
+ */
+export async function expectRefreshesEndPastMaxStaleness(scenario: {
+  t: TestServer;
+  clock: { advance(ms: number): void };
+  reviewKey: string;
+  adminKey: string;
+  upstream: { down(): Promise<void>; up(): Promise<void> };
+  signIn(): Promise<Tokens>;
+  refresh(refreshToken: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  maxStalenessMs?: number;
+}): Promise<void> {
+  const { t, clock, upstream } = scenario;
+  const maxStalenessMs = scenario.maxStalenessMs ?? 86_400_000;
+  // Far more than the steps take in real time, and less than the re-check interval.
+  const margin = 300_000;
+  let current = await scenario.signIn();
+  const grantId = grantIdOf(current.access_token);
+  const vouchedAt = async () =>
+    (await t.server.services.storage.grants.findById(grantId))?.upstream?.validatedAt.getTime();
+  const refreshed = async () => {
+    const { status, body } = await scenario.refresh(current.refresh_token);
+    expect({ status, error: body.error_description }).toEqual({ status: 200, error: undefined });
+    current = body as unknown as Tokens;
+  };
+  const signedIn = await vouchedAt();
+
+  await upstream.down();
+  try {
+    clock.advance(maxStalenessMs - margin);
+    await refreshed();
+    expect(await vouchedAt()).toBe(signedIn);
+
+    await upstream.up();
+    clock.advance(2 * margin);
+    await refreshed();
+    const confirmed = (await vouchedAt()) ?? 0;
+    expect(confirmed).toBeGreaterThan((signedIn ?? 0) + maxStalenessMs);
+
+    await upstream.down();
+    clock.advance(maxStalenessMs - margin);
+    await refreshed();
+    expect(await reviewedUser(t.issuer, scenario.reviewKey, current.access_token)).not.toBe(
+      'not authenticated',
+    );
+    clock.advance(2 * margin);
+    expect(await scenario.refresh(current.refresh_token)).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_grant',
+        error_description: `the identity provider could not confirm the account since ${new Date(confirmed).toISOString()}`,
+      },
+    });
+    expect(await reviewedUser(t.issuer, scenario.reviewKey, current.access_token)).toBe('not authenticated');
+    expect(await revalidationEvents(t, scenario.adminKey, grantId)).toEqual([
+      { outcome: 'success', reason: 'upstream_unavailable' },
+      { outcome: 'success', reason: null },
+      { outcome: 'success', reason: 'upstream_unavailable' },
+      { outcome: 'failure', reason: 'upstream_unavailable_too_long' },
+    ]);
+  } finally {
+    await upstream.up();
+  }
 }

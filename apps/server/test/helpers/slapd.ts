@@ -110,6 +110,10 @@ export interface Slapd {
   baseDn: string;
   managerDn: string;
   managerPassword: string;
+  /** Kills slapd, keeping its files: connections to its ports are refused until {@link up}. */
+  down(): Promise<void>;
+  /** Starts slapd again on the same ports over the same directory, once it answers. */
+  up(): Promise<void>;
   /** Kills slapd (SIGTERM, then SIGKILL) and removes its files. */
   stop(): Promise<void>;
 }
@@ -147,26 +151,12 @@ export async function startSlapd(options: { tls?: boolean } = {}): Promise<Slapd
       const ldapsUrl = ldapsPort !== undefined ? `ldaps://127.0.0.1:${ldapsPort}` : undefined;
       // -d keeps slapd in the foreground, a child of this process; -d 0 logs nothing but errors.
       const listeners = `${url}/${ldapsUrl !== undefined ? ` ${ldapsUrl}/` : ''}`;
-      const child = spawn(SLAPD, ['-d', '0', '-f', conf, '-h', listeners], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
-      const killOnExit = (): void => {
-        child.kill('SIGKILL');
-      };
-      process.once('exit', killOnExit);
-      const stop = async (): Promise<void> => {
-        await killChild(child);
-        process.removeListener('exit', killOnExit);
-      };
+      const launch = () => runSlapd(conf, listeners, url, `cn=admin,${BASE_DN}`, managerPassword);
+      let stopChild: () => Promise<void>;
       try {
-        await waitUntilAnswering(child, url, `cn=admin,${BASE_DN}`, managerPassword, () => stderr);
+        stopChild = await launch();
       } catch (error) {
         lastError = error;
-        await stop();
         continue;
       }
       const slapd: Slapd = {
@@ -176,8 +166,15 @@ export async function startSlapd(options: { tls?: boolean } = {}): Promise<Slapd
         baseDn: BASE_DN,
         managerDn: `cn=admin,${BASE_DN}`,
         managerPassword,
+        async down() {
+          await stopChild();
+        },
+        async up() {
+          await stopChild();
+          stopChild = await launch();
+        },
         async stop() {
-          await stop();
+          await stopChild();
           await rm(dir, { recursive: true, force: true });
         },
       };
@@ -307,6 +304,41 @@ function freePort(): Promise<number> {
       });
     });
   });
+}
+
+/**
+ * Runs slapd in the foreground on `listeners` until it answers a manager bind; answers how to
+ * stop it (SIGTERM, then SIGKILL), which does nothing once it has stopped.
+ */
+async function runSlapd(
+  conf: string,
+  listeners: string,
+  url: string,
+  managerDn: string,
+  managerPassword: string,
+): Promise<() => Promise<void>> {
+  const child = spawn(SLAPD as string, ['-d', '0', '-f', conf, '-h', listeners], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const killOnExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const stop = async (): Promise<void> => {
+    await killChild(child);
+    process.removeListener('exit', killOnExit);
+  };
+  try {
+    await waitUntilAnswering(child, url, managerDn, managerPassword, () => stderr);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return stop;
 }
 
 /** Polls with a manager bind until slapd answers; fails early when it exits. */

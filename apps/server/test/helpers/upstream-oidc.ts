@@ -29,6 +29,10 @@ export interface UpstreamOidc {
   requests: string[];
   /** The W3C `traceparent` header of each request that carried one, as `METHOD /path` and its value. */
   traceparents: Array<{ request: string; traceparent: string }>;
+  /** Stops listening, ending every connection: connections to its port are refused until {@link up}. */
+  down(): Promise<void>;
+  /** Listens on the same port again (if it was down): same issuer, keys, accounts and upstream grants. */
+  up(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -102,6 +106,8 @@ export async function startUpstreamOidc(options: {
     nextAccount: null,
     requests: [],
     traceparents: [],
+    down: async () => {},
+    up: async () => {},
     stop: async () => {},
   };
   const callback = provider.callback();
@@ -136,7 +142,22 @@ export async function startUpstreamOidc(options: {
       res.end(String(error));
     }
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const listen = async () => {
+    if (server.listening) return;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  };
+  await listen();
   upstream.stop = () => new Promise((resolve) => server.close(() => resolve()));
+  upstream.down = () => {
+    server.closeAllConnections();
+    return upstream.stop();
+  };
+  upstream.up = listen;
   return upstream;
 }

@@ -60,6 +60,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0015_session_upstream',
       '0016_audit_events',
       '0017_device_poll_slow_down',
+      '0018_upstream_checked_at',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -181,10 +182,12 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     async () => {
       const database = await fresh(create);
       await migrateToLatest(database);
-      await sql`delete from kysely_migration where name = ${'0017_device_poll_slow_down'}`.execute(
+      await sql`delete from kysely_migration where name >= ${'0017_device_poll_slow_down'}`.execute(
         database.db,
       );
-      expect(await migrateToLatest(database)).toEqual({ applied: ['0017_device_poll_slow_down'] });
+      expect(await migrateToLatest(database)).toEqual({
+        applied: MIGRATION_NAMES.filter((m) => m >= '0017_device_poll_slow_down'),
+      });
       const row = await database.db.selectFrom('device_authorizations').select('poll_slowed').execute();
       expect(row).toEqual([]);
     },
@@ -202,7 +205,13 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       expect(await migrateToLatest(database)).toEqual({
         applied: MIGRATION_NAMES.filter((m) => m >= '0013_grant_upstream'),
       });
-      const upstream = { provider: 'corp', subject: 's', validatedAt: new Date(1000), sealedState: 'v1.a.b' };
+      const upstream = {
+        provider: 'corp',
+        subject: 's',
+        validatedAt: new Date(1000),
+        checkedAt: new Date(1000),
+        sealedState: 'v1.a.b',
+      };
       const storage = createSqlStorage(database);
       await storage.grants.create({ ...newGrant(), upstream });
       expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(upstream);
@@ -221,7 +230,13 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       expect(await migrateToLatest(database)).toEqual({
         applied: MIGRATION_NAMES.filter((m) => m >= '0015_session_upstream'),
       });
-      const upstream = { provider: 'corp', subject: 's', validatedAt: new Date(1000), sealedState: 'v1.a.b' };
+      const upstream = {
+        provider: 'corp',
+        subject: 's',
+        validatedAt: new Date(1000),
+        checkedAt: new Date(1000),
+        sealedState: 'v1.a.b',
+      };
       const storage = createSqlStorage(database);
       await storage.sessions.create({ ...newSession(), upstream });
       expect((await storage.sessions.findById('s-1'))?.upstream).toStrictEqual(upstream);
@@ -267,6 +282,48 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       expect(grant).toMatchObject({ lastUsedAt: new Date(5), lastUsedAddress: '192.0.2.1' });
     },
   );
+
+  it('0018_upstream_checked_at starts the check time of every upstream identity at the time it holds; a row without one still re-checks', async () => {
+    const database = await fresh(create);
+    await migrateToLatest(database);
+    const storage = createSqlStorage(database);
+    const upstream = {
+      provider: 'corp',
+      subject: 's',
+      validatedAt: new Date(1000),
+      checkedAt: new Date(1000),
+      sealedState: 'v1.a.b',
+    };
+    await storage.grants.create({ ...newGrant(), upstream });
+    await storage.grants.create({ ...newGrant(), id: 'g-local' });
+    await storage.sessions.create({ ...newSession(), upstream });
+    // As the tables were before 0018: no check time.
+    await sql`delete from kysely_migration where name = ${'0018_upstream_checked_at'}`.execute(database.db);
+    for (const table of ['grants', 'browser_sessions', 'authorization_codes', 'device_authorizations'])
+      await sql`alter table ${sql.table(table)} drop column upstream_checked_at`.execute(database.db);
+    expect(await migrateToLatest(database)).toEqual({ applied: ['0018_upstream_checked_at'] });
+    const checked = await database.db
+      .selectFrom('grants')
+      .select(['id', 'upstream_checked_at'])
+      .orderBy('id')
+      .execute();
+    expect(checked).toEqual([
+      { id: 'g-1', upstream_checked_at: 1000 },
+      { id: 'g-local', upstream_checked_at: null },
+    ]);
+    expect((await storage.sessions.findById('s-1'))?.upstream).toStrictEqual(upstream);
+
+    // A grant a replica older than 0018 writes during an upgrade: read and claimed by its vouching time.
+    await database.db
+      .updateTable('grants')
+      .set({ upstream_checked_at: null })
+      .where('id', '=', 'g-1')
+      .execute();
+    expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(upstream);
+    const claimed = { ...upstream, checkedAt: new Date(2000) };
+    expect(await storage.grants.updateUpstream('g-1', claimed, upstream.checkedAt)).toBe(true);
+    expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(claimed);
+  });
 
   it('returns bigint columns as numbers', async () => {
     const database = await fresh(create);

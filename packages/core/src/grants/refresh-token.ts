@@ -22,7 +22,8 @@ const invalid = (description: string) => new OAuthProtocolError('invalid_grant',
  * of one token (two tabs, several kubectl processes) do not sign the user out.
  * The scope may be narrowed for the new access token, never widened; the new refresh token keeps
  * the grant's scope. A grant from an external identity provider is re-checked upstream when due
- * (`context.revalidate`): one the upstream no longer knows is revoked and refused.
+ * (`context.revalidate`): one the upstream no longer knows, or has not confirmed for longer than
+ * the limit while it cannot be asked, is revoked and refused.
  * @example const tokens = await refreshTokenGrant(request, client, context);
  */
 export async function refreshTokenGrant(
@@ -64,21 +65,38 @@ export async function refreshTokenGrant(
   const { token, grant } = claimed;
   const revalidation = (await context.revalidate?.(grant, context.log)) ?? 'current';
   if (revalidation === 'gone') {
-    await storage.transaction(async (tx) => {
-      await revokeGrant(
-        { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
-        grant.id,
-      );
-      await recordAuditEvent(
-        tx,
-        upstreamEvent(client, grant, context, 'failure', 'unknown_upstream'),
-        clock,
-        context.auditIds,
-      );
-    });
+    await revokeUpstreamGrant(client, grant, context, 'unknown_upstream');
     throw invalid('the identity provider no longer knows this account');
   }
+  if (revalidation === 'unconfirmed') {
+    // Availability yields to freshness at the limit: the person signs in again once the provider answers.
+    await revokeUpstreamGrant(client, grant, context, 'upstream_unavailable_too_long');
+    const since = grant.upstream?.validatedAt.toISOString() ?? 'the sign-in';
+    throw invalid(`the identity provider could not confirm the account since ${since}`);
+  }
   return grantStep(context, client, (step) => rotate(rotation, token, grant, scope, revalidation, step));
+}
+
+/** Revokes a grant its upstream no longer vouches for, with the failed re-check's event, in one transaction. */
+async function revokeUpstreamGrant(
+  client: ClientRecord,
+  grant: GrantRecord,
+  context: TokenEndpointContext,
+  reason: 'unknown_upstream' | 'upstream_unavailable_too_long',
+): Promise<void> {
+  const { clock } = context;
+  await context.storage.transaction(async (tx) => {
+    await revokeGrant(
+      { clock, storage: tx, maxTokenLifetimeSeconds: context.lifetimes.maxAccessToken },
+      grant.id,
+    );
+    await recordAuditEvent(
+      tx,
+      upstreamEvent(client, grant, context, 'failure', reason),
+      clock,
+      context.auditIds,
+    );
+  });
 }
 
 /** What one rotation works from. */
@@ -131,7 +149,7 @@ async function rotate(
   token: RefreshTokenRecord,
   grant: GrantRecord,
   requested: string[] | undefined,
-  revalidation: Exclude<UpstreamRevalidation, 'gone'>,
+  revalidation: Exclude<UpstreamRevalidation, 'gone' | 'unconfirmed'>,
   context: TokenEndpointContext,
 ): Promise<TokenResponse> {
   const { client, successor, resource } = rotation;

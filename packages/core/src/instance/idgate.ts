@@ -20,7 +20,11 @@ import type { GrantStorage, TokenEndpointContext } from '../grants/context.js';
 import { issueFederatedTokens } from '../grants/federation.js';
 import { refreshSuccessorKey } from '../grants/refresh-token.js';
 import { handleTokenRequest, TOKEN_ENDPOINT_GRANT_TYPES } from '../grants/token-endpoint.js';
-import { grantUpstream, revalidateUpstream } from '../grants/upstream-revalidation.js';
+import {
+  DEFAULT_REVALIDATE_MAX_STALENESS,
+  grantUpstream,
+  revalidateUpstream,
+} from '../grants/upstream-revalidation.js';
 import type { Caller } from '../ports/caller.js';
 import { pooledRandom, systemClock } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
@@ -141,6 +145,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
   const revalidation = {
     clock,
     intervalSeconds: policy.revalidateInterval ?? 0,
+    maxStalenessSeconds: policy.revalidateMaxStaleness ?? DEFAULT_REVALIDATE_MAX_STALENESS,
     secret,
     storage,
     provider: async (name: string) => {
@@ -185,10 +190,17 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       revalidateUpstream(grant, {
         ...revalidation,
         // Told once per grant per interval: the re-check is not tried again sooner.
-        onUnavailable: (grant, reason) =>
+        onUnavailable: (grant, reason, outcome) =>
           log?.warn(
-            { grantId: grant.id, provider: grant.upstream?.provider, reason },
-            'identity provider unreachable on refresh; the grant keeps its current data',
+            {
+              grantId: grant.id,
+              provider: grant.upstream?.provider,
+              reason,
+              validatedAt: grant.upstream?.validatedAt.toISOString(),
+            },
+            outcome === 'unavailable'
+              ? 'identity provider unreachable on refresh; the grant keeps its current data'
+              : 'identity provider unreachable on refresh and the account unconfirmed for longer than the limit; the grant is revoked',
           ),
       }),
   };

@@ -84,6 +84,12 @@ export interface IdgatePolicy {
   device?: { codeTtl?: number; interval?: number };
   /** Seconds between re-checks of a federated grant's identity upstream; 0 never (default). */
   revalidateInterval?: number;
+  /**
+   * Seconds a federated grant goes on refreshing after its provider last vouched for the person
+   * while the provider cannot be asked; past them a refresh the provider does not answer revokes
+   * the grant (`invalid_grant`). Default `DEFAULT_REVALIDATE_MAX_STALENESS` (a day); 0: no limit.
+   */
+  revalidateMaxStaleness?: number;
   /** PKCE at the authorization endpoint (see `AuthorizationRequestOptions`). */
   pkce?: { allowPlain?: boolean; requireForConfidentialClients?: boolean };
   /** What locks an account or address after failed sign-ins; default `DEFAULT_LOGIN_THROTTLE`. */

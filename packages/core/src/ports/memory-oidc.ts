@@ -147,7 +147,7 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
       async updateUpstream(id, upstream, previous) {
         const grant = tables().grants.get(id);
         const current = grant?.upstream ?? null;
-        if (grant === undefined || current === null || current.validatedAt.getTime() !== previous.getTime())
+        if (grant === undefined || current === null || current.checkedAt.getTime() !== previous.getTime())
           return false;
         grant.upstream = copy(upstream);
         return true;

@@ -26,7 +26,7 @@ export interface GrantRepository {
   /** Revokes every live grant of a client; returns the revoked grants. */
   revokeByClient(clientId: string, at: Date): Promise<GrantRecord[]>;
   /**
-   * Replaces a grant's upstream record only while its `validatedAt` is still `previous`
+   * Replaces a grant's upstream record only while its `checkedAt` is still `previous`
    * (compare-and-set): of concurrent refreshes, exactly one gets true and asks the upstream.
    */
   updateUpstream(id: string, upstream: GrantUpstream, previous: Date): Promise<boolean>;

@@ -152,6 +152,31 @@ describe('upstream re-validation on refresh', () => {
   });
 });
 
+describe('re-validation past the limit', () => {
+  it('revokes the grant the upstream has not confirmed for too long, says since when, and records why', async () => {
+    const { clock, storage, approval, approver, start, poll, refresh, recorded } = await deviceFlow();
+    const { device_code, hash } = await start();
+    await approveDeviceAuthorization(hash, approver, approval);
+    const vouchedAt = approver.upstream.validatedAt.toISOString();
+    clock.advance(1);
+    const tokens = await poll(device_code);
+    await expect(refresh(tokens.refresh_token as string, 'unconfirmed')).rejects.toMatchObject({
+      code: 'invalid_grant',
+      description: `the identity provider could not confirm the account since ${vouchedAt}`,
+    });
+    const [event] = await recorded('upstream.revalidated');
+    expect(event).toMatchObject({
+      outcome: 'failure',
+      subject: 'u-alice',
+      clientId: 'kubectl',
+      details: { provider: 'corp', reason: 'upstream_unavailable_too_long' },
+    });
+    const grant = await storage.grants.findById(details(event).grantId as string);
+    expect(grant?.revokedAt).not.toBeNull();
+    expect(await recorded('refresh.rotated')).toEqual([]);
+  });
+});
+
 describe('sign-in through an external identity provider', () => {
   it('records the upstream sign-in and the sign-in, refused or not', async () => {
     const storage = createMemoryStorage();

@@ -34,6 +34,8 @@ export function useFakeGitHub() {
     },
     route: (key, route) => live().route(key, route),
     requestsTo: (key) => live().requestsTo(key),
+    down: () => live().down(),
+    up: () => live().up(),
     close: () => live().close(),
   };
   /** The connector for `base` (the fake's URL by default), with config `overrides`. */

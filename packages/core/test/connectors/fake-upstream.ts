@@ -33,6 +33,10 @@ export interface FakeUpstream {
   route(key: string, route: Route): void;
   /** The requests to one `METHOD /path`. */
   requestsTo(key: string): RecordedRequest[];
+  /** Stops listening, ending every connection: connections to its port are refused until {@link up}. */
+  down(): Promise<void>;
+  /** Listens on the same port again (if it was down), with the same routes. */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -90,6 +94,8 @@ export async function startFakeUpstream(routes: Record<string, Route> = {}): Pro
     requests,
     route: (key, route) => void table.set(key, route),
     requestsTo: (key) => requests.filter((request) => `${request.method} ${request.path}` === key),
+    down: () => stop(server),
+    up: () => listenOn(server, new URL(url).port),
     close: () => stop(server),
   };
   return upstream;
@@ -109,6 +115,17 @@ export async function closedPortUrl(): Promise<string> {
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function listenOn(server: Server, port: string): Promise<void> {
+  if (server.listening) return;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(Number(port), '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 async function stop(server: Server): Promise<void> {

@@ -192,6 +192,77 @@ describe('upstream re-validation of a grant on refresh', () => {
     expect(warnings).toHaveLength(2);
   });
 
+  describe('the limit on refreshes the upstream has not confirmed (maxStalenessSeconds)', () => {
+    const MAX = 86_400;
+    /** An upstream that answers what `now.answer` says at each check. */
+    async function limited() {
+      const now: { answer: UpstreamRecheck } = {
+        answer: { status: 'unavailable', reason: 'connect ECONNREFUSED 127.0.0.1:1' },
+      };
+      const set = await setUp(() => now.answer);
+      const outcomes: string[] = [];
+      const context: UpstreamRevalidationContext = {
+        ...set.context,
+        maxStalenessSeconds: MAX,
+        onUnavailable: (_grant, _reason, outcome) => outcomes.push(outcome),
+      };
+      return { ...set, now, context, outcomes };
+    }
+
+    it('keeps an unreachable upstream unconfirmed until the limit, then answers unconfirmed', async () => {
+      const { clock, context, reload, asked, outcomes, grant } = await limited();
+      const signedIn = grant.upstream?.validatedAt.getTime() ?? 0;
+      clock.advance(INTERVAL);
+      expect(await revalidateUpstream(await reload(), context)).toBe('unavailable');
+      clock.advance(MAX - INTERVAL);
+      expect(clock.now() - signedIn).toBe(MAX * 1000);
+      expect(await revalidateUpstream(await reload(), context)).toBe('unavailable');
+      // Past the limit a second after a failed check: asked again at once, not an interval later.
+      clock.advance(1);
+      expect(await revalidateUpstream(await reload(), context)).toBe('unconfirmed');
+      expect(asked).toHaveLength(3);
+      expect(outcomes).toEqual(['unavailable', 'unavailable', 'unconfirmed']);
+      // Never vouched for since the sign-in: the record says so.
+      expect((await reload()).upstream?.validatedAt.getTime()).toBe(signedIn);
+    });
+
+    it('counts from the last re-check the upstream answered', async () => {
+      const { clock, context, reload, now } = await limited();
+      clock.advance(MAX - 60);
+      expect(await revalidateUpstream(await reload(), context)).toBe('unavailable');
+      now.answer = { status: 'valid', identity: identity() };
+      clock.advance(INTERVAL);
+      expect(await revalidateUpstream(await reload(), context)).toBe('revalidated');
+      expect((await reload()).upstream?.validatedAt.getTime()).toBe(clock.now());
+      now.answer = { status: 'unavailable', reason: 'the identity provider answered 503' };
+      clock.advance(MAX);
+      expect(await revalidateUpstream(await reload(), context)).toBe('unavailable');
+      clock.advance(1);
+      expect(await revalidateUpstream(await reload(), context)).toBe('unconfirmed');
+    });
+
+    it('past the limit an upstream that answers confirms the grant again', async () => {
+      const { clock, context, reload, now } = await limited();
+      clock.advance(MAX + 3600);
+      now.answer = { status: 'valid', identity: identity() };
+      expect(await revalidateUpstream(await reload(), context)).toBe('revalidated');
+      expect((await reload()).upstream?.validatedAt.getTime()).toBe(clock.now());
+    });
+
+    it('has no limit at 0, and none for a grant that keeps nothing to check with', async () => {
+      const { clock, context, reload, grant, storage } = await limited();
+      clock.advance(10 * MAX);
+      expect(await revalidateUpstream(await reload(), { ...context, maxStalenessSeconds: 0 })).toBe(
+        'unavailable',
+      );
+      const upstream = grant.upstream ?? null;
+      if (upstream === null) throw new Error('the grant has an upstream');
+      const stateless = { ...grant, id: 'grant-2', upstream: { ...upstream, sealedState: null } };
+      await storage.grants.create(stateless);
+      expect(await revalidateUpstream(stateless, context)).toBe('current');
+    });
+  });
+
   it('treats a state sealed with another secret as unavailable, not as gone', async () => {
     const { clock, grant, context, asked } = await setUp(() => ({ status: 'valid', identity: identity() }));
     clock.advance(INTERVAL);

@@ -52,7 +52,9 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
         .updateTable('grants')
         .set(upstreamColumns(upstream))
         .where('id', '=', id)
-        .where('upstream_validated_at', '=', toMs(previous))
+        // A row a replica older than migration 0018 wrote during an upgrade has no check time:
+        // its vouching time stands for it, as `upstreamOf` reads it.
+        .where((eb) => eb.fn.coalesce('upstream_checked_at', 'upstream_validated_at'), '=', toMs(previous))
         .executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     },

@@ -12,6 +12,7 @@ export function upstreamColumns(upstream: GrantUpstream | null | undefined): Ups
     upstream_provider: upstream?.provider ?? null,
     upstream_subject: upstream?.subject ?? null,
     upstream_validated_at: upstream == null ? null : toMs(upstream.validatedAt),
+    upstream_checked_at: upstream == null ? null : toMs(upstream.checkedAt),
     upstream_state: upstream?.sealedState ?? null,
   };
 }
@@ -24,6 +25,8 @@ export function upstreamOf(row: UpstreamColumns): GrantUpstream | null {
     provider: row.upstream_provider,
     subject: row.upstream_subject,
     validatedAt: toDate(row.upstream_validated_at),
+    // Null only on a row a replica older than migration 0018 wrote during an upgrade.
+    checkedAt: toDate(row.upstream_checked_at ?? row.upstream_validated_at),
     sealedState: row.upstream_state,
   };
 }

@@ -18,31 +18,36 @@ export function grantsContract(subject: StorageUnderTest): void {
       expect(await storage.grants.findById('missing')).toBeUndefined();
     });
 
-    it('keeps the upstream identity of a federated grant and replaces it only by compare-and-set', async () => {
+    it('keeps the upstream identity of a federated grant and replaces it only by compare-and-set on its check time', async () => {
       const storage = subject();
       const upstream = {
         provider: 'corp',
         subject: 'u-100',
         validatedAt: at('2026-01-01T10:00:00.000Z'),
+        checkedAt: at('2026-01-01T10:00:00.000Z'),
         sealedState: 'v1.aXY.c2VhbGVk',
       };
       await storage.grants.create(newGrant({ upstream }));
       expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(upstream);
 
-      const checked = { ...upstream, validatedAt: at('2026-01-01T10:15:00.000Z') };
+      // A re-check claimed (the upstream not asked yet): the check time moves, the vouching does not.
+      const claimed = { ...upstream, checkedAt: at('2026-01-01T10:15:00.000Z') };
       const results = await Promise.all([
-        storage.grants.updateUpstream('g-1', checked, upstream.validatedAt),
-        storage.grants.updateUpstream('g-1', checked, upstream.validatedAt),
+        storage.grants.updateUpstream('g-1', claimed, upstream.checkedAt),
+        storage.grants.updateUpstream('g-1', claimed, upstream.checkedAt),
       ]);
       expect(results.sort()).toEqual([false, true]);
-      const rotated = { ...checked, sealedState: 'v1.aXY.cm90YXRlZA' };
-      expect(await storage.grants.updateUpstream('g-1', rotated, upstream.validatedAt)).toBe(false);
-      expect(await storage.grants.updateUpstream('g-1', rotated, checked.validatedAt)).toBe(true);
-      expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(rotated);
+      expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(claimed);
+      // The upstream answered: vouched for at the check, its token rotated.
+      const answered = { ...claimed, validatedAt: claimed.checkedAt, sealedState: 'v1.aXY.cm90YXRlZA' };
+      // Compared on the check time: the old one (still the vouching time) no longer matches.
+      expect(await storage.grants.updateUpstream('g-1', answered, upstream.checkedAt)).toBe(false);
+      expect(await storage.grants.updateUpstream('g-1', answered, claimed.checkedAt)).toBe(true);
+      expect((await storage.grants.findById('g-1'))?.upstream).toStrictEqual(answered);
       // A grant without an upstream is never given one by a re-check.
       await storage.grants.create(newGrant({ id: 'g-2' }));
-      expect(await storage.grants.updateUpstream('g-2', checked, upstream.validatedAt)).toBe(false);
-      expect(await storage.grants.updateUpstream('missing', checked, upstream.validatedAt)).toBe(false);
+      expect(await storage.grants.updateUpstream('g-2', claimed, upstream.checkedAt)).toBe(false);
+      expect(await storage.grants.updateUpstream('missing', claimed, upstream.checkedAt)).toBe(false);
     });
 
     it('replaces a rotated upstream state on every grant of the identity holding it, and only there', async () => {

@@ -89,6 +89,7 @@ export function newUpstream(overrides: Partial<GrantUpstream> = {}): GrantUpstre
     provider: 'corp',
     subject: 'u-100',
     validatedAt: at('2026-01-01T09:59:00.000Z'),
+    checkedAt: at('2026-01-01T10:14:00.000Z'),
     sealedState: 'v1.aXY.c2VhbGVk',
     ...overrides,
   };
