@@ -2,7 +2,7 @@
 // costs in user space, whatever the host's virtual CPUs do from one minute to the next (wrk's
 // requests/s and /proc's CPU time move by a third between runs of one build on this machine).
 //
-//   node bench/src/instructions.mjs [--checkout DIR] [--warm N] [--measure N] SCENARIO
+//   node bench/src/instructions.mjs [--checkout DIR] [--warm N] [--measure N] [--keep DIR] SCENARIO
 //
 // SCENARIO: discovery | warm (TokenReview of one user token) | garbage (TokenReview of random
 // JWT-shaped text) | expired (TokenReview of a different expired token each time) | cc (token
@@ -10,12 +10,14 @@
 // `node scripts/build-js.mjs --with-deps apps/server`), this one by default: point it at a clone of
 // another commit to compare two builds. The server runs under callgrind with instrumentation off;
 // N requests on 8 keep-alive connections warm it up (the JIT settles), the next ones are counted.
+// `--keep DIR` copies the dumps there (`SCENARIO.callgrind.out.PID-THREAD`) for callgrind_annotate.
 // Prints one JSON line: instructions per request, and the same without V8's major (mark-compact)
-// collections, which land in a window or not by chance and swing a single run by ~10 %.
+// collections, which land in a window or not by chance and swing a single run by ~10 %, and the main
+// thread's alone (what the event loop spends; the JIT compiler's and GC's helper threads excluded).
 // Runs of one build still differ by a few per cent: compare builds by several runs each.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -32,6 +34,7 @@ const { values, positionals } = parseArgs({
     checkout: { type: 'string', default: resolve(dirname(fileURLToPath(import.meta.url)), '../..') },
     warm: { type: 'string', default: '40000' },
     measure: { type: 'string', default: '16000' },
+    keep: { type: 'string' },
   },
 });
 const scenario = positionals[0] ?? 'discovery';
@@ -51,7 +54,7 @@ const out = join(tmp, 'callgrind.out');
 const server = spawn(
   'valgrind',
   [
-    ...['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`],
+    ...['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${out}`],
     ...[process.execPath, ...IDGATE_NODE_FLAGS, serverBin, 'serve'],
   ],
   { env, stdio: ['ignore', 'ignore', 'ignore'] },
@@ -166,21 +169,32 @@ try {
   await run(measure);
   callgrind('-i', 'off');
   callgrind('-d');
-  const dump = readdirSync(tmp).find((name) => /^callgrind\.out\.\d+$/.test(name));
-  if (dump === undefined) throw new Error('callgrind wrote no dump');
-  const total = [...readFileSync(join(tmp, dump), 'utf8').matchAll(/^totals: (\d+)/gm)].reduce(
-    (sum, match) => sum + Number(match[1]),
-    0,
-  );
+  // One dump per thread (`-01` is the main thread: the event loop, where a request waits; the
+  // others are V8's compiler and GC helpers and libuv's pool).
+  const dumps = readdirSync(tmp).filter((name) => /^callgrind\.out\.\d+(-\d+)?$/.test(name));
+  if (dumps.length === 0) throw new Error('callgrind wrote no dump');
+  let total = 0;
+  let main = 0;
   let major = 0;
-  const annotated = execFileSync('callgrind_annotate', ['--threshold=100', join(tmp, dump)], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  });
-  for (const line of annotated.split('\n')) {
-    const match = line.match(/^\s*([\d,]+) \(.*?\)\s+(.*)$/);
-    if (match?.[1] !== undefined && MAJOR_GC.test(match[2] ?? ''))
-      major += Number(match[1].replaceAll(',', ''));
+  /** @type {Record<string, number>} */
+  const threads = {};
+  for (const dump of dumps.sort()) {
+    const totals = [...readFileSync(join(tmp, dump), 'utf8').matchAll(/^totals: (\d+)/gm)].reduce(
+      (sum, match) => sum + Number(match[1]),
+      0,
+    );
+    total += totals;
+    if (dump.endsWith('-01')) main = totals;
+    threads[dump.replace(/^.*-/, '')] = Math.round(totals / measure);
+    const annotated = execFileSync('callgrind_annotate', ['--threshold=100', join(tmp, dump)], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+    });
+    for (const line of annotated.split('\n')) {
+      const match = line.match(/^\s*([\d,]+) \(.*?\)\s+(.*)$/);
+      if (match?.[1] !== undefined && MAJOR_GC.test(match[2] ?? ''))
+        major += Number(match[1].replaceAll(',', ''));
+    }
   }
   console.log(
     JSON.stringify({
@@ -189,8 +203,13 @@ try {
       requests: measure,
       instructionsPerRequest: Math.round(total / measure),
       withoutMajorGc: Math.round((total - major) / measure),
+      mainThread: Math.round(main / measure),
+      threads,
     }),
   );
+  // The dumps, for callgrind_annotate (which functions of which thread), when asked to keep them.
+  if (values.keep !== undefined)
+    for (const dump of dumps) copyFileSync(join(tmp, dump), join(values.keep, `${scenario}.${dump}`));
 } finally {
   server.kill('SIGTERM');
   await new Promise((done) => server.once('exit', done));
