@@ -9,14 +9,14 @@ const TOUCH_INTERVAL_MS = 60_000;
 /**
  * Authenticates the API key of a request (`Authorization: Bearer <key>` or a bare key) for
  * `scope` — core's check, over the directory's memory — and records its use at most once a
- * minute. A key the directory already knows is answered at once, any other as a promise.
+ * minute.
  * @throws ApiKeyError (401 missing/invalid, 403 scope) — as a rejected promise — which the error
  * handler answers.
  */
 export function apiKeyAuthenticator(
   context: AppContext,
   scope: ApiKeyScope,
-): (request: FastifyRequest) => ApiKeyRecord | Promise<ApiKeyRecord> {
+): (request: FastifyRequest) => Promise<ApiKeyRecord> {
   const { core, clock, storage } = context;
   const lastTouched = new Map<string, number>();
   const used = (request: FastifyRequest, key: ApiKeyRecord): ApiKeyRecord => {
@@ -35,10 +35,8 @@ export function apiKeyAuthenticator(
     }
     return key;
   };
-  return (request) => {
+  return async (request) => {
     const presented = apiKeyFromAuthorization(request.headers.authorization);
-    const known = core.knownApiKey(presented, scope);
-    if (known !== undefined) return used(request, known);
-    return core.authenticateApiKey(presented, scope).then((key) => used(request, key));
+    return used(request, await core.authenticateApiKey(presented, scope));
   };
 }

@@ -1,4 +1,3 @@
-import type { ApiKeyScope } from '@idgate/schema';
 import type { AdminPorts } from '../admin/ports.js';
 import { authenticateApiKey, isApiKeyLive } from '../api-keys/api-key.js';
 import { createAuditBatcher } from '../audit/batcher.js';
@@ -89,14 +88,6 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
   const verify = (token: string): Promise<AccessTokenVerification> =>
     cache === undefined ? verifyNow(token) : cache.verification(token, verifyNow);
   const findClient = (id: string) => storage.clients.findById(id);
-  const knownApiKey = (presented: string | undefined, scope: ApiKeyScope | null) => {
-    const known = presented === undefined ? undefined : cache?.apiKey(presented);
-    return known !== undefined &&
-      isApiKeyLive(known, new Date(clock.now())) &&
-      (scope === null || known.scopes.includes(scope))
-      ? known
-      : undefined;
-  };
 
   const live: LiveTokenContext = {
     issuer,
@@ -265,10 +256,11 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     checkAccessToken: (token) => checkAccessToken(token, live),
     verifyAccessToken: verify,
     authenticateClient: (presented) => authenticateClient(presented, findClient, new Date(clock.now())),
-    knownApiKey,
     async authenticateApiKey(presented, scope) {
-      const known = knownApiKey(presented, scope);
-      if (known !== undefined) return known;
+      const known = presented === undefined ? undefined : cache?.apiKey(presented);
+      if (known !== undefined && isApiKeyLive(known, new Date(clock.now()))) {
+        if (scope === null || known.scopes.includes(scope)) return known;
+      }
       const record = await authenticateApiKey(
         presented,
         scope,

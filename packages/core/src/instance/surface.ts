@@ -83,11 +83,6 @@ export interface Idgate {
    * @throws ApiKeyError (as a rejected promise).
    */
   authenticateApiKey(presented: string | undefined, scope: ApiKeyScope | null): Promise<ApiKeyRecord>;
-  /**
-   * The read cache's answer alone, without a promise: the key when it authenticated before and is
-   * still live with `scope`, else undefined (then `authenticateApiKey` decides).
-   */
-  knownApiKey(presented: string | undefined, scope: ApiKeyScope | null): ApiKeyRecord | undefined;
   /** The OpenID provider metadata of this instance. */
   metadata(options: Omit<DiscoveryOptions, 'issuer' | 'grantTypes'>): ProviderMetadata;
 

@@ -105,22 +105,12 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
       schema: routeSchema(TOKEN_REVIEW_DOC),
       // The handler answers a body the schema refuses: 415 or zod's words for what is wrong.
       attachValidation: true,
-      // A callback hook: a known API key goes on at once, without a promise (see bench/README.md).
-      onRequest: (request, reply, done) => {
+      onRequest: async (request, reply) => {
         reply
           .header('deprecation', TOKEN_REVIEW_DEPRECATION)
           .header('link', link)
           .header('cache-control', 'no-store');
-        const key = authenticate(request);
-        if (key instanceof Promise)
-          key.then((record) => {
-            request.reviewerKey = record;
-            done();
-          }, done);
-        else {
-          request.reviewerKey = key;
-          done();
-        }
+        request.reviewerKey = await authenticate(request);
       },
     },
     async (request, reply) => {
