@@ -69,7 +69,7 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
     const keys = z.array(ApiKey).parse(JSON.parse(listed.stdout));
     expect(keys.map((k) => [k.name, k.scopes])).toEqual([
       ['apiserver', ['tokenreview']],
-      ['ops', ['admin', 'tokenreview']],
+      ['ops', ['tokenreview', 'admin']],
     ]);
     for (const entry of JSON.parse(listed.stdout) as object[])
       expect(Object.keys(entry).sort()).toEqual(API_KEY_KEYS);
@@ -85,7 +85,9 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
     const unknown = await run(['api-keys', 'add', '--name', 'x', '--scope', 'root'], { env });
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toBe('');
-    expect(unknown.stderr).toMatch(/^idgate: --scope "root": .*"tokenreview"\|"admin"\n$/);
+    expect(unknown.stderr).toMatch(
+      /^idgate: --scope "root": .*"tokenreview"\|"admin"\|"users:read"\|.*"audit:read"\n$/,
+    );
     const missing = await run(['api-keys', 'add', '--name', 'x'], { env });
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toBe("idgate: required option '--scope <scope...>' not specified\n");
