@@ -31,7 +31,8 @@ const ACTING_KEYS = 256;
 
 /**
  * The administrative ports acting for an API key: `ports` with the key as the actor of every
- * change they record (`api-key`, its id, its prefix as the name). Built once per key and kept,
+ * change they record (`api-key`, its id, its prefix as the name) and its scopes as those it may
+ * give (`actingScopes`: no key makes a key stronger than itself). Built once per key and kept,
  * the most recently used {@link ACTING_KEYS} of them, so that an admin request takes its ports
  * rather than assembling them. The actor travels with the ports, not in an AsyncLocalStorage: on
  * Node 20 one of those, once used, puts a hook on every promise of the process (TokenReview's
@@ -41,8 +42,8 @@ const ACTING_KEYS = 256;
 export function actingAdminPorts(
   ports: AdminPorts,
   limit = ACTING_KEYS,
-): (key: Pick<ApiKeyRecord, 'id' | 'prefix'>) => AdminPorts {
-  // A key's id and prefix never change, so what is kept for an id stays right; a Map iterates in
+): (key: Pick<ApiKeyRecord, 'id' | 'prefix' | 'scopes'>) => AdminPorts {
+  // A key's id, prefix and scopes never change, so what is kept for an id stays right; a Map iterates in
   // insertion order, so its first entry is the one used longest ago.
   const acting = new Map<string, AdminPorts>();
   return (key) => {
@@ -53,7 +54,7 @@ export function actingAdminPorts(
       return kept;
     }
     const actor: AuditActor = { kind: 'api-key', id: key.id, name: key.prefix };
-    const made: AdminPorts = { ...ports, auditActor: () => actor };
+    const made: AdminPorts = { ...ports, auditActor: () => actor, actingScopes: key.scopes };
     if (acting.size >= limit) acting.delete(acting.keys().next().value as string);
     acting.set(key.id, made);
     return made;

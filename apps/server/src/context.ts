@@ -46,7 +46,7 @@ export interface AppContext {
    */
   readonly admin: AdminPorts;
   /** {@link admin} acting for an API key (the actor of every change), built once per key. */
-  adminActingFor(key: Pick<ApiKeyRecord, 'id' | 'prefix'>): AdminPorts;
+  adminActingFor(key: Pick<ApiKeyRecord, 'id' | 'prefix' | 'scopes'>): AdminPorts;
   /** The audit writers of the paths that write nothing else per request. */
   readonly audit: AuditWriters;
   /** The key ring in force now. */

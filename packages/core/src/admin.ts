@@ -13,9 +13,11 @@
 export {
   createApiKey,
   createApiKeyFromInput,
+  getApiKey,
   listApiKeyPage,
   listApiKeys,
   revokeApiKey,
+  updateApiKey,
 } from './admin/api-keys.js';
 export {
   type AuditEventFilter,

@@ -60,6 +60,14 @@ export abstract class IdgateError<Code extends string = string> extends Error {
   /** The RFC 9457 problem code this error answers with everywhere else. */
   abstract get problemCode(): ProblemCode;
 
+  /**
+   * Members an RFC 9457 problem of this error carries beside its own (RFC 9457 §3.2), e.g. the
+   * `scope` an API key lacks; none by default.
+   */
+  get problemMembers(): Readonly<Record<string, string>> | undefined {
+    return undefined;
+  }
+
   /** The RFC 6749 §5.2 wire form. */
   toJSON(): { error: OAuthErrorCode; error_description: string } {
     return { error: this.oauthError, error_description: this.description };

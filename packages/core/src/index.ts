@@ -11,6 +11,7 @@ export {
   authenticateApiKey,
   type GeneratedApiKey,
 } from './api-keys/api-key.js';
+export { apiKeyScopes, holdsScope } from './api-keys/scopes.js';
 export type { AuditBatcher, AuditBatchStorage } from './audit/batcher.js';
 export {
   type AuditEventDraft,

@@ -1,3 +1,4 @@
+import { API_KEY_ROLES, ApiKeyRole, ApiKeyScope } from '@idgate/schema';
 import { describe, expect, it } from 'vitest';
 import {
   type ApiKeyError,
@@ -5,6 +6,7 @@ import {
   authenticateApiKey,
   generateApiKey,
 } from '../src/api-keys/api-key.js';
+import { apiKeyScopes, holdsScope } from '../src/api-keys/scopes.js';
 import type { ApiKeyRecord } from '../src/model.js';
 
 async function stored(scopes: ApiKeyRecord['scopes'] = ['tokenreview']) {
@@ -61,7 +63,7 @@ describe('API keys', () => {
     expect((await failure(authenticateApiKey(key, 'admin', find))).problemCode).toBe('api_key_invalid');
   });
 
-  it('challenge a missing key bare and a bad one with invalid_token (RFC 6750 §3.1), a wrong scope not at all', async () => {
+  it('challenge a missing key bare, a bad one with invalid_token and a wrong scope with insufficient_scope naming it (RFC 6750 §3.1)', async () => {
     const { key, find } = await stored(['admin']);
     const missing = await failure(authenticateApiKey(undefined, 'admin', find));
     expect(missing.headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="idgate"' });
@@ -69,11 +71,63 @@ describe('API keys', () => {
     expect(bad.headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="idgate", error="invalid_token"' });
     expect(bad.toJSON()).toEqual({ error: 'invalid_token', error_description: 'the API key is not valid' });
     const scope = await failure(authenticateApiKey(key, 'tokenreview', find));
-    expect(scope.headers).toEqual({});
+    expect(scope.headers).toEqual({
+      'WWW-Authenticate': 'Bearer realm="idgate", error="insufficient_scope", scope="tokenreview"',
+    });
+    expect(scope.problemMembers).toEqual({ scope: 'tokenreview' });
+    expect(bad.problemMembers).toBeUndefined();
     expect(scope.toJSON()).toEqual({
       error: 'insufficient_scope',
       error_description: 'the API key lacks the "tokenreview" scope',
     });
+  });
+
+  it('hold the admin API scopes they carry, every one of them with admin, and tokenreview only by name', async () => {
+    const admin = await stored(['admin']);
+    for (const scope of ['users:read', 'users:write', 'keys:rotate', 'api-keys:write', 'audit:read'] as const)
+      expect((await authenticateApiKey(admin.key, scope, admin.find)).id).toBe('k1');
+    const desk = await stored(['users:read', 'users:unlock']);
+    expect(await authenticateApiKey(desk.key, 'users:unlock', desk.find)).toBe(desk.record);
+    for (const scope of ['users:write', 'admin', 'tokenreview'] as const) {
+      const refused = await failure(authenticateApiKey(desk.key, scope, desk.find));
+      expect([refused.status, refused.scope, refused.description]).toEqual([
+        403,
+        scope,
+        `the API key lacks the "${scope}" scope`,
+      ]);
+    }
+    expect(holdsScope(['admin'], 'tokenreview')).toBe(false);
+    expect(holdsScope(['tokenreview'], 'users:read')).toBe(false);
+    expect(holdsScope(['users:read'], 'admin')).toBe(false);
+  });
+
+  it('are made of scopes and roles, each scope once, in the order of ApiKeyScope', () => {
+    expect(apiKeyScopes({ scopes: ['audit:read', 'tokenreview', 'audit:read'] })).toEqual([
+      'tokenreview',
+      'audit:read',
+    ]);
+    expect(apiKeyScopes({ roles: ['helpdesk'] })).toEqual([
+      'users:read',
+      'users:unlock',
+      'users:password',
+      'sessions:read',
+      'sessions:write',
+    ]);
+    expect(apiKeyScopes({ roles: ['auditor', 'helpdesk'] })).toEqual(
+      ApiKeyScope.options.filter(
+        (scope) =>
+          scope.endsWith(':read') || ['users:unlock', 'users:password', 'sessions:write'].includes(scope),
+      ),
+    );
+    // admin holds the admin API's scopes: they are not repeated beside it.
+    expect(apiKeyScopes({ scopes: ['users:read', 'tokenreview'], roles: ['admin'] })).toEqual([
+      'tokenreview',
+      'admin',
+    ]);
+    for (const role of ApiKeyRole.options)
+      expect(apiKeyScopes({ roles: [role] })).toEqual(
+        ApiKeyScope.options.filter((scope) => API_KEY_ROLES[role].includes(scope)),
+      );
   });
 
   it('are read from "Bearer <key>" in any case, or bare', () => {

@@ -1,4 +1,13 @@
-export { ApiKey, ApiKeyScope, CreateApiKeyInput, CreatedApiKey } from './admin/api-keys.js';
+export {
+  AdminApiScope,
+  API_KEY_ROLES,
+  ApiKey,
+  ApiKeyRole,
+  ApiKeyScope,
+  CreateApiKeyInput,
+  CreatedApiKey,
+  UpdateApiKeyInput,
+} from './admin/api-keys.js';
 export {
   CreatedClient,
   DEVICE_CODE_GRANT_TYPE,

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  AdminApiScope,
+  API_KEY_ROLES,
+  ApiKeyRole,
+  ApiKeyScope,
   CreateApiKeyInput,
   CreateUserInput,
   IdentitySubject,
@@ -8,6 +12,7 @@ import {
   RedirectUri,
   RegisterClientInput,
   ScopeToken,
+  UpdateApiKeyInput,
 } from '../src/index.js';
 
 /** The messages of the issues `schema` finds in `input`, by dotted path. */
@@ -62,12 +67,93 @@ describe('CreateApiKeyInput', () => {
     });
   });
 
-  it('refuses a blank name, no scope and an unknown scope', () => {
+  it('takes roles beside scopes or instead of them, each once', () => {
+    expect(CreateApiKeyInput.parse({ name: 'desk', roles: ['helpdesk', 'helpdesk'] })).toEqual({
+      name: 'desk',
+      roles: ['helpdesk'],
+    });
+    expect(
+      CreateApiKeyInput.parse({ name: 'x', scopes: ['audit:read'], roles: ['auditor'], expiresIn: 60 }),
+    ).toEqual({ name: 'x', scopes: ['audit:read'], roles: ['auditor'], expiresIn: 60 });
+  });
+
+  it('refuses a blank name, no scope or role and an unknown scope or role', () => {
     expect(problems(CreateApiKeyInput, { name: ' ', scopes: [] })).toEqual([
       'name: must not be empty',
-      'scopes: give at least one',
+      'scopes: give at least one scope or role',
+    ]);
+    expect(problems(CreateApiKeyInput, { name: 'x', roles: [] })).toEqual([
+      'scopes: give at least one scope or role',
     ]);
     expect(problems(CreateApiKeyInput, { name: 'x', scopes: ['root'] })[0]).toMatch(/^scopes\.0: /);
+    expect(problems(CreateApiKeyInput, { name: 'x', roles: ['root'] })[0]).toMatch(/^roles\.0: /);
+    expect(problems(CreateApiKeyInput, { name: 'x', scopes: ['Users:Read'] })[0]).toMatch(/^scopes\.0: /);
+  });
+});
+
+describe('API key scopes and roles', () => {
+  it('are the admin API scopes, by area, beside tokenreview and admin', () => {
+    expect(AdminApiScope.options).toEqual([
+      'users:read',
+      'users:write',
+      'users:unlock',
+      'users:password',
+      'sessions:read',
+      'sessions:write',
+      'clients:read',
+      'clients:write',
+      'clusters:read',
+      'clusters:write',
+      'identity-providers:read',
+      'identity-providers:write',
+      'keys:read',
+      'keys:rotate',
+      'api-keys:read',
+      'api-keys:write',
+      'audit:read',
+    ]);
+    expect(ApiKeyScope.options).toEqual(['tokenreview', 'admin', ...AdminApiScope.options]);
+    expect(AdminApiScope.safeParse('admin').success).toBe(false);
+    expect(AdminApiScope.safeParse('tokenreview').success).toBe(false);
+  });
+
+  it('give each role scopes of the admin API: the auditor every read scope, the admin role admin', () => {
+    expect(ApiKeyRole.options).toEqual(['auditor', 'helpdesk', 'operator', 'admin']);
+    expect(ApiKeyRole.safeParse('root').success).toBe(false);
+    expect(API_KEY_ROLES.auditor).toEqual(AdminApiScope.options.filter((scope) => scope.endsWith(':read')));
+    expect(API_KEY_ROLES.admin).toEqual(['admin']);
+    for (const role of ['auditor', 'helpdesk', 'operator'] as const) {
+      for (const scope of API_KEY_ROLES[role]) expect(AdminApiScope.options, role).toContain(scope);
+      expect(API_KEY_ROLES[role]).not.toContain('api-keys:write');
+    }
+  });
+});
+
+describe('UpdateApiKeyInput', () => {
+  it('takes a name, and an expiry in seconds or as an instant (null: never)', () => {
+    expect(UpdateApiKeyInput.parse({})).toEqual({});
+    expect(UpdateApiKeyInput.parse({ name: ' ci ', expiresIn: 60 })).toEqual({ name: 'ci', expiresIn: 60 });
+    expect(UpdateApiKeyInput.parse({ expiresAt: null })).toEqual({ expiresAt: null });
+    expect(UpdateApiKeyInput.parse({ expiresAt: '2027-01-01T00:00:00+01:00' })).toEqual({
+      expiresAt: '2027-01-01T00:00:00+01:00',
+    });
+  });
+
+  it('refuses both expiries, a bad one, a blank name and any other field (scopes never change)', () => {
+    expect(problems(UpdateApiKeyInput, { expiresIn: 60, expiresAt: null })).toEqual([
+      'expiresAt: give expiresIn or expiresAt, not both',
+    ]);
+    expect(problems(UpdateApiKeyInput, { expiresIn: 0 })).toEqual([
+      'expiresIn: must be a positive whole number of seconds',
+    ]);
+    expect(problems(UpdateApiKeyInput, { expiresIn: 315_360_001 })).toEqual([
+      'expiresIn: must be at most 315360000 seconds (ten years)',
+    ]);
+    expect(problems(UpdateApiKeyInput, { expiresAt: '2027-01-01' })).toEqual([
+      'expiresAt: must be an ISO 8601 instant with an offset (2026-01-01T00:00:00Z), or null for never',
+    ]);
+    expect(problems(UpdateApiKeyInput, { name: ' ' })).toEqual(['name: must not be empty']);
+    expect(problems(UpdateApiKeyInput, { scopes: ['admin'] })).toEqual([': Unrecognized key: "scopes"']);
   });
 });
 

@@ -5,10 +5,13 @@ describe('@idgate/schema exports', () => {
   it('exports exactly the schemas the other test files cover', () => {
     // Adding an export? Add valid and invalid samples for it in a test file, then list it here.
     expect(Object.keys(schema).sort()).toEqual([
+      'API_KEY_ROLES',
       'AUDIT_EVENT_SCHEMAS',
       'AUDIT_EVENT_TYPES',
       'AccessTokenClaims',
+      'AdminApiScope',
       'ApiKey',
+      'ApiKeyRole',
       'ApiKeyScope',
       'AuditActor',
       'AuditEvent',
@@ -111,6 +114,7 @@ describe('@idgate/schema exports', () => {
       'TokenReviewSpec',
       'TokenReviewStatus',
       'TokenReviewUser',
+      'UpdateApiKeyInput',
       'UpdateClientInput',
       'UpdateUserInput',
       'UpstreamTokenResponse',

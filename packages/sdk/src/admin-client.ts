@@ -15,7 +15,10 @@ import type { IdgateUserMethods } from './users.js';
  * const options: IdgateAdminClientOptions = { baseUrl: 'http://localhost:8080', apiKey: 'idg_…', retry: 2 };
  */
 export interface IdgateAdminClientOptions extends Omit<IdgateClientOptions, 'apiKey'> {
-  /** An idgate API key of the `admin` scope, sent as a Bearer token with every call. */
+  /**
+   * An idgate API key, sent as a Bearer token with every call: each operation needs its scope
+   * (`users:read`, `clients:write`, …; `admin` holds them all).
+   */
   apiKey: string;
 }
 
@@ -24,8 +27,8 @@ export interface IdgateAdminClientOptions extends Omit<IdgateClientOptions, 'api
  * grants, OAuth clients, API keys, signing keys, clusters, identity providers and linked
  * identities, the audit trail. Every call sends the admin API key; every response is validated
  * with `@idgate/schema`. Refusals are `IdgateHttpError`s carrying the RFC 9457 problem, whose
- * `code` says why (a 401 for a missing or revoked key, a 403 `forbidden` for a key without the
- * `admin` scope).
+ * `code` says why (a 401 for a missing or revoked key, a 403 `api_key_scope` for a key without
+ * the operation's scope, which the problem's `scope` names).
  * @example
  * const admin = createIdgateAdminClient({ baseUrl: 'http://localhost:8080', apiKey: adminKey });
  * const { password } = await admin.createUser({ username: 'alice', groups: ['dev'] });
@@ -39,8 +42,9 @@ export interface IdgateAdminClient
     IdgateAuditMethods {}
 
 /**
- * Creates a client of the admin API of the idgate server at `baseUrl`, with an API key of the
- * `admin` scope (`idgate init` prints one; `idgate api-keys add --name N --scope admin` makes more).
+ * Creates a client of the admin API of the idgate server at `baseUrl`, with an API key holding
+ * the scopes of the operations it calls (`idgate init` prints one with `admin`, which holds them
+ * all; `idgate api-keys add NAME --scope S` or `--role R` makes more).
  * Token grants, TokenReview and the other endpoints a relying party or a resource server calls are
  * {@link createIdgateClient}'s: a service that only reviews tokens bundles none of the admin
  * methods. Runs in any runtime with `fetch`.
@@ -55,7 +59,7 @@ export interface IdgateAdminClient
  */
 export function createIdgateAdminClient(options: IdgateAdminClientOptions): IdgateAdminClient {
   if (typeof options.apiKey !== 'string' || options.apiKey === '') {
-    throw new IdgateSdkError('createIdgateAdminClient needs an API key of the admin scope: pass { apiKey }');
+    throw new IdgateSdkError('createIdgateAdminClient needs an API key: pass { apiKey }');
   }
   return new AdminClient(createTransport(options), options.apiKey);
 }

@@ -9,6 +9,7 @@ import {
   RotatedClientSecret,
   SigningKeyInfo,
   SigningKeyRotation,
+  type UpdateApiKeyInput,
   type UpdateClientInput,
 } from '@idgate/schema';
 import { ADMIN_CALL, jsonBody, NO_CONTENT, type Page, type PageOptions, queryString } from './admin-http.js';
@@ -78,11 +79,30 @@ export interface IdgateClientAdminMethods {
   listApiKeys(options?: PageOptions): Promise<Page<ApiKey>>;
 
   /**
-   * `POST /admin/v1/api-keys`: a new key, answered once; with `expiresIn` (seconds) it stops
-   * working then. Never retried.
-   * @example const { key } = await admin.createApiKey({ name: 'ci', scopes: ['admin'], expiresIn: 86400 });
+   * `GET /admin/v1/api-keys/{id}`: one key by its id or prefix, revoked and expired ones
+   * included (never the key); a 404 (`api_key_not_found`) when there is none.
+   * @example const { scopes, expiresAt } = await admin.getApiKey('idg_ab12cd34');
+   */
+  getApiKey(id: string): Promise<ApiKey>;
+
+  /**
+   * `POST /admin/v1/api-keys`: a new key of `scopes` and the scopes of `roles` (`auditor`,
+   * `helpdesk`, `operator`, `admin`), answered once; with `expiresIn` (seconds) it stops working
+   * then. The calling key must hold every scope it gives: a 403 (`api_key_scope`, the problem's
+   * `scope` naming the first it lacks) otherwise. Never retried.
+   * @example const { key } = await admin.createApiKey({ name: 'ci', scopes: ['clients:read', 'clients:write'], expiresIn: 86400 });
+   * @example const { key } = await admin.createApiKey({ name: 'desk', roles: ['helpdesk'] });
    */
   createApiKey(input: CreateApiKeyInput): Promise<CreatedApiKey>;
+
+  /**
+   * `PATCH /admin/v1/api-keys/{id}`: renames a key (by id or prefix) or changes when it stops
+   * working — `expiresIn` seconds from now, or `expiresAt` (null: never); its scopes never change.
+   * Lengthening a key's life needs every scope of that key (403 `api_key_scope` otherwise); a
+   * revoked key is a 404 (`api_key_not_found`). Never retried.
+   * @example const renamed = await admin.updateApiKey(key.id, { name: 'ci (2026)', expiresIn: 30 * 86400 });
+   */
+  updateApiKey(id: string, patch: UpdateApiKeyInput): Promise<ApiKey>;
 
   /**
    * `DELETE /admin/v1/api-keys/{id}`: revokes a key by id or prefix. Never retried.
@@ -223,6 +243,28 @@ export class ClientAdminMethods extends SessionMethods implements IdgateClientAd
       path: `admin/v1/api-keys${queryString(options)}`,
       schema: API_KEYS,
       schemaName: '{ items: ApiKey[], nextCursor }',
+    });
+  }
+
+  getApiKey(id: string): Promise<ApiKey> {
+    return this[ADMIN_CALL]({
+      method: 'GET',
+      path: `admin/v1/api-keys/${segment(id, 'GET /admin/v1/api-keys/{id}')}`,
+      schema: ApiKey,
+      schemaName: 'ApiKey',
+    });
+  }
+
+  updateApiKey(id: string, patch: UpdateApiKeyInput): Promise<ApiKey> {
+    const endpoint = 'PATCH /admin/v1/api-keys/{id}';
+    return this[ADMIN_CALL]({
+      method: 'PATCH',
+      path: `admin/v1/api-keys/${segment(id, endpoint)}`,
+      schema: ApiKey,
+      schemaName: 'ApiKey',
+      headers: { 'content-type': 'application/json' },
+      body: jsonBody(patch, endpoint),
+      retry: 0,
     });
   }
 

@@ -68,8 +68,8 @@ export interface IdgateClientOptions {
   baseUrl: string | URL;
   /**
    * An idgate API key of the `tokenreview` scope, sent as a Bearer token by
-   * {@link IdgateClient.reviewToken}; no other method needs one. (The admin API's key, of the
-   * `admin` scope, goes to {@link createIdgateAdminClient}.)
+   * {@link IdgateClient.reviewToken}; no other method needs one. (The admin API's key, holding the
+   * scopes of the operations it calls, goes to {@link createIdgateAdminClient}.)
    */
   apiKey?: string | undefined;
   /** The `fetch` to use (a test double, a proxy-aware fetch...). Defaults to the global `fetch`. */

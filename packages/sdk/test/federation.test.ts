@@ -162,7 +162,7 @@ describe('identity provider admin API', () => {
     for (const apiKey of [undefined, '']) {
       const create = () => createIdgateAdminClient({ baseUrl, apiKey: apiKey as unknown as string });
       expect(create).toThrow(IdgateSdkError);
-      expect(create).toThrow('createIdgateAdminClient needs an API key of the admin scope: pass { apiKey }');
+      expect(create).toThrow('createIdgateAdminClient needs an API key: pass { apiKey }');
     }
     // the relying party's client has none of the admin methods; the admin client has no callback
     const client = createIdgateClient({ baseUrl, apiKey: 'idg_review_key' }) as unknown as Record<

@@ -8,8 +8,9 @@ import {
 // A client for one idgate server: token grants, userinfo, introspection, TokenReview...
 const idgate = createIdgateClient({ baseUrl: 'http://localhost:8080' });
 
-// The admin API has a client of its own, with an API key of the admin scope (`idgate init` prints
-// one). Here: the Kubernetes clusters idgate knows.
+// The admin API has a client of its own, with an API key holding the scope each call needs
+// (here `clusters:read`; `idgate init` prints a key with `admin`, which holds them all). Here: the
+// Kubernetes clusters idgate knows.
 const admin = createIdgateAdminClient({
   baseUrl: 'http://localhost:8080',
   apiKey: process.env.IDGATE_API_KEY ?? '',

@@ -84,6 +84,9 @@ function wrap(
     },
     apiKeys: {
       ...apiKeys,
+      update: after(apiKeys.update.bind(apiKeys), ([id], updated) =>
+        updated === undefined ? undefined : log('api_key', id),
+      ),
       revoke: after(apiKeys.revoke.bind(apiKeys), ([idOrPrefix], revoked) =>
         revoked ? log('api_key', idOrPrefix) : undefined,
       ),

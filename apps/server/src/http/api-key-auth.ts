@@ -7,16 +7,16 @@ import type { AppContext } from '../context.js';
 const TOUCH_INTERVAL_MS = 60_000;
 
 /**
- * Authenticates the API key of a request (`Authorization: Bearer <key>` or a bare key) for
- * `scope` — core's check, over the directory's memory — and records its use at most once a
- * minute.
- * @throws ApiKeyError (401 missing/invalid, 403 scope) — as a rejected promise — which the error
- * handler answers.
+ * Authenticates the API key of a request (`Authorization: Bearer <key>` or a bare key) for the
+ * scope its route needs — core's check, over the directory's memory — and records its use at most
+ * once a minute.
+ * @throws ApiKeyError (401 missing/invalid, 403 naming the scope the key lacks) — as a rejected
+ * promise — which the error handler answers.
+ * @example const authenticate = apiKeyAuthenticator(app.idgate); request.reviewerKey = await authenticate(request, 'tokenreview');
  */
 export function apiKeyAuthenticator(
   context: AppContext,
-  scope: ApiKeyScope,
-): (request: FastifyRequest) => Promise<ApiKeyRecord> {
+): (request: FastifyRequest, scope: ApiKeyScope) => Promise<ApiKeyRecord> {
   const { core, clock, storage } = context;
   const lastTouched = new Map<string, number>();
   const used = (request: FastifyRequest, key: ApiKeyRecord): ApiKeyRecord => {
@@ -35,7 +35,7 @@ export function apiKeyAuthenticator(
     }
     return key;
   };
-  return async (request) => {
+  return async (request, scope) => {
     const presented = apiKeyFromAuthorization(request.headers.authorization);
     return used(request, await core.authenticateApiKey(presented, scope));
   };

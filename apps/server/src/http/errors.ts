@@ -40,6 +40,8 @@ interface ErrorAnswer {
   readonly oauthError: OAuthErrorCode;
   readonly problemCode: ProblemCode;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Members its problem carries beside the standard ones (RFC 9457 §3.2), e.g. a missing `scope`. */
+  readonly problemMembers?: Readonly<Record<string, string>> | undefined;
 }
 
 // Paths no route claims: a program gets a problem, a person's browser a page.
@@ -65,17 +67,18 @@ const TITLES: Record<number, string> = {
 const GENERIC_5XX = 'the server could not answer this request';
 const GENERIC_503 = 'the service is unavailable; try again shortly';
 
-/** Sends an RFC 9457 problem. */
+/** Sends an RFC 9457 problem, with `members` of its own beside the standard ones. */
 export function sendProblem(
   reply: FastifyReply,
   status: number,
   code: ProblemCode,
   detail: string,
+  members?: Readonly<Record<string, string>>,
 ): FastifyReply {
   return reply
     .status(status)
     .type('application/problem+json')
-    .send({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, code });
+    .send({ ...members, type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, code });
 }
 
 const invalidBody = (description: string): ErrorAnswer => ({
@@ -250,7 +253,7 @@ export function errorHandling(options: ErrorHandlingOptions): {
           .status(status === 415 ? 400 : status)
           .send({ error: answer.oauthError, error_description: description });
       case 'problem':
-        return sendProblem(reply, status, answer.problemCode, description);
+        return sendProblem(reply, status, answer.problemCode, description, answer.problemMembers);
       case 'html':
         return sendErrorPage(reply, status, {
           assetsPath: options.assetsPath,

@@ -1,6 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { OAuthErrorCode, ProblemCode } from '@idgate/schema';
 import {
+  AdminApiScope,
+  API_KEY_ROLES,
+  ApiKeyRole,
   Cluster,
   CreatedCluster,
   DeviceAuthorizationResponse,
@@ -131,10 +134,17 @@ const API_KEY_UNAUTHORIZED: ResponseDoc = {
   problem: ['api_key_missing', 'api_key_invalid'],
   headers: { 'WWW-Authenticate': 'the Bearer challenge (RFC 6750 §3)' },
 };
-const API_KEY_FORBIDDEN: ResponseDoc = {
-  description: 'the API key lacks the scope this operation needs',
+const apiKeyForbidden = (scope: string | undefined): ResponseDoc => ({
+  description:
+    scope === undefined
+      ? 'the API key lacks the scope this operation needs'
+      : `the API key lacks the scope \`${scope}\` this operation needs: the problem's \`scope\` and the \`WWW-Authenticate\` challenge (\`error="insufficient_scope"\`) name it`,
   problem: ['api_key_scope'],
-};
+  headers: { 'WWW-Authenticate': 'the Bearer challenge naming the scope (RFC 6750 §3)' },
+});
+
+/** The security schemes of an API key: their requirements list the scope an operation needs. */
+const API_KEY_SCHEMES: ReadonlySet<string> = new Set(['adminApiKey', 'tokenReviewApiKey']);
 const STORAGE_UNAVAILABLE: ResponseDoc = {
   description: 'the database cannot answer now (down, restarting, out of connections, too slow)',
   problem: ['storage_unavailable'],
@@ -251,8 +261,7 @@ const SECURITY_SCHEMES = (issuer: string): Json => ({
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'idg_…',
-    description:
-      'An idgate API key with the `admin` scope (`idgate api-keys add`), as `Authorization: Bearer idg_…` (a bare key is accepted too).',
+    description: `An idgate API key (\`idgate api-keys add\`), as \`Authorization: Bearer idg_…\` (a bare key is accepted too), holding the scope each operation's security requirement lists: ${AdminApiScope.options.map((scope) => `\`${scope}\``).join(', ')}; the \`admin\` scope holds every one of them. Roles give a key a set of them: ${ApiKeyRole.options.map((role) => `\`${role}\` (${API_KEY_ROLES[role].map((scope) => `\`${scope}\``).join(', ')})`).join(', ')}. A key without the scope is answered 403 \`api_key_scope\`, naming it.`,
   },
   tokenReviewApiKey: {
     type: 'http',
@@ -346,7 +355,7 @@ function commonResponses(route: CatalogedRoute, doc: RouteDoc): Record<number, R
   const anonymous = security.length === 0 || security.includes('anonymous');
   if (!anonymous && (security.includes('adminApiKey') || security.includes('tokenReviewApiKey'))) {
     common[401] = API_KEY_UNAUTHORIZED;
-    common[403] = API_KEY_FORBIDDEN;
+    common[403] = apiKeyForbidden(doc.scope);
   }
   if (security.includes('adminApiKey')) common[503] = STORAGE_UNAVAILABLE;
   if (body) {
@@ -516,8 +525,12 @@ export function openapiDocument(routes: readonly CatalogedRoute[], options: Open
       ...(doc.description === undefined ? {} : { description: doc.description }),
       tags: [...doc.tags],
       ...(doc.deprecated === true ? { deprecated: true } : {}),
+      // OpenAPI 3.1 §4.8.30: a requirement of a scheme other than OAuth 2.0 and OpenID Connect may
+      // list the roles the operation needs; an API key's is the scope it must hold.
       security: (doc.security ?? []).map((scheme: RouteSecurity | 'anonymous') =>
-        scheme === 'anonymous' ? {} : { [scheme]: [] },
+        scheme === 'anonymous'
+          ? {}
+          : { [scheme]: API_KEY_SCHEMES.has(scheme) && doc.scope !== undefined ? [doc.scope] : [] },
       ),
       ...(declared.length === 0 ? {} : { parameters: declared }),
       ...(requestBody === undefined ? {} : { requestBody }),

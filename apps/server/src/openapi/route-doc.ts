@@ -1,10 +1,10 @@
-import type { OAuthErrorCode, ProblemCode } from '@idgate/schema';
+import type { ApiKeyScope, OAuthErrorCode, ProblemCode } from '@idgate/schema';
 import type { FastifySchema } from 'fastify';
 import { z } from 'zod';
 
 /**
  * How a caller proves who it is to a route, as the OpenAPI document names its security schemes:
- * - `adminApiKey`: `Authorization: Bearer idg_…`, an API key with the `admin` scope;
+ * - `adminApiKey`: `Authorization: Bearer idg_…`, an API key holding the route's {@link RouteDoc.scope};
  * - `tokenReviewApiKey`: the same, with the `tokenreview` scope;
  * - `clientSecretBasic` / `clientSecretPost`: an OAuth client's credentials (RFC 6749 §2.3.1);
  *   a public client sends only its `client_id`;
@@ -69,6 +69,11 @@ export interface RouteDoc {
    * token endpoint); an empty list means anyone may call the route.
    */
   readonly security?: readonly (RouteSecurity | 'anonymous')[];
+  /**
+   * The API key scope the route needs (`users:read`, `tokenreview`): what its API key security
+   * requirement lists, and — for an admin route — what `adminScope` checks each request for.
+   */
+  readonly scope?: ApiKeyScope;
   readonly deprecated?: boolean;
   /** Path parameters, by the names the route declares (`:username` → `username`). */
   readonly params?: z.core.$ZodObject;

@@ -6,11 +6,13 @@ import { actingAdminPorts } from '../../src/admin-ports.js';
 // them; the actor of each is its key, however many keys come and go.
 describe('actingAdminPorts', () => {
   const base = { lifetimes: { accessTokenTtl: 1, refreshTokenTtl: 1, maxAccessTokenTtl: 1 } } as AdminPorts;
-  const key = (n: number) => ({ id: `k${n}`, prefix: `idg_${n}` });
+  const key = (n: number) => ({ id: `k${n}`, prefix: `idg_${n}`, scopes: ['users:read' as const] });
 
-  it('acts for the key: its id and prefix are the actor, the rest is the server’s ports', () => {
+  it('acts for the key: its id and prefix are the actor, its scopes what it may give, the rest is the server’s ports', () => {
     const acting = actingAdminPorts(base)(key(1));
     expect(acting.auditActor?.()).toEqual({ kind: 'api-key', id: 'k1', name: 'idg_1' });
+    expect(acting.actingScopes).toEqual(['users:read']);
+    expect(base.actingScopes).toBeUndefined();
     expect(acting.lifetimes).toBe(base.lifetimes);
     expect(base.auditActor).toBeUndefined();
   });

@@ -103,7 +103,7 @@ describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenRevi
     expect(Object.keys(document.paths[`${BASE}/{name}`] ?? {})).toEqual(['get', 'delete']);
     expect(document.paths[BASE]?.post).toMatchObject({
       tags: ['clusters'],
-      security: [{ adminApiKey: [] }],
+      security: [{ adminApiKey: ['clusters:write'] }],
     });
     expect(Object.keys(document.paths[BASE]?.post?.responses ?? {})).toEqual([
       '201',

@@ -338,7 +338,7 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
     expect(admin).toContain('/admin/v1/users/{username}/identities');
     expect(document.paths[BASE]?.post).toMatchObject({
       tags: ['identity-providers'],
-      security: [{ adminApiKey: [] }],
+      security: [{ adminApiKey: ['identity-providers:write'] }],
     });
   });
 

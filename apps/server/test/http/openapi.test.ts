@@ -141,7 +141,7 @@ describe('the OpenAPI document', () => {
     );
 
     const create = document.paths['/admin/v1/clusters']?.post as Operation;
-    expect(create.security).toEqual([{ adminApiKey: [] }]);
+    expect(create.security).toEqual([{ adminApiKey: ['clusters:write'] }]);
     expect(Object.keys(create.responses)).toEqual(['201', '400', '401', '403', '409', '413', '415', '503']);
     const problem = create.responses['401']?.content?.['application/problem+json']?.schema as {
       allOf: Array<{ $ref?: string; properties?: { code: { enum: string[] } } }>;
@@ -217,7 +217,7 @@ describe('the OpenAPI document', () => {
     it('is marked deprecated, and documents Deprecation and Link on every answer', () => {
       const operation = document.paths['/oauth/authenticate']?.post as Operation;
       expect(operation.deprecated).toBe(true);
-      expect(operation.security).toEqual([{ tokenReviewApiKey: [] }]);
+      expect(operation.security).toEqual([{ tokenReviewApiKey: ['tokenreview'] }]);
       for (const [status, response] of Object.entries(operation.responses)) {
         expect(Object.keys(response.headers ?? {}), status).toEqual(
           expect.arrayContaining(['Deprecation', 'Link']),

@@ -1,4 +1,4 @@
-import type { IdentityProviderConfig } from '@idgate/schema';
+import type { ApiKeyScope, IdentityProviderConfig } from '@idgate/schema';
 import type { AuditActorPort } from '../audit/admin.js';
 import type { AuditEventIds } from '../audit/record.js';
 import type { SigningKeyPolicy } from '../keys/rotation.js';
@@ -46,6 +46,12 @@ export interface AdminPorts extends AuditActorPort {
    * (the server adds an advisory lock). By default `storage.transaction`.
    */
   readonly lockSigningKeys?: <T>(work: (storage: Storage) => Promise<T>) => Promise<T>;
+  /**
+   * The scopes of the API key the use cases act for (the admin API's): a key never gives, or
+   * keeps alive longer, a scope it does not hold. Absent: the operator on the database (the CLI),
+   * who may give any.
+   */
+  readonly actingScopes?: readonly ApiKeyScope[];
 }
 
 /** The ports' clock reading, as a Date. */

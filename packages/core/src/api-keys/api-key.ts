@@ -4,6 +4,7 @@ import { base64url, sha256 } from '../internal/encoding.js';
 import type { ApiKeyRecord } from '../model.js';
 import { type Random, webCryptoRandom } from '../ports/runtime.js';
 import { constantTimeEqual, randomBase32 } from '../secrets.js';
+import { holdsScope } from './scopes.js';
 
 const KEY_PATTERN = /^(idg_[a-z2-7]{8})_[A-Za-z0-9_-]{43}$/;
 
@@ -51,20 +52,32 @@ const API_KEY_ANSWERS: Record<
 /**
  * An API key that is missing, unknown, revoked, or lacks the scope an endpoint needs: 401 with a
  * `WWW-Authenticate: Bearer` challenge for a missing or bad key, 403 for a good key without the
- * scope.
+ * scope — naming it (`scope`) in an `insufficient_scope` challenge (RFC 6750 §3.1) and as the
+ * problem's `scope` member.
  * @example
- * throw new ApiKeyError('forbidden', 'the API key lacks the "admin" scope');
+ * throw new ApiKeyError('forbidden', 'the API key lacks the "users:write" scope', { scope: 'users:write' });
  */
 export class ApiKeyError extends IdgateError<ApiKeyFailure> {
   override readonly name: string = 'ApiKeyError';
   readonly kind = 'api_key' as const;
+  /** The scope a `forbidden` key lacks, when the refusal is about one. */
+  readonly scope: ApiKeyScope | undefined;
 
-  constructor(code: ApiKeyFailure, description: string, options: { cause?: unknown } = {}) {
+  constructor(
+    code: ApiKeyFailure,
+    description: string,
+    options: { cause?: unknown; scope?: ApiKeyScope } = {},
+  ) {
     const answer = API_KEY_ANSWERS[code];
+    const challenge =
+      code === 'forbidden' && options.scope !== undefined
+        ? `Bearer realm="idgate", error="insufficient_scope", scope="${options.scope}"`
+        : answer.challenge;
     super(code, description, answer.status, {
-      ...options,
-      ...(answer.challenge === undefined ? {} : { headers: { 'WWW-Authenticate': answer.challenge } }),
+      ...(options.cause === undefined ? {} : { cause: options.cause }),
+      ...(challenge === undefined ? {} : { headers: { 'WWW-Authenticate': challenge } }),
     });
+    this.scope = options.scope;
   }
 
   get oauthError(): OAuthErrorCode {
@@ -74,6 +87,18 @@ export class ApiKeyError extends IdgateError<ApiKeyFailure> {
   get problemCode(): ProblemCode {
     return API_KEY_ANSWERS[this.code].problemCode;
   }
+
+  override get problemMembers(): Readonly<Record<string, string>> | undefined {
+    return this.scope === undefined ? undefined : { scope: this.scope };
+  }
+}
+
+/**
+ * The refusal of a key that lacks `scope`: 403, naming the scope.
+ * @example throw lacksScope('users:write');
+ */
+export function lacksScope(scope: ApiKeyScope, why = ''): ApiKeyError {
+  return new ApiKeyError('forbidden', `the API key lacks the "${scope}" scope${why}`, { scope });
 }
 
 /**
@@ -99,8 +124,8 @@ export function isApiKeyLive(record: ApiKeyRecord, now: Date): boolean {
 
 /**
  * Checks a presented API key: well-formed, known by its prefix, hash equal in constant time, not
- * revoked, not expired at `now`, and carrying `scope` (an `admin` key does not imply
- * `tokenreview`); `null` accepts any live key. An expired key is refused like an unknown one.
+ * revoked, not expired at `now`, and holding `scope` (`admin` holds every scope of the admin API,
+ * not `tokenreview`: see `holdsScope`); `null` accepts any live key. An expired key is refused like an unknown one.
  * `now` is the caller's clock reading (by default the system time).
  * @throws ApiKeyError
  * @example const record = await authenticateApiKey(key, 'tokenreview', (prefix) => storage.apiKeys.findByPrefix(prefix), new Date(clock.now()));
@@ -119,7 +144,6 @@ export async function authenticateApiKey(
   if (record === undefined || !constantTimeEqual(hash, record.hash) || !isApiKeyLive(record, now)) {
     throw new ApiKeyError('invalid', 'the API key is not valid');
   }
-  if (scope !== null && !record.scopes.includes(scope))
-    throw new ApiKeyError('forbidden', `the API key lacks the "${scope}" scope`);
+  if (scope !== null && !holdsScope(record.scopes, scope)) throw lacksScope(scope);
   return record;
 }

@@ -1,5 +1,6 @@
 import type { AdminPorts } from '../admin/ports.js';
-import { authenticateApiKey, isApiKeyLive } from '../api-keys/api-key.js';
+import { authenticateApiKey, isApiKeyLive, lacksScope } from '../api-keys/api-key.js';
+import { holdsScope } from '../api-keys/scopes.js';
 import { createAuditBatcher } from '../audit/batcher.js';
 import { createAuditEventIds } from '../audit/record.js';
 import { giveConsent } from '../authorize/consent.js';
@@ -259,7 +260,8 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     async authenticateApiKey(presented, scope) {
       const known = presented === undefined ? undefined : cache?.apiKey(presented);
       if (known !== undefined && isApiKeyLive(known, new Date(clock.now()))) {
-        if (scope === null || known.scopes.includes(scope)) return known;
+        if (scope === null || holdsScope(known.scopes, scope)) return known;
+        throw lacksScope(scope);
       }
       const record = await authenticateApiKey(
         presented,

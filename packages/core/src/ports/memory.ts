@@ -196,6 +196,16 @@ export function createMemoryStorage(): Storage {
       async findByPrefix(prefix) {
         return copy([...tables.apiKeys.values()].find((key) => key.prefix === prefix));
       },
+      async findById(id) {
+        return copy(tables.apiKeys.get(id));
+      },
+      async update(id, changes) {
+        const key = tables.apiKeys.get(id);
+        if (key === undefined || key.revokedAt !== null) return undefined;
+        if (changes.name !== undefined) key.name = changes.name;
+        if (changes.expiresAt !== undefined) key.expiresAt = changes.expiresAt;
+        return copy(key);
+      },
       async list() {
         const key = (k: { createdAt: Date; id: string }) => ({ createdAt: k.createdAt, clientId: k.id });
         return copy([...tables.apiKeys.values()].sort((a, b) => byCreationThenId(key(a), key(b))));

@@ -176,6 +176,12 @@ export interface ApiKeyRepository {
   /** @throws StorageConflictError('prefix') or ('id') */
   create(key: ApiKeyRecord): Promise<ApiKeyRecord>;
   findByPrefix(prefix: string): Promise<ApiKeyRecord | undefined>;
+  findById(id: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Sets the name or the expiry (null: never) of the key `id` while it is not revoked; answers the
+   * key as it is then (as it was for no change), or undefined when there is no such unrevoked key.
+   */
+  update(id: string, changes: { name?: string; expiresAt?: Date | null }): Promise<ApiKeyRecord | undefined>;
   /** All keys ordered by creation time, then id, revoked ones included. */
   list(): Promise<ApiKeyRecord[]>;
   /** Up to `limit` keys in the order of {@link ApiKeyRepository.list} (creation time, then id), after `after`. */

@@ -28,7 +28,7 @@ const BAD_FILTER = {
  * The admin REST API of the audit trail: `GET /admin/v1/events` lists events a page at a time,
  * oldest first, filtered by user, types and time; `GET /admin/v1/events/stream` tails them live
  * as server-sent events (resumable with `Last-Event-ID`), seeing what any replica on the same
- * database records. Both need an API key with the `admin` scope.
+ * database records. Both need an API key holding `audit:read`.
  */
 export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void> {
   const { config } = app.idgate;
@@ -40,6 +40,7 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
     route(
       {
         operationId: 'listEvents',
+        scope: 'audit:read',
         summary: 'The audit trail',
         description:
           'Security events, oldest first by (occurredAt, id). `user` is a username or, when no user has that name, a user id (events of deleted users stay findable); `type` repeats for any of several types; `since` (inclusive) and `until` (exclusive) are ISO 8601 instants with an offset.',
@@ -57,6 +58,7 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
     route(
       {
         operationId: 'followEvents',
+        scope: 'audit:read',
         summary: 'A live tail of the audit trail',
         description:
           'Server-sent events (`text/event-stream`): each event as `id: <event id>`, `event: <type>` and `data: <the event as JSON>`, from `since` (default: now) on, then each new one as it commits on any replica; a comment line every `audit.stream.heartbeat` seconds (default 15) keeps proxies from closing the connection. Send `Last-Event-ID` to resume after an event. Same filters as the listing.',

@@ -34,7 +34,7 @@ const body = (path: string) => path || 'body';
  * The admin REST API of OAuth clients, under `/admin/v1/clients`: list (a page at a time), read
  * (with its `ETag`), register (a confidential client's secret answered once), change (optionally
  * `If-Match`), rotate the secret (the previous one kept for a grace period) and delete (its grants
- * revoked). Every route needs an API key with the `admin` scope; errors are RFC 9457 problems.
+ * revoked). Each route needs an API key holding the scope it declares; errors are RFC 9457 problems.
  */
 export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
   const { root, route } = adminScope(app, 'client');
@@ -44,6 +44,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'listClients',
+        scope: 'clients:read',
         summary: 'List OAuth clients',
         description: 'By creation time, a page at a time (`?limit=&cursor=`); never a secret.',
         tags: TAGS,
@@ -62,6 +63,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'getClient',
+        scope: 'clients:read',
         summary: 'An OAuth client',
         tags: TAGS,
         params: ById,
@@ -82,6 +84,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'createClient',
+        scope: 'clients:write',
         summary: 'Register an OAuth client',
         description:
           'Defaults follow the grants (a refresh_token grant brings the offline_access scope); inconsistent combinations are refused. A confidential client’s secret is answered only this once.',
@@ -115,6 +118,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'updateClient',
+        scope: 'clients:write',
         summary: 'Change an OAuth client',
         description:
           'The fields given replace the current ones; the result is checked like a registration. With `If-Match`, only the version read is changed.',
@@ -149,6 +153,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'rotateClientSecret',
+        scope: 'clients:write',
         summary: 'Rotate a client secret',
         description:
           'Answers the new secret once. The previous one keeps working for `gracePeriod` seconds (default 0, at most 30 days).',
@@ -172,6 +177,7 @@ export async function adminClientRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'deleteClient',
+        scope: 'clients:write',
         summary: 'Delete an OAuth client',
         description: 'Its grants are revoked: refresh tokens stop working, access tokens are refused.',
         tags: TAGS,

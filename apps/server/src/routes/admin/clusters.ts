@@ -12,7 +12,7 @@ const NOT_FOUND = { description: 'there is no such cluster', problem: ['cluster_
 /**
  * The admin REST API of Kubernetes clusters, under `/admin/v1`: list, read, register and remove.
  * Registering answers the cluster's `tokenreview` API key once (201, `no-store`); removing revokes
- * the cluster's keys. Every route needs an API key with the `admin` scope; errors are RFC 9457
+ * the cluster's keys. Each route needs an API key holding the scope it declares; errors are RFC 9457
  * problems.
  */
 export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
@@ -23,6 +23,7 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'listClusters',
+        scope: 'clusters:read',
         summary: 'List Kubernetes clusters, by name',
         tags: ['clusters'],
         responses: { 200: { description: 'the clusters', json: z.object({ items: z.array(Cluster) }) } },
@@ -36,6 +37,7 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'getCluster',
+        scope: 'clusters:read',
         summary: 'A Kubernetes cluster',
         tags: ['clusters'],
         params: NameParams,
@@ -50,6 +52,7 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'createCluster',
+        scope: 'clusters:write',
         summary: 'Register a Kubernetes cluster',
         description:
           "Registers the cluster's audience, creates a tokenreview API key bound to it (answered once, never again) and gives the shared kubectl client the audience.",
@@ -81,6 +84,7 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'deleteCluster',
+        scope: 'clusters:write',
         summary: 'Remove a Kubernetes cluster',
         description: "Its API keys are revoked; the kubectl client loses the cluster's audience.",
         tags: ['clusters'],

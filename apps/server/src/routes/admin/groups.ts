@@ -31,6 +31,7 @@ export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'listGroups',
+        scope: 'users:read',
         summary: 'List groups',
         description: 'A page of groups by name, each with how many users are in it.',
         tags: TAGS,
@@ -49,6 +50,7 @@ export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'listGroupMembers',
+        scope: 'users:read',
         summary: 'List the members of a group',
         tags: TAGS,
         params: GroupParams,
@@ -71,6 +73,7 @@ export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'addGroupMember',
+        scope: 'users:write',
         summary: 'Put a user in a group',
         description: 'Idempotent: a member stays a member.',
         tags: TAGS,
@@ -93,6 +96,7 @@ export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'removeGroupMember',
+        scope: 'users:write',
         summary: 'Take a user out of a group',
         description: 'Idempotent: a user not in the group stays out of it.',
         tags: TAGS,

@@ -52,8 +52,8 @@ const INVALID = problem(
 
 /**
  * The admin REST API of identity providers, under `/admin/v1`: list, read, create, change,
- * disable, enable and delete providers, and list a user's linked identities. Every route needs
- * an API key with the `admin` scope; errors are RFC 9457 problems; nothing answered is ever
+ * disable, enable and delete providers, and list a user's linked identities. Each route needs
+ * an API key holding the scope it declares; errors are RFC 9457 problems; nothing answered is ever
  * cached, and no answer ever carries a secret (secret fields show as `"[set]"`). Providers
  * declared in the configuration file are listed (source `config`) but read-only: they win a
  * name clash. A provider's view carries its `etag`, also sent as the `ETag` header; `PATCH`
@@ -67,6 +67,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     route(
       {
         operationId: 'listIdentityProviders',
+        scope: 'identity-providers:read',
         summary: 'List identity providers',
         description: "Those of the configuration file (source `config`) first, then the database's, by name.",
         tags: TAGS,
@@ -86,6 +87,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     route(
       {
         operationId: 'getIdentityProvider',
+        scope: 'identity-providers:read',
         summary: 'An identity provider',
         tags: TAGS,
         params: NAMED,
@@ -103,6 +105,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     route(
       {
         operationId: 'createIdentityProvider',
+        scope: 'identity-providers:write',
         summary: 'Add an identity provider',
         description: 'Its secrets (`clientSecret`, `bindPassword`) are stored sealed and never shown again.',
         tags: TAGS,
@@ -141,6 +144,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     route(
       {
         operationId: 'updateIdentityProvider',
+        scope: 'identity-providers:write',
         summary: "Change an identity provider's settings",
         description:
           'A JSON merge patch (RFC 7396) of the configuration: fields given replace the stored ones, nested ' +
@@ -183,6 +187,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
       route(
         {
           operationId: `${verb}IdentityProvider`,
+          scope: 'identity-providers:write',
           summary: disabled
             ? 'Stop offering an identity provider for sign-in'
             : 'Offer a disabled identity provider again',
@@ -203,6 +208,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     route(
       {
         operationId: 'deleteIdentityProvider',
+        scope: 'identity-providers:write',
         summary: 'Delete an identity provider and every identity linked through it',
         tags: TAGS,
         params: NAMED,
@@ -220,6 +226,7 @@ export async function adminIdentityProviderRoutes(app: FastifyInstance): Promise
     route(
       {
         operationId: 'listUserIdentities',
+        scope: 'users:read',
         summary: "A user's linked external identities",
         tags: ['users'],
         params: z.object({ username: z.string() }),

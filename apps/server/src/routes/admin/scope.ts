@@ -1,4 +1,5 @@
 import { type AdminObject, type AdminPorts, isAdminError, parseAdminInput } from '@idgate/core/admin';
+import { AdminApiScope } from '@idgate/schema';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
@@ -17,6 +18,12 @@ declare module 'fastify' {
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: what the check looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * What an admin route declares: its OpenAPI description, with the scope of the admin API it needs
+ * — listed in its security requirement and checked on each request, from this one declaration.
+ */
+export type AdminRouteDoc = RouteDoc & { readonly scope: AdminApiScope };
 
 /** What a schema parses to; undefined where the route declares none. */
 type Parsed<Schema> = Schema extends z.core.$ZodType ? z.output<Schema> : undefined;
@@ -67,18 +74,20 @@ export interface AdminRouteOptions {
 export interface AdminScope {
   /**
    * An admin route, declared once: its OpenAPI description (errors as problems, security
-   * `adminApiKey` unless the doc says otherwise) and its handler, which runs once the declared
-   * input is checked, in this order — path parameters, query, then the body: 415 unless it is
-   * JSON (`input.json` names it), `input.check`, then its schema.
+   * `adminApiKey` unless the doc says otherwise) with the `scope` its API key must hold — 403
+   * `api_key_scope` naming it otherwise, before anything else of the request is read — and its
+   * handler, which runs once the declared input is checked, in this order — path parameters,
+   * query, then the body: 415 unless it is JSON (`input.json` names it), `input.check`, then its
+   * schema.
    * A refusal is the problem `invalid_<object>` (400) whose detail names the first bad field as
    * `parseAdminInput` words it (`limit "0": must be …`, `body: unknown field bogus`). Use cases
    * that take an input as sent (`createClient`, `listUserSessions`, …) check it again themselves
    * — the CLI calls them too, and some check more than the schema — so a handler hands them the
    * request's own value.
-   * @example app.get(`${BASE}/:username`, route({ operationId: 'getUser', params: UserParams, ... }, ({ params }, request) => getUser(request.admin, params.username)))
+   * @example app.get(`${BASE}/:username`, route({ operationId: 'getUser', scope: 'users:read', params: UserParams, ... }, ({ params }, request) => getUser(request.admin, params.username)))
    */
-  route<const Doc extends RouteDoc>(doc: Doc, handler: AdminHandler<Doc>): AdminRouteOptions;
-  route<const Doc extends RouteDoc>(
+  route<const Doc extends AdminRouteDoc>(doc: Doc, handler: AdminHandler<Doc>): AdminRouteOptions;
+  route<const Doc extends AdminRouteDoc>(
     doc: Doc,
     input: AdminInput<Doc>,
     handler: AdminHandler<Doc>,
@@ -89,19 +98,25 @@ export interface AdminScope {
 
 /**
  * Sets up an admin route plugin (an encapsulated fastify scope under `/admin/v1`): every request
- * needs an API key with the `admin` scope, nothing answered is cached, each route's declared
- * input is checked before its handler runs (refusals name `object` unless the route says
- * otherwise), and a missing object is worded for the API (the use case's message is the CLI's),
- * repeating only the start of what was asked for. Every other refusal goes to the server's
- * handler, as a problem.
+ * needs an API key holding the scope its route declares (a route declared without one is refused
+ * when it is registered), nothing answered is cached, each route's declared input is checked
+ * before its handler runs (refusals name `object` unless the route says otherwise), and a missing
+ * object is worded for the API (the use case's message is the CLI's), repeating only the start of
+ * what was asked for. Every other refusal goes to the server's handler, as a problem.
  * @example const { route, root } = adminScope(app, 'user');
  */
 export function adminScope(app: FastifyInstance, object: AdminObject): AdminScope {
-  const authenticate = apiKeyAuthenticator(app.idgate, 'admin');
+  const authenticate = apiKeyAuthenticator(app.idgate);
   if (!app.hasRequestDecorator('admin')) app.decorateRequest('admin', null as unknown as AdminPorts);
+  app.addHook('onRoute', (options) => {
+    const scope = options.config?.doc?.scope;
+    if (!AdminApiScope.safeParse(scope).success)
+      throw new Error(`admin route ${options.method} ${options.url} declares no scope of the admin API`);
+  });
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('cache-control', 'no-store');
-    request.admin = app.idgate.adminActingFor(await authenticate(request));
+    const scope = request.routeOptions.config.doc?.scope as AdminApiScope;
+    request.admin = app.idgate.adminActingFor(await authenticate(request, scope));
   });
   // No object is named with a control character; PostgreSQL cannot even compare one (NUL).
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -121,7 +136,7 @@ export function adminScope(app: FastifyInstance, object: AdminObject): AdminScop
     throw error;
   });
 
-  function route<const Doc extends RouteDoc>(
+  function route<const Doc extends AdminRouteDoc>(
     doc: Doc,
     ...rest: [AdminHandler<Doc>] | [AdminInput<Doc>, AdminHandler<Doc>]
   ): AdminRouteOptions {

@@ -32,8 +32,8 @@ const NO_USER = { description: 'no such user', problem: ['user_not_found'] } as 
  * The admin REST API of a user's browser sessions and grants, under `/admin/v1/users/{username}`:
  * list them a page at a time, end a session or all of them (revoking the grants made in them),
  * revoke a grant or all of them — refresh tokens stop working at once and access tokens are
- * refused by introspection and token review on every replica. Every route needs an API key with
- * the `admin` scope; errors are RFC 9457 problems.
+ * refused by introspection and token review on every replica. Reading needs an API key holding
+ * `sessions:read`, ending and revoking `sessions:write`; errors are RFC 9457 problems.
  */
 export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
   const { route } = adminScope(app, 'session');
@@ -43,6 +43,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'listUserSessions',
+        scope: 'sessions:read',
         summary: "A user's signed-in browsers",
         description:
           'Live sessions (neither ended nor expired), oldest first: where each signed in from, when it last signed the browser in to an application, and to which ones.',
@@ -65,6 +66,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'revokeUserSession',
+        scope: 'sessions:write',
         summary: "Ends a user's browser session",
         description:
           'The browser is signed out at its next request; the grants made in the session are revoked.',
@@ -91,6 +93,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'revokeUserSessions',
+        scope: 'sessions:write',
         summary: 'Ends every browser session of a user',
         description: 'Answers how many sessions ended and how many grants made in them were revoked.',
         tags: ['sessions'],
@@ -106,6 +109,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'listUserGrants',
+        scope: 'sessions:read',
         summary: "A user's grants to applications",
         description:
           'Live grants (neither revoked nor expired), oldest first: the client, the scopes, and the time and address of the latest token request on each.',
@@ -128,6 +132,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'revokeUserGrant',
+        scope: 'sessions:write',
         summary: "Revokes a user's grant",
         description:
           'Its refresh tokens stop working at once; its access tokens are refused by introspection and token review.',
@@ -155,6 +160,7 @@ export async function adminSessionRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'revokeUserGrants',
+        scope: 'sessions:write',
         summary: 'Revokes every grant of a user',
         description:
           'Every application must ask the user to sign in again; answers how many grants were revoked.',

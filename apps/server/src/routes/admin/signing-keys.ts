@@ -9,7 +9,7 @@ const TAGS = ['signing-keys'];
 
 /**
  * The admin REST API of token signing keys, under `/admin/v1/signing-keys`: list them with their
- * state (never private material) and rotate. Every route needs an API key with the `admin` scope.
+ * state (never private material) and rotate. Each route needs an API key holding the scope it declares.
  */
 export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void> {
   const { route } = adminScope(app, 'signing_key');
@@ -19,6 +19,7 @@ export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void>
     route(
       {
         operationId: 'listSigningKeys',
+        scope: 'keys:read',
         summary: 'List signing keys',
         description: 'Newest first, with their state now; a handful at most, answered as one page.',
         tags: TAGS,
@@ -38,6 +39,7 @@ export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void>
     route(
       {
         operationId: 'rotateSigningKeys',
+        scope: 'keys:rotate',
         summary: 'Rotate the signing keys',
         description:
           'A new key is published at once and signs after the activation delay; the keys it replaces stay published until their last token has expired.',

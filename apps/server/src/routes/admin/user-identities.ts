@@ -23,6 +23,7 @@ export async function adminUserIdentityRoutes(app: FastifyInstance): Promise<voi
     route(
       {
         operationId: 'linkIdentity',
+        scope: 'users:write',
         summary: 'Link an external identity to a user',
         tags: TAGS,
         params: UserParams,
@@ -54,6 +55,7 @@ export async function adminUserIdentityRoutes(app: FastifyInstance): Promise<voi
     route(
       {
         operationId: 'unlinkIdentity',
+        scope: 'users:write',
         summary: 'Unlink an external identity from a user',
         tags: TAGS,
         params: IdentityParams,

@@ -51,8 +51,8 @@ const ifMatch = (request: FastifyRequest) => {
 
 /**
  * The admin REST API of local users, under `/admin/v1/users`: list (paged, filtered), read,
- * create, change, delete, set a password, unlock, and list sign-in attempts. Every route needs an
- * API key with the `admin` scope; errors are RFC 9457 problems. A password chosen by the caller
+ * create, change, delete, set a password, unlock, and list sign-in attempts. Each route needs an API key
+ * holding the scope it declares; errors are RFC 9457 problems. A password chosen by the caller
  * must pass the password policy (`weak_password`); a generated one is answered once.
  */
 export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
@@ -63,6 +63,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'listUsers',
+        scope: 'users:read',
         summary: 'List users',
         description:
           'A page of users by username; `group`, `status` (active, disabled, locked) and `q` (text in the username, email or display name) filter it.',
@@ -85,6 +86,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'getUser',
+        scope: 'users:read',
         summary: 'Read a user',
         tags: TAGS,
         params: UserParams,
@@ -99,6 +101,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'createUser',
+        scope: 'users:write',
         summary: 'Create a user',
         description: 'Without `password`, one is generated and answered once (`password` in the response).',
         tags: TAGS,
@@ -127,6 +130,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'updateUser',
+        scope: 'users:write',
         summary: 'Change a user',
         description:
           'Changes email, display name, groups (the list replaces the old one) or disabled. Disabling a user ' +
@@ -156,6 +160,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'deleteUser',
+        scope: 'users:write',
         summary: 'Delete a user',
         description: `Revokes the user's grants (and so its tokens), ends its browser sessions and removes its linked identities, in one transaction. ${IF_MATCH}`,
         tags: TAGS,
@@ -178,6 +183,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'setUserPassword',
+        scope: 'users:password',
         summary: "Set a user's password",
         description: 'Without `password`, one is generated and answered once.',
         tags: TAGS,
@@ -209,6 +215,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'unlockUser',
+        scope: 'users:unlock',
         summary: "Lift a user's brute-force lock",
         description:
           'Failed sign-ins before the unlock no longer lock the account; blocks of source addresses stay.',
@@ -228,6 +235,7 @@ export async function adminUserRoutes(app: FastifyInstance): Promise<void> {
     route(
       {
         operationId: 'listUserLogins',
+        scope: 'users:read',
         summary: "A user's latest sign-in attempts",
         description: `Newest first, at most \`limit\` (1–${LOGIN_ATTEMPTS_LIMIT.max}, default ${LOGIN_ATTEMPTS_LIMIT.default}).`,
         tags: TAGS,

@@ -70,6 +70,7 @@ const TOKEN_REVIEW_DOC: RouteDoc = {
   tags: ['kubernetes'],
   deprecated: true,
   security: ['tokenReviewApiKey'],
+  scope: 'tokenreview',
   body: { json: TokenReviewRequest },
   responses: {
     200: deprecated({ description: 'the review', json: TokenReviewResponse }),
@@ -91,7 +92,7 @@ const TOKEN_REVIEW_DOC: RouteDoc = {
  */
 export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
-  const authenticate = apiKeyAuthenticator(idgate, 'tokenreview');
+  const authenticate = apiKeyAuthenticator(idgate);
   const { metrics } = idgate;
   const audit = idgate.audit.tokenReviews;
   const { core } = idgate;
@@ -110,7 +111,7 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
           .header('deprecation', TOKEN_REVIEW_DEPRECATION)
           .header('link', link)
           .header('cache-control', 'no-store');
-        request.reviewerKey = await authenticate(request);
+        request.reviewerKey = await authenticate(request, 'tokenreview');
       },
     },
     async (request, reply) => {

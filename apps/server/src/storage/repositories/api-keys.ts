@@ -11,6 +11,7 @@ import {
   listInPageOrder,
   type RepositoryContext,
   type UniqueTable,
+  updateRecord,
   updateRows,
 } from './support.js';
 
@@ -46,6 +47,20 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
     },
 
     findByPrefix: (prefix) => findRecord(db, API_KEYS, 'prefix', prefix),
+
+    findById: (id) => findRecord(db, API_KEYS, 'id', id),
+
+    async update(id, changes) {
+      const set = {
+        ...(changes.name === undefined ? {} : { name: changes.name }),
+        ...(changes.expiresAt === undefined ? {} : { expires_at: toMsOrNull(changes.expiresAt) }),
+      };
+      if (Object.keys(set).length === 0) {
+        const key = await findRecord(db, API_KEYS, 'id', id);
+        return key?.revokedAt === null ? key : undefined;
+      }
+      return updateRecord(db, API_KEYS, 'id', id, set, 'revoked_at');
+    },
 
     list: () => listInPageOrder(ctx, API_KEYS),
 

@@ -107,6 +107,35 @@ export function apiKeysContract(subject: StorageUnderTest): void {
       expect(await storage.apiKeys.count()).toBe(1);
     });
 
+    it('finds a key by its id exactly', async () => {
+      const storage = subject();
+      const key = newApiKey({ scopes: ['users:read', 'audit:read'] });
+      await storage.apiKeys.create(key);
+      expect(await storage.apiKeys.findById('k-1')).toStrictEqual(key);
+      expect(await storage.apiKeys.findById('K-1')).toBeUndefined();
+      expect(await storage.apiKeys.findById('idg_ab12cd34')).toBeUndefined();
+    });
+
+    it('renames a key and changes its expiry, only while it is not revoked', async () => {
+      const storage = subject();
+      const key = newApiKey({ expiresAt: at('2026-03-01T00:00:00.000Z') });
+      await storage.apiKeys.create(key);
+      const renamed = await storage.apiKeys.update('k-1', { name: 'renamed' });
+      expect(renamed).toStrictEqual({ ...key, name: 'renamed' });
+      const later = await storage.apiKeys.update('k-1', { expiresAt: at('2026-04-01T00:00:00.001Z') });
+      expect(later).toStrictEqual({ ...key, name: 'renamed', expiresAt: at('2026-04-01T00:00:00.001Z') });
+      const never = await storage.apiKeys.update('k-1', { name: 'both', expiresAt: null });
+      expect(never).toStrictEqual({ ...key, name: 'both', expiresAt: null });
+      expect(await storage.apiKeys.findByPrefix(key.prefix)).toStrictEqual(never);
+      expect(await storage.apiKeys.update('k-1', {})).toStrictEqual(never);
+      expect(await storage.apiKeys.update('missing', { name: 'x' })).toBeUndefined();
+
+      await storage.apiKeys.revoke('k-1', at('2026-02-01T00:00:00.000Z'));
+      expect(await storage.apiKeys.update('k-1', { name: 'after' })).toBeUndefined();
+      expect(await storage.apiKeys.update('k-1', {})).toBeUndefined();
+      expect((await storage.apiKeys.findById('k-1'))?.name).toBe('both');
+    });
+
     it('lists keys made in the same millisecond by id, compared byte-wise', async () => {
       const storage = subject();
       for (const [id, prefix] of [
