@@ -6,13 +6,29 @@ import { PluginError } from './errors.js';
 import { type LockOptions, withLock } from './lock.js';
 
 /**
- * The refresh token of one sign-in: one per issuer and client, shared by every audience (cluster),
- * because a refresh for one cluster rotates it for all of them.
+ * The refresh token of one sign-in: one per issuer and client, shared by every audience (cluster)
+ * it was signed in for, because a refresh for one cluster rotates it for all of them.
  */
 export interface GrantEntry {
   issuer: string;
   clientId: string;
   refreshToken: string;
+  /**
+   * The audiences the sign-in asked for (RFC 8707 `resource`): the clusters its refreshes may get
+   * tokens for. Absent in a cache written before the plugin recorded them.
+   */
+  audiences?: string[];
+}
+
+/**
+ * The clusters (audiences) of one issuer and client the plugin was set up or run for: what a
+ * sign-in asks for, so that one sign-in serves them all. Kept apart from the sign-in: signing
+ * out does not forget them.
+ */
+export interface ClustersEntry {
+  issuer: string;
+  clientId: string;
+  audiences: string[];
 }
 
 /** An access token for one audience, with its expiry in milliseconds since the epoch. */
@@ -33,6 +49,7 @@ const key = (...parts: string[]) =>
   createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
 const GRANT_SUFFIX = '.refresh.json';
 const ACCESS_SUFFIX = '.token.json';
+const CLUSTERS_SUFFIX = '.clusters.json';
 
 /**
  * The token cache: files of mode 0600 in a folder of mode 0700, each written atomically (a temporary
@@ -93,6 +110,36 @@ export class TokenCache {
       throw corrupt(path);
     }
     return entry;
+  }
+
+  /** The audiences of `clientId` at `issuer` the plugin knows of (none when it knows none). */
+  async readClusters(issuer: string, clientId: string): Promise<string[]> {
+    const path = this.clustersPath(issuer, clientId);
+    const entry = await readEntry(path);
+    if (entry === undefined) return [];
+    if (!isClusters(entry) || entry.issuer !== issuer || entry.clientId !== clientId) throw corrupt(path);
+    return entry.audiences;
+  }
+
+  /**
+   * Adds `audiences` to those the plugin knows of for `clientId` at `issuer` (kept in the order
+   * first seen); rewrites the file only when something is new. Call it holding the sign-in's lock.
+   * @returns every audience known, the new ones included.
+   */
+  async rememberClusters(issuer: string, clientId: string, audiences: readonly string[]): Promise<string[]> {
+    const known = await this.readClusters(issuer, clientId);
+    const all = [...new Set([...known, ...audiences])];
+    if (all.length !== known.length) await this.writeClusters({ issuer, clientId, audiences: all });
+    return all;
+  }
+
+  /** Replaces the audiences the plugin knows of for the entry's issuer and client. */
+  writeClusters(entry: ClustersEntry): Promise<void> {
+    return writeAtomically(this.clustersPath(entry.issuer, entry.clientId), entry);
+  }
+
+  clustersPath(issuer: string, clientId: string): string {
+    return join(this.dir, `${key(issuer, clientId)}${CLUSTERS_SUFFIX}`);
   }
 
   writeGrant(entry: GrantEntry): Promise<void> {
@@ -198,13 +245,20 @@ async function readEntry(path: string): Promise<Record<string, unknown> | undefi
 
 const isString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
+const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every(isString);
+
 function isGrant(entry: Record<string, unknown>): entry is Record<string, unknown> & GrantEntry {
   return (
     isString(entry.issuer) &&
     isString(entry.clientId) &&
     isString(entry.refreshToken) &&
-    !('audience' in entry)
+    !('audience' in entry) &&
+    (entry.audiences === undefined || isStringList(entry.audiences))
   );
+}
+
+function isClusters(entry: Record<string, unknown>): entry is Record<string, unknown> & ClustersEntry {
+  return isString(entry.issuer) && isString(entry.clientId) && isStringList(entry.audiences);
 }
 
 function isAccess(entry: Record<string, unknown>): entry is Record<string, unknown> & AccessEntry {

@@ -13,7 +13,7 @@ import { canOpenBrowser } from './browser.js';
 import { type AccessEntry, TokenCache } from './cache.js';
 import { PluginError } from './errors.js';
 import { execCredential, readExecInfo } from './exec-credential.js';
-import { browserSignIn, deviceSignIn } from './sign-in.js';
+import { browserSignIn, deviceSignIn, SignInRefused } from './sign-in.js';
 
 /** A cached access token is used while it has more than this left. */
 export const MIN_REMAINING_MS = 30_000;
@@ -31,7 +31,10 @@ export interface PluginContext {
 
 /**
  * The exec credential plugin: a token for `args.audience` from the cache, a silent refresh, or a
- * sign-in (browser or device), answered as an ExecCredential in kubectl's apiVersion.
+ * sign-in (browser or device), answered as an ExecCredential in kubectl's apiVersion. A sign-in
+ * asks for every cluster of the issuer and client the plugin knows of (set up, or run for before),
+ * so that its refreshes serve them all: the issuer lets a refresh narrow what a sign-in approved,
+ * never widen it (RFC 8707). A cluster the sign-in did not cover takes one more sign-in, for all.
  */
 export async function getToken(args: GetTokenArgs, context: PluginContext): Promise<ExecCredential> {
   const info = readExecInfo(context.env.KUBERNETES_EXEC_INFO);
@@ -48,23 +51,39 @@ export async function getToken(args: GetTokenArgs, context: PluginContext): Prom
     const again = await cache.readAccess(args.issuer, args.clientId, args.audience);
     if (fresh(again)) return answer(again);
 
+    const known = await cache.rememberClusters(args.issuer, args.clientId, [args.audience]);
     const client = await connect(args, context);
     const grant = await cache.readGrant(args.issuer, args.clientId);
     let tokens: TokenResponse | undefined;
-    if (grant !== undefined) {
+    let resources: string[] | undefined;
+    // a sign-in that still works but does not reach this cluster: ended once its successor exists
+    let superseded: string | undefined;
+    if (grant !== undefined && grant.audiences !== undefined && !grant.audiences.includes(args.audience)) {
+      context.log(
+        `Your sign-in at ${args.issuer} does not cover ${args.audience}: signing in again for every cluster set up.`,
+      );
+      superseded = grant.refreshToken;
+    } else if (grant !== undefined) {
       try {
         tokens = await client.refresh({ refreshToken: grant.refreshToken, resource: args.audience });
+        resources = grant.audiences;
       } catch (error) {
         if (!(error instanceof IdgateHttpError) || error.oauthError === undefined)
           throw issuerError(args.issuer, error);
-        // invalid_grant: the sign-in ended (revoked, expired); anything else (invalid_target...): sign in again
+        // invalid_grant: the sign-in ended (revoked, expired); anything else (invalid_target: a
+        // sign-in that did not ask for this cluster): sign in again
         if (error.oauthError.error === 'invalid_grant') await cache.clearSignIn(args.issuer, args.clientId);
+        else superseded = grant.refreshToken;
         context.log(
           `Your sign-in at ${args.issuer} cannot be renewed (${error.oauthError.error}): signing in again.`,
         );
       }
     }
-    tokens ??= await signIn(client, args, info.interactive, context);
+    if (tokens === undefined) {
+      const signedIn = await signInFor(client, args, known, cache, info.interactive, context);
+      tokens = signedIn.tokens;
+      resources = signedIn.resources;
+    }
 
     const expiresAt = context.now() + tokens.expires_in * 1000;
     // the new refresh token first: the old one is spent, whatever happens next
@@ -73,7 +92,12 @@ export async function getToken(args: GetTokenArgs, context: PluginContext): Prom
         issuer: args.issuer,
         clientId: args.clientId,
         refreshToken: tokens.refresh_token,
+        ...(resources === undefined ? {} : { audiences: resources }),
       });
+    }
+    if (superseded !== undefined && tokens.refresh_token !== undefined) {
+      // the replaced sign-in would otherwise live on at the issuer until it expires
+      await client.revoke({ token: superseded, tokenTypeHint: 'refresh_token' }).catch(() => undefined);
     }
     const entry: AccessEntry = {
       issuer: args.issuer,
@@ -85,6 +109,48 @@ export async function getToken(args: GetTokenArgs, context: PluginContext): Prom
     await cache.writeAccess(entry);
     return answer(entry);
   });
+}
+
+/**
+ * Signs in for every known cluster (`known`, this one first), for a token for this one. An issuer
+ * that refuses some of them (`invalid_target`: a cluster it no longer has) is asked again without
+ * them, and they are forgotten: those it named, or else every one but this cluster.
+ */
+async function signInFor(
+  client: NativeClient,
+  args: GetTokenArgs,
+  known: readonly string[],
+  cache: TokenCache,
+  interactive: boolean | undefined,
+  context: PluginContext,
+): Promise<{ tokens: TokenResponse; resources: string[] }> {
+  const resources = [args.audience, ...known.filter((audience) => audience !== args.audience)];
+  try {
+    return { tokens: await signIn(client, args, resources, interactive, context), resources };
+  } catch (error) {
+    const refused = refusedTarget(error);
+    if (refused === undefined || resources.length === 1) throw issuerError(args.issuer, error);
+    const named = resources.filter((audience) => audience !== args.audience && refused.includes(audience));
+    const kept =
+      named.length > 0 ? resources.filter((audience) => !named.includes(audience)) : [args.audience];
+    context.log(
+      `${args.issuer} refused some of the clusters set up (invalid_target): signing in for ${kept.join(', ')}.`,
+    );
+    await cache.writeClusters({ issuer: args.issuer, clientId: args.clientId, audiences: kept });
+    try {
+      return { tokens: await signIn(client, args, kept, interactive, context), resources: kept };
+    } catch (again) {
+      throw issuerError(args.issuer, again);
+    }
+  }
+}
+
+/** The issuer's description of an `invalid_target` refusal of a sign-in, or undefined for any other failure. */
+function refusedTarget(error: unknown): string | undefined {
+  if (error instanceof IdgateHttpError && error.oauthError?.error === 'invalid_target')
+    return error.oauthError.error_description ?? '';
+  if (error instanceof SignInRefused && error.error === 'invalid_target') return error.errorDescription ?? '';
+  return undefined;
 }
 
 async function connect(
@@ -102,6 +168,7 @@ async function connect(
 async function signIn(
   client: NativeClient,
   args: GetTokenArgs,
+  resources: readonly string[],
   interactive: boolean | undefined,
   context: PluginContext,
 ): Promise<TokenResponse> {
@@ -109,18 +176,15 @@ async function signIn(
     args.device ||
     interactive === false ||
     (!args.noBrowser && !canOpenBrowser(context.env, context.platform));
-  try {
-    if (useDevice) return await deviceSignIn(client, { audience: args.audience, log: context.log });
-    return await browserSignIn(client, {
-      audience: args.audience,
-      listen: args.listen,
-      open: !args.noBrowser,
-      timeoutMs: args.timeoutSeconds * 1000,
-      log: context.log,
-    });
-  } catch (error) {
-    throw issuerError(args.issuer, error);
-  }
+  if (useDevice) return deviceSignIn(client, { audience: args.audience, resources, log: context.log });
+  return browserSignIn(client, {
+    audience: args.audience,
+    resources,
+    listen: args.listen,
+    open: !args.noBrowser,
+    timeoutMs: args.timeoutSeconds * 1000,
+    log: context.log,
+  });
 }
 
 /** A failure talking to the issuer, as one line (the SDK's messages are already free of tokens). */

@@ -3,7 +3,8 @@ import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promis
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { type Document, isMap, isSeq, parseDocument, type YAMLMap, YAMLSeq } from 'yaml';
-import type { SetupArgs } from './args.js';
+import { clusterAudience, type SetupArgs } from './args.js';
+import { TokenCache } from './cache.js';
 import { PluginError } from './errors.js';
 
 /**
@@ -23,7 +24,8 @@ export function kubeconfigPath(explicit: string | undefined, env: NodeJS.Process
 /**
  * Adds (or replaces, by name) the cluster, a user whose credentials come from this plugin, and a
  * context tying them, then makes the context current. Every other entry, comment and field of the
- * file is kept.
+ * file is kept. The cluster is remembered in the token cache (`--cache-dir`), so that the next
+ * sign-in at the issuer asks for it along with the others.
  * @returns the path written and the context name.
  */
 export async function setup(
@@ -112,6 +114,11 @@ export async function setup(
       `cannot write the kubeconfig ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`,
     );
   }
+  // The next sign-in at this issuer asks for this cluster too, so that one sign-in serves it.
+  const cache = await TokenCache.open(args.cacheDir);
+  await cache.locked(args.issuer, args.clientId, () =>
+    cache.rememberClusters(args.issuer, args.clientId, [clusterAudience(args.cluster)]),
+  );
   return { path, context: contextName };
 }
 

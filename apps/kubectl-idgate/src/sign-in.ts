@@ -12,8 +12,23 @@ import { PluginError } from './errors.js';
 /** OpenID scopes, group claims, and a refresh token so that one sign-in lasts and serves every cluster. */
 export const SCOPES = 'openid profile email groups offline_access';
 
+/** The issuer refused the sign-in with an OAuth error (`access_denied`, `invalid_target`, …). */
+export class SignInRefused extends PluginError {
+  constructor(
+    readonly error: string,
+    readonly errorDescription: string | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SignInRefused';
+  }
+}
+
 export interface BrowserSignInOptions {
+  /** The audience of the access token of this sign-in. */
   audience: string;
+  /** Every audience the sign-in is to cover (RFC 8707 `resource`), `audience` among them. */
+  resources: readonly string[];
   listen: { host: string; port: number };
   /** Open the system browser (the URL is printed in any case). */
   open: boolean;
@@ -22,8 +37,9 @@ export interface BrowserSignInOptions {
 }
 
 /**
- * RFC 8252 native-app sign-in: a loopback listener on `listen` (any free port when 0) receives the
- * authorization response at `/callback`; PKCE S256 and `state` bind it to this request.
+ * RFC 8252 native-app sign-in for every audience of `resources`, for a token for `audience`: a
+ * loopback listener on `listen` (any free port when 0) receives the authorization response at
+ * `/callback`; PKCE S256 and `state` bind it to this request.
  */
 export async function browserSignIn(
   client: NativeClient,
@@ -38,7 +54,7 @@ export async function browserSignIn(
     const request = await client.createAuthorizationRequest({
       redirectUri,
       scope: SCOPES,
-      resource: options.audience,
+      resource: options.resources,
     });
     const issuer = client.metadata.authorization_response_iss_parameter_supported
       ? client.metadata.issuer
@@ -71,7 +87,9 @@ export async function browserSignIn(
               `The sign-in failed: ${error.error}. You can close this window.`,
             );
             reject(
-              new PluginError(
+              new SignInRefused(
+                error.error,
+                error.errorDescription,
                 error.error === 'access_denied'
                   ? 'the sign-in was denied (access_denied)'
                   : `the sign-in failed: ${error.error}${error.errorDescription ? ` (${error.errorDescription})` : ''}`,
@@ -141,12 +159,15 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** RFC 8628 device sign-in: prints where to go and the user code, then polls until approved. */
+/**
+ * RFC 8628 device sign-in for every audience of `resources`: prints where to go and the user code,
+ * then polls until approved, for a token for `audience`.
+ */
 export async function deviceSignIn(
   client: NativeClient,
-  options: { audience: string; log: (line: string) => void },
+  options: { audience: string; resources: readonly string[]; log: (line: string) => void },
 ): Promise<TokenResponse> {
-  const device = await client.requestDeviceAuthorization({ scope: SCOPES, resource: options.audience });
+  const device = await client.requestDeviceAuthorization({ scope: SCOPES, resource: options.resources });
   options.log(`To sign in to ${client.metadata.issuer}, open this page on any device:`);
   options.log(`  ${device.verification_uri_complete ?? device.verification_uri}`);
   options.log(`and check that it shows the code ${device.user_code}.`);

@@ -1,8 +1,9 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { SetupArgs } from '../src/args.js';
+import { TokenCache } from '../src/cache.js';
 import { kubeconfigPath, setup } from '../src/setup.js';
 import { tempDir } from './helpers/plugin.js';
 
@@ -16,7 +17,8 @@ const args = (kubeconfig: string, overrides: Partial<SetupArgs> = {}): SetupArgs
   kubeconfig,
   context: undefined,
   execCommand: 'kubectl-idgate',
-  cacheDir: undefined,
+  // never the person's own ~/.kube/cache: setup remembers the cluster there
+  cacheDir: join(dirname(kubeconfig), 'cache'),
   device: false,
   ...overrides,
 });
@@ -45,6 +47,8 @@ describe('kubectl-idgate setup', () => {
                 'kubectl',
                 '--cluster',
                 'prod',
+                '--cache-dir',
+                join(dirname(path), 'cache'),
               ],
               interactiveMode: 'IfAvailable',
               provideClusterInfo: false,
@@ -55,6 +59,19 @@ describe('kubectl-idgate setup', () => {
       contexts: [{ name: 'prod', context: { cluster: 'prod', user: 'idgate-prod' } }],
       'current-context': 'prod',
     });
+  });
+
+  it('remembers each cluster set up, once, so that the next sign-in asks for all of them', async () => {
+    const dir = await tempDir('setup');
+    const path = join(dir, 'config');
+    for (const cluster of ['prod', 'stage', 'prod']) await setup(args(path, { cluster }), {});
+    await setup(args(path, { cluster: 'dev', clientId: 'other' }), {});
+    const cache = await TokenCache.open(join(dir, 'cache'));
+    expect(await cache.readClusters('https://id.example.com/oauth', 'kubectl')).toEqual([
+      'kubernetes:prod',
+      'kubernetes:stage',
+    ]);
+    expect(await cache.readClusters('https://id.example.com/oauth', 'other')).toEqual(['kubernetes:dev']);
   });
 
   it('replaces its own entries on a second run and keeps everything else', async () => {

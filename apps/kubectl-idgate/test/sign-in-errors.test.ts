@@ -31,6 +31,7 @@ describe('device sign-in failures, as the person reads them', () => {
     await expect(
       deviceSignIn(clientFailingWith(new IdgateDeviceFlowError('x', { error: 'expired_token' })), {
         audience: 'kubernetes:a',
+        resources: ['kubernetes:a'],
         log: (line) => lines.push(line),
       }),
     ).rejects.toThrow(
@@ -44,6 +45,7 @@ describe('device sign-in failures, as the person reads them', () => {
     await expect(
       deviceSignIn(clientFailingWith(new IdgateDeviceFlowError('x', { error: 'access_denied' })), {
         audience: 'kubernetes:a',
+        resources: ['kubernetes:a'],
         log: () => undefined,
       }),
     ).rejects.toThrow('the sign-in was denied (access_denied)');

@@ -1,4 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createNativeClient, discoverIssuer, type IdgateHttpError } from '@idgate/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startOidcProviderIssuer, type TestIssuer } from './helpers/issuer.js';
@@ -113,7 +114,14 @@ describe('kubectl-idgate logout', () => {
     const result = await runPlugin(['logout', '--cluster', 'alpha', '--cache-dir', cacheDir]);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(`Signed out of ${idp.issuer} (client ${idp.clientId}).\n`);
-    expect(await readdir(cacheDir)).toEqual([]);
+    // no token is left; only the list of clusters a sign-in asks for, which holds none
+    const left = await readdir(cacheDir);
+    expect(left).toEqual([expect.stringMatching(/\.clusters\.json$/)]);
+    expect(JSON.parse(await readFile(join(cacheDir, left[0] as string), 'utf8'))).toEqual({
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+      audiences: ['kubernetes:alpha'],
+    });
     expect(idp.requests).toContain('POST /token/revocation');
     const client = createNativeClient({ metadata: await discoverIssuer(idp.issuer), clientId: idp.clientId });
     const error = await client.refresh({ refreshToken: spent }).catch((e: unknown) => e);

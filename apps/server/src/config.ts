@@ -235,6 +235,11 @@ const ConfigSchema = z.strictObject({
       maxFailuresPerAddress: whole(1, 100_000).default(100),
       /** Failed password-grant attempts through one client within the window that block it. */
       maxFailuresPerClient: whole(1, 1_000_000).default(500),
+      /**
+       * Wrong device user codes from all addresses together within the window that stop the
+       * verification page from reading any code until the window has passed.
+       */
+      maxWrongUserCodes: whole(1, 1_000_000).default(1000),
     })
     .prefault({}),
   logout: z
@@ -368,6 +373,7 @@ const ENV: Record<string, string[]> = {
   IDGATE_LOGIN_MAX_FAILURES: ['bruteForce', 'maxFailures'],
   IDGATE_PASSWORD_MIN_LENGTH: ['passwordPolicy', 'minLength'],
   IDGATE_LOGIN_WINDOW: ['bruteForce', 'windowSeconds'],
+  IDGATE_DEVICE_MAX_WRONG_CODES: ['bruteForce', 'maxWrongUserCodes'],
   IDGATE_LOG_LEVEL: ['log', 'level'],
   IDGATE_TRUST_PROXY: ['trustProxy'],
   IDGATE_BODY_LIMIT: ['bodyLimit'],

@@ -156,6 +156,11 @@ describe('configuration', () => {
       'IDGATE_LOGIN_WINDOW must be a whole number of seconds 1–31536000, got "15m"',
     ],
     [
+      'IDGATE_DEVICE_MAX_WRONG_CODES',
+      'many',
+      'IDGATE_DEVICE_MAX_WRONG_CODES must be a whole number 1–1000000, got "many"',
+    ],
+    [
       'IDGATE_LOG_LEVEL',
       'loud',
       'IDGATE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',

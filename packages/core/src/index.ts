@@ -28,6 +28,7 @@ export {
   TokenReviewTally,
   type TokenReviewTallyOptions,
 } from './audit/token-review-tally.js';
+export type { ConsentGiven } from './authorize/consent.js';
 export {
   type Authentication,
   type AuthorizationStep,

@@ -141,6 +141,13 @@ export interface GrantRecord {
   lastUsedAddress?: string | null;
   /** The external identity the grant came from, re-checked on refresh; absent or null for none. */
   upstream?: GrantUpstream | null;
+  /**
+   * The audiences (RFC 8707 resources: cluster audiences, APIs) the person approved at sign-in;
+   * every token of the grant is for some of them, and a refresh may ask for a subset, never
+   * another (RFC 8707 §2.2). Absent or null for a grant opened before idgate recorded them: such
+   * a grant is refreshed only without `resource`.
+   */
+  resources?: string[] | null;
 }
 
 /** The external identity behind a grant, as its refreshes re-check it upstream. */
@@ -181,7 +188,10 @@ export interface AuthorizationCodeRecord {
   nonce: string | null;
   codeChallenge: string | null;
   codeChallengeMethod: CodeChallengeMethod | null;
-  /** RFC 8707 resource indicators of the authorization request, null when it named none. */
+  /**
+   * The RFC 8707 resources the person approved: those the authorization request named, or the
+   * client's audiences when it named none; null for a client without audiences.
+   */
   resource: string[] | null;
   authTime: Date;
   sessionId: string | null;
@@ -233,11 +243,16 @@ export interface BrowserSessionRecord {
   upstream?: GrantUpstream | null;
 }
 
-/** A user's remembered consent to a client's scopes. */
+/** A user's remembered consent to a client's scopes and resources. */
 export interface ConsentRecord {
   userId: string;
   clientId: string;
   scope: string[];
+  /**
+   * The RFC 8707 resources (cluster audiences, APIs) consented to; absent or null for a consent
+   * remembered before idgate recorded them, which covers none.
+   */
+  resources?: string[] | null;
   grantedAt: Date;
 }
 
@@ -256,7 +271,11 @@ export interface DeviceAuthorizationRecord {
   userCode: string;
   clientId: string;
   scope: string[];
-  /** RFC 8707 resources asked for at the device authorization endpoint, or null. */
+  /**
+   * The RFC 8707 resources the device's grant will cover, as the confirmation page names them:
+   * those asked for at the device authorization endpoint, or the client's audiences when it asked
+   * for none; null for a client without audiences.
+   */
   resource: string[] | null;
   status: DeviceAuthorizationStatus;
   /** Who approved it (or denied it), and when they authenticated. */

@@ -61,3 +61,61 @@ export function tokenAudience(resource: string | string[] | undefined, client: C
   }
   return client.audiences.length > 0 ? [...client.audiences] : [client.clientId];
 }
+
+/**
+ * The resources a sign-in of `client` approves (RFC 8707), as the consent and device pages name
+ * them and the grant records them: those it asked for, each among the client's audiences, else
+ * all the client's audiences; null for a client without audiences (its tokens are for itself).
+ * @throws OAuthProtocolError invalid_target for a resource the client may not ask for.
+ * @example approvedResources(undefined, kubectl) // ['kubernetes:prod', 'kubernetes:stage']
+ */
+export function approvedResources(
+  resource: string | string[] | undefined,
+  client: ClientRecord,
+): string[] | null {
+  if (resource === undefined) return client.audiences.length > 0 ? [...client.audiences] : null;
+  return tokenAudience(resource, client);
+}
+
+/**
+ * The audiences a grant covers, recorded when it opens: the resources its sign-in approved, or
+ * the client's default audience (its audiences, else itself) when there were none to approve.
+ * @example grantResources(['kubernetes:prod'], kubectl) // ['kubernetes:prod']
+ */
+export function grantResources(approved: readonly string[] | null, client: ClientRecord): string[] {
+  return approved === null ? tokenAudience(undefined, client) : [...approved];
+}
+
+/**
+ * The `aud` of a token from a grant that covers `covered` (RFC 8707 §2.2: a token request may
+ * narrow what the grant covers, never widen it): the requested resources when each is covered and
+ * still allowed for the client, else everything covered that is still allowed (a client's own id
+ * always is).
+ * @throws OAuthProtocolError invalid_target for a resource the grant does not cover, or a grant
+ * none of whose resources the client may still ask for.
+ * @example tokenAudienceWithin(['kubernetes:prod'], ['kubernetes:prod', 'kubernetes:stage'], kubectl) // ['kubernetes:prod']
+ */
+export function tokenAudienceWithin(
+  requested: readonly string[] | undefined,
+  covered: readonly string[],
+  client: ClientRecord,
+): string[] {
+  if (requested !== undefined && requested.length > 0) {
+    const outside = [...new Set(requested)].filter((value) => !covered.includes(value));
+    if (outside.length > 0) {
+      throw new OAuthProtocolError(
+        'invalid_target',
+        `resource not approved for this grant: ${outside.join(' ')} (it covers ${covered.join(' ')}); sign in again to ask for it`,
+      );
+    }
+    return tokenAudience([...requested], client);
+  }
+  const allowed = covered.filter((value) => value === client.clientId || client.audiences.includes(value));
+  if (allowed.length === 0) {
+    throw new OAuthProtocolError(
+      'invalid_target',
+      `none of the resources this grant covers is still allowed for this client: ${covered.join(' ')}`,
+    );
+  }
+  return allowed;
+}

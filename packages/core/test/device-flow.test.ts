@@ -120,11 +120,13 @@ describe('RFC 8628 §3.1 device authorization request', () => {
     const stored = await storage.deviceAuthorizations.findByDeviceCodeHash(
       await hashSecret(response.device_code),
     );
+    // It asked for no resource: what the page will name and the grant cover is fixed now, every
+    // audience the client has.
     expect(stored).toMatchObject({
       clientId: 'kubectl',
       scope: ['openid', 'groups'],
       status: 'pending',
-      resource: null,
+      resource: ['cluster-a', 'cluster-b'],
     });
     expect(stored?.userCode).toBe(response.user_code.replace('-', ''));
   });
@@ -191,8 +193,28 @@ describe('RFC 8628 §3.4–3.5 device access token request', () => {
     });
   });
 
-  it('gives a token for a registered cluster the claims Kubernetes maps, then refreshes for another', async () => {
-    const { start, poll, approval, approver, tokens: context } = await setup({}, ['cluster-a', 'cluster-b']);
+  it('gives a token for a registered cluster the claims Kubernetes maps; the grant covers what was approved', async () => {
+    const {
+      start,
+      poll,
+      approval,
+      approver,
+      tokens: context,
+      storage,
+    } = await setup({}, ['cluster-a', 'cluster-b']);
+    let grants = 0;
+    context.newGrantId = () => `grant-${++grants}`;
+    const refresh = (refreshToken: string, resource?: string) =>
+      handleTokenRequest(
+        {
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: 'kubectl',
+          ...(resource === undefined ? {} : { resource }),
+        },
+        undefined,
+        context,
+      );
     const { device_code } = await start({ scope: 'openid groups offline_access', resource: 'cluster-a' });
     await approveDeviceAuthorization(await hashSecret(device_code), approver, approval);
     const tokens = await poll(device_code);
@@ -201,20 +223,28 @@ describe('RFC 8628 §3.4–3.5 device access token request', () => {
       preferred_username: 'Alice',
       groups: ['dev', 'ops'],
     });
-    const refreshed = await handleTokenRequest(
-      {
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token as string,
-        client_id: 'kubectl',
-        resource: 'cluster-b',
-      },
-      undefined,
-      context,
-    );
-    expect(decodeJwt(refreshed.access_token)).toMatchObject({
-      aud: 'cluster-b',
-      preferred_username: 'Alice',
-    });
+    expect((await storage.grants.findById('grant-1'))?.resources).toEqual(['cluster-a']);
+    // RFC 8707 §2.2: a refresh narrows, never widens: cluster-b was never approved, and the
+    // refused refresh leaves the refresh token usable.
+    const widened = await refusal(refresh(tokens.refresh_token as string, 'cluster-b'));
+    expect([widened.code, widened.description]).toEqual([
+      'invalid_target',
+      'resource not approved for this grant: cluster-b (it covers cluster-a); sign in again to ask for it',
+    ]);
+    const again = await refresh(tokens.refresh_token as string);
+    expect(decodeJwt(again.access_token).aud).toBe('cluster-a');
+
+    // Approved for both at sign-in: a token for one, then a refresh for the other.
+    const both = await start({ scope: 'openid groups offline_access', resource: ['cluster-a', 'cluster-b'] });
+    await approveDeviceAuthorization(await hashSecret(both.device_code), approver, approval);
+    const forA = await poll(both.device_code, 'kubectl', { resource: 'cluster-a' });
+    expect(decodeJwt(forA.access_token).aud).toBe('cluster-a');
+    const forB = await refresh(forA.refresh_token as string, 'cluster-b');
+    expect(decodeJwt(forB.access_token)).toMatchObject({ aud: 'cluster-b', preferred_username: 'Alice' });
+    expect(decodeJwt((await refresh(forB.refresh_token as string)).access_token).aud).toEqual([
+      'cluster-a',
+      'cluster-b',
+    ]);
   });
 
   it("opens the grant with the approver's upstream identity, as the browser session recorded it", async () => {
@@ -318,11 +348,57 @@ describe('RFC 8628 §5.1 wrong user codes', () => {
     expect(await enterUserCode(user_code, '203.0.113.7', approval)).toEqual({
       ok: false,
       failure: 'locked',
+      scope: 'address',
       retryAfterSeconds: 900,
     });
     expect((await enterUserCode(user_code, '198.51.100.1', approval)).ok).toBe(true);
     clock.advance(900);
     const fresh = await start();
     expect((await enterUserCode(fresh.user_code, '203.0.113.7', approval)).ok).toBe(true);
+  });
+
+  it('are counted across addresses too: past the budget of all together, no code is read for the window', async () => {
+    const { start, approval, clock, storage } = await setup();
+    approval.throttle = new LoginThrottle(
+      storage.loginAttempts,
+      { ...DEFAULT_LOGIN_THROTTLE, maxFailuresPerAddress: 3, maxWrongUserCodes: 5 },
+      clock,
+    );
+    const { user_code } = await start();
+    // Five addresses, each under its own budget of three.
+    for (let i = 1; i <= 5; i++) {
+      clock.advance(60);
+      expect(await enterUserCode('ZZZZ-ZZZZ', `203.0.113.${i}`, approval)).toEqual({
+        ok: false,
+        failure: 'unknown',
+      });
+    }
+    const locked = { ok: false, failure: 'locked', scope: 'all', retryAfterSeconds: 900 };
+    expect(await enterUserCode(user_code, '198.51.100.1', approval, 'Firefox')).toEqual(locked);
+    // Refused codes count toward their address, not toward everyone's: the lock ends a window
+    // after the last wrong code that was read, however much the page is hammered meanwhile.
+    clock.advance(600);
+    for (let i = 0; i < 3; i++) await enterUserCode('ZZZZ-ZZZZ', '198.51.100.2', approval);
+    expect(await enterUserCode(user_code, '198.51.100.1', approval)).toEqual({
+      ...locked,
+      retryAfterSeconds: 300,
+    });
+    const events = await storage.auditEvents.list({ limit: 10, types: ['device.locked'] });
+    // Events of one instant are listed by id, not as made: compared as a set.
+    const rows = events.map((e) => JSON.stringify([e.address, e.userAgent, e.outcome, e.details]));
+    expect(rows.sort()).toEqual(
+      [
+        ['198.51.100.1', 'Firefox', 'failure', { scope: 'all', retryAfterSeconds: 900 }],
+        ['198.51.100.2', null, 'failure', { scope: 'all', retryAfterSeconds: 300 }],
+        ['198.51.100.2', null, 'failure', { scope: 'all', retryAfterSeconds: 300 }],
+        ['198.51.100.2', null, 'failure', { scope: 'all', retryAfterSeconds: 300 }],
+        ['198.51.100.1', null, 'failure', { scope: 'all', retryAfterSeconds: 300 }],
+      ]
+        .map((row) => JSON.stringify(row))
+        .sort(),
+    );
+    clock.advance(300);
+    const fresh = await start();
+    expect((await enterUserCode(fresh.user_code, '198.51.100.1', approval)).ok).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { giveConsent } from '../src/authorize/consent.js';
 import { issueAuthorizationCode, nextAuthorizationStep } from '../src/authorize/flow.js';
 import { computeCodeChallenge } from '../src/authorize/pkce.js';
 import {
@@ -285,6 +286,7 @@ describe('OIDC Core §3.1.2 authorization decisions', () => {
     expect(await nextAuthorizationStep(request, registered, stale, context)).toEqual({
       kind: 'consent',
       missing: ['openid', 'offline_access'],
+      missingResources: [],
     });
     await storage.consents.save({
       userId: 'u-alice',
@@ -296,6 +298,40 @@ describe('OIDC Core §3.1.2 authorization decisions', () => {
     expect(
       await nextAuthorizationStep({ ...request, prompt: ['consent'] }, registered, stale, context),
     ).toMatchObject({ kind: 'consent' });
+  });
+
+  it('asks consent again for a cluster the person never consented to, however old the scope consent', async () => {
+    const { clock, storage, registered, request, authentication } = await setup();
+    const context = { clock, consents: storage.consents };
+    const signedIn = { ...authentication, fresh: false };
+    const forProd = { ...request, resource: ['kubernetes:prod'] };
+    // A consent remembered before idgate recorded resources covers none.
+    await storage.consents.save({
+      userId: 'u-alice',
+      clientId: registered.clientId,
+      scope: ['openid', 'offline_access'],
+      grantedAt: new Date(),
+    });
+    expect(await nextAuthorizationStep(forProd, registered, signedIn, context)).toEqual({
+      kind: 'consent',
+      missing: [],
+      missingResources: ['kubernetes:prod'],
+    });
+    await giveConsent(
+      'u-alice',
+      registered.clientId,
+      { scope: forProd.scope, resources: forProd.resource },
+      { consents: storage.consents, clock },
+    );
+    expect(await nextAuthorizationStep(forProd, registered, signedIn, context)).toEqual({ kind: 'issue' });
+    const none = { ...request, resource: ['kubernetes:prod', 'kubernetes:stage'], prompt: ['none' as const] };
+    const refused = (await nextAuthorizationStep(none, registered, signedIn, context).catch(
+      (e) => e,
+    )) as AuthorizationError;
+    expect(refused.code).toBe('consent_required');
+    expect(await nextAuthorizationStep({ ...none, prompt: [] }, registered, signedIn, context)).toMatchObject(
+      { kind: 'consent', missingResources: ['kubernetes:stage'] },
+    );
   });
 
   it('answers prompt=none with login_required or consent_required for the client', async () => {

@@ -9,6 +9,8 @@ import { checked } from './checked.js';
 import { Timestamp } from './admin/fields.js';
 
 const Scopes = z.array(z.string());
+/** RFC 8707 resources (cluster audiences, APIs); absent from events older than their recording. */
+const Resources = z.optional(z.array(z.string()));
 
 /**
  * Who did what an audit event records: a `user` (signing in, consenting, approving a device), a
@@ -82,8 +84,11 @@ export const AUDIT_EVENT_SCHEMAS = {
   'sign-in.locked': event('sign-in.locked', SignInDetails),
   /** A browser session ended (logout); `grantsRevoked` counts the grants its ending revoked. */
   'sign-out': event('sign-out', z.object({ grantsRevoked: checked(z.int(), z.nonnegative()) })),
-  /** A user consented to a client's scopes. */
-  'consent.granted': event('consent.granted', z.object({ scopes: Scopes })),
+  /**
+   * A user consented to a client's scopes and to the resources (cluster audiences, APIs) its grant
+   * will cover; `resources` is absent from events recorded before idgate recorded them.
+   */
+  'consent.granted': event('consent.granted', z.object({ scopes: Scopes, resources: Resources })),
   /**
    * An authorization code was issued (the code itself never appears). `grantId` is null: the
    * grant opens when the code is redeemed (`code.redeemed` names it).
@@ -128,10 +133,26 @@ export const AUDIT_EVENT_SCHEMAS = {
       jti: z.nullable(z.string()),
     }),
   ),
-  /** A user approved a device authorization (the user code never appears). */
-  'device.approved': event('device.approved', z.object({ scopes: Scopes })),
+  /**
+   * A user approved a device authorization (the user code never appears): its scopes and the
+   * resources (cluster audiences) its grant covers.
+   */
+  'device.approved': event('device.approved', z.object({ scopes: Scopes, resources: Resources })),
   /** A user denied a device authorization. */
-  'device.denied': event('device.denied', z.object({ scopes: Scopes })),
+  'device.denied': event('device.denied', z.object({ scopes: Scopes, resources: Resources })),
+  /**
+   * A user code typed on the device verification page was refused unread: too many wrong codes
+   * from this address (`scope: address`), or from every address together (`scope: all`,
+   * `bruteForce.maxWrongUserCodes`).
+   */
+  'device.locked': event(
+    'device.locked',
+    z.object({
+      scope: z.enum(['address', 'all']),
+      /** Seconds until a code is read again. */
+      retryAfterSeconds: checked(z.int(), z.positive()),
+    }),
+  ),
   /**
    * TokenReview decisions of one cluster or API key with one outcome and reason: one decision, or
    * `count` of them between `firstAt` and `occurredAt` when aggregated (see `audit.tokenReview`).

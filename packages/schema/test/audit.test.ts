@@ -49,6 +49,33 @@ describe('AuditEvent', () => {
     expect(admin.details).toMatchObject({ before: { groups: ['a'] } });
   });
 
+  it('reads device and consent events with the resources they covered, and older ones without', () => {
+    const approved = AuditEvent.parse({
+      ...envelope,
+      type: 'device.approved',
+      details: { scopes: ['openid'], resources: ['kubernetes:prod'] },
+    });
+    expect(approved.details).toEqual({ scopes: ['openid'], resources: ['kubernetes:prod'] });
+    const older = AuditEvent.parse({ ...envelope, type: 'consent.granted', details: { scopes: ['openid'] } });
+    expect(older.details).toEqual({ scopes: ['openid'] });
+    const locked = AuditEvent.parse({
+      ...envelope,
+      actor: { kind: 'user', id: null },
+      subject: null,
+      outcome: 'failure',
+      type: 'device.locked',
+      details: { scope: 'all', retryAfterSeconds: 900 },
+    });
+    expect(locked.details).toEqual({ scope: 'all', retryAfterSeconds: 900 });
+    expect(
+      AuditEvent.safeParse({
+        ...envelope,
+        type: 'device.locked',
+        details: { scope: 'world', retryAfterSeconds: 1 },
+      }).success,
+    ).toBe(false);
+  });
+
   it('drops every field a type does not list, in the envelope and in details', () => {
     const parsed = AuditEvent.parse({
       ...envelope,
@@ -97,7 +124,7 @@ describe('AuditEvent', () => {
 
   it('lists every type once, each with its schema', () => {
     expect(AUDIT_EVENT_TYPES).toEqual(Object.keys(AUDIT_EVENT_SCHEMAS));
-    expect(AUDIT_EVENT_TYPES).toHaveLength(19);
+    expect(AUDIT_EVENT_TYPES).toHaveLength(20);
     expect(AuditEventType.options).toEqual(AUDIT_EVENT_TYPES);
     expect(AuditActor.safeParse({ kind: 'cli', id: null }).success).toBe(true);
     expect(AuditOutcome.options).toEqual(['success', 'failure']);

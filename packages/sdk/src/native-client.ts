@@ -68,18 +68,24 @@ export async function discoverIssuer(
 /**
  * A client of one OAuth 2.0 / OpenID provider for a native application (RFC 8252) such as a
  * command-line tool: a public client (no secret) that signs people in with the device authorization
- * grant (RFC 8628) or the authorization code flow with PKCE on a loopback redirect, asks for
- * tokens for one resource at a time (RFC 8707) and revokes them (RFC 7009). Every endpoint comes
- * from the provider's discovery document (see {@link discoverIssuer}).
+ * grant (RFC 8628) or the authorization code flow with PKCE on a loopback redirect, asks at
+ * sign-in for every resource it will need and then for tokens for one of them at a time
+ * (RFC 8707), and revokes them (RFC 7009). Every endpoint comes from the provider's discovery
+ * document (see {@link discoverIssuer}).
  * @throws {IdgateSdkError} when `clientId` is empty or `timeoutMs` invalid.
  * @example
  * import { createNativeClient, discoverIssuer } from '@idgate/sdk';
  *
  * const metadata = await discoverIssuer('https://id.example.com/oauth');
  * const client = createNativeClient({ metadata, clientId: 'kubectl' });
- * const device = await client.requestDeviceAuthorization({ scope: 'openid offline_access', resource: 'kubernetes:prod' });
+ * const device = await client.requestDeviceAuthorization({
+ *   scope: 'openid offline_access',
+ *   resource: ['kubernetes:prod', 'kubernetes:stage'],
+ * });
  * console.error(`Open ${device.verification_uri_complete} and check the code ${device.user_code}`);
  * const tokens = await client.pollDeviceAuthorization(device, { resource: 'kubernetes:prod' });
+ * // later, from the same sign-in: a token for the other cluster it approved
+ * const forStage = await client.refresh({ refreshToken: tokens.refresh_token!, resource: 'kubernetes:stage' });
  */
 export function createNativeClient(options: NativeClientOptions): NativeClient {
   if (typeof options.clientId !== 'string' || options.clientId === '') {
@@ -112,7 +118,7 @@ class Native implements NativeClient {
   }
 
   async requestDeviceAuthorization(
-    parameters: { scope?: string | undefined; resource?: string | undefined } = {},
+    parameters: { scope?: string | undefined; resource?: string | readonly string[] | undefined } = {},
   ): Promise<DeviceAuthorizationResponse> {
     const endpoint = this.metadata.device_authorization_endpoint;
     if (endpoint === undefined) {
@@ -189,7 +195,8 @@ class Native implements NativeClient {
     // the parameters built for `{issuer}/authorize`, moved to the endpoint discovery names
     const url = new URL(this.metadata.authorization_endpoint);
     for (const [name, value] of request.url.searchParams) url.searchParams.append(name, value);
-    if (resource !== undefined) url.searchParams.append('resource', resource);
+    for (const value of resource === undefined ? [] : [resource].flat())
+      url.searchParams.append('resource', value);
     return { ...request, url };
   }
 

@@ -44,15 +44,21 @@ export interface PollDeviceAuthorizationOptions {
 
 /**
  * Parameters of {@link NativeClient.createAuthorizationRequest}: those of an authorization request
- * without the client id (the client's own), plus an RFC 8707 `resource`.
+ * without the client id (the client's own), plus RFC 8707 `resource`s.
  * @example
  * const parameters: NativeAuthorizationRequestParameters = {
- *   redirectUri: 'http://127.0.0.1:49152/callback', scope: 'openid offline_access', resource: 'kubernetes:prod',
+ *   redirectUri: 'http://127.0.0.1:49152/callback', scope: 'openid offline_access',
+ *   resource: ['kubernetes:prod', 'kubernetes:stage'],
  * };
  */
 export interface NativeAuthorizationRequestParameters
   extends Omit<AuthorizationRequestParameters, 'clientId'> {
-  resource?: string | undefined;
+  /**
+   * RFC 8707 resource indicator(s), one `resource` parameter each: every audience the sign-in's
+   * grant is to cover. A provider that records them (idgate does) lets the grant's token requests
+   * ask only for these.
+   */
+  resource?: string | readonly string[] | undefined;
 }
 
 /**
@@ -75,7 +81,10 @@ export interface NativeCodeExchangeOptions {
  */
 export interface NativeRefreshOptions {
   refreshToken: string;
-  /** RFC 8707: an access token for this audience from the same grant (another cluster, say). */
+  /**
+   * RFC 8707: an access token for this audience from the same grant (another cluster the sign-in
+   * asked for, say); a provider refuses one the sign-in did not cover (`invalid_target`).
+   */
   resource?: string | undefined;
   /** A scope no wider than the one granted; the granted one when omitted. */
   scope?: string | undefined;
@@ -105,7 +114,11 @@ export interface NativeClient {
    */
   requestDeviceAuthorization(parameters?: {
     scope?: string | undefined;
-    resource?: string | undefined;
+    /**
+     * RFC 8707 resource indicator(s), one `resource` parameter each: every audience the sign-in's
+     * grant is to cover, as the verification page names them.
+     */
+    resource?: string | readonly string[] | undefined;
   }): Promise<DeviceAuthorizationResponse>;
   /**
    * Polls the token endpoint with the device code (RFC 8628 §3.4, §3.5) until the person approves:
@@ -121,7 +134,7 @@ export interface NativeClient {
   ): Promise<TokenResponse>;
   /**
    * An authorization code request with PKCE S256, state and nonce at the discovered
-   * `authorization_endpoint` (RFC 8252 §6), with an RFC 8707 `resource` when given.
+   * `authorization_endpoint` (RFC 8252 §6), with RFC 8707 `resource`s when given.
    */
   createAuthorizationRequest(parameters: NativeAuthorizationRequestParameters): Promise<AuthorizationRequest>;
   /** The authorization code grant (RFC 6749 §4.1.3) with the PKCE verifier and an RFC 8707 `resource`. */

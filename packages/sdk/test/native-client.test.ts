@@ -129,6 +129,13 @@ describe('RFC 8628 device authorization grant', () => {
     });
   });
 
+  it('sends every resource the sign-in is to cover as its own resource parameter', async () => {
+    const { client } = await fakeTimeClient();
+    answers.push({ status: 200, body: device });
+    await client.requestDeviceAuthorization({ scope: 'openid', resource: ['kubernetes:a', 'kubernetes:b'] });
+    expect(requests[0]?.form.getAll('resource')).toEqual(['kubernetes:a', 'kubernetes:b']);
+  });
+
   it('says so when discovery has no device authorization endpoint', async () => {
     const client = createNativeClient({
       metadata: { ...(await discoverIssuer(issuer)), device_authorization_endpoint: undefined },
@@ -222,6 +229,12 @@ describe('RFC 8252 native app: code flow with PKCE and RFC 8707 resource', () =>
     expect(query.get('code_challenge_method')).toBe('S256');
     expect(query.get('resource')).toBe('kubernetes:a');
     expect(query.get('state')).toBe(request.state);
+    const both = await client.createAuthorizationRequest({
+      redirectUri: 'http://127.0.0.1:49152/callback',
+      scope: 'openid offline_access',
+      resource: ['kubernetes:a', 'kubernetes:b'],
+    });
+    expect(both.url.searchParams.getAll('resource')).toEqual(['kubernetes:a', 'kubernetes:b']);
   });
 
   it('exchanges the code with the verifier and the resource', async () => {

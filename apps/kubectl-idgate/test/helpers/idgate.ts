@@ -24,7 +24,7 @@ export interface IdgateRun {
   stderr: string;
 }
 
-/** A request that reached idgate through its https front: `METHOD /path`, and the grant type and resource of a token or device authorization request. */
+/** A request that reached idgate through its https front: `METHOD /path`, and the grant type and resources (comma-separated) of a token or device authorization request. */
 export interface SeenRequest {
   line: string;
   grantType?: string | undefined;
@@ -51,6 +51,8 @@ export interface IdgateIssuer {
   /** Runs `idgate ...args` on the same database and configuration. */
   cli(args: string[], input?: string): Promise<IdgateRun>;
   /** Signs in as `username` on idgate's device page (verification_uri_complete) and allows or denies. */
+  /** The device confirmation pages `approveDevice` saw (what the person was asked to allow), in order. */
+  confirmations: string[];
   approveDevice(
     verificationUriComplete: string,
     person: { username: string; password: string },
@@ -94,6 +96,7 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
   };
 
   const requests: SeenRequest[] = [];
+  const confirmations: string[] = [];
   front.on('request', (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -104,7 +107,8 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
       if (path === '/oauth/token' || path === '/oauth/device_authorization') {
         const form = new URLSearchParams(body.toString('utf8'));
         seen.grantType = form.get('grant_type') ?? undefined;
-        seen.resource = form.get('resource') ?? undefined;
+        // every resource of the request, in order
+        seen.resource = form.getAll('resource').join(',') || undefined;
       }
       requests.push(seen);
       const upstream = httpRequest(
@@ -243,6 +247,7 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
       username: person.username,
       password: person.password,
     });
+    confirmations.push(confirm.html);
     const confirmForm = readForm(confirm.html, confirm.url);
     const done = await submit(confirmForm.action, { ...confirmForm.fields, decision });
     return done.html;
@@ -253,6 +258,7 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
     caFile,
     ca,
     requests,
+    confirmations,
     accessTokenTtl,
     cli,
     approveDevice,

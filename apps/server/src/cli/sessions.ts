@@ -121,12 +121,13 @@ export function registerSessions(program: Command, ctx: CliContext): void {
         }
         ctx.out(
           table(
-            ['ID', 'CLIENT', 'NAME', 'SCOPES', 'CREATED', 'LAST_USED', 'ADDRESS', 'EXPIRES'],
+            ['ID', 'CLIENT', 'NAME', 'SCOPES', 'RESOURCES', 'CREATED', 'LAST_USED', 'ADDRESS', 'EXPIRES'],
             all.map((g) => [
               g.id,
               g.clientId,
               g.clientName ?? '-',
               g.scopes.join(' ') || '-',
+              g.resources?.join(' ') || '-',
               g.createdAt,
               g.lastUsedAt ?? '-',
               g.lastUsedAddress ?? '-',

@@ -115,6 +115,8 @@ export interface GrantsTable extends UpstreamColumns {
   /** Null for grants older than migration 0009. */
   last_used_at: number | null;
   last_used_address: string | null;
+  /** JSON array of the resources (audiences) the sign-in approved; null for grants older than 0019. */
+  resources: string | null;
 }
 
 export interface AuthorizationCodesTable extends UpstreamColumns {
@@ -167,6 +169,8 @@ export interface ConsentsTable {
   client_id: string;
   /** JSON array of scopes. */
   scope: string;
+  /** JSON array of the resources consented to; null for consents older than 0019 (none). */
+  resources: string | null;
   granted_at: number;
 }
 

@@ -54,14 +54,17 @@ describe.each(testDatabaseUrls())('idgate sessions and idgate grants on $name', 
     expect(rows[1]).toMatch(/ 127\.0\.0\.1 +Web +Mozilla\/5\.0 \(X11; Linux x86_64\) TestBrowser\/1\.0$/);
 
     const grants = await json(z.array(GrantInfo), 'grants', 'list', 'kim');
-    expect(grants.map((g) => [g.clientId, g.clientName, g.lastUsedAddress])).toEqual([
-      [web.clientId, 'Web', '127.0.0.1'],
-      [web.clientId, 'Web', '127.0.0.1'],
+    // A client without audiences: its grants cover the client itself.
+    expect(grants.map((g) => [g.clientId, g.clientName, g.lastUsedAddress, g.resources])).toEqual([
+      [web.clientId, 'Web', '127.0.0.1', [web.clientId]],
+      [web.clientId, 'Web', '127.0.0.1', [web.clientId]],
     ]);
     const listed = lines((await cli('grants', 'list', 'kim')).stdout);
-    expect(listed[0]).toMatch(/^ID +CLIENT +NAME +SCOPES +CREATED +LAST_USED +ADDRESS +EXPIRES$/);
+    expect(listed[0]).toMatch(/^ID +CLIENT +NAME +SCOPES +RESOURCES +CREATED +LAST_USED +ADDRESS +EXPIRES$/);
     expect(listed[1]).toMatch(
-      new RegExp(`^\\S+ +${web.clientId} +Web +openid offline_access +\\S+ +\\S+ +127\\.0\\.0\\.1 +\\S+$`),
+      new RegExp(
+        `^\\S+ +${web.clientId} +Web +openid offline_access +${web.clientId} +\\S+ +\\S+ +127\\.0\\.0\\.1 +\\S+$`,
+      ),
     );
 
     const sid = (token: string) => (JSON.parse(atob(token.split('.')[1] as string)) as { sid: string }).sid;

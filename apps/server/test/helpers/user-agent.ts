@@ -81,6 +81,8 @@ export interface SignInResult {
   callback: URL;
   sawLogin: boolean;
   sawConsent: boolean;
+  /** The consent page as it was shown, when one was. */
+  consentPage?: string;
 }
 
 /**
@@ -95,11 +97,18 @@ export async function signIn(
   let response = await agent.request(authorizationUrl);
   let sawLogin = false;
   let sawConsent = false;
+  let consentPage: string | undefined;
   for (let hop = 0; hop < 10; hop++) {
     const location = response.headers.get('location');
     if (location !== null) {
       const next = new URL(location, response.url || authorizationUrl);
-      if (next.toString().startsWith(options.redirectPrefix)) return { callback: next, sawLogin, sawConsent };
+      if (next.toString().startsWith(options.redirectPrefix))
+        return {
+          callback: next,
+          sawLogin,
+          sawConsent,
+          ...(consentPage === undefined ? {} : { consentPage }),
+        };
       response = await agent.request(next);
       continue;
     }
@@ -116,6 +125,7 @@ export async function signIn(
       });
     } else if (html.includes('name="decision"')) {
       sawConsent = true;
+      consentPage = html;
       response = await agent.request(new URL(action, base), {
         form: { ...fields, decision: options.consent ?? 'allow' },
       });

@@ -276,3 +276,99 @@ describe.each(testDatabaseUrls())('RFC 8628 device authorization grant over HTTP
     expect(elsewhere.html).toContain('name="password"');
   });
 });
+
+describe.each(testDatabaseUrls())(
+  'RFC 8628 §5.1: wrong user codes from every address together, on $name',
+  (kind) => {
+    let t: TestApp;
+    const clock = testClock();
+    let clientId: string;
+
+    beforeAll(async () => {
+      t = await startTestApp(
+        kind,
+        {
+          trustProxy: 1,
+          bruteForce: { windowSeconds: 900, maxFailuresPerAddress: 3, maxWrongUserCodes: 6 },
+          device: { codeTtl: 3600 },
+        },
+        { clock },
+      );
+      ({ clientId } = await t.addClient({
+        public: true,
+        grants: [DEVICE_CODE_GRANT_TYPE],
+        scopes: ['openid'],
+      }));
+    });
+    afterAll(async () => t?.close());
+
+    async function start() {
+      const response = await t.fetch(`${t.issuer}/device_authorization`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: clientId, scope: 'openid' }).toString(),
+      });
+      return DeviceAuthorizationResponse.parse(await response.json());
+    }
+    async function enterCode(userCode: string, address: string) {
+      const response = await new UserAgent(t.fetch).request(`${t.issuer}/device`, {
+        form: { user_code: userCode },
+        headers: { 'x-forwarded-for': address, 'user-agent': 'curl/8.5' },
+      });
+      return {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        html: await response.text(),
+      };
+    }
+    const locked = (html: string) => html.includes('no code is accepted for now');
+
+    it('stops reading codes once all addresses together reach the budget, says so, and records it; the window ends it', async () => {
+      const device = await start();
+      // Six addresses, two wrong codes each: every one under its own budget of three.
+      for (let round = 0; round < 2; round++) {
+        for (let i = 1; i <= 3; i++) {
+          clock.advance(1000);
+          const wrong = await enterCode('BCDF-BCDF', `203.0.113.${i}`);
+          expect(wrong.status).toBe(400);
+          expect(wrong.html).toContain('not valid or has expired');
+        }
+      }
+      // A person with the right code, from an address that never typed a wrong one.
+      const refused = await enterCode(device.user_code, '198.51.100.7');
+      expect(refused.status).toBe(429);
+      expect(refused.retryAfter).toBe('900');
+      expect(locked(refused.html)).toBe(true);
+      expect(refused.html).toContain('Try again in 15 minutes.');
+
+      const events = await t.services.storage.auditEvents.list({ limit: 10, types: ['device.locked'] });
+      expect(events).toEqual([
+        expect.objectContaining({
+          type: 'device.locked',
+          outcome: 'failure',
+          address: '198.51.100.7',
+          userAgent: 'curl/8.5',
+          details: { scope: 'all', retryAfterSeconds: 900 },
+        }),
+      ]);
+
+      // Hammering the locked page does not keep it locked: only codes it read count.
+      clock.advance(600_000);
+      for (let i = 0; i < 2; i++) expect((await enterCode('CDFG-CDFG', '192.0.2.50')).status).toBe(429);
+      const later = await enterCode(device.user_code, '198.51.100.7');
+      expect([later.status, later.retryAfter]).toEqual([429, '300']);
+      clock.advance(300_000);
+      const open = await enterCode(device.user_code, '198.51.100.7');
+      expect(open.status).toBe(303);
+    });
+
+    it('tells an address over its own budget so, as before, and not as a lock of every address', async () => {
+      clock.advance(3_600_000);
+      for (let i = 0; i < 3; i++) await enterCode('DFGH-DFGH', '203.0.113.200');
+      const own = await enterCode('DFGH-DFGH', '203.0.113.200');
+      expect(own.status).toBe(429);
+      expect(own.html).toContain('Too many wrong codes.');
+      expect(locked(own.html)).toBe(false);
+    });
+  },
+);

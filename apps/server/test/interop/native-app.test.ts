@@ -55,17 +55,22 @@ describe.each(testDatabaseUrls())('openid-client as a native app (kubectl’s cl
   });
   afterAll(async () => t?.close());
 
-  async function signInAt(listener: Awaited<ReturnType<typeof loopbackListener>>, resource?: string) {
+  async function signInAt(
+    listener: Awaited<ReturnType<typeof loopbackListener>>,
+    resource?: string | string[],
+  ) {
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
-    const url = oidc.buildAuthorizationUrl(config, {
+    const parameters = new URLSearchParams({
       redirect_uri: listener.redirectUri,
       scope: 'openid profile groups offline_access',
       code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
       code_challenge_method: 'S256',
       state,
-      ...(resource === undefined ? {} : { resource }),
     });
+    // RFC 8707 §2: one resource parameter per audience
+    for (const value of resource === undefined ? [] : [resource].flat()) parameters.append('resource', value);
+    const url = oidc.buildAuthorizationUrl(config, parameters);
     const agent = new UserAgent();
     const { callback } = await signIn(agent, url, {
       redirectPrefix: listener.redirectUri,
@@ -77,21 +82,23 @@ describe.each(testDatabaseUrls())('openid-client as a native app (kubectl’s cl
     return { callback: await listener.received, codeVerifier, state };
   }
 
-  it('signs in through a loopback redirect at a random port, with resource on the code, and refreshes for another cluster', async () => {
+  it('signs in through a loopback redirect at a random port for two clusters, and refreshes for the other one', async () => {
     const listener = await loopbackListener();
     try {
-      const { callback, codeVerifier, state } = await signInAt(listener, 'kubernetes:a');
+      const { callback, codeVerifier, state } = await signInAt(listener, ['kubernetes:a', 'kubernetes:b']);
       expect(callback.searchParams.get('iss')).toBe(t.issuer);
-      const tokens = await oidc.authorizationCodeGrant(config, callback, {
-        pkceCodeVerifier: codeVerifier,
-        expectedState: state,
-      });
+      const tokens = await oidc.authorizationCodeGrant(
+        config,
+        callback,
+        { pkceCodeVerifier: codeVerifier, expectedState: state },
+        { resource: 'kubernetes:a' },
+      );
       const forA = decodeJwt(tokens.access_token);
       expect(forA).toMatchObject({ aud: 'kubernetes:a', preferred_username: 'erin', groups: ['platform'] });
       // The email scope was not asked for: no email in the token.
       expect(forA).not.toHaveProperty('email');
 
-      // One sign-in, every cluster: the refresh grant with resource=B gives a token for B.
+      // One sign-in, every cluster it named: the refresh grant with resource=B gives a token for B.
       const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token as string, {
         resource: 'kubernetes:b',
       });

@@ -35,6 +35,7 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
       IDGATE_HOST: '127.0.0.1',
       IDGATE_LOG_LEVEL: 'warn',
       IDGATE_LOGIN_MAX_FAILURES: '3',
+      IDGATE_DEVICE_MAX_WRONG_CODES: '4',
     };
     creds = JSON.parse(await cli('init', '--json'));
     registerSecret('API key', creds.apiKey);
@@ -122,6 +123,20 @@ describe.runIf(postgres !== undefined)('several replicas on one PostgreSQL datab
     const onB = await passwordGrant(B, 'mallory-target', 'anything');
     expect(onB.status).toBe(429);
     expect(onB.headers.get('retry-after')).not.toBeNull();
+  });
+
+  it('wrong device codes typed on A and B count toward the budget of all addresses on C', async () => {
+    const enter = (replica: number) =>
+      fetch(`${replicas[replica]?.url}/oauth/device`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ user_code: 'BCDF-BCDF' }),
+      });
+    for (const replica of [A, A, B, B]) expect((await enter(replica)).status).toBe(400);
+    const onC = await enter(C);
+    expect(onC.status).toBe(429);
+    expect(onC.headers.get('retry-after')).not.toBeNull();
+    expect(await onC.text()).toContain('no code is accepted for now');
   });
 
   it('an API key revoked by the CLI is refused by every replica within one second', async () => {

@@ -61,6 +61,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0016_audit_events',
       '0017_device_poll_slow_down',
       '0018_upstream_checked_at',
+      '0019_grant_resources',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -219,6 +220,32 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
   );
 
   it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0019_grant_resources (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after the grants' column, before the consents'.
+      await sql`delete from kysely_migration where name >= ${'0019_grant_resources'}`.execute(database.db);
+      await sql`alter table consents drop column resources`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({
+        applied: MIGRATION_NAMES.filter((m) => m >= '0019_grant_resources'),
+      });
+      const storage = createSqlStorage(database);
+      await storage.grants.create({ ...newGrant(), resources: ['kubernetes:prod'] });
+      expect((await storage.grants.findById('g-1'))?.resources).toStrictEqual(['kubernetes:prod']);
+      const consent = {
+        userId: 'u-1',
+        clientId: 'c-1',
+        scope: ['openid'],
+        resources: ['kubernetes:prod'],
+        grantedAt: new Date(1000),
+      };
+      await storage.consents.save(consent);
+      expect(await storage.consents.find('u-1', 'c-1')).toStrictEqual(consent);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
     'finishes a half-applied 0015_session_upstream (SQLite runs it outside a transaction)',
     async () => {
       const database = await fresh(create);
@@ -298,10 +325,13 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     await storage.grants.create({ ...newGrant(), id: 'g-local' });
     await storage.sessions.create({ ...newSession(), upstream });
     // As the tables were before 0018: no check time.
-    await sql`delete from kysely_migration where name = ${'0018_upstream_checked_at'}`.execute(database.db);
+    // (The migrations after it are taken back too: Kysely applies them in order.)
+    await sql`delete from kysely_migration where name >= ${'0018_upstream_checked_at'}`.execute(database.db);
     for (const table of ['grants', 'browser_sessions', 'authorization_codes', 'device_authorizations'])
       await sql`alter table ${sql.table(table)} drop column upstream_checked_at`.execute(database.db);
-    expect(await migrateToLatest(database)).toEqual({ applied: ['0018_upstream_checked_at'] });
+    expect(await migrateToLatest(database)).toEqual({
+      applied: MIGRATION_NAMES.filter((m) => m >= '0018_upstream_checked_at'),
+    });
     const checked = await database.db
       .selectFrom('grants')
       .select(['id', 'upstream_checked_at'])

@@ -162,5 +162,6 @@ export function grantInfoView(grant: GrantRecord, clientName: string | null): Gr
     lastUsedAt: grant.lastUsedAt?.toISOString() ?? null,
     lastUsedAddress: grant.lastUsedAddress ?? null,
     expiresAt: grant.expiresAt.toISOString(),
+    resources: grant.resources ?? null,
   });
 }

@@ -3,15 +3,22 @@ import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { ConsentRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
 
+/** What a person consented to: scopes, and the resources (cluster audiences, APIs) of the grant. */
+export interface ConsentGiven {
+  scope: readonly string[];
+  /** The RFC 8707 resources the grant will cover; absent for a client without audiences. */
+  resources?: readonly string[] | undefined;
+}
+
 /**
- * Remembers that `userId` consented to `scope` for `clientId`, added to what they consented to
- * before (a later, narrower request never takes back an earlier consent).
- * @example await giveConsent('u-1', 'portal', ['openid', 'email'], { consents, clock });
+ * Remembers that `userId` consented to `given` (its scopes and resources) for `clientId`, added to
+ * what they consented to before (a later, narrower request never takes back an earlier consent).
+ * @example await giveConsent('u-1', 'portal', { scope: ['openid', 'email'] }, { consents, clock });
  */
 export async function giveConsent(
   userId: string,
   clientId: string,
-  scope: readonly string[],
+  given: ConsentGiven,
   context: {
     consents: ConsentRepository;
     clock: Clock;
@@ -21,10 +28,12 @@ export async function giveConsent(
   },
 ): Promise<void> {
   const existing = await context.consents.find(userId, clientId);
+  const resources = [...new Set([...(existing?.resources ?? []), ...(given.resources ?? [])])];
   await context.consents.save({
     userId,
     clientId,
-    scope: [...new Set([...(existing?.scope ?? []), ...scope])],
+    scope: [...new Set([...(existing?.scope ?? []), ...given.scope])],
+    resources: resources.length === 0 ? null : resources,
     grantedAt: new Date(context.clock.now()),
   });
   if (context.audit === undefined) return;
@@ -37,7 +46,7 @@ export async function giveConsent(
       clientId,
       address: context.audit.origin?.address ?? null,
       userAgent: context.audit.origin?.userAgent ?? null,
-      details: { scopes: [...scope] },
+      details: { scopes: [...given.scope], resources: [...(given.resources ?? [])] },
     },
     context.clock,
     context.auditIds,

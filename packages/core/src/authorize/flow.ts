@@ -25,13 +25,20 @@ export interface Authentication {
 /** What the authorization endpoint does next. */
 export type AuthorizationStep =
   | { kind: 'login' }
-  | { kind: 'consent'; missing: string[] }
+  | {
+      kind: 'consent';
+      /** The scopes not consented to yet. */
+      missing: string[];
+      /** The resources (cluster audiences, APIs) not consented to yet. */
+      missingResources: string[];
+    }
   | { kind: 'issue' };
 
 /**
  * Decides the next step of an authorization request (OIDC Core §3.1.2.3–§3.1.2.4): sign in when
  * nobody is, `prompt=login` asks for it, or `max_age` has passed; then ask consent unless the
- * client is trusted or the user already granted every scope (and `prompt=consent` does not insist);
+ * client is trusted or the user already granted every scope and every resource (cluster) of the
+ * request (and `prompt=consent` does not insist);
  * then issue. With `prompt=none`, a needed step is the error `login_required` or
  * `consent_required`, sent back to the client.
  * @example const step = await nextAuthorizationStep(request, client, authentication, { clock, consents });
@@ -62,10 +69,15 @@ export async function nextAuthorizationStep(
   if (client.trusted || context.consentGiven) return { kind: 'issue' };
   const consent = await context.consents.find((authentication as Authentication).user.id, client.clientId);
   const missing = request.scope.filter((scope) => !consent?.scope.includes(scope));
-  if (missing.length > 0 || request.prompt.includes('consent')) {
+  // A cluster the person never agreed to is asked for, as a scope is (RFC 8707 §2: the resources
+  // are part of what is authorized).
+  const missingResources = (request.resource ?? []).filter(
+    (resource) => !(consent?.resources ?? []).includes(resource),
+  );
+  if (missing.length > 0 || missingResources.length > 0 || request.prompt.includes('consent')) {
     if (request.prompt.includes('none'))
       back('consent_required', 'the user has not consented to this client');
-    return { kind: 'consent', missing };
+    return { kind: 'consent', missing, missingResources };
   }
   return { kind: 'issue' };
 }

@@ -7,7 +7,7 @@ import {
 } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord, CodeChallengeMethod } from '../model.js';
-import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
+import { approvedResources, grantedScope, parseScope, tokenAudience } from '../scopes.js';
 
 /** `prompt` values of OIDC Core §3.1.2.1 that idgate honours. */
 export type Prompt = 'none' | 'login' | 'consent' | 'select_account';
@@ -26,7 +26,11 @@ export interface AuthorizationRequest {
   /** Seconds; the user must have authenticated at most this long ago. */
   maxAge?: number;
   loginHint?: string;
-  /** RFC 8707 resource indicators: the audiences the tokens of this request may be for. */
+  /**
+   * RFC 8707 resource indicators: the audiences the grant of this request will cover, as the
+   * consent page names them — those the request named, or all the client's audiences when it named
+   * none; absent for a client without audiences.
+   */
   resource?: string[];
 }
 
@@ -131,7 +135,10 @@ export async function validateAuthorizationRequest(
   if (maxAge !== undefined) request.maxAge = Number(maxAge);
   const loginHint = valueOr(form.field('login_hint'), invalid);
   if (loginHint !== undefined && loginHint.length <= 256) request.loginHint = loginHint;
-  const resource = checkResource(valueOr(form.field('resource'), invalid), client, back);
+  const resource =
+    checkResource(valueOr(form.field('resource'), invalid), client, back) ??
+    approvedResources(undefined, client) ??
+    undefined;
   if (resource !== undefined) request.resource = resource;
   checkPkce(form, client, options, request, back);
   return { request, client };

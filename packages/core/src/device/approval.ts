@@ -2,7 +2,8 @@ import { type AuditEventIds, type RequestOrigin, recordAuditEvent } from '../aud
 import type { ClientRecord, DeviceAuthorizationRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { Clock } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
-import type { LoginThrottle } from '../security/login-throttle.js';
+import { approvedResources } from '../scopes.js';
+import { type LoginThrottle, USER_CODE_ATTEMPT, WRONG_USER_CODE } from '../security/login-throttle.js';
 import { normalizeUserCode } from './user-code.js';
 
 /** What the verification page's use cases need. */
@@ -13,7 +14,7 @@ export interface DeviceApprovalContext {
   findClient(clientId: string): Promise<ClientRecord | undefined>;
   /** A decision and its `device.approved` / `device.denied` event land in one transaction. */
   storage: Pick<Storage, 'deviceAuthorizations' | 'auditEvents' | 'transaction'>;
-  /** Wrong user codes count as failures of the source address (RFC 8628 §5.1). */
+  /** Wrong user codes count as failures of the source address and of all together (RFC 8628 §5.1). */
   throttle?: LoginThrottle | undefined;
 }
 
@@ -30,12 +31,11 @@ export type DeviceAuthorizationUnavailable =
   | { ok: false; failure: 'unknown' }
   /** Already approved, denied or used. */
   | { ok: false; failure: 'decided' }
-  /** Too many wrong codes from this address. */
-  | { ok: false; failure: 'locked'; retryAfterSeconds: number };
-
-// Recorded in the login attempts (where a colon never occurs in a username) so that wrong user
-// codes and wrong passwords from one address count toward the same lock.
-const USER_CODE_ATTEMPT = { username: 'device:user_code', userId: null, provider: 'device' } as const;
+  /**
+   * Too many wrong codes: from this address (`address`), or from every address together
+   * (`all`, `maxWrongUserCodes`); no code is read until `retryAfterSeconds` have passed.
+   */
+  | { ok: false; failure: 'locked'; scope: 'address' | 'all'; retryAfterSeconds: number };
 
 async function pendingOrWhy(
   request: DeviceAuthorizationRecord | undefined,
@@ -50,10 +50,23 @@ async function pendingOrWhy(
   return { ok: true, request, client };
 }
 
+/** Whether a code from `sourceAddress` may be read now: its address's lock first, then everyone's. */
+async function userCodeLock(
+  throttle: LoginThrottle,
+  sourceAddress: string,
+): Promise<{ scope: 'address' | 'all'; retryAfterSeconds: number } | undefined> {
+  const address = await throttle.checkAddress(sourceAddress);
+  if (address.locked) return { scope: 'address', retryAfterSeconds: address.retryAfterSeconds };
+  const all = await throttle.checkWrongUserCodes();
+  return all.locked ? { scope: 'all', retryAfterSeconds: all.retryAfterSeconds } : undefined;
+}
+
 /**
  * A user code typed on the verification page (RFC 8628 §3.3): case, spaces and dashes do not
- * matter. A wrong code counts against the source address, and an address with too many is
- * refused for a while, so that the 20^8 codes cannot be guessed (RFC 8628 §5.1).
+ * matter. A wrong code counts against the source address and against the budget of every address
+ * together; an address with too many, or the page once all addresses together have too many, is
+ * refused for a while without the code being read, so that the 20^8 codes cannot be guessed
+ * (RFC 8628 §5.1). A refusal is recorded against its address and as a `device.locked` event.
  * @example
  * const found = await enterUserCode('bcdf-ghjk', request.ip, context);
  * if (found.ok) showConfirmation(found.client, found.request.scope);
@@ -62,12 +75,28 @@ export async function enterUserCode(
   input: string,
   sourceAddress: string,
   context: DeviceApprovalContext,
+  userAgent?: string | null,
 ): Promise<PendingDeviceAuthorization | DeviceAuthorizationUnavailable> {
   const throttle = context.throttle;
-  const decision = await throttle?.checkAddress(sourceAddress);
-  if (decision?.locked) {
-    await throttle?.record({ ...USER_CODE_ATTEMPT, sourceAddress, success: false, reason: 'locked' });
-    return { ok: false, failure: 'locked', retryAfterSeconds: decision.retryAfterSeconds };
+  const lock = throttle === undefined ? undefined : await userCodeLock(throttle, sourceAddress);
+  if (throttle !== undefined && lock !== undefined) {
+    await throttle.record({ ...USER_CODE_ATTEMPT, sourceAddress, success: false, reason: 'locked' });
+    await recordAuditEvent(
+      context.storage,
+      {
+        type: 'device.locked',
+        actor: { kind: 'user', id: null },
+        subject: null,
+        clientId: null,
+        address: sourceAddress,
+        userAgent: userAgent ?? null,
+        outcome: 'failure',
+        details: lock,
+      },
+      context.clock,
+      context.auditIds,
+    );
+    return { ok: false, failure: 'locked', ...lock };
   }
   const userCode = normalizeUserCode(input);
   const request =
@@ -83,7 +112,7 @@ export async function enterUserCode(
       ...USER_CODE_ATTEMPT,
       sourceAddress,
       success: false,
-      reason: 'unknown_user_code',
+      reason: WRONG_USER_CODE,
     });
   }
   return found;
@@ -138,6 +167,8 @@ async function decide(
       }
     : { status: 'denied' as const, userId: approver.user.id };
   const { request } = found;
+  // What the page named: fixed when the device asked (older requests: the client's audiences).
+  const resources = request.resource ?? approvedResources(undefined, found.client) ?? [];
   const moved = await context.storage.transaction(async (tx) => {
     if (!(await tx.deviceAuthorizations.decide(deviceCodeHash, decision, new Date(context.clock.now()))))
       return false;
@@ -152,7 +183,7 @@ async function decide(
         userAgent: approver.origin?.userAgent ?? null,
         // A denial is the person refusing the device: a failure of the authorization it decides.
         outcome: allow ? 'success' : 'failure',
-        details: { scopes: [...request.scope] },
+        details: { scopes: [...request.scope], resources },
       },
       context.clock,
       context.auditIds,

@@ -11,7 +11,7 @@ import type { ClientRecord } from '../model.js';
 import type { DeviceAuthorizationRepository } from '../ports/oidc-storage.js';
 import type { Clock, Random } from '../ports/runtime.js';
 import { StorageConflictError } from '../ports/storage.js';
-import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
+import { approvedResources, grantedScope, parseScope } from '../scopes.js';
 import { generateSecret, hashSecret } from '../secrets.js';
 import { formatUserCode, generateUserCode } from './user-code.js';
 
@@ -82,7 +82,9 @@ export async function startDeviceAuthorization(
     throw new OAuthProtocolError('unauthorized_client', 'this client may not use the device_code grant');
   }
   const scope = grantedScope(parseScope(request.scope), client.scopes);
-  const resource = request.resource === undefined ? null : tokenAudience(request.resource, client);
+  // What the confirmation page will name and the grant will cover: fixed now, so a cluster added
+  // while the person decides is neither shown nor reachable.
+  const resource = approvedResources(request.resource, client);
   const lifetime = context.lifetimeSeconds ?? DEFAULT_DEVICE_CODE_TTL_SECONDS;
   const interval = context.intervalSeconds ?? DEFAULT_DEVICE_POLL_INTERVAL_SECONDS;
   const deviceCode = generateSecret(context.random);

@@ -2,6 +2,7 @@ import type { AuthorizationCodeGrantRequest, TokenResponse } from '@idgate/schem
 import { verifyCodeVerifier } from '../authorize/pkce.js';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
+import { grantResources, tokenAudienceWithin } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
 import { revokeReplayedGrant } from './replay.js';
@@ -61,7 +62,10 @@ async function exchangeCode(
   } else if (request.code_verifier !== undefined) {
     throw invalid('code_verifier was sent but the authorization request had no code_challenge');
   }
-  const resource = codeResource(request.resource, code.resource);
+  // The grant covers what the person approved: the authorization request's resources (the
+  // client's audiences when it named none); the token may be for some of them (RFC 8707 §2.2).
+  const covered = grantResources(code.resource, client);
+  const audience = tokenAudienceWithin(codeResource(request.resource, code.resource), covered, client);
   const user = await storage.users.findById(code.userId);
   if (user === undefined || user.disabled) throw invalid('the account is not active');
 
@@ -76,6 +80,7 @@ async function exchangeCode(
       sessionId: code.sessionId,
       // As the sign-in recorded it, so a refresh re-checks the identity upstream when due.
       upstream: code.upstream ?? null,
+      resources: covered,
     },
     (record) => storage.authorizationCodes.openGrant(hash, record),
   );
@@ -96,15 +101,15 @@ async function exchangeCode(
         details: { grantId: grant.id },
       },
     ],
-    ...(resource === undefined ? {} : { resource }),
+    audience,
     ...(grantsRefreshToken(client, code.scope, context) ? { refreshScope: code.scope } : {}),
   });
 }
 
 /**
- * RFC 8707 §2.2: the token request may name resources, each of which the authorization request
- * named when it named any (else each must be among the client's audiences, which issuing checks);
- * without one, the token is for what the authorization request named.
+ * RFC 8707 §2.2: the resources the token request names, each of which the authorization request
+ * named when it named any (a code from before idgate recorded them names none: then each must be
+ * among the client's audiences, which issuing checks); none when it names none.
  */
 function codeResource(
   requested: string | string[] | undefined,
@@ -114,7 +119,7 @@ function codeResource(
     requested === undefined
       ? []
       : (Array.isArray(requested) ? requested : [requested]).filter((r) => r !== '');
-  if (asked.length === 0) return authorized ?? undefined;
+  if (asked.length === 0) return undefined;
   if (authorized !== null) {
     const beyond = asked.filter((value) => !authorized.includes(value));
     if (beyond.length > 0)

@@ -1,6 +1,7 @@
 import type { DeviceCodeGrantRequest, TokenResponse } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
+import { grantResources, tokenAudienceWithin } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
 import { grantStep } from './step.js';
@@ -18,7 +19,8 @@ const invalid = (description: string) => new OAuthProtocolError('invalid_grant',
  * another client's code is `invalid_grant`. Once approved, the code is consumed atomically (a
  * second poll is `invalid_grant`) and the tokens come as from any user grant: a refresh token
  * when `offline_access` was granted and the client has the refresh_token grant, `aud` from the
- * requested resource.
+ * requested resource. The grant covers every resource the person approved on the page, and its
+ * refreshes may ask for those only (RFC 8707 §2.2).
  * @example const tokens = await deviceCodeGrant(request, client, context);
  */
 export async function deviceCodeGrant(
@@ -57,17 +59,18 @@ export async function deviceCodeGrant(
     throw new OAuthProtocolError('authorization_pending', 'the user has not decided yet');
   }
 
-  const resource = request.resource ?? found.resource ?? undefined;
-  if (request.resource !== undefined && found.resource !== null) {
-    const asked = Array.isArray(request.resource) ? request.resource : [request.resource];
-    const outside = asked.filter((value) => !found.resource?.includes(value));
-    if (outside.length > 0) {
-      throw new OAuthProtocolError(
-        'invalid_target',
-        `resource was not part of the device authorization: ${outside.join(' ')}`,
-      );
-    }
+  // RFC 8707 §2.2: the poll may ask for some of the resources the person approved on the page,
+  // never another; the grant covers all of them.
+  const covered = grantResources(found.resource, client);
+  const asked = request.resource === undefined ? [] : [request.resource].flat().filter((r) => r !== '');
+  const outside = asked.filter((value) => !covered.includes(value));
+  if (outside.length > 0) {
+    throw new OAuthProtocolError(
+      'invalid_target',
+      `resource was not part of the device authorization: ${outside.join(' ')}`,
+    );
   }
+  const audience = tokenAudienceWithin(asked, covered, client);
   // The redemption is one transaction: the claim, the grant, the refresh token and the events.
   return grantStep(context, client, async (step) => {
     const claim = await step.storage.deviceAuthorizations.consume(hash, new Date(now));
@@ -84,6 +87,7 @@ export async function deviceCodeGrant(
       authTime: approved.authTime,
       sessionId: approved.sessionId,
       upstream: approved.upstream ?? null,
+      resources: covered,
     });
     return issueUserTokens(step, {
       grant,
@@ -91,7 +95,7 @@ export async function deviceCodeGrant(
       user,
       scope: approved.scope,
       grantType: 'urn:ietf:params:oauth:grant-type:device_code',
-      ...(resource === undefined ? {} : { resource }),
+      audience,
       ...(grantsRefreshToken(client, approved.scope, context) ? { refreshScope: approved.scope } : {}),
     });
   });

@@ -3,7 +3,7 @@ import { recordAuditEvent } from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
 import { base64url, utf8 } from '../internal/encoding.js';
 import type { ClientRecord, GrantRecord, RefreshTokenRecord } from '../model.js';
-import { parseScope, tokenAudience } from '../scopes.js';
+import { parseScope, tokenAudience, tokenAudienceWithin } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
 import type { TokenEndpointContext } from './context.js';
 import { revokeReplayedGrant } from './replay.js';
@@ -21,9 +21,11 @@ const invalid = (description: string) => new OAuthProtocolError('invalid_grant',
  * successor has not been used yet: then it answers that same successor, so concurrent refreshes
  * of one token (two tabs, several kubectl processes) do not sign the user out.
  * The scope may be narrowed for the new access token, never widened; the new refresh token keeps
- * the grant's scope. A grant from an external identity provider is re-checked upstream when due
- * (`context.revalidate`): one the upstream no longer knows, or has not confirmed for longer than
- * the limit while it cannot be asked, is revoked and refused.
+ * the grant's scope. So may the audience: `resource` names some of what the grant covers (the
+ * resources approved at sign-in), and without it the token is for all of them. A grant from an
+ * external identity provider is re-checked upstream when due (`context.revalidate`): one the
+ * upstream no longer knows, or has not confirmed for longer than the limit while it cannot be
+ * asked, is revoked and refused.
  * @example const tokens = await refreshTokenGrant(request, client, context);
  */
 export async function refreshTokenGrant(
@@ -39,10 +41,15 @@ export async function refreshTokenGrant(
     throw invalid('the refresh token is not valid');
   if (presented.expiresAt.getTime() <= clock.now()) throw invalid('the refresh token has expired');
   const requested = parseScope(request.scope);
-  // RFC 8707 §2.2: a refresh may ask for any audience the client may have — one sign-in serves
-  // every cluster; checked before the token rotates, so a bad resource does not burn it.
+  // RFC 8707 §2.2: a refresh may ask for some of the resources its grant covers (what the person
+  // approved at sign-in), never another; checked before the token rotates, so a bad resource does
+  // not burn it.
   const resource = refreshResource(request.resource);
-  if (resource !== undefined) tokenAudience(resource, client);
+  if (resource !== undefined) {
+    const grant = await storage.grants.findById(presented.grantId);
+    // A grant that is gone is refused as such when the token is claimed.
+    if (grant !== undefined) refreshAudience(resource, grant, client);
+  }
   const widened = requested?.filter((scope) => !presented.scope.includes(scope)) ?? [];
   if (widened.length > 0) {
     throw new OAuthProtocolError('invalid_scope', `scope was not granted: ${widened.join(' ')}`);
@@ -153,6 +160,7 @@ async function rotate(
   context: TokenEndpointContext,
 ): Promise<TokenResponse> {
   const { client, successor, resource } = rotation;
+  const audience = refreshAudience(resource, grant, client);
   const user = await context.storage.users.findById(token.userId);
   if (user === undefined || user.disabled) throw invalid('the account is not active');
   return issueUserTokens(context, {
@@ -178,7 +186,7 @@ async function rotate(
       },
     ],
     ...(successor === undefined ? {} : { refreshSecret: successor }),
-    ...(resource === undefined ? {} : { resource }),
+    audience,
   });
 }
 
@@ -244,4 +252,21 @@ function refreshResource(resource: string | string[] | undefined): string[] | un
   if (resource === undefined) return undefined;
   const values = (Array.isArray(resource) ? resource : [resource]).filter((value) => value !== '');
   return values.length === 0 ? undefined : values;
+}
+
+/**
+ * The `aud` of a refreshed access token: within what the grant covers (see `tokenAudienceWithin`).
+ * A grant opened before idgate recorded its resources is refreshed only without `resource`, for
+ * the client's default audience as before; asking it for one is `invalid_target`.
+ */
+function refreshAudience(resource: string[] | undefined, grant: GrantRecord, client: ClientRecord): string[] {
+  const covered = grant.resources ?? null;
+  if (covered !== null) return tokenAudienceWithin(resource, covered, client);
+  if (resource !== undefined) {
+    throw new OAuthProtocolError(
+      'invalid_target',
+      `this grant was opened before idgate recorded the resources a sign-in approves: refresh it without resource, or sign in again to ask for ${resource.join(' ')}`,
+    );
+  }
+  return tokenAudience(undefined, client);
 }

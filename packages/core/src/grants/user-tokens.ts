@@ -36,6 +36,8 @@ export async function openGrant(
     authTime: Date;
     sessionId: string | null;
     upstream?: GrantUpstream | null;
+    /** The audiences the sign-in approved (see `grantResources`). */
+    resources: string[];
   },
   store: (grant: GrantRecord) => Promise<GrantRecord> = (grant) => context.storage.grants.create(grant),
 ): Promise<GrantRecord> {
@@ -64,7 +66,8 @@ export interface UserTokenRequest {
   refreshScope?: string[];
   /** The new refresh token itself when it is derived (a rotation with a reuse window); else random. */
   refreshSecret?: string;
-  resource?: string | string[];
+  /** The access token's `aud`, already checked against the grant and the client. */
+  audience: string[];
   /** The grant type, for the `token.issued` event. */
   grantType?: string;
   /** Events of the same step (`code.redeemed`, `refresh.rotated`), written with the refresh token. */
@@ -82,7 +85,7 @@ export async function issueUserTokens(
 ): Promise<TokenResponse> {
   const { grant, client, user, scope } = request;
   const authTime = Math.floor(grant.authTime.getTime() / 1000);
-  const audience = tokenAudience(request.resource, client);
+  const { audience } = request;
   // Only a client with audiences of its own can be given a cluster's: the others (every web
   // application) issue without reading the cluster list.
   const clusters = client.audiences.length > 0 ? ((await context.clusterAudiences?.()) ?? []) : [];
@@ -189,6 +192,8 @@ export async function issueSignInTokens(
   },
 ): Promise<TokenResponse> {
   const { user, client, scope } = request;
+  // What this sign-in asked for is all its grant covers: a refresh may narrow it, never widen it.
+  const audience = tokenAudience(request.resource, client);
   const grant = await openGrant(context, {
     userId: user.id,
     clientId: client.clientId,
@@ -196,14 +201,15 @@ export async function issueSignInTokens(
     authTime: new Date(context.clock.now()),
     sessionId: null,
     upstream: request.upstream ?? null,
+    resources: audience,
   });
   return issueUserTokens(context, {
     grant,
     client,
     user,
     scope,
+    audience,
     ...(request.grantType === undefined ? {} : { grantType: request.grantType }),
-    ...(request.resource === undefined ? {} : { resource: request.resource }),
     ...(grantsRefreshToken(client, scope, context) ? { refreshScope: scope } : {}),
   });
 }

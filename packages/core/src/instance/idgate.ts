@@ -322,8 +322,8 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
           codes: storage.authorizationCodes,
           audit: { events: storage.auditEvents, origin },
         }),
-      consent: (userId, clientId, scope, origin) =>
-        giveConsent(userId, clientId, scope, {
+      consent: (userId, clientId, given, origin) =>
+        giveConsent(userId, clientId, given, {
           consents: storage.consents,
           clock,
           auditIds,
@@ -332,7 +332,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     },
     device: {
       start: (form, authorization) => startDeviceAuthorization(form, authorization, deviceStart),
-      enterUserCode: (input, address) => enterUserCode(input, address, device),
+      enterUserCode: (input, address, userAgent) => enterUserCode(input, address, device, userAgent),
       find: (deviceCodeHash) => findPendingDeviceAuthorization(deviceCodeHash, device),
       approve: (deviceCodeHash, approver) => approveDeviceAuthorization(deviceCodeHash, approver, device),
       deny: (deviceCodeHash, approver) => denyDeviceAuthorization(deviceCodeHash, approver, device),

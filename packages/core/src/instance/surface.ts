@@ -11,6 +11,7 @@ import type {
 } from '@idgate/schema';
 import type { AdminPorts } from '../admin/ports.js';
 import type { AuditEventIds, RequestOrigin } from '../audit/record.js';
+import type { ConsentGiven } from '../authorize/consent.js';
 import type { Authentication, AuthorizationStep } from '../authorize/flow.js';
 import type { AuthorizationRequest } from '../authorize/request.js';
 import type { ClientAuthMethod, PresentedClientCredentials } from '../clients/authenticate.js';
@@ -120,14 +121,17 @@ export interface Idgate {
       authentication: Authentication,
       origin: RequestOrigin,
     ): Promise<string>;
-    consent(userId: string, clientId: string, scope: readonly string[], origin: RequestOrigin): Promise<void>;
+    /** Remembers a consent to the scopes and resources of a request (see `giveConsent`). */
+    consent(userId: string, clientId: string, given: ConsentGiven, origin: RequestOrigin): Promise<void>;
   };
   readonly device: {
     /** The device authorization endpoint (RFC 8628 §3.1). */
     start(form: FormValues, authorization: string | undefined): Promise<DeviceAuthorizationResponse>;
+    /** A user code typed on the verification page (see `enterUserCode`). */
     enterUserCode(
       input: string,
       address: string,
+      userAgent?: string | null,
     ): Promise<PendingDeviceAuthorization | DeviceAuthorizationUnavailable>;
     find(deviceCodeHash: string): Promise<PendingDeviceAuthorization | DeviceAuthorizationUnavailable>;
     approve(deviceCodeHash: string, approver: DeviceApprover): Promise<DeviceDecisionOutcome>;

@@ -385,7 +385,8 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
           attempts.filter(
             (a) =>
               a.createdAt.getTime() > lastSuccess &&
-              (options.familiar === undefined || (a.familiar ?? false) === options.familiar),
+              (options.familiar === undefined || (a.familiar ?? false) === options.familiar) &&
+              (options.reason === undefined || a.reason === options.reason),
           ),
           since,
         );

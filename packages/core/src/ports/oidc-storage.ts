@@ -156,12 +156,13 @@ export interface LoginAttemptRepository {
    * Failed attempts for a lower-cased username since `since`, counting only those after the
    * latest successful one. With `provider`, only that provider's account (an LDAP `bob` and a
    * local `bob` are two accounts; its successes alone reset the count); with `familiar`, only
-   * failures from addresses that were (true) or were not (false) familiar when they happened.
+   * failures from addresses that were (true) or were not (false) familiar when they happened;
+   * with `reason`, only failures of that reason (wrong device user codes, not those refused unread).
    */
   failuresForUsername(
     username: string,
     since: Date,
-    options?: { provider?: string; familiar?: boolean },
+    options?: { provider?: string; familiar?: boolean; reason?: string },
   ): Promise<{ count: number; latest: Date | null }>;
   /**
    * Failed attempts from a source address since `since`; with `channel`, only the browser's

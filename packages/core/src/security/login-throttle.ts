@@ -14,17 +14,37 @@ export interface LoginThrottlePolicy {
   maxFailuresPerAddress: number;
   /** Failed password-grant attempts through one client within the window that block the client. */
   maxFailuresPerClient?: number;
+  /**
+   * Wrong device user codes from every address together within the window that stop the device
+   * verification page from reading any code, so that many addresses, each under its own
+   * allowance, cannot guess together (RFC 8628 §5.1).
+   */
+  maxWrongUserCodes?: number;
 }
 
 /**
+ * How a device user code typed on the verification page is recorded among the login attempts
+ * (where a colon never occurs in a username), so that wrong user codes and wrong passwords from one
+ * address count toward the same lock.
+ */
+export const USER_CODE_ATTEMPT = { username: 'device:user_code', userId: null, provider: 'device' } as const;
+
+/** The reason of a user code that was read and matched no live request. */
+export const WRONG_USER_CODE = 'unknown_user_code';
+
+/**
  * 5 failures in 15 minutes lock an account (for unfamiliar addresses and familiar ones apart); 100
- * from one address block that address; 500 through one client's password grant block the client.
+ * from one address block that address; 500 through one client's password grant block the client;
+ * 1000 wrong device user codes from all addresses together stop the verification page for the
+ * window (of 20^8 codes, ten live ones are then hit about once in 70 years of guessing at that
+ * rate).
  */
 export const DEFAULT_LOGIN_THROTTLE: Required<LoginThrottlePolicy> = {
   maxFailures: 5,
   windowSeconds: 900,
   maxFailuresPerAddress: 100,
   maxFailuresPerClient: 500,
+  maxWrongUserCodes: 1000,
 };
 
 /** The outcome of a throttle check. */
@@ -130,6 +150,25 @@ export class LoginThrottle {
     return address === undefined
       ? { locked: false }
       : { locked: true, retryAfterSeconds: address, scope: 'address' };
+  }
+
+  /**
+   * Whether the device verification page may read a user code now: fewer than
+   * `maxWrongUserCodes` codes from every address together were read and found wrong within the
+   * window. Codes refused unread (a lock) do not count here, so one blocked address cannot stop
+   * the page for everyone; they count toward their address.
+   */
+  async checkWrongUserCodes(): Promise<{ locked: false } | { locked: true; retryAfterSeconds: number }> {
+    const limit = this.policy.maxWrongUserCodes ?? DEFAULT_LOGIN_THROTTLE.maxWrongUserCodes;
+    const seconds = await this.#lockedUntil(
+      (since) =>
+        this.attempts.failuresForUsername(USER_CODE_ATTEMPT.username, since, {
+          provider: USER_CODE_ATTEMPT.provider,
+          reason: WRONG_USER_CODE,
+        }),
+      limit,
+    );
+    return seconds === undefined ? { locked: false } : { locked: true, retryAfterSeconds: seconds };
   }
 
   /**

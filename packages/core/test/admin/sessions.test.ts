@@ -158,7 +158,11 @@ describe('listing and ending browser sessions', () => {
 describe('listing and revoking grants', () => {
   it("lists a user's live grants with client name, scopes and last use", async () => {
     const { ports, alice, bob, grant, now } = await setup();
-    await grant('g-1', alice.id, { lastUsedAt: new Date(now() + 60_000), lastUsedAddress: '192.0.2.7' });
+    await grant('g-1', alice.id, {
+      lastUsedAt: new Date(now() + 60_000),
+      lastUsedAddress: '192.0.2.7',
+      resources: ['kubernetes:prod'],
+    });
     await grant('g-2', alice.id, { clientId: 'cl_cli', createdAt: new Date(now() + 1), sessionId: 's-1' });
     await grant('g-revoked', alice.id, { revokedAt: new Date(now()) });
     await grant('g-expired', alice.id, { expiresAt: new Date(now()) });
@@ -176,8 +180,16 @@ describe('listing and revoking grants', () => {
         lastUsedAt: '2026-11-21T10:01:00.000Z',
         lastUsedAddress: '192.0.2.7',
         expiresAt: '2026-11-22T10:00:00.000Z',
+        resources: ['kubernetes:prod'],
       },
-      expect.objectContaining({ id: 'g-2', clientId: 'cl_cli', clientName: 'CLI', sessionId: 's-1' }),
+      // Opened before idgate recorded the resources a sign-in approves.
+      expect.objectContaining({
+        id: 'g-2',
+        clientId: 'cl_cli',
+        clientName: 'CLI',
+        sessionId: 's-1',
+        resources: null,
+      }),
     ]);
     const page = await listUserGrants(ports, 'alice', { limit: '1' });
     expect(page.items.map((g) => g.id)).toEqual(['g-1']);

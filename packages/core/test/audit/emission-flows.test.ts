@@ -104,7 +104,8 @@ describe('device authorization decisions', () => {
       ['device.approved', 'success', 'u-alice', 'u-alice', 'kubectl', '203.0.113.7'],
       ['device.denied', 'failure', 'u-alice', 'u-alice', 'kubectl', '203.0.113.7'],
     ]);
-    expect(events[0]?.details).toEqual({ scopes: ['openid', 'offline_access'] });
+    // The client has no audiences: no resource to name.
+    expect(events[0]?.details).toEqual({ scopes: ['openid', 'offline_access'], resources: [] });
     const all = JSON.stringify(events);
     for (const code of [allowed.user_code, denied.user_code, allowed.device_code])
       expect(all).not.toContain(code);

@@ -174,12 +174,17 @@ describe('browser events', () => {
     const { storage, auditIds } = adminPorts();
     const clock = manualClock();
     const origin = { address: '203.0.113.7', userAgent: 'Firefox' };
-    await giveConsent('u1', 'cl_web', ['openid'], {
-      consents: storage.consents,
-      clock,
-      auditIds,
-      audit: { events: storage.auditEvents, origin },
-    });
+    await giveConsent(
+      'u1',
+      'cl_web',
+      { scope: ['openid'] },
+      {
+        consents: storage.consents,
+        clock,
+        auditIds,
+        audit: { events: storage.auditEvents, origin },
+      },
+    );
     const code = await issueAuthorizationCode(
       { clientId: 'cl_web', redirectUri: 'https://rp/cb', scope: ['openid'] } as Parameters<
         typeof issueAuthorizationCode

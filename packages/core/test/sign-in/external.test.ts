@@ -143,12 +143,30 @@ describe('mapping an external identity to a local user', () => {
 });
 
 describe('consent and sign-out', () => {
-  it('adds a new consent to what the user consented to before', async () => {
+  it('adds a new consent (scopes and resources) to what the user consented to before', async () => {
     const storage = createMemoryStorage();
     const clock = manualClock();
-    await giveConsent('u-1', 'portal', ['openid', 'email'], { consents: storage.consents, clock });
-    await giveConsent('u-1', 'portal', ['openid', 'groups'], { consents: storage.consents, clock });
-    expect((await storage.consents.find('u-1', 'portal'))?.scope).toEqual(['openid', 'email', 'groups']);
+    await giveConsent(
+      'u-1',
+      'portal',
+      { scope: ['openid', 'email'], resources: ['kubernetes:prod'] },
+      { consents: storage.consents, clock },
+    );
+    await giveConsent(
+      'u-1',
+      'portal',
+      { scope: ['openid', 'groups'] },
+      { consents: storage.consents, clock },
+    );
+    await giveConsent(
+      'u-1',
+      'portal',
+      { scope: ['openid'], resources: ['kubernetes:stage', 'kubernetes:prod'] },
+      { consents: storage.consents, clock },
+    );
+    const consent = await storage.consents.find('u-1', 'portal');
+    expect(consent?.scope).toEqual(['openid', 'email', 'groups']);
+    expect(consent?.resources).toEqual(['kubernetes:prod', 'kubernetes:stage']);
   });
 
   it('ends a browser session and revokes the grants asked for (one client’s, all, none) for every replica', async () => {

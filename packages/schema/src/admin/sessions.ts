@@ -67,6 +67,14 @@ export const GrantInfo = /* @__PURE__ */ z.object({
   lastUsedAddress: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
   /** The grant's absolute end: no refresh token outlives it. */
   expiresAt: Timestamp,
+  /**
+   * The audiences (RFC 8707 resources: cluster audiences, APIs) the person approved at sign-in:
+   * every token of the grant is for some of them. null for a grant opened before idgate recorded
+   * them (refreshed only without `resource`); absent from a server that does not record them.
+   */
+  resources: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
+  ),
 });
 export type GrantInfo = z.infer<typeof GrantInfo>;
 

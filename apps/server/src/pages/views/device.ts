@@ -1,12 +1,5 @@
-import { type DecisionPageOptions, describeScope } from './consent.js';
+import { type DecisionPageOptions, describeScope, type ResourceTarget, targetList } from './consent.js';
 import { type Html, html, page } from './html.js';
-
-/** Where a device's tokens will be accepted, as the confirmation page names it. */
-export interface DeviceTarget {
-  /** What kind of thing it is: "Audience" today, "Cluster" once audiences map to clusters. */
-  label: string;
-  name: string;
-}
 
 /** The verification page's first form: the user code shown on the device (RFC 8628 §3.3). */
 export function deviceCodePage(options: {
@@ -38,7 +31,7 @@ ${alert}
  * remote phishing), naming the application, the code, what it asks for and where its tokens go.
  */
 export function deviceConfirmPage(
-  options: DecisionPageOptions & { userCode: string; targets: DeviceTarget[] },
+  options: DecisionPageOptions & { userCode: string; targets: ResourceTarget[] },
 ): string {
   return page({
     title: 'Allow device',
@@ -47,11 +40,7 @@ export function deviceConfirmPage(
 <p>Signed in as <strong>${options.username}</strong>. A device showing the code <strong id="user-code">${options.userCode}</strong> asks to use <strong>${options.clientName}</strong> as you.</p>
 <p>Only allow it if you started this on a device you control. If someone sent you this code, deny.</p>
 ${options.scopes.length === 0 ? undefined : html`<p>It will be able to:</p><ul class="scopes">${options.scopes.map((scope) => html`<li>${describeScope(scope)}</li>`)}</ul>`}
-${
-  options.targets.length === 0
-    ? undefined
-    : html`<p>Its tokens will be for:</p><ul class="scopes targets">${options.targets.map((t) => html`<li>${t.label}: <strong>${t.name}</strong></li>`)}</ul>`
-}
+${targetList(options.targets)}
 <form method="post" action="${options.action}">
 <input type="hidden" name="interaction" value="${options.interactionId}">
 <input type="hidden" name="csrf" value="${options.csrfToken}">

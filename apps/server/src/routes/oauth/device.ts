@@ -3,10 +3,10 @@ import { FormReader, type FormValues } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { FormBody } from '../../http/form.js';
-import { deviceTargets } from '../../pages/device-targets.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
 import { Decision, InteractionId, present } from '../../pages/form-fields.js';
+import { resourceTargets } from '../../pages/resource-targets.js';
 import { BrowserState } from '../../pages/state.js';
 import { deviceCodePage, deviceConfirmPage } from '../../pages/views/device.js';
 import { messagePage } from '../../pages/views/message.js';
@@ -108,6 +108,8 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
         await state.finishInteraction(reply, interaction.id);
         return flow.errorPage(reply, 400, pending.ok || pending.failure !== 'decided' ? WRONG_CODE : DECIDED);
       }
+      // Every audience the device's grant will cover (requests from before idgate fixed them when
+      // the device asked: the client's audiences, which such a grant covers).
       const audiences = pending.request.resource ?? pending.client.audiences;
       return sendPage(
         reply,
@@ -121,7 +123,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
           username: user.username,
           userCode: formatUserCode(pending.request.userCode),
           scopes: pending.request.scope,
-          targets: await deviceTargets(idgate, audiences),
+          targets: await resourceTargets(idgate, audiences),
         }),
       );
     },
@@ -139,7 +141,9 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
         400: PAGE_ANSWERS.error('a wrong, expired or used code'),
         403: PAGE_ANSWERS.error('the CSRF token does not match'),
         429: {
-          ...PAGE_ANSWERS.error('too many wrong codes from this address'),
+          ...PAGE_ANSWERS.error(
+            'too many wrong codes from this address, or from all addresses together (bruteForce.maxWrongUserCodes)',
+          ),
           headers: { 'Retry-After': 'seconds until a code may be entered again' },
         },
       },
@@ -151,13 +155,17 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       if (typeof form.sent('interaction') === 'string') return decide(request, reply, form);
       const typed = present(form.field('user_code'));
       if (typed === undefined) return showCodeForm(reply, 400, '', 'Enter the code shown on your device.');
-      const found = await device.enterUserCode(typed, request.ip);
+      const found = await device.enterUserCode(typed, request.ip, request.headers['user-agent'] ?? null);
       if (!found.ok) {
         switch (found.failure) {
           case 'locked': {
             reply.header('retry-after', String(found.retryAfterSeconds));
             const minutes = Math.ceil(found.retryAfterSeconds / 60);
-            const error = `Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+            const wait = `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+            const error =
+              found.scope === 'all'
+                ? `Too many wrong codes have been entered here lately, from many places: to keep device codes from being guessed, no code is accepted for now. ${wait}`
+                : `Too many wrong codes. ${wait}`;
             return showCodeForm(reply, 429, typed, error);
           }
           case 'decided':

@@ -14,6 +14,7 @@ import type { FormBody } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
 import { Decision, InteractionId, present } from '../../pages/form-fields.js';
+import { resourceTargets } from '../../pages/resource-targets.js';
 import { BrowserState, type LiveInteraction } from '../../pages/state.js';
 import { consentPage } from '../../pages/views/consent.js';
 import { loginPage } from '../../pages/views/login.js';
@@ -147,6 +148,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           clientName: client.name,
           username: user.username,
           scopes: stored.scope,
+          targets: await resourceTargets(idgate, stored.resource ?? []),
         }),
         { formRedirects: [stored.redirectUri] },
       );
@@ -306,10 +308,15 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           ),
         );
       }
-      await idgate.core.authorize.consent(user.id, stored.clientId, stored.scope, {
-        address: request.ip,
-        userAgent: request.headers['user-agent'] ?? null,
-      });
+      await idgate.core.authorize.consent(
+        user.id,
+        stored.clientId,
+        { scope: stored.scope, resources: stored.resource },
+        {
+          address: request.ip,
+          userAgent: request.headers['user-agent'] ?? null,
+        },
+      );
       return proceedWith(reply, stored, authentication, interaction.id, true);
     },
   );

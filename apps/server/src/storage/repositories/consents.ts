@@ -17,6 +17,7 @@ export function createConsentRepository(ctx: RepositoryContext): ConsentReposito
           userId: row.user_id,
           clientId: row.client_id,
           scope: fromJsonArray(row.scope, 'consents.scope'),
+          resources: row.resources === null ? null : fromJsonArray(row.resources, 'consents.resources'),
           grantedAt: toDate(row.granted_at),
         }
       );
@@ -30,11 +31,13 @@ export function createConsentRepository(ctx: RepositoryContext): ConsentReposito
           user_id: consent.userId,
           client_id: consent.clientId,
           scope: JSON.stringify(consent.scope),
+          resources: consent.resources == null ? null : JSON.stringify(consent.resources),
           granted_at: toMs(consent.grantedAt),
         })
         .onConflict((oc) =>
           oc.columns(['user_id', 'client_id']).doUpdateSet((eb) => ({
             scope: eb.ref('excluded.scope'),
+            resources: eb.ref('excluded.resources'),
             granted_at: eb.ref('excluded.granted_at'),
           })),
         )

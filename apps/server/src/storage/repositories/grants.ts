@@ -112,6 +112,7 @@ export function grantRow(grant: GrantRecord): Insertable<GrantsTable> {
     revoked_at: toMsOrNull(grant.revokedAt),
     last_used_at: toMsOrNull(grant.lastUsedAt ?? null),
     last_used_address: grant.lastUsedAddress ?? null,
+    resources: grant.resources == null ? null : JSON.stringify(grant.resources),
     ...upstreamColumns(grant.upstream),
   };
 }
@@ -130,5 +131,6 @@ export function toGrant(row: Selectable<GrantsTable>): GrantRecord {
     lastUsedAt: toDateOrNull(row.last_used_at),
     lastUsedAddress: row.last_used_address,
     upstream: upstreamOf(row),
+    resources: row.resources === null ? null : fromJsonArray(row.resources, 'grants.resources'),
   };
 }

@@ -51,7 +51,7 @@ export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttem
 
     failuresForUsername(username, since, options = {}) {
       const folded = fold(username);
-      const { provider, familiar } = options;
+      const { provider, familiar, reason } = options;
       return failures((eb) => {
         // Only failures after the latest success count: a success resets the counter.
         let lastSuccess = eb
@@ -64,6 +64,7 @@ export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttem
           eb('username', '=', folded),
           ...(provider === undefined ? [] : [eb('provider', '=', provider)]),
           ...(familiar === undefined ? [] : [eb('familiar', '=', toFlag(familiar))]),
+          ...(reason === undefined ? [] : [eb('reason', '=', reason)]),
           eb('created_at', '>', eb.fn.coalesce(lastSuccess, eb.val(Number.MIN_SAFE_INTEGER))),
         ]);
       }, since);

@@ -18,6 +18,19 @@ export function grantsContract(subject: StorageUnderTest): void {
       expect(await storage.grants.findById('missing')).toBeUndefined();
     });
 
+    it('keeps the resources a grant covers, in order, and null for a grant that recorded none', async () => {
+      const storage = subject();
+      const resources = ['kubernetes:prod', 'kubernetes:stage', 'https://api.example/v1'];
+      const grant = newGrant({ resources });
+      expect(await storage.grants.create(grant)).toStrictEqual(grant);
+      expect((await storage.grants.findById('g-1'))?.resources).toStrictEqual(resources);
+      expect(
+        (await storage.grants.recordUse('g-1', at('2026-01-02T00:00:00.000Z'), null))?.resources,
+      ).toStrictEqual(resources);
+      await storage.grants.create(newGrant({ id: 'g-2' }));
+      expect((await storage.grants.findById('g-2'))?.resources).toBeNull();
+    });
+
     it('keeps the upstream identity of a federated grant and replaces it only by compare-and-set on its check time', async () => {
       const storage = subject();
       const upstream = {

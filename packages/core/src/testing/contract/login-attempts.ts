@@ -109,6 +109,32 @@ export function loginAttemptsContract(subject: StorageUnderTest): void {
       expect((await loginAttempts.failuresForUsername('alice', minute(0))).count).toBe(2);
     });
 
+    it('counts failures of one reason for a username, from every address, when asked', async () => {
+      const storage = subject();
+      const { loginAttempts } = storage;
+      const code = { username: 'device:user_code', userId: null, provider: 'device' };
+      await loginAttempts.record(failure('c-1', 1, { ...code, reason: 'unknown_user_code' }));
+      await loginAttempts.record(
+        failure('c-2', 2, { ...code, reason: 'unknown_user_code', sourceAddress: '198.51.100.1' }),
+      );
+      await loginAttempts.record(
+        failure('c-3', 3, { ...code, reason: 'locked', sourceAddress: '198.51.100.2' }),
+      );
+      await loginAttempts.record(failure('c-4', 4, { reason: 'unknown_user_code' }));
+      const wrong = { provider: 'device', reason: 'unknown_user_code' };
+      expect(await loginAttempts.failuresForUsername('device:user_code', minute(0), wrong)).toStrictEqual({
+        count: 2,
+        latest: minute(2),
+      });
+      expect(await loginAttempts.failuresForUsername('device:user_code', minute(2), wrong)).toStrictEqual({
+        count: 1,
+        latest: minute(2),
+      });
+      expect(
+        await loginAttempts.failuresForUsername('device:user_code', minute(0), { provider: 'device' }),
+      ).toStrictEqual({ count: 3, latest: minute(3) });
+    });
+
     it('counts failures from an address since `since`, across usernames, successes notwithstanding', async () => {
       const storage = subject();
       const { loginAttempts } = storage;

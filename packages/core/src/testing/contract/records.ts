@@ -109,6 +109,7 @@ export function newGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     lastUsedAt: null,
     lastUsedAddress: null,
     upstream: null,
+    resources: null,
     ...overrides,
   };
 }

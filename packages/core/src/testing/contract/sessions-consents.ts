@@ -90,10 +90,16 @@ export function sessionsAndConsentsContract(subject: StorageUnderTest): void {
   });
 
   describe('consents', () => {
-    const consent = (clientId: string, scope: string[], grantedAt: string) => ({
+    const consent = (
+      clientId: string,
+      scope: string[],
+      grantedAt: string,
+      resources: string[] | null = null,
+    ) => ({
       userId: 'u-alice',
       clientId,
       scope,
+      resources,
       grantedAt: at(grantedAt),
     });
 
@@ -118,6 +124,21 @@ export function sessionsAndConsentsContract(subject: StorageUnderTest): void {
       expect(await storage.consents.find('u-alice', 'ci')).toStrictEqual(
         consent('ci', ['openid'], '2026-01-02T10:00:00.000Z'),
       );
+    });
+
+    it('keeps the resources (cluster audiences) consented to, and replaces them with the consent', async () => {
+      const storage = subject();
+      const resources = ['kubernetes:prod', 'https://api.example/v1'];
+      await storage.consents.save(consent('ci', ['openid'], '2026-01-01T10:00:00.000Z', resources));
+      expect(await storage.consents.find('u-alice', 'ci')).toStrictEqual(
+        consent('ci', ['openid'], '2026-01-01T10:00:00.000Z', resources),
+      );
+      await storage.consents.save(
+        consent('ci', ['openid'], '2026-01-02T10:00:00.000Z', ['kubernetes:stage']),
+      );
+      expect((await storage.consents.find('u-alice', 'ci'))?.resources).toStrictEqual(['kubernetes:stage']);
+      await storage.consents.save(consent('ci', ['openid'], '2026-01-03T10:00:00.000Z'));
+      expect((await storage.consents.find('u-alice', 'ci'))?.resources).toBeNull();
     });
 
     it('survives concurrent saves of the same pair', async () => {
