@@ -17,6 +17,7 @@ import * as m0015 from './0015_session_upstream.js';
 import * as m0016 from './0016_audit_events.js';
 import * as m0017 from './0017_device_poll_slow_down.js';
 import * as m0018 from './0018_upstream_checked_at.js';
+import * as m0019 from './0019_audit_event_origin.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -39,6 +40,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0016_audit_events': m0016,
   '0017_device_poll_slow_down': m0017,
   '0018_upstream_checked_at': m0018,
+  '0019_audit_event_origin': m0019,
 };
 
 /** The names of every migration, in the order they apply. */
