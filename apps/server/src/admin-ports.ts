@@ -33,11 +33,11 @@ const ACTING_KEYS = 256;
  * The administrative ports acting for an API key: `ports` with the key as the actor of every
  * change they record (`api-key`, its id, its prefix as the name) and its scopes as those it may
  * give (`actingScopes`: no key makes a key stronger than itself). Built once per key and kept,
- * the most recently used {@link ACTING_KEYS} of them, so that an admin request takes its ports
- * rather than assembling them. The actor travels with the ports, not in an AsyncLocalStorage: on
- * Node 20 one of those, once used, puts a hook on every promise of the process (TokenReview's
+ * the most recently used {@link ACTING_KEYS} of them; an admin request adds only its own origin
+ * (`auditOrigin`). The actor and the origin travel with the ports, not in an AsyncLocalStorage:
+ * on Node 20 one of those, once used, puts a hook on every promise of the process (TokenReview's
  * included) for good.
- * @example const acting = actingAdminPorts(context.admin); request.admin = acting(key);
+ * @example const acting = actingAdminPorts(context.admin); request.admin = { ...acting(key), auditOrigin };
  */
 export function actingAdminPorts(
   ports: AdminPorts,

@@ -18,6 +18,7 @@ export {
   type AuditEventIds,
   completeAuditEvents,
   createAuditEventIds,
+  originFields,
   type RequestOrigin,
   recordAuditEvent,
 } from './audit/record.js';

@@ -93,6 +93,7 @@ describe('public surface of @idgate/core', () => {
       'isStandalone',
       'openPrivateKey',
       'openText',
+      'originFields',
       'pooledRandom',
       'purgeAuditEvents',
       'purgeExpiredRecords',

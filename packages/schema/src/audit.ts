@@ -43,10 +43,16 @@ const SignInDetails = z.object({
   /** `password` for local accounts, else the identity provider's name. */
   provider: z.string(),
   channel: SignInChannel,
-  /** The username as typed, lower-cased (or the upstream's username). */
+  /** The username as typed, lower-cased (or the upstream's username): personal data. */
   username: z.nullable(z.string()),
   /** Why it failed or was locked: `invalid_credentials`, `disabled`, `locked`, `unknown_user`, …; null on success. */
   reason: z.nullable(z.string()),
+  /**
+   * How many of the groups the provider reported were not kept (invalid names, or past
+   * `LIMITS.upstreamGroupsPerIdentity`); null when no provider reported groups (local passwords,
+   * refusals).
+   */
+  groupsDropped: z.nullable(checked(z.int(), z.nonnegative())),
 });
 
 /** The fields every audit event carries; `details` is the type's own. */
@@ -61,8 +67,18 @@ const envelope = {
   clientId: z.nullable(z.string()),
   /** The caller's address: personal data, null when unknown or switched off. */
   address: z.nullable(z.string()),
-  /** The caller's user agent: personal data, null when unknown or switched off. */
+  /**
+   * The caller's user agent (at most `LIMITS.userAgentLength` characters): personal data, null when
+   * unknown or switched off.
+   */
   userAgent: z.nullable(z.string()),
+  /**
+   * The id of the HTTP request that made the event (its `X-Request-Id`, or the one idgate gave it,
+   * as the log names it); null outside a request (the CLI, background jobs, aggregated reviews).
+   */
+  requestId: z.nullable(z.string()),
+  /** The OpenTelemetry trace id of the request (32 hex digits); null when tracing is off or outside one. */
+  traceId: z.nullable(z.string()),
   outcome: AuditOutcome,
 };
 
@@ -70,6 +86,13 @@ const event = <T extends string, D extends z.ZodMiniObject>(type: T, details: D)
   z.object({ ...envelope, type: z.literal(type), details });
 
 const GrantDetails = z.object({ grantId: z.string() });
+
+/**
+ * An authorization code's id in the trail: derived one way from the code's stored hash, so it
+ * names the code in `code.issued`, `code.redeemed` and `code.replayed` alike and is no use to
+ * redeem it.
+ */
+const CodeId = z.string();
 
 /**
  * One event type per security-relevant action, each closed: `details` holds exactly the fields
@@ -82,6 +105,23 @@ export const AUDIT_EVENT_SCHEMAS = {
   'sign-in.failed': event('sign-in.failed', SignInDetails),
   /** A sign-in was refused because the account or the address is locked out (too many failures). */
   'sign-in.locked': event('sign-in.locked', SignInDetails),
+  /**
+   * A failed sign-in started a lockout (see `bruteForce.*`): of the account (`subject` names its
+   * user when there is one), of the source address, or of a client's password grant, until
+   * `lockedUntil`. Acted by `system`, outcome `failure`.
+   */
+  'lockout.started': event(
+    'lockout.started',
+    z.object({
+      scope: z.enum(['account', 'address', 'client']),
+      /** `password` for local accounts, else the password provider's name. */
+      provider: z.string(),
+      /** The username of the failed sign-in that started it, as typed, lower-cased (personal data). */
+      username: z.nullable(z.string()),
+      /** When the lockout ends unless more failures come. */
+      lockedUntil: Timestamp,
+    }),
+  ),
   /** A browser session ended (logout); `grantsRevoked` counts the grants its ending revoked. */
   'sign-out': event('sign-out', z.object({ grantsRevoked: checked(z.int(), z.nonnegative()) })),
   /**
@@ -91,15 +131,18 @@ export const AUDIT_EVENT_SCHEMAS = {
   'consent.granted': event('consent.granted', z.object({ scopes: Scopes, resources: Resources })),
   /**
    * An authorization code was issued (the code itself never appears). `grantId` is null: the
-   * grant opens when the code is redeemed (`code.redeemed` names it).
+   * grant opens when the code is redeemed — the `code.redeemed` of the same `codeId` names it.
    */
-  'code.issued': event('code.issued', z.object({ grantId: z.nullable(z.string()), scopes: Scopes })),
-  /** An authorization code was redeemed for tokens. */
-  'code.redeemed': event('code.redeemed', GrantDetails),
+  'code.issued': event(
+    'code.issued',
+    z.object({ codeId: CodeId, grantId: z.nullable(z.string()), scopes: Scopes }),
+  ),
+  /** An authorization code (`codeId`, as `code.issued` named it) was redeemed for tokens: the grant it became. */
+  'code.redeemed': event('code.redeemed', z.object({ codeId: CodeId, grantId: z.string() })),
   /** A used authorization code came back; the grant it opened is revoked (RFC 6749 §4.1.2). */
   'code.replayed': event(
     'code.replayed',
-    z.object({ grantId: z.nullable(z.string()), grantRevoked: z.boolean() }),
+    z.object({ codeId: CodeId, grantId: z.nullable(z.string()), grantRevoked: z.boolean() }),
   ),
   /** Tokens were issued. `jti` is the access token's id (never the token). */
   'token.issued': event(
@@ -235,11 +278,11 @@ export type AuditEventType = AuditEventTypeName;
 
 /**
  * One audit event: the envelope (`id`, `type`, `occurredAt`, `actor`, `subject`, `clientId`,
- * `address`, `userAgent`, `outcome`) and the type's closed `details`.
+ * `address`, `userAgent`, `requestId`, `traceId`, `outcome`) and the type's closed `details`.
  * @example
  * AuditEvent.parse({ id: '01JD0000000000000000000000', type: 'sign-out', occurredAt: '2026-01-01T00:00:00.000Z',
  *   actor: { kind: 'user', id: 'u1' }, subject: 'u1', clientId: null, address: null, userAgent: null,
- *   outcome: 'success', details: { grantsRevoked: 0 } })
+ *   requestId: null, traceId: null, outcome: 'success', details: { grantsRevoked: 0 } })
  */
 export const AuditEvent = z.discriminatedUnion(
   'type',

@@ -48,6 +48,7 @@ export {
   SetPasswordInput,
   UpdateUserInput,
   User,
+  UserGroups,
   UserListQuery,
   Username,
   UserStatus,
@@ -107,6 +108,7 @@ export {
 } from './identity-provider.js';
 export { type DescribeIssueOptions, describeFirstIssue } from './issues.js';
 export { Jwks, PublicJwk } from './jwks.js';
+export { LIMITS, storedUserAgent } from './limits.js';
 export { LogoutRequestForm } from './logout.js';
 export { OAuthError, OAuthErrorCode, Problem, ProblemCode } from './oauth-error.js';
 export { PkceValue } from './pkce.js';

@@ -104,6 +104,8 @@ export const ProblemCode = /* @__PURE__ */ z.enum([
   'session_not_found',
   'grant_not_found',
   'weak_password',
+  // A user in `LIMITS.groupsPerUser` groups already, put in one more.
+  'too_many_groups',
   'conflict',
   // A conditional update (If-Match) whose ETag is no longer the object's.
   'precondition_failed',

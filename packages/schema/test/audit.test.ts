@@ -18,6 +18,8 @@ const envelope = {
   clientId: 'cl_web',
   address: '203.0.113.7',
   userAgent: 'Firefox',
+  requestId: 'req-1',
+  traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
   outcome: 'success',
 } as const;
 
@@ -29,10 +31,30 @@ describe('AuditEvent', () => {
       channel: 'browser',
       username: 'alice',
       reason: null,
+      groupsDropped: null,
     };
     expect(AuditEvent.parse({ ...envelope, type: 'sign-in.succeeded', details: signIn }).type).toBe(
       'sign-in.succeeded',
     );
+    const lockout = AuditEvent.parse({
+      ...envelope,
+      actor: { kind: 'system', id: null },
+      outcome: 'failure',
+      type: 'lockout.started',
+      details: {
+        scope: 'account',
+        provider: 'password',
+        username: null,
+        lockedUntil: '2026-01-01T00:15:00Z',
+      },
+    });
+    expect(lockout).toMatchObject({ requestId: 'req-1', details: { scope: 'account' } });
+    const redeemed = AuditEvent.parse({
+      ...envelope,
+      type: 'code.redeemed',
+      details: { codeId: 'Xq3mB0c9zV1yWkL7pRt2aA', grantId: 'g1' },
+    });
+    expect(redeemed.details).toEqual({ codeId: 'Xq3mB0c9zV1yWkL7pRt2aA', grantId: 'g1' });
     const admin = AuditEvent.parse({
       ...envelope,
       actor: { kind: 'api-key', id: 'k1' },

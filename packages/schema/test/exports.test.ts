@@ -70,6 +70,7 @@ describe('@idgate/schema exports', () => {
       'InitResult',
       'IntrospectionResponse',
       'Jwks',
+      'LIMITS',
       'LdapProviderConfig',
       'LinkIdentityInput',
       'LinkIdentityRequest',
@@ -119,6 +120,7 @@ describe('@idgate/schema exports', () => {
       'UpdateUserInput',
       'UpstreamTokenResponse',
       'User',
+      'UserGroups',
       'UserInfo',
       'UserListQuery',
       'UserStatus',
@@ -126,6 +128,7 @@ describe('@idgate/schema exports', () => {
       'defaultClusterAudience',
       'describeFirstIssue',
       'pageOf',
+      'storedUserAgent',
     ]);
   });
 });

@@ -2,6 +2,7 @@ import {
   type AuditEventIds,
   type AuditEventRepository,
   type Clock,
+  type RequestOrigin,
   type TokenReviewDecision,
   TokenReviewTally,
 } from '@idgate/core';
@@ -9,8 +10,13 @@ import type { IdgateConfig } from '../config.js';
 
 /** The `token-review.decided` events of this process: recorded in memory, written in the background. */
 export interface TokenReviewAudit {
-  /** Counts one decision; no I/O, never awaited on the review path. */
-  record(decision: TokenReviewDecision): void;
+  /**
+   * Whether each decision is an event of its own (`all`): only then is `origin` worth building
+   * for {@link record}.
+   */
+  readonly perDecision: boolean;
+  /** Counts one decision (in `all` mode with its request's `origin`); no I/O, never awaited on the review path. */
+  record(decision: TokenReviewDecision, origin?: RequestOrigin): void;
   /**
    * Writes what was recorded so far (after any write in progress). Never rejects: what could not
    * be written is kept for the next flush.
@@ -44,7 +50,7 @@ const BATCH = 500;
  */
 export function startTokenReviewAudit(options: TokenReviewAuditOptions): TokenReviewAudit {
   const { tokenReview: mode, tokenReviewInterval } = options.settings;
-  if (mode === 'off') return { record() {}, flush: async () => {}, stop: async () => {} };
+  if (mode === 'off') return { perDecision: false, record() {}, flush: async () => {}, stop: async () => {} };
   const tally = new TokenReviewTally({
     mode,
     clock: options.clock,
@@ -81,8 +87,9 @@ export function startTokenReviewAudit(options: TokenReviewAuditOptions): TokenRe
   // The process may exit with the timer pending: shutdown flushes explicitly.
   timer.unref();
   return {
-    record(decision) {
-      tally.record(decision);
+    perDecision: tally.perDecision,
+    record(decision, origin) {
+      tally.record(decision, origin);
       if (mode === 'all' && !queued && tally.pending >= BATCH && !failing) {
         queued = true;
         void flush();

@@ -9,6 +9,7 @@ import {
 } from '@idgate/core';
 import type { FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
+import { requestOrigin } from '../http/caller.js';
 import { assetsPathOf, sendErrorPage } from './form-action.js';
 import type { BrowserState } from './state.js';
 
@@ -70,7 +71,11 @@ export class AuthorizationFlow {
       throw error;
     }
     if (step.kind === 'issue') {
-      const code = await core.authorize.issueCode(request, authentication as Authentication, origin(reply));
+      const code = await core.authorize.issueCode(
+        request,
+        authentication as Authentication,
+        requestOrigin(reply.request),
+      );
       if (options.interactionId !== undefined)
         await this.state.finishInteraction(reply, options.interactionId);
       return reply.redirect(
@@ -95,9 +100,4 @@ export class AuthorizationFlow {
     }
     return reply.redirect(`${this.loginPath}?interaction=${encodeURIComponent(interactionId)}`, 303);
   }
-}
-
-/** Where the request being answered came from, for its audit events. */
-export function origin(reply: FastifyReply): { address: string; userAgent: string | null } {
-  return { address: reply.request.ip, userAgent: reply.request.headers['user-agent'] ?? null };
 }

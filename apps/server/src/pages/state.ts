@@ -10,6 +10,7 @@ import {
   type UserRecord,
   verifySecret,
 } from '@idgate/core';
+import { storedUserAgent } from '@idgate/schema';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { cookieOptions } from '../http/cookies.js';
@@ -94,7 +95,7 @@ export class BrowserState {
       endedAt: null,
       // What the admin API lists of the session: where and what it signed in from.
       sourceAddress: request.ip,
-      userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
+      userAgent: storedUserAgent(request.headers['user-agent']),
       upstream,
     };
     await this.idgate.storage.sessions.create(session);

@@ -298,6 +298,9 @@ export interface AuditEventsTable {
   client_id: string | null;
   address: string | null;
   user_agent: string | null;
+  /** The HTTP request that made the event, and its trace (null outside one; before 0018). */
+  request_id: string | null;
+  trace_id: string | null;
   outcome: string;
   /** JSON object. */
   details: string;

@@ -132,12 +132,21 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
       );
       // The bind is an upstream sign-in, as a callback is.
       const alice = await t.server.services.storage.users.findByUsername('alice');
-      expect((await all()).slice(before).map((e) => [e.type, e.subject, e.details])).toEqual([
-        ['upstream.sign-in', alice?.id, { provider: 'corp-ldap', reason: null }],
+      // Both name the client of the device authorization the sign-in is for.
+      expect((await all()).slice(before).map((e) => [e.type, e.subject, e.clientId, e.details])).toEqual([
+        ['upstream.sign-in', alice?.id, kubectl.clientId, { provider: 'corp-ldap', reason: null }],
         [
           'sign-in.succeeded',
           alice?.id,
-          { method: 'ldap', provider: 'corp-ldap', channel: 'browser', username: 'alice', reason: null },
+          kubectl.clientId,
+          {
+            method: 'ldap',
+            provider: 'corp-ldap',
+            channel: 'browser',
+            username: 'alice',
+            reason: null,
+            groupsDropped: 0,
+          },
         ],
       ]);
       expect(confirm.html).toContain('Allow kubectl on your device?');

@@ -86,8 +86,9 @@ describe.each(testDatabaseUrls())('the audit trail on $name', (kind) => {
     ]);
     const [failed, succeeded, consent, code, redeemed, issued] = events;
     expect(failed).toMatchObject({
+      // Refused, so acted by nobody known; about kim's account, so kim is its subject.
       actor: { kind: 'user', id: null, name: 'kim' },
-      subject: null,
+      subject: userId,
       details: {
         method: 'password',
         provider: 'password',

@@ -62,6 +62,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0017_device_poll_slow_down',
       '0018_upstream_checked_at',
       '0019_grant_resources',
+      '0020_audit_event_origin',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });
@@ -191,6 +192,22 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       });
       const row = await database.db.selectFrom('device_authorizations').select('poll_slowed').execute();
       expect(row).toEqual([]);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0020_audit_event_origin (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after the first column.
+      await sql`delete from kysely_migration where name >= ${'0020_audit_event_origin'}`.execute(database.db);
+      await sql`alter table audit_events drop column trace_id`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({
+        applied: MIGRATION_NAMES.filter((m) => m >= '0020_audit_event_origin'),
+      });
+      const rows = await database.db.selectFrom('audit_events').select(['request_id', 'trace_id']).execute();
+      expect(rows).toEqual([]);
     },
   );
 

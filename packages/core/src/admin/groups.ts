@@ -1,5 +1,5 @@
 import type { PageQuery } from '@idgate/schema';
-import { GroupName } from '@idgate/schema';
+import { GroupName, LIMITS } from '@idgate/schema';
 import { recordObjectChange } from '../audit/admin.js';
 import type { UserRecord } from '../model.js';
 import type { GroupSummary } from '../ports/storage.js';
@@ -60,7 +60,8 @@ export async function listGroupMembers(
 
 /**
  * Puts a user in a group (which then exists); `changed` is false when the user was in it already.
- * @throws AdminError `invalid_input` (`invalid_group`); `not_found` for an unknown user.
+ * @throws AdminError `invalid_input` (`invalid_group`); `not_found` for an unknown user;
+ * `conflict` (problem `too_many_groups`, 409) for a user in `LIMITS.groupsPerUser` groups already.
  * @example await addGroupMember(ports, 'dev', 'alice');
  */
 export async function addGroupMember(
@@ -72,6 +73,13 @@ export async function addGroupMember(
   return ports.storage.transaction(async (storage) => {
     const user = await findUser(storage, username);
     if (user.groups.includes(name)) return { user, changed: false };
+    if (user.groups.length >= LIMITS.groupsPerUser)
+      throw new AdminError(
+        'conflict',
+        'group',
+        `${user.username} is in ${user.groups.length} groups already, the most a user may be in (${LIMITS.groupsPerUser})`,
+        { key: name, problem: 'too_many_groups' },
+      );
     const updated = await setGroups(storage, ports, user, [...user.groups, name], 'add-member');
     return { user: updated, changed: true };
   });

@@ -1,13 +1,16 @@
 import type { AuditEventOf } from '@idgate/schema';
 import { type AdminChange, adminActor, recordAdminChange } from '../audit/admin.js';
-import { recordAuditEvent } from '../audit/record.js';
+import { originFields, recordAuditEvent } from '../audit/record.js';
 import { type GrantRevocationContext, publishGrantRevocations } from '../grants/revoke-grant.js';
 import type { GrantRecord } from '../model.js';
 import type { Storage } from '../ports/storage.js';
 import { type AdminPorts, nowOf } from './ports.js';
 
 /** What an administrator's revocation needs besides the transaction it runs in. */
-export type RevocationPorts = Pick<AdminPorts, 'clock' | 'keyPolicy' | 'auditActor' | 'auditIds'>;
+export type RevocationPorts = Pick<
+  AdminPorts,
+  'clock' | 'keyPolicy' | 'auditActor' | 'auditOrigin' | 'auditIds'
+>;
 
 type RevocationReason = AuditEventOf<'token.revoked'>['details']['reason'];
 
@@ -39,6 +42,7 @@ export async function recordAdminRevocation(
       type: 'token.revoked',
       actor: adminActor(ports),
       subject: userId,
+      ...originFields(ports.auditOrigin),
       details: { reason, tokenType: 'grant', grantIds: revoked.map((g) => g.id), jti: null },
     },
     ports.clock,

@@ -1,6 +1,6 @@
 import type { SigningKeyInfo } from '@idgate/schema';
 import { adminActor } from '../audit/admin.js';
-import { recordAuditEvent } from '../audit/record.js';
+import { originFields, recordAuditEvent } from '../audit/record.js';
 import { rotateSigningKey } from '../keys/rotation.js';
 import { signingKeyPhases } from '../keys/signing-key.js';
 import { type AdminPorts, nowOf } from './ports.js';
@@ -31,7 +31,10 @@ export async function listSigningKeys(
  * @example const { created, retired } = await rotateSigningKeys(ports);
  */
 export async function rotateSigningKeys(
-  ports: Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'lockSigningKeys' | 'auditActor' | 'auditIds'>,
+  ports: Pick<
+    AdminPorts,
+    'storage' | 'clock' | 'keyPolicy' | 'lockSigningKeys' | 'auditActor' | 'auditOrigin' | 'auditIds'
+  >,
 ): Promise<{ created: SigningKeyInfo; retired: string[] }> {
   const now = nowOf(ports);
   const lock = ports.lockSigningKeys ?? ((work) => ports.storage.transaction(work));
@@ -44,6 +47,7 @@ export async function rotateSigningKeys(
       {
         type: 'key.rotated',
         actor,
+        ...originFields(ports.auditOrigin),
         details: {
           kid: rotation.created.kid,
           algorithm: rotation.created.alg,

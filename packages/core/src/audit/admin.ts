@@ -1,7 +1,7 @@
 import type { AuditActor, AuditEventOf } from '@idgate/schema';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { Clock } from '../ports/runtime.js';
-import { type AuditEventIds, recordAuditEvent } from './record.js';
+import { type AuditEventIds, originFields, type RequestOrigin, recordAuditEvent } from './record.js';
 
 type ChangeDetails = AuditEventOf<'admin.changed'>['details'];
 type Json = NonNullable<ChangeDetails['before']>[string];
@@ -21,10 +21,18 @@ export interface AdminChange {
   after?: Record<string, unknown> | null;
 }
 
-/** Who an administrative use case acts for: `auditActor()` of its ports, else idgate itself. */
+/**
+ * Who an administrative use case acts for: `auditActor()` of its ports, else idgate itself; and
+ * where the request it answers came from.
+ */
 export interface AuditActorPort {
   /** Read at each change: the server answers the API key of the request in hand (undefined outside one); the CLI `cli`. */
   readonly auditActor?: (() => AuditActor | undefined) | undefined;
+  /**
+   * The admin request being answered (address, user agent, request id, trace id), for the events
+   * it records; absent outside a request (the CLI).
+   */
+  readonly auditOrigin?: RequestOrigin | undefined;
 }
 
 // A field with any of these in its name never enters an event, whatever a caller passes.
@@ -79,6 +87,7 @@ export async function recordAdminChange(
       actor: adminActor(ports),
       subject: change.subject ?? null,
       clientId: change.clientId ?? null,
+      ...originFields(ports.auditOrigin),
       details: {
         objectKind: change.objectKind,
         objectId: change.objectId,

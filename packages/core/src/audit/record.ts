@@ -1,14 +1,14 @@
-import { AuditEvent } from '@idgate/schema';
+import { AuditEvent, storedUserAgent } from '@idgate/schema';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import { type Clock, type Random, webCryptoRandom } from '../ports/runtime.js';
 
 type Filled = 'id' | 'occurredAt';
-type Defaulted = 'subject' | 'clientId' | 'address' | 'userAgent' | 'outcome';
+type Defaulted = 'subject' | 'clientId' | 'address' | 'userAgent' | 'requestId' | 'traceId' | 'outcome';
 
 /**
  * An audit event as a use case describes it: its `type`, `actor` and `details`; idgate fills `id`
- * and `occurredAt`, and `subject`, `clientId`, `address` and `userAgent` default to null,
- * `outcome` to `success`.
+ * and `occurredAt`, and `subject`, `clientId`, `address`, `userAgent`, `requestId` and `traceId`
+ * default to null, `outcome` to `success`.
  */
 export type AuditEventDraft = AuditEvent extends infer E
   ? E extends AuditEvent
@@ -16,15 +16,40 @@ export type AuditEventDraft = AuditEvent extends infer E
     : never
   : never;
 
-/** Where a request came from, as events record it (both personal data; null when unknown). */
+/**
+ * Where a request came from, as events record it: the caller's address and user agent (both
+ * personal data), the request's id and its OpenTelemetry trace id; null or absent when unknown.
+ */
 export interface RequestOrigin {
   address?: string | null | undefined;
   userAgent?: string | null | undefined;
+  requestId?: string | null | undefined;
+  traceId?: string | null | undefined;
 }
 
 /**
- * Completes drafts into events: fills id and time, defaults the envelope, and parses each with
- * {@link AuditEvent}, which drops every field the type does not list. `ids` are an instance's
+ * The envelope fields of an event made while answering `origin` (none: all null), to spread
+ * into a draft.
+ * @example recordAuditEvent(tx, { type: 'sign-out', actor, ...originFields(caller), details }, clock);
+ */
+export function originFields(origin: RequestOrigin | undefined): {
+  address: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+  traceId: string | null;
+} {
+  return {
+    address: origin?.address ?? null,
+    userAgent: origin?.userAgent ?? null,
+    requestId: origin?.requestId ?? null,
+    traceId: origin?.traceId ?? null,
+  };
+}
+
+/**
+ * Completes drafts into events: fills id and time, defaults the envelope, cuts the user agent to
+ * `LIMITS.userAgentLength`, and parses each with {@link AuditEvent}, which drops every field the
+ * type does not list. `ids` are an instance's
  * (see {@link createAuditEventIds}); without, the ids count up within this call only.
  * @example const [event] = completeAuditEvents([{ type: 'sign-out', actor, details: { grantsRevoked: 0 } }], clock);
  */
@@ -35,18 +60,22 @@ export function completeAuditEvents(
 ): AuditEvent[] {
   const now = clock.now();
   const occurredAt = new Date(now).toISOString();
-  return drafts.map((draft) =>
-    AuditEvent.parse({
+  return drafts.map((draft) => {
+    const event: Record<string, unknown> = {
       subject: null,
       clientId: null,
       address: null,
       userAgent: null,
+      requestId: null,
+      traceId: null,
       outcome: 'success',
       ...stripUndefined(draft),
       id: ids(now),
       occurredAt,
-    }),
-  );
+    };
+    if (typeof event.userAgent === 'string') event.userAgent = storedUserAgent(event.userAgent);
+    return AuditEvent.parse(event);
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { AuditEventOf } from '@idgate/schema';
+import { storedUserAgent } from '@idgate/schema';
 import type { Clock } from '../ports/runtime.js';
-import { type AuditEventIds, createAuditEventIds } from './record.js';
+import { type AuditEventIds, createAuditEventIds, originFields, type RequestOrigin } from './record.js';
 
 /**
  * One TokenReview decision as the audit trail counts it: who asked, and what the answer was.
@@ -54,6 +55,7 @@ interface Tally {
 interface Single {
   decision: TokenReviewDecision;
   at: number;
+  origin: RequestOrigin | undefined;
 }
 
 /**
@@ -90,11 +92,19 @@ export class TokenReviewTally {
     return this.#singles.length + this.#tallies.size;
   }
 
-  /** Counts one decision (no I/O, never throws). */
-  record(decision: TokenReviewDecision): void {
+  /** Whether decisions become one event each (`all`): only then does `record` keep their origin. */
+  get perDecision(): boolean {
+    return this.#mode === 'all';
+  }
+
+  /**
+   * Counts one decision (no I/O, never throws). In `all` mode its event names `origin`, the
+   * review request (address, user agent, request id, trace id); an aggregated one names none.
+   */
+  record(decision: TokenReviewDecision, origin?: RequestOrigin): void {
     const at = this.#clock.now();
     if (this.#mode === 'all' && this.#singles.length < this.#maxSingles) {
-      this.#singles.push({ decision, at });
+      this.#singles.push({ decision, at, origin });
       return;
     }
     this.#count(decision, 1, at);
@@ -109,9 +119,11 @@ export class TokenReviewTally {
     const tallies = this.#tallies;
     this.#singles = [];
     this.#tallies = new Map();
-    const events = singles.map(({ decision, at }) => reviewEvent(this.#ids, decision, 1, at, at, true));
+    const events = singles.map(({ decision, at, origin }) =>
+      reviewEvent(this.#ids, decision, 1, at, at, origin ?? {}),
+    );
     for (const { decision, count, firstAt } of tallies.values())
-      events.push(reviewEvent(this.#ids, decision, count, firstAt, now, false));
+      events.push(reviewEvent(this.#ids, decision, count, firstAt, now, undefined));
     return events;
   }
 
@@ -121,7 +133,7 @@ export class TokenReviewTally {
    */
   restore(events: readonly TokenReviewEvent[]): void {
     const singles: Single[] = [];
-    for (const { details, occurredAt } of events) {
+    for (const { details, occurredAt, address, userAgent, requestId, traceId } of events) {
       const decision: TokenReviewDecision = {
         cluster: details.cluster,
         apiKeyId: details.apiKeyId,
@@ -133,7 +145,12 @@ export class TokenReviewTally {
         details.count === 1 &&
         details.firstAt === occurredAt &&
         singles.length + this.#singles.length < this.#maxSingles;
-      if (single) singles.push({ decision, at: Date.parse(occurredAt) });
+      if (single)
+        singles.push({
+          decision,
+          at: Date.parse(occurredAt),
+          origin: { address, userAgent, requestId, traceId },
+        });
       else this.#count(decision, details.count, Date.parse(details.firstAt));
     }
     // What was decided first goes first.
@@ -157,11 +174,12 @@ function reviewEvent(
   count: number,
   firstAt: number,
   at: number,
-  single: boolean,
+  /** The review request of a single decision; undefined for an aggregate. */
+  single: RequestOrigin | undefined,
 ): TokenReviewEvent {
   // A single decision is the API key's; an aggregate is idgate's summary of many.
   const actor: TokenReviewEvent['actor'] =
-    single && decision.apiKeyId !== null
+    single !== undefined && decision.apiKeyId !== null
       ? { kind: 'api-key', id: decision.apiKeyId }
       : { kind: 'system', id: null };
   return {
@@ -171,8 +189,8 @@ function reviewEvent(
     actor,
     subject: null,
     clientId: null,
-    address: null,
-    userAgent: null,
+    ...originFields(single),
+    userAgent: storedUserAgent(single?.userAgent),
     outcome: decision.authenticated ? 'success' : 'failure',
     details: {
       cluster: decision.cluster,

@@ -1,4 +1,4 @@
-import { type AuditEventIds, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventIds, originFields, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { ConsentRepository } from '../ports/oidc-storage.js';
 import type { Clock } from '../ports/runtime.js';
@@ -44,8 +44,7 @@ export async function giveConsent(
       actor: { kind: 'user', id: userId },
       subject: userId,
       clientId,
-      address: context.audit.origin?.address ?? null,
-      userAgent: context.audit.origin?.userAgent ?? null,
+      ...originFields(context.audit.origin),
       details: { scopes: [...given.scope], resources: [...(given.resources ?? [])] },
     },
     context.clock,

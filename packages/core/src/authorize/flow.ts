@@ -1,4 +1,4 @@
-import { type AuditEventIds, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventIds, originFields, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
 import type { ClientRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { AuthorizationCodeRepository, ConsentRepository } from '../ports/oidc-storage.js';
@@ -103,8 +103,9 @@ export async function issueAuthorizationCode(
 ): Promise<string> {
   const code = generateSecret(context.random);
   const now = context.clock.now();
+  const hash = await hashSecret(code);
   await context.codes.create({
-    hash: await hashSecret(code),
+    hash,
     clientId: request.clientId,
     userId: authentication.user.id,
     redirectUri: request.redirectUri,
@@ -130,16 +131,25 @@ export async function issueAuthorizationCode(
         actor: { kind: 'user', id: authentication.user.id },
         subject: authentication.user.id,
         clientId: request.clientId,
-        address: origin?.address ?? null,
-        userAgent: origin?.userAgent ?? null,
-        // The grant opens when the code is redeemed.
-        details: { grantId: null, scopes: request.scope },
+        ...originFields(origin),
+        // The grant opens when the code is redeemed: its `code.redeemed` has this `codeId`.
+        details: { codeId: await authorizationCodeId(hash), grantId: null, scopes: request.scope },
       },
       context.clock,
       context.auditIds,
     );
   }
   return code;
+}
+
+/**
+ * The id an authorization code has in the audit trail, from the hash it is stored as: the
+ * SHA-256 of that hash, cut to 22 characters (132 bits). It names the code in `code.issued`,
+ * `code.redeemed` and `code.replayed`, and neither is nor leads to the code or its stored hash.
+ * @example await authorizationCodeId(await hashSecret(code)) // 'Xq3…' (22 characters)
+ */
+export async function authorizationCodeId(codeHash: string): Promise<string> {
+  return (await hashSecret(`idgate authorization code id\0${codeHash}`)).slice(0, 22);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type AuditEventIds, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventIds, originFields, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
 import type { ClientRecord, DeviceAuthorizationRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { Clock } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
@@ -179,8 +179,7 @@ async function decide(
         actor: { kind: 'user', id: approver.user.id, name: approver.user.username },
         subject: approver.user.id,
         clientId: request.clientId,
-        address: approver.origin?.address ?? null,
-        userAgent: approver.origin?.userAgent ?? null,
+        ...originFields(approver.origin),
         // A denial is the person refusing the device: a failure of the authorization it decides.
         outcome: allow ? 'success' : 'failure',
         details: { scopes: [...request.scope], resources },

@@ -1,10 +1,11 @@
 import type { AuthorizationCodeGrantRequest, TokenResponse } from '@idgate/schema';
+import { authorizationCodeId } from '../authorize/flow.js';
 import { verifyCodeVerifier } from '../authorize/pkce.js';
 import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantResources, tokenAudienceWithin } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
-import type { TokenEndpointContext } from './context.js';
+import { requestOrigin, type TokenEndpointContext } from './context.js';
 import { revokeReplayedGrant } from './replay.js';
 import { grantStep } from './step.js';
 import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
@@ -43,6 +44,7 @@ async function exchangeCode(
   if (redemption.status === 'replayed') {
     await revokeReplayedGrant(context, {
       type: 'code.replayed',
+      codeId: await authorizationCodeId(hash),
       grantId: code.grantId,
       subject: code.userId,
       clientId: code.clientId,
@@ -97,8 +99,8 @@ async function exchangeCode(
         actor: { kind: 'client', id: client.clientId },
         subject: user.id,
         clientId: client.clientId,
-        address: context.sourceAddress ?? null,
-        details: { grantId: grant.id },
+        ...requestOrigin(context),
+        details: { codeId: await authorizationCodeId(hash), grantId: grant.id },
       },
     ],
     audience,

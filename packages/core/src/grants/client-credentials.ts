@@ -4,7 +4,7 @@ import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience, USER_SCOPES } from '../scopes.js';
 import { issueAccessToken } from '../tokens/access-token.js';
-import type { TokenEndpointContext } from './context.js';
+import { requestOrigin, type TokenEndpointContext } from './context.js';
 
 // Scopes about an end-user mean nothing when the client acts for itself.
 const END_USER_SCOPES: ReadonlySet<string> = new Set(USER_SCOPES);
@@ -53,7 +53,7 @@ export async function clientCredentialsGrant(
         type: 'token.issued',
         actor: { kind: 'client', id: client.clientId },
         clientId: client.clientId,
-        address: context.sourceAddress ?? null,
+        ...requestOrigin(context),
         details: { grantType: 'client_credentials', scopes: scope, audience, jti: access.jti, grantId: null },
       },
     ],

@@ -1,5 +1,5 @@
 import type { AuditBatcher } from '../audit/batcher.js';
-import type { AuditEventIds } from '../audit/record.js';
+import { type AuditEventIds, originFields, type RequestOrigin } from '../audit/record.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, GrantRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
@@ -18,14 +18,20 @@ import type { UpstreamRevalidation } from './upstream-revalidation.js';
 
 /**
  * A username/password check at an external provider, mapped to a local user; `upstream` is what
- * the grant it opens keeps to re-check the identity on refresh.
+ * the grant it opens keeps to re-check the identity on refresh, `groupsDropped` how many of the
+ * groups the provider reported were not kept (see `LIMITS.upstreamGroupsPerIdentity`).
  */
 export type ExternalPasswordCheck = (
   username: string,
   password: string,
 ) => Promise<
-  | { ok: true; user: UserRecord; upstream?: GrantUpstream }
-  | { ok: false; failure: PasswordLoginFailure | 'not_linked' }
+  | { ok: true; user: UserRecord; upstream?: GrantUpstream; groupsDropped?: number }
+  | {
+      ok: false;
+      failure: PasswordLoginFailure | 'not_linked';
+      /** The local user the refusal was about, when one is known (for the audit trail only). */
+      userId?: string;
+    }
 >;
 
 /** Lifetimes the grants work with, in seconds. */
@@ -75,6 +81,11 @@ export interface TokenEndpointContext {
   throttle?: LoginThrottle;
   /** The caller's address, for login records and a grant's last use (see {@link Caller}). */
   sourceAddress?: string | undefined;
+  /**
+   * Where the request came from, for its audit events: address, user agent, request id and trace
+   * id (see {@link Caller}); without it, events name `sourceAddress` only.
+   */
+  origin?: RequestOrigin | undefined;
   /** Where this request's refusals worth an operator's attention are told (see {@link Caller}). */
   log?: RequestLog | undefined;
   /**
@@ -103,4 +114,12 @@ export interface TokenEndpointContext {
    * with concurrent ones (see `createAuditBatcher`). Omitted: each is appended on its own.
    */
   auditBatcher?: AuditBatcher;
+}
+
+/**
+ * The envelope fields of an event the token endpoint records for the request in hand.
+ * @example { type: 'refresh.rotated', actor, ...requestOrigin(context), details }
+ */
+export function requestOrigin(context: Pick<TokenEndpointContext, 'origin' | 'sourceAddress'>) {
+  return originFields(context.origin ?? { address: context.sourceAddress });
 }

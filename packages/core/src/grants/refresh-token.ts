@@ -5,7 +5,7 @@ import { base64url, utf8 } from '../internal/encoding.js';
 import type { ClientRecord, GrantRecord, RefreshTokenRecord } from '../model.js';
 import { parseScope, tokenAudience, tokenAudienceWithin } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
-import type { TokenEndpointContext } from './context.js';
+import { requestOrigin, type TokenEndpointContext } from './context.js';
 import { revokeReplayedGrant } from './replay.js';
 import { revokeGrant } from './revoke-grant.js';
 import { grantStep } from './step.js';
@@ -181,7 +181,7 @@ async function rotate(
         actor: { kind: 'client', id: client.clientId },
         subject: user.id,
         clientId: client.clientId,
-        address: context.sourceAddress ?? null,
+        ...requestOrigin(context),
         details: { grantId: grant.id },
       },
     ],
@@ -202,7 +202,7 @@ const upstreamEvent = (
     actor: { kind: 'client', id: client.clientId },
     subject: grant.userId,
     clientId: client.clientId,
-    address: context.sourceAddress ?? null,
+    ...requestOrigin(context),
     outcome,
     details: { provider: grant.upstream?.provider ?? '', grantId: grant.id, reason },
   }) as const;

@@ -1,17 +1,17 @@
 import { recordAuditEvent } from '../audit/record.js';
-import type { TokenEndpointContext } from './context.js';
+import { requestOrigin, type TokenEndpointContext } from './context.js';
 import { revokeGrant } from './revoke-grant.js';
 
 /**
  * What a credential presented twice (an authorization code, a refresh token outside its reuse
  * window) costs: the grant it produced is revoked (when there is one) and the replay is recorded,
  * acted by the presenting client, through the step's transaction (RFC 9700 §2.2.2, §4.14.2).
- * @example await revokeReplayedGrant(context, { type: 'code.replayed', grantId, subject, clientId, presentedBy });
+ * @example await revokeReplayedGrant(context, { type: 'code.replayed', codeId, grantId, subject, clientId, presentedBy });
  */
 export async function revokeReplayedGrant(
   context: TokenEndpointContext,
   replay: (
-    | { type: 'code.replayed'; grantId: string | null }
+    | { type: 'code.replayed'; codeId: string; grantId: string | null }
     | { type: 'refresh.reuse-detected'; grantId: string }
   ) & {
     /** The user the grant is of. */
@@ -32,7 +32,7 @@ export async function revokeReplayedGrant(
     actor: { kind: 'client', id: replay.presentedBy },
     subject: replay.subject,
     clientId: replay.clientId,
-    address: context.sourceAddress ?? null,
+    ...requestOrigin(context),
     outcome: 'failure',
   } as const;
   await recordAuditEvent(
@@ -41,7 +41,11 @@ export async function revokeReplayedGrant(
       ? {
           ...envelope,
           type: replay.type,
-          details: { grantId: replay.grantId, grantRevoked: replay.grantId !== null },
+          details: {
+            codeId: replay.codeId,
+            grantId: replay.grantId,
+            grantRevoked: replay.grantId !== null,
+          },
         }
       : { ...envelope, type: replay.type, details: { grantId: replay.grantId, grantRevoked: true } },
     clock,

@@ -31,7 +31,8 @@ export async function handleTokenRequest(
   base: TokenEndpointContext,
   caller?: Caller,
 ): Promise<TokenResponse> {
-  const context = caller === undefined ? base : { ...base, sourceAddress: caller.address, log: caller.log };
+  const context =
+    caller === undefined ? base : { ...base, sourceAddress: caller.address, origin: caller, log: caller.log };
   const request = parseTokenRequest(form, TOKEN_ENDPOINT_GRANT_TYPES);
   const presented: PresentedClientCredentials = {
     authorization,

@@ -7,7 +7,7 @@ import { generateSecret, hashSecret } from '../secrets.js';
 import { issueAccessToken } from '../tokens/access-token.js';
 import { issueIdToken } from '../tokens/id-token.js';
 import { clusterClaims, userClaims } from '../tokens/user-claims.js';
-import type { TokenEndpointContext } from './context.js';
+import { requestOrigin, type TokenEndpointContext } from './context.js';
 
 /**
  * Whether a grant gets a refresh token: the client must be registered for the refresh_token grant,
@@ -134,7 +134,7 @@ export async function issueUserTokens(
     actor: { kind: 'client', id: client.clientId },
     subject: user.id,
     clientId: client.clientId,
-    address: context.sourceAddress ?? null,
+    ...requestOrigin(context),
     details: {
       grantType: request.grantType ?? 'unknown',
       scopes: scope,

@@ -253,7 +253,8 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     reviewToken: (review, reviewer) => reviewToken(review, live, reviewer),
     userinfo: (token) => userinfo(token, live),
     introspect: (token, hint) => introspectToken(token, hint, introspection),
-    revoke: (token, hint, client) => revokeToken(token, hint, client, { ...revocation, keys: ports.keys() }),
+    revoke: (token, hint, client, caller) =>
+      revokeToken(token, hint, client, { ...revocation, keys: ports.keys() }, caller),
     checkAccessToken: (token) => checkAccessToken(token, live),
     verifyAccessToken: verify,
     authenticateClient: (presented) => authenticateClient(presented, findClient, new Date(clock.now())),
@@ -277,13 +278,14 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
 
     signIn: {
       password: (request) => signInWithPassword(request, passwordSignIn),
-      external: async (identity, provider, caller) => {
+      external: async (identity, provider, caller, forClient = null) => {
         const mapped = await signInWithExternalIdentity(
           identity,
           mappingPolicy(provider),
           caller.address ?? 'unknown',
           { ...mapping, throttle },
-          { userAgent: caller.userAgent },
+          caller,
+          forClient,
         );
         if (!mapped.ok) return mapped;
         // Recorded once, here: the session (then its codes and device approvals) or the token
@@ -291,17 +293,15 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
         const upstream = await grantUpstream(provider.config.name, identity, secret, new Date(clock.now()));
         return { ...mapped, upstream };
       },
-      upstreamRefusal: (provider, reason, caller) =>
-        recordUpstreamRefusal(provider, reason, caller.address ?? 'unknown', mapping, {
-          userAgent: caller.userAgent,
-        }),
+      upstreamRefusal: (provider, reason, caller, forClient = null) =>
+        recordUpstreamRefusal(provider, reason, mapping, caller, forClient),
     },
     federation: {
       issueTokens: (user, client, upstream, caller) =>
         issueFederatedTokens(
           user,
           client,
-          { ...tokenEndpoint, sourceAddress: caller.address, log: caller.log },
+          { ...tokenEndpoint, sourceAddress: caller.address, origin: caller, log: caller.log },
           upstream,
         ),
     },

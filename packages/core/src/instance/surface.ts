@@ -66,8 +66,8 @@ export interface Idgate {
   userinfo(accessToken: string | undefined): Promise<UserInfo>;
   /** Introspection (RFC 7662) for an authenticated client. */
   introspect(token: string, hint: string | undefined): Promise<IntrospectionResponse>;
-  /** Revocation (RFC 7009) by an authenticated client. */
-  revoke(token: string, hint: string | undefined, client: ClientRecord): Promise<void>;
+  /** Revocation (RFC 7009) by an authenticated client; `caller` is who asks this time. */
+  revoke(token: string, hint: string | undefined, client: ClientRecord, caller?: Caller): Promise<void>;
   /** Whether an access token is live, and for whom. */
   checkAccessToken(
     token: string,
@@ -90,14 +90,24 @@ export interface Idgate {
   readonly signIn: {
     /** Password sign-in, local or at a password provider: the login page's and the CLI's. */
     password(request: PasswordSignInRequest): Promise<PasswordSignIn>;
-    /** A sign-in through an external provider, mapped to a local user and recorded. */
+    /**
+     * A sign-in through an external provider, mapped to a local user and recorded; `forClient`
+     * is the client the sign-in is for (the authorization request's, the token client's), for
+     * the audit trail.
+     */
     external(
       identity: ExternalIdentity,
       provider: IdentityProvider,
       caller: Caller,
+      forClient?: string | null,
     ): Promise<ExternalSignIn | Extract<IdentityMapping, { ok: false }>>;
-    /** Records a sign-in the upstream provider itself refused. */
-    upstreamRefusal(provider: string, reason: string, caller: Caller): Promise<void>;
+    /** Records a sign-in the upstream provider itself refused (for `forClient`, when known). */
+    upstreamRefusal(
+      provider: string,
+      reason: string,
+      caller: Caller,
+      forClient?: string | null,
+    ): Promise<void>;
   };
   readonly federation: {
     /** The token answer of a federated sign-in with no authorization request waiting. */

@@ -15,5 +15,9 @@ export interface Caller {
   /** The caller's address, for login records, audit events and a grant's last use. */
   address?: string | undefined;
   userAgent?: string | undefined;
+  /** The request's id (as the log names it), for audit events. */
+  requestId?: string | undefined;
+  /** The request's OpenTelemetry trace id, when tracing is on, for audit events. */
+  traceId?: string | undefined;
   log?: RequestLog | undefined;
 }

@@ -47,10 +47,10 @@ export const DEFAULT_LOGIN_THROTTLE: Required<LoginThrottlePolicy> = {
   maxWrongUserCodes: 1000,
 };
 
-/** The outcome of a throttle check. */
+/** The outcome of a throttle check: a lock says until when (`until`) and how long that is from now. */
 export type ThrottleDecision =
   | { locked: false }
-  | { locked: true; retryAfterSeconds: number; scope: 'account' | 'address' | 'client' };
+  | { locked: true; retryAfterSeconds: number; until: Date; scope: 'account' | 'address' | 'client' };
 
 /** Where an attempt comes from, beyond its address. */
 export interface ThrottleOrigin {
@@ -118,14 +118,14 @@ export class LoginThrottle {
         }),
       this.policy.maxFailures,
     );
-    if (account !== undefined) return { locked: true, retryAfterSeconds: account, scope: 'account' };
+    if (account !== undefined) return { locked: true, ...account, scope: 'account' };
     if (origin.clientId !== undefined) {
       const clientId = origin.clientId;
       const client = await this.#lockedUntil(
         (since) => this.attempts.failuresForClient(clientId, since),
         this.policy.maxFailuresPerClient ?? DEFAULT_LOGIN_THROTTLE.maxFailuresPerClient,
       );
-      if (client !== undefined) return { locked: true, retryAfterSeconds: client, scope: 'client' };
+      if (client !== undefined) return { locked: true, ...client, scope: 'client' };
     }
     if (sourceAddress !== undefined) {
       const channel = origin.clientId === undefined ? 'browser' : 'grant';
@@ -133,7 +133,7 @@ export class LoginThrottle {
         (since) => this.attempts.failuresFromAddress(sourceAddress, since, { channel }),
         this.policy.maxFailuresPerAddress,
       );
-      if (address !== undefined) return { locked: true, retryAfterSeconds: address, scope: 'address' };
+      if (address !== undefined) return { locked: true, ...address, scope: 'address' };
     }
     return { locked: false };
   }
@@ -147,9 +147,7 @@ export class LoginThrottle {
       (since) => this.attempts.failuresFromAddress(sourceAddress, since, { channel: 'browser' }),
       this.policy.maxFailuresPerAddress,
     );
-    return address === undefined
-      ? { locked: false }
-      : { locked: true, retryAfterSeconds: address, scope: 'address' };
+    return address === undefined ? { locked: false } : { locked: true, ...address, scope: 'address' };
   }
 
   /**
@@ -160,7 +158,7 @@ export class LoginThrottle {
    */
   async checkWrongUserCodes(): Promise<{ locked: false } | { locked: true; retryAfterSeconds: number }> {
     const limit = this.policy.maxWrongUserCodes ?? DEFAULT_LOGIN_THROTTLE.maxWrongUserCodes;
-    const seconds = await this.#lockedUntil(
+    const lock = await this.#lockedUntil(
       (since) =>
         this.attempts.failuresForUsername(USER_CODE_ATTEMPT.username, since, {
           provider: USER_CODE_ATTEMPT.provider,
@@ -168,24 +166,28 @@ export class LoginThrottle {
         }),
       limit,
     );
-    return seconds === undefined ? { locked: false } : { locked: true, retryAfterSeconds: seconds };
+    return lock === undefined
+      ? { locked: false }
+      : { locked: true, retryAfterSeconds: lock.retryAfterSeconds };
   }
 
   /**
-   * Seconds left of a lock, or undefined. Locked means: the latest failure L is less than a
-   * window old, and the window that ends at L holds at least `limit` failures.
+   * When a lock ends and the seconds left of it, or undefined. Locked means: the latest failure L
+   * is less than a window old, and the window that ends at L holds at least `limit` failures; it
+   * ends a window after L.
    */
   async #lockedUntil(
     failures: (since: Date) => Promise<{ count: number; latest: Date | null }>,
     limit: number,
-  ): Promise<number | undefined> {
+  ): Promise<{ retryAfterSeconds: number; until: Date } | undefined> {
     const now = this.clock.now();
     const windowMs = this.policy.windowSeconds * 1000;
     const { latest } = await failures(new Date(now - windowMs));
     if (latest === null || latest.getTime() + windowMs <= now) return undefined;
     const { count } = await failures(new Date(latest.getTime() - windowMs));
     if (count < limit) return undefined;
-    return Math.max(1, Math.ceil((latest.getTime() + windowMs - now) / 1000));
+    const until = latest.getTime() + windowMs;
+    return { retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)), until: new Date(until) };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { type AuditEventIds, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventIds, originFields, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
 import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { BrowserSessionRepository, GrantRepository } from '../ports/oidc-storage.js';
@@ -36,10 +36,10 @@ export type LogoutRevocation = 'client' | 'all' | 'none';
 export interface EndSessionOptions {
   revokeGrants: LogoutRevocation;
   clientId?: string | undefined;
-  /** The signed-out user and where the request came from, for the `sign-out` event. */
+  /** The signed-out user, for the `sign-out` event. */
   userId?: string | undefined;
-  address?: string | null | undefined;
-  userAgent?: string | null | undefined;
+  /** Where the request came from, for the `sign-out` event. */
+  origin?: RequestOrigin | undefined;
 }
 
 /**
@@ -70,8 +70,7 @@ export async function endBrowserSession(
         actor: { kind: 'user', id: userId },
         subject: userId,
         clientId: clientId ?? null,
-        address: options.address ?? null,
-        userAgent: options.userAgent ?? null,
+        ...originFields(options.origin),
         details: { grantsRevoked: revoked.length },
       },
       context.clock,

@@ -46,9 +46,14 @@ export async function directoryPasswordCheck(
     }
     if (identity === null) return { ok: false, failure: 'invalid_credentials' };
     const mapped = await mapExternalIdentity(identity, mappingPolicy(provider), context);
-    if (!mapped.ok) return { ok: false, failure: mapped.reason };
+    if (!mapped.ok)
+      return {
+        ok: false,
+        failure: mapped.reason,
+        ...(mapped.userId === undefined ? {} : { userId: mapped.userId }),
+      };
     const now = new Date(context.clock.now());
     const upstream = await grantUpstream(provider.config.name, identity, context.secret, now);
-    return { ok: true, user: mapped.user, upstream };
+    return { ok: true, user: mapped.user, upstream, groupsDropped: mapped.groupsDropped };
   };
 }

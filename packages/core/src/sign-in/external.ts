@@ -1,6 +1,13 @@
+import { LIMITS } from '@idgate/schema';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { type AuditEventDraft, type AuditEventIds, recordAuditEvent } from '../audit/record.js';
+import {
+  type AuditEventDraft,
+  type AuditEventIds,
+  originFields,
+  type RequestOrigin,
+  recordAuditEvent,
+} from '../audit/record.js';
 import type { ExternalIdentity } from '../connectors/types.js';
 import { utf8 } from '../internal/encoding.js';
 import type { UserRecord } from '../model.js';
@@ -35,10 +42,14 @@ export interface IdentityMappingContext {
   newUserId?: () => string;
 }
 
-/** The outcome of mapping an external identity to a local user. */
+/**
+ * The outcome of mapping an external identity to a local user: `groupsDropped` counts the groups
+ * the provider reported that were not kept (see {@link upstreamGroups}); a refusal names the user
+ * it was about (`userId`, a disabled one), for the audit trail only.
+ */
 export type IdentityMapping =
-  | { ok: true; user: UserRecord; created: boolean }
-  | { ok: false; reason: 'not_linked' | 'disabled' };
+  | { ok: true; user: UserRecord; created: boolean; groupsDropped: number }
+  | { ok: false; reason: 'not_linked' | 'disabled'; userId?: string };
 
 /**
  * A username from what the provider calls the user: lower-cased, characters a username may not
@@ -55,14 +66,53 @@ export function normalizeUsername(raw: string): string {
 }
 
 /**
- * Upstream groups as stored: prefixed, distinct, sorted, never a Kubernetes `system:` group.
+ * Upstream groups as stored: prefixed, distinct, sorted, never a Kubernetes `system:` group, never
+ * a name longer than `LIMITS.groupNameLength` or with other than printable ASCII, and at most
+ * `LIMITS.upstreamGroupsPerIdentity` of them — past it the first ones in byte order. `dropped`
+ * counts the groups reported that were not kept (duplicates aside).
+ * @example upstreamGroups(['dev', 'system:masters'], 'corp:') // { groups: ['corp:dev'], dropped: 1 }
+ */
+export function upstreamGroups(
+  groups: readonly string[],
+  prefix: string,
+): { groups: string[]; dropped: number } {
+  const distinct = [...new Set(groups.map((group) => `${prefix}${group}`))];
+  const valid = distinct
+    .filter(
+      (group) =>
+        group.length <= LIMITS.groupNameLength &&
+        !group.startsWith('system:') &&
+        /^[\x21-\x7e]+$/.test(group),
+    )
+    .sort();
+  const kept = valid.slice(0, LIMITS.upstreamGroupsPerIdentity);
+  return { groups: kept, dropped: distinct.length - kept.length };
+}
+
+/**
+ * Upstream groups as stored (see {@link upstreamGroups}).
  * @example providerGroups(['dev'], 'corp:') // ['corp:dev']
  */
 export function providerGroups(groups: readonly string[], prefix: string): string[] {
-  const prefixed = groups
-    .map((group) => `${prefix}${group}`)
-    .filter((group) => group.length <= 256 && !group.startsWith('system:') && /^[\x21-\x7e]+$/.test(group));
-  return [...new Set(prefixed)].sort();
+  return upstreamGroups(groups, prefix).groups;
+}
+
+/**
+ * What is kept of what a provider says about a person: the username and display name cut to
+ * `LIMITS.upstreamNameLength`, an email longer than `LIMITS.upstreamEmailLength` (no valid
+ * address is) dropped.
+ */
+function boundedIdentity(identity: ExternalIdentity): ExternalIdentity {
+  const cut = (value: string) =>
+    value.length > LIMITS.upstreamNameLength ? value.slice(0, LIMITS.upstreamNameLength) : value;
+  const tooLong = identity.email !== null && identity.email.length > LIMITS.upstreamEmailLength;
+  return {
+    ...identity,
+    username: cut(identity.username),
+    displayName: identity.displayName === null ? null : cut(identity.displayName),
+    email: tooLong ? null : identity.email,
+    emailVerified: tooLong ? false : identity.emailVerified,
+  };
 }
 
 /**
@@ -78,22 +128,23 @@ export function providerGroups(groups: readonly string[], prefix: string): strin
  * @example const mapped = await mapExternalIdentity(identity, policy, { storage, clock });
  */
 export async function mapExternalIdentity(
-  identity: ExternalIdentity,
+  reported: ExternalIdentity,
   policy: IdentityMappingPolicy,
   context: IdentityMappingContext,
 ): Promise<IdentityMapping> {
   const { storage } = context;
   const now = new Date(context.clock.now());
-  const groups = providerGroups(identity.groups, policy.groupsPrefix);
+  const identity = boundedIdentity(reported);
+  const { groups, dropped: groupsDropped } = upstreamGroups(identity.groups, policy.groupsPrefix);
   const signIn = { username: identity.username, email: identity.email, groups, at: now };
 
   const linked = await storage.identities.find(policy.provider, identity.subject);
   if (linked !== undefined) {
     const user = await storage.users.findById(linked.userId);
     if (user === undefined) return { ok: false, reason: 'not_linked' };
-    if (user.disabled) return { ok: false, reason: 'disabled' };
+    if (user.disabled) return { ok: false, reason: 'disabled', userId: user.id };
     await storage.identities.recordSignIn(policy.provider, identity.subject, signIn);
-    return { ok: true, user, created: false };
+    return { ok: true, user, created: false, groupsDropped };
   }
   if (policy.mapping === 'manual') return { ok: false, reason: 'not_linked' };
 
@@ -108,7 +159,7 @@ export async function mapExternalIdentity(
     user = await createMappedUser(identity, policy, context, now);
     created = true;
   }
-  if (user.disabled) return { ok: false, reason: 'disabled' };
+  if (user.disabled) return { ok: false, reason: 'disabled', userId: user.id };
   try {
     await storage.identities.link({
       provider: policy.provider,
@@ -122,7 +173,7 @@ export async function mapExternalIdentity(
     // Two first sign-ins of one identity at once: the other one linked it.
     if (!(error instanceof StorageConflictError)) throw error;
   }
-  return { ok: true, user, created };
+  return { ok: true, user, created, groupsDropped };
 }
 
 async function createMappedUser(
@@ -159,7 +210,9 @@ async function createMappedUser(
  * meanwhile is retried inside it: the storage's inserts that may conflict keep the transaction
  * usable). Then it records the attempt for the login records and brute-force counts, as a
  * password sign-in does.
- * @example const mapped = await signInWithExternalIdentity(identity, policy, request.ip, context, { userAgent });
+ * `origin` is where the request came from and `forClient` the client the sign-in is for, for
+ * the audit events.
+ * @example const mapped = await signInWithExternalIdentity(identity, policy, request.ip, context, { userAgent }, clientId);
  */
 export async function signInWithExternalIdentity(
   identity: ExternalIdentity,
@@ -169,9 +222,14 @@ export async function signInWithExternalIdentity(
     storage: Pick<Storage, 'users' | 'identities' | 'auditEvents' | 'transaction'>;
     throttle?: LoginThrottle | undefined;
   },
-  origin: { userAgent?: string | null | undefined } = {},
+  origin: RequestOrigin = {},
+  forClient: string | null = null,
 ): Promise<IdentityMapping> {
-  const attempt = { username: identity.username.slice(0, 256), sourceAddress, provider: policy.provider };
+  const attempt = {
+    username: identity.username.slice(0, LIMITS.upstreamNameLength),
+    sourceAddress,
+    provider: policy.provider,
+  };
   const mapped = await context.storage.transaction(async (storage) => {
     const { clock, newUserId } = context;
     const result = await mapExternalIdentity(identity, policy, {
@@ -180,11 +238,15 @@ export async function signInWithExternalIdentity(
       ...(newUserId === undefined ? {} : { newUserId }),
     });
     const outcome = result.ok
-      ? { userId: result.user.id, reason: null }
-      : { userId: null, reason: result.reason };
+      ? { userId: result.user.id, reason: null, groupsDropped: result.groupsDropped }
+      : { userId: result.userId ?? null, reason: result.reason, groupsDropped: null };
     await recordAuditEvent(
       storage,
-      externalSignInEvents(policy.provider, identity.username, outcome, sourceAddress, origin),
+      externalSignInEvents(policy.provider, identity.username, outcome, {
+        ...origin,
+        address: sourceAddress,
+        forClient,
+      }),
       context.clock,
       context.auditIds,
     );
@@ -194,7 +256,7 @@ export async function signInWithExternalIdentity(
   await context.throttle?.record(
     mapped.ok
       ? { ...attempt, userId: mapped.user.id, success: true, reason: null }
-      : { ...attempt, userId: null, success: false, reason: mapped.reason },
+      : { ...attempt, userId: mapped.userId ?? null, success: false, reason: mapped.reason },
   );
   return mapped;
 }
@@ -203,34 +265,44 @@ export async function signInWithExternalIdentity(
  * Records a sign-in the upstream provider itself refused (its callback answered an `error`, such
  * as `access_denied`): `upstream.sign-in` and `sign-in.failed` (method `upstream`), with the
  * error as the reason. Nobody is known to have signed in, so neither names a user.
- * @example await recordUpstreamRefusal('corp', 'access_denied', request.ip, { storage, clock }, { userAgent });
+ * @example await recordUpstreamRefusal('corp', 'access_denied', { storage, clock }, { address: request.ip, userAgent }, clientId);
  */
 export async function recordUpstreamRefusal(
   provider: string,
   reason: string,
-  sourceAddress: string,
   context: { storage: { auditEvents: AuditEventRepository }; clock: Clock; auditIds?: AuditEventIds },
-  origin: { userAgent?: string | null | undefined } = {},
+  origin: RequestOrigin = {},
+  forClient: string | null = null,
 ): Promise<void> {
-  const events = externalSignInEvents(provider, null, { userId: null, reason }, sourceAddress, origin);
+  const events = externalSignInEvents(
+    provider,
+    null,
+    { userId: null, reason, groupsDropped: null },
+    { ...origin, forClient },
+  );
   await recordAuditEvent(context.storage, events, context.clock, context.auditIds);
 }
 
 function externalSignInEvents(
   provider: string,
   upstreamUsername: string | null,
-  outcome: { userId: string | null; reason: string | null },
-  sourceAddress: string,
-  origin: { userAgent?: string | null | undefined },
+  outcome: { userId: string | null; reason: string | null; groupsDropped: number | null },
+  origin: RequestOrigin & { forClient: string | null },
 ): AuditEventDraft[] {
-  const { userId, reason } = outcome;
-  const username = upstreamUsername === null ? null : upstreamUsername.slice(0, 256).toLowerCase();
+  const { userId, reason, groupsDropped } = outcome;
+  const username =
+    upstreamUsername === null ? null : upstreamUsername.slice(0, LIMITS.upstreamNameLength).toLowerCase();
   const ok = reason === null;
   const envelope = {
-    actor: { kind: 'user' as const, id: userId, ...(username === null ? {} : { name: username }) },
+    // Someone who signed in acts as their user; a refusal names the user only as its subject.
+    actor: {
+      kind: 'user' as const,
+      id: ok ? userId : null,
+      ...(username === null ? {} : { name: username }),
+    },
     subject: userId,
-    address: sourceAddress,
-    userAgent: origin.userAgent ?? null,
+    clientId: origin.forClient,
+    ...originFields(origin),
     outcome: ok ? ('success' as const) : ('failure' as const),
   };
   return [
@@ -238,7 +310,7 @@ function externalSignInEvents(
     {
       ...envelope,
       type: ok ? 'sign-in.succeeded' : 'sign-in.failed',
-      details: { method: 'upstream', provider, channel: 'browser', username, reason },
+      details: { method: 'upstream', provider, channel: 'browser', username, reason, groupsDropped },
     },
   ];
 }

@@ -1,10 +1,10 @@
-import { type AuditEventDraft, type AuditEventIds, recordAuditEvent } from '../audit/record.js';
+import { type AuditEventDraft, type AuditEventIds, originFields, recordAuditEvent } from '../audit/record.js';
 import type { ExternalPasswordCheck } from '../grants/context.js';
 import type { GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { RequestLog } from '../ports/caller.js';
 import type { Clock } from '../ports/runtime.js';
-import type { LoginThrottle } from '../security/login-throttle.js';
+import type { LoginThrottle, ThrottleDecision } from '../security/login-throttle.js';
 import { type PasswordLoginContext, verifyUserPassword } from '../users/authenticate.js';
 
 /** Why a password sign-in was refused. */
@@ -31,6 +31,15 @@ export interface PasswordSignInRequest {
   clientId?: string | undefined;
   /** The caller's user agent, for the audit trail. */
   userAgent?: string | undefined;
+  /** The request's id and OpenTelemetry trace id, for the audit trail. */
+  requestId?: string | undefined;
+  traceId?: string | undefined;
+  /**
+   * The client the sign-in is for, for the audit trail: the application of the login page's
+   * authorization request or device approval (a password grant's is `clientId`). Unlike
+   * `clientId`, it changes nothing of how failures are counted.
+   */
+  forClient?: string | undefined;
   /** Hears why a directory refused the sign-in or could not be reached (never the password). */
   log?: RequestLog | undefined;
   /** Where the sign-in came from; by default the password grant with a client, else the browser. */
@@ -93,26 +102,35 @@ export async function signInWithPassword(
     provider: provider ?? 'password',
     ...(request.clientId === undefined ? {} : { clientId: request.clientId }),
   };
-  const decision = await context.throttle?.check(request.username, request.sourceAddress, {
+  const origin = {
     provider: attempt.provider,
     ...(request.clientId === undefined ? {} : { clientId: request.clientId }),
-  });
+  };
+  const decision = await context.throttle?.check(request.username, request.sourceAddress, origin);
   const audit = (
     type: 'sign-in.succeeded' | 'sign-in.failed' | 'sign-in.locked',
     userId: string | null,
     reason: string | null,
+    groupsDropped: number | null = null,
   ) =>
     recordSignIn(request, context, {
       type,
       userId,
       reason,
       provider: attempt.provider,
+      groupsDropped,
       // A provider's check (an LDAP bind) came back: an upstream sign-in, as a callback is.
       upstream: provider !== undefined && type !== 'sign-in.locked',
     });
   if (decision?.locked) {
-    await context.throttle?.record({ ...attempt, userId: null, success: false, reason: 'locked' });
-    await audit('sign-in.locked', null, decision.scope);
+    // Who was refused, for the trail: a local account by its name (a directory's is known only
+    // once its bind succeeds, which a lock never tries).
+    const userId =
+      provider === undefined
+        ? ((await context.passwords.findUserByUsername(request.username))?.id ?? null)
+        : null;
+    await context.throttle?.record({ ...attempt, userId, success: false, reason: 'locked' });
+    await audit('sign-in.locked', userId, decision.scope);
     return {
       ok: false,
       failure: 'locked',
@@ -122,17 +140,64 @@ export async function signInWithPassword(
   }
   const login = await check(request.username, request.password);
   if (!login.ok) {
-    await context.throttle?.record({ ...attempt, userId: null, success: false, reason: login.failure });
-    await audit('sign-in.failed', null, login.failure);
+    const userId = login.userId ?? null;
+    await context.throttle?.record({ ...attempt, userId, success: false, reason: login.failure });
+    await audit('sign-in.failed', userId, login.failure);
+    // This failure may be the one that starts a lockout: tell the trail when it does.
+    const after = await context.throttle?.check(request.username, request.sourceAddress, origin);
+    if (after?.locked) await recordLockout(request, context, attempt.provider, userId, after);
     return { ok: false, failure: login.failure };
   }
   await context.throttle?.record({ ...attempt, userId: login.user.id, success: true, reason: null });
-  await audit('sign-in.succeeded', login.user.id, null);
+  await audit('sign-in.succeeded', login.user.id, null, login.groupsDropped ?? null);
   return {
     ok: true,
     user: login.user,
     ...(login.upstream === undefined ? {} : { upstream: login.upstream }),
   };
+}
+
+/** Where a password sign-in's events come from: the request's origin. */
+function signInOrigin(request: PasswordSignInRequest) {
+  return originFields({
+    address: request.sourceAddress,
+    userAgent: request.userAgent,
+    requestId: request.requestId,
+    traceId: request.traceId,
+  });
+}
+
+/**
+ * The `lockout.started` event of the failure that started a lockout: acted by idgate, about the
+ * account's user (an account lockout), the client (a client's), or the address alone.
+ */
+async function recordLockout(
+  request: PasswordSignInRequest,
+  context: PasswordSignInContext,
+  provider: string,
+  userId: string | null,
+  lock: Extract<ThrottleDecision, { locked: true }>,
+): Promise<void> {
+  if (context.audit === undefined) return;
+  await recordAuditEvent(
+    { auditEvents: context.audit.events },
+    {
+      type: 'lockout.started',
+      actor: { kind: 'system', id: null },
+      subject: lock.scope === 'account' ? userId : null,
+      clientId: request.clientId ?? request.forClient ?? null,
+      ...signInOrigin(request),
+      outcome: 'failure',
+      details: {
+        scope: lock.scope,
+        provider,
+        username: request.username.toLowerCase(),
+        lockedUntil: lock.until.toISOString(),
+      },
+    },
+    context.audit.clock,
+    context.audit.ids,
+  );
 }
 
 /**
@@ -149,19 +214,21 @@ async function recordSignIn(
     userId: string | null;
     reason: string | null;
     provider: string;
+    groupsDropped?: number | null;
     /** Whether a provider (not the local accounts) checked the password: then `upstream.sign-in` too. */
     upstream?: boolean;
   },
 ): Promise<void> {
   if (context.audit === undefined) return;
   const username = request.username.toLowerCase();
+  const succeeded = outcome.type === 'sign-in.succeeded';
   const envelope = {
-    actor: { kind: 'user' as const, id: outcome.userId, name: username },
+    // Someone who signed in acts as their user; a refusal names the user only as its subject.
+    actor: { kind: 'user' as const, id: succeeded ? outcome.userId : null, name: username },
     subject: outcome.userId,
-    clientId: request.clientId ?? null,
-    address: request.sourceAddress,
-    userAgent: request.userAgent ?? null,
-    outcome: outcome.type === 'sign-in.succeeded' ? ('success' as const) : ('failure' as const),
+    clientId: request.clientId ?? request.forClient ?? null,
+    ...signInOrigin(request),
+    outcome: succeeded ? ('success' as const) : ('failure' as const),
   };
   const events: AuditEventDraft[] = [
     {
@@ -173,6 +240,7 @@ async function recordSignIn(
         channel: request.channel ?? (request.clientId === undefined ? 'browser' : 'password-grant'),
         username,
         reason: outcome.reason,
+        groupsDropped: outcome.groupsDropped ?? null,
       },
     },
   ];

@@ -1,4 +1,10 @@
-import { type AuditEventDraft, type AuditEventIds, recordAuditEvent } from '../audit/record.js';
+import {
+  type AuditEventDraft,
+  type AuditEventIds,
+  originFields,
+  type RequestOrigin,
+  recordAuditEvent,
+} from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
 import { revokeGrant } from '../grants/revoke-grant.js';
 import type { KeyRing } from '../keys/key-ring.js';
@@ -37,13 +43,15 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  * grant; an access token goes into the revocation set until it expires. A token that is unknown,
  * malformed or already dead is answered like a success (§2.2); a live token of another client
  * is refused, as §2.1 asks.
- * @example await revokeToken(form.token, form.token_type_hint, client, context);
+ * `origin` is where the request came from, for the `token.revoked` event.
+ * @example await revokeToken(form.token, form.token_type_hint, client, context, { address: request.ip });
  */
 export async function revokeToken(
   token: string,
   hint: string | undefined,
   client: ClientRecord,
   context: RevocationContext,
+  origin?: RequestOrigin,
 ): Promise<void> {
   const notYours = () => new OAuthProtocolError('invalid_request', 'the token was not issued to this client');
   const tryRefresh = async () => {
@@ -54,7 +62,12 @@ export async function revokeToken(
       await revokeGrant({ ...context, storage }, record.grantId);
       await recordAuditEvent(
         storage,
-        revoked(client, record.userId, { tokenType: 'refresh_token', grantIds: [record.grantId], jti: null }),
+        revoked(
+          client,
+          record.userId,
+          { tokenType: 'refresh_token', grantIds: [record.grantId], jti: null },
+          origin,
+        ),
         context.clock,
         context.auditIds,
       );
@@ -74,7 +87,7 @@ export async function revokeToken(
         createdAt: new Date(context.clock.now()),
         expiresAt: new Date(verified.claims.exp * 1000),
       });
-      const event = revoked(client, sub, { tokenType: 'access_token', grantIds: [], jti });
+      const event = revoked(client, sub, { tokenType: 'access_token', grantIds: [], jti }, origin);
       await recordAuditEvent(storage, event, context.clock, context.auditIds);
     });
     return true;
@@ -89,12 +102,14 @@ function revoked(
   client: ClientRecord,
   userId: string,
   token: { tokenType: 'access_token' | 'refresh_token'; grantIds: string[]; jti: string | null },
+  origin: RequestOrigin | undefined,
 ): AuditEventDraft {
   return {
     type: 'token.revoked',
     actor: { kind: 'client', id: client.clientId },
     subject: userId,
     clientId: client.clientId,
+    ...originFields(origin),
     details: { reason: 'revocation-endpoint', ...token },
   };
 }

@@ -214,17 +214,19 @@ describe('sign-in through an external identity provider', () => {
       channel: 'browser',
       username: 'alice',
       reason: null,
+      groupsDropped: 0,
     });
     expect(JSON.stringify(events)).not.toContain('upstream-refresh-token');
   });
 
   it('records a refusal by the upstream itself, naming nobody', async () => {
     const storage = createMemoryStorage();
-    await recordUpstreamRefusal('corp', 'access_denied', '203.0.113.9', {
-      storage,
-      clock: manualClock(),
-      auditIds: createAuditEventIds(),
-    });
+    await recordUpstreamRefusal(
+      'corp',
+      'access_denied',
+      { storage, clock: manualClock(), auditIds: createAuditEventIds() },
+      { address: '203.0.113.9' },
+    );
     const events = await storage.auditEvents.list({ limit: 10 });
     expect(events.map((e) => [e.type, e.outcome, e.actor, details(e).reason, details(e).username])).toEqual([
       ['upstream.sign-in', 'failure', { kind: 'user', id: null }, 'access_denied', undefined],

@@ -194,7 +194,7 @@ describe('browser events', () => {
     );
     await endBrowserSession(
       's1',
-      { revokeGrants: 'all', userId: 'u1', ...origin },
+      { revokeGrants: 'all', userId: 'u1', origin },
       { storage, clock, auditIds, maxTokenLifetimeSeconds: 60 },
     );
     const recorded = await storage.auditEvents.list({ limit: 10 });
@@ -238,17 +238,31 @@ describe('password sign-in', () => {
       ok: false,
       failure: 'locked',
     });
-    const recorded = (await ports.storage.auditEvents.list({ limit: 10 })).filter((e) =>
-      e.type.startsWith('sign-in'),
-    );
-    expect(recorded.map((e) => [e.type, e.outcome, (e.details as { reason: string | null }).reason])).toEqual(
-      [
-        ['sign-in.succeeded', 'success', null],
-        ['sign-in.failed', 'failure', 'invalid_credentials'],
-        ['sign-in.failed', 'failure', 'invalid_credentials'],
-        ['sign-in.locked', 'failure', 'account'],
-      ],
-    );
+    const all = await ports.storage.auditEvents.list({ limit: 10 });
+    const recorded = all.filter((e) => e.type.startsWith('sign-in'));
+    const userId = (await ports.storage.users.findByUsername('alice'))?.id;
+    // Failed and locked sign-ins of the account name its user; the second failure starts the lock.
+    expect(
+      all
+        .filter((e) => e.type !== 'admin.changed')
+        .map((e) => [e.type, e.outcome, e.subject, (e.details as { reason?: string | null }).reason]),
+    ).toEqual([
+      ['sign-in.succeeded', 'success', userId, null],
+      ['sign-in.failed', 'failure', userId, 'invalid_credentials'],
+      ['sign-in.failed', 'failure', userId, 'invalid_credentials'],
+      ['lockout.started', 'failure', userId, undefined],
+      ['sign-in.locked', 'failure', userId, 'account'],
+    ]);
+    expect(all.find((e) => e.type === 'lockout.started')).toMatchObject({
+      actor: { kind: 'system', id: null },
+      address: '198.51.100.2',
+      details: {
+        scope: 'account',
+        provider: 'password',
+        username: 'alice',
+        lockedUntil: new Date(clock.now() + 600_000).toISOString(),
+      },
+    });
     expect(recorded[0]).toMatchObject({
       userAgent: 'curl',
       details: { username: 'alice', channel: 'browser', method: 'password' },

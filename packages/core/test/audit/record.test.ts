@@ -25,6 +25,8 @@ describe('recordAuditEvent', () => {
       clientId: null,
       address: null,
       userAgent: null,
+      requestId: null,
+      traceId: null,
       outcome: 'success',
       details: { grantsRevoked: 0 },
     });

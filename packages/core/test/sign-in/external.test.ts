@@ -7,6 +7,7 @@ import {
   mapExternalIdentity,
   normalizeUsername,
   providerGroups,
+  upstreamGroups,
 } from '../../src/sign-in/external.js';
 import { createMemoryStorage } from '../../src/testing.js';
 import { manualClock } from '../helpers.js';
@@ -131,12 +132,18 @@ describe('mapping an external identity to a local user', () => {
     expect(await mapExternalIdentity(identity(), policy({ mapping: 'manual' }), context)).toEqual({
       ok: false,
       reason: 'disabled',
+      userId: 'u-alice',
     });
   });
 
   it('prefixes upstream groups and never lets an upstream claim a system: group', () => {
     expect(providerGroups(['dev', 'dev', 'a b'], 'corp:')).toEqual(['corp:dev']);
     expect(providerGroups(['masters'], 'system:')).toEqual([]);
+    // At most 200 kept, the first in byte order; the rest, and invalid names, are counted.
+    const many = Array.from({ length: 250 }, (_, i) => `team-${String(i).padStart(3, '0')}`);
+    const bounded = upstreamGroups([...many, 'system:masters', 'x'.repeat(300)], '');
+    expect(bounded.groups).toEqual(many.slice(0, 200));
+    expect(bounded.dropped).toBe(52);
     expect(normalizeUsername('  ..Bob (Ops)')).toBe('bob-ops-');
     expect(normalizeUsername('!!!')).toBe('user');
   });

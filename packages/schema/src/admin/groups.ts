@@ -1,14 +1,16 @@
 import * as z from 'zod/mini';
 import { checked } from '../checked.js';
+import { LIMITS } from '../limits.js';
 
 /**
- * A group name: 1–256 printable characters, no `system:` prefix (reserved by Kubernetes).
+ * A group name: 1–256 printable characters (`LIMITS.groupNameLength`), no `system:` prefix
+ * (reserved by Kubernetes).
  * @example GroupName.parse('platform-admins')
  */
 export const GroupName = /* @__PURE__ */ checked(
   /* @__PURE__ */ z.string(),
   /* @__PURE__ */ z.minLength(1),
-  /* @__PURE__ */ z.maxLength(256),
+  /* @__PURE__ */ z.maxLength(LIMITS.groupNameLength),
   /* @__PURE__ */ z.regex(/^[\x21-\x7e]+$/, 'may hold only printable ASCII characters without spaces'),
   /* @__PURE__ */ z.refine(
     (g) => !g.startsWith('system:'),

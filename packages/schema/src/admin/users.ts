@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { checked } from '../checked.js';
+import { LIMITS } from '../limits.js';
 import { CONTROL_CHARACTERS, DisplayName, distinct, Email, Timestamp } from './fields.js';
 import { GroupName } from './groups.js';
 import { PageQuery } from './page.js';
@@ -20,6 +21,22 @@ export const Username = /* @__PURE__ */ checked(
 );
 
 /**
+ * A local user's groups: each a {@link GroupName}, kept once each in the order given, at most
+ * `LIMITS.groupsPerUser` (200) of them.
+ * @example UserGroups.parse(['dev', 'ops', 'dev']) // ['dev', 'ops']
+ */
+export const UserGroups = /* @__PURE__ */ z.pipe(
+  /* @__PURE__ */ distinct(GroupName),
+  /* @__PURE__ */ checked(
+    /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
+    /* @__PURE__ */ z.maxLength(
+      LIMITS.groupsPerUser,
+      `must hold at most ${LIMITS.groupsPerUser} groups: the most a user may be in`,
+    ),
+  ),
+);
+
+/**
  * What creating a local user takes (the password goes to the password hasher, separately):
  * groups are kept once each, in the order given.
  * @example CreateUserInput.parse({ username: 'alice', email: 'alice@example.com', groups: ['dev'] })
@@ -28,7 +45,7 @@ export const CreateUserInput = /* @__PURE__ */ z.strictObject({
   username: Username,
   email: /* @__PURE__ */ z._default(/* @__PURE__ */ z.nullable(Email), null),
   displayName: /* @__PURE__ */ z._default(/* @__PURE__ */ z.nullable(DisplayName), null),
-  groups: /* @__PURE__ */ z._default(/* @__PURE__ */ distinct(GroupName), []),
+  groups: /* @__PURE__ */ z._default(UserGroups, []),
 });
 export type CreateUserInput = z.infer<typeof CreateUserInput>;
 
@@ -154,7 +171,7 @@ export type CreatedUser = z.infer<typeof CreatedUser>;
 export const UpdateUserInput = /* @__PURE__ */ z.strictObject({
   email: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Email)),
   displayName: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(DisplayName)),
-  groups: /* @__PURE__ */ z.optional(/* @__PURE__ */ distinct(GroupName)),
+  groups: /* @__PURE__ */ z.optional(UserGroups),
   disabled: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
 });
 export type UpdateUserInput = z.infer<typeof UpdateUserInput>;

@@ -82,6 +82,10 @@ export async function adminGroupRoutes(app: FastifyInstance): Promise<void> {
           200: { description: 'the user', json: User },
           400: BAD_GROUP,
           404: { description: 'there is no such user', problem: ['user_not_found'] },
+          409: {
+            description: 'the user is in as many groups as a user may be in (200) already',
+            problem: ['too_many_groups'],
+          },
         },
       },
       async ({ params }, request) => {

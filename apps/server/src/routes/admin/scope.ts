@@ -3,6 +3,7 @@ import { AdminApiScope } from '@idgate/schema';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
+import { requestOrigin } from '../../http/caller.js';
 import { sendProblem } from '../../http/errors.js';
 import type { RouteDoc } from '../../openapi/route-doc.js';
 
@@ -10,7 +11,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /**
      * The administrative ports of an admin request: the server's, acting for the request's API
-     * key, so each change it makes is audited with that key as its actor.
+     * key, so each change it makes is audited with that key as its actor and the request's
+     * origin (address, user agent, request id, trace id).
      */
     admin: AdminPorts;
   }
@@ -116,7 +118,9 @@ export function adminScope(app: FastifyInstance, object: AdminObject): AdminScop
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('cache-control', 'no-store');
     const scope = request.routeOptions.config.doc?.scope as AdminApiScope;
-    request.admin = app.idgate.adminActingFor(await authenticate(request, scope));
+    // The key's ports (kept per key), with where this request came from for its events.
+    const acting = app.idgate.adminActingFor(await authenticate(request, scope));
+    request.admin = { ...acting, auditOrigin: requestOrigin(request) };
   });
   // No object is named with a control character; PostgreSQL cannot even compare one (NUL).
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {

@@ -3,6 +3,7 @@ import { describeFirstIssue, TokenReviewRequest, TokenReviewResponse } from '@id
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import { apiKeyAuthenticator } from '../../http/api-key-auth.js';
+import { requestOrigin } from '../../http/caller.js';
 import { sendProblem } from '../../http/errors.js';
 import { type ResponseDoc, type RouteDoc, routeSchema } from '../../openapi/route-doc.js';
 import { denialReason, recordTokenReview } from '../../telemetry/metrics.js';
@@ -137,12 +138,16 @@ export async function tokenReviewRoutes(app: FastifyInstance): Promise<void> {
       const key = request.reviewerKey;
       const authenticated = answer.status.authenticated === true;
       // Counted in memory; the background writer stores it (`audit.tokenReview`).
-      audit.record({
-        cluster: key?.cluster?.name ?? null,
-        apiKeyId: key?.id ?? null,
-        authenticated,
-        reason: authenticated ? null : denialReason(answer.status.error),
-      });
+      audit.record(
+        {
+          cluster: key?.cluster?.name ?? null,
+          apiKeyId: key?.id ?? null,
+          authenticated,
+          reason: authenticated ? null : denialReason(answer.status.error),
+        },
+        // Only a review written as an event of its own names its request.
+        audit.perDecision ? requestOrigin(request) : undefined,
+      );
       return answer;
     },
   );

@@ -2,6 +2,7 @@ import { type DeviceApprovalRequest, formatUserCode, isDeviceApproval } from '@i
 import { FormReader, type FormValues } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { requestOrigin } from '../../http/caller.js';
 import type { FormBody } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
@@ -211,7 +212,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       sessionId: own?.session.id ?? null,
       // The sign-in's upstream identity, as its session recorded it, goes on to the device's grant.
       upstream: own?.session.upstream ?? null,
-      origin: { address: request.ip, userAgent: request.headers['user-agent'] ?? null },
+      origin: requestOrigin(request),
     };
     const allow = present(form.field('decision')) === 'allow';
     const hash = stored.device.deviceCodeHash;

@@ -12,7 +12,7 @@ import { LoginTransactions, TRANSACTION_MESSAGES } from '../../federation/transa
 import { callerOf } from '../../http/caller.js';
 import type { ResponseDoc, RouteDoc } from '../../openapi/route-doc.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
-import { BrowserState } from '../../pages/state.js';
+import { BrowserState, type LiveInteraction } from '../../pages/state.js';
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -182,7 +182,15 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
             .toLowerCase()
             .replace(/[^a-z0-9_]/g, '_')
             .slice(0, 64);
-          await idgate.core.signIn.upstreamRefusal(name, reason, callerOf(request));
+          const { interactionId } = refused.transaction;
+          const interaction =
+            interactionId === null ? undefined : await state.loadInteraction(request, interactionId);
+          await idgate.core.signIn.upstreamRefusal(
+            name,
+            reason,
+            callerOf(request),
+            signInClient(provider, interactionId, interaction),
+          );
         }
         throw denied(`${name} answered ${said.replace(/[^\x20-\x7e]/g, '').slice(0, 64)}`);
       }
@@ -236,6 +244,22 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     return client;
   }
 
+  /**
+   * The client a sign-in through `provider` is for, for the audit trail: the application of the
+   * interaction it continues, or the token client of a sign-in answered as tokens; null for a
+   * sign-in of its own (or an interaction that expired).
+   */
+  function signInClient(
+    provider: IdentityProvider,
+    interactionId: string | null,
+    interaction: LiveInteraction | undefined,
+  ): string | null {
+    if (interactionId === null)
+      return provider.config.tokenClientId ?? idgate.config.federation.tokenClientId ?? null;
+    if (interaction === undefined || isStandalone(interaction.request)) return null;
+    return interaction.request.clientId;
+  }
+
   async function signedIn(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -243,7 +267,14 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     identity: ExternalIdentity,
     interactionId: string | null,
   ) {
-    const mapped = await idgate.core.signIn.external(identity, provider, callerOf(request));
+    const interaction =
+      interactionId === null ? undefined : await state.loadInteraction(request, interactionId);
+    const mapped = await idgate.core.signIn.external(
+      identity,
+      provider,
+      callerOf(request),
+      signInClient(provider, interactionId, interaction),
+    );
     if (!mapped.ok) {
       throw denied(
         mapped.reason === 'disabled'
@@ -256,7 +287,6 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     const { user, upstream } = mapped;
 
     if (interactionId !== null) {
-      const interaction = await state.loadInteraction(request, interactionId);
       if (interaction === undefined)
         throw new OAuthProtocolError(
           'invalid_request',

@@ -10,6 +10,7 @@ import {
 import { FormReader, type FormValues } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
+import { requestOrigin } from '../../http/caller.js';
 import type { FormBody } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
@@ -200,12 +201,18 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       const shown = { username, ...(external === undefined ? {} : { provider: external }) };
       let login: PasswordSignIn;
       try {
+        const { userAgent, requestId, traceId } = requestOrigin(request);
+        const asked = interaction.request;
         login = await idgate.core.signIn.password({
           username,
           password: password.value,
           provider: external,
           sourceAddress: request.ip,
-          userAgent: request.headers['user-agent'],
+          userAgent,
+          requestId,
+          traceId,
+          // The application the person signs in for (none for a sign-in of its own).
+          forClient: isStandalone(asked) ? undefined : asked.clientId,
           log: request.log,
         });
       } catch (error) {
@@ -312,10 +319,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         user.id,
         stored.clientId,
         { scope: stored.scope, resources: stored.resource },
-        {
-          address: request.ip,
-          userAgent: request.headers['user-agent'] ?? null,
-        },
+        requestOrigin(request),
       );
       return proceedWith(reply, stored, authentication, interaction.id, true);
     },

@@ -3,6 +3,7 @@ import { constantTimeEqual, OAuthProtocolError, type LogoutRequest as ValidatedL
 import { FormReader, LogoutRequestForm } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { requestOrigin } from '../../http/caller.js';
 import { cookieOptions } from '../../http/cookies.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
@@ -96,8 +97,7 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
         revokeGrants: idgate.config.logout.revokeGrants,
         clientId: validated.clientId,
         userId: current.user.id,
-        address: request.ip,
-        userAgent: request.headers['user-agent'] ?? null,
+        origin: requestOrigin(request),
       });
     }
     state.clearSession(reply);

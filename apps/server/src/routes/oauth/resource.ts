@@ -2,6 +2,7 @@ import { OAuthProtocolError } from '@idgate/core';
 import { FormReader, IntrospectionResponse, UserInfo } from '@idgate/schema';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { callerOf } from '../../http/caller.js';
 import { allowAnyOrigin, installPreflight } from '../../http/cors.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
 import type { ResponseDoc, RouteDoc } from '../../openapi/route-doc.js';
@@ -146,7 +147,7 @@ export async function resourceRoutes(app: FastifyInstance): Promise<void> {
     requireForm(request);
     const field = formOf(TokenForm, request.body);
     const { client: caller } = await client(request, field);
-    await core.revoke(field('token').slice(0, 8192), field('token_type_hint'), caller);
+    await core.revoke(field('token').slice(0, 8192), field('token_type_hint'), caller, callerOf(request));
     return reply.status(200).send();
   });
 

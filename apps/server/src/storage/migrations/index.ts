@@ -18,6 +18,7 @@ import * as m0016 from './0016_audit_events.js';
 import * as m0017 from './0017_device_poll_slow_down.js';
 import * as m0018 from './0018_upstream_checked_at.js';
 import * as m0019 from './0019_grant_resources.js';
+import * as m0020 from './0020_audit_event_origin.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -41,6 +42,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0017_device_poll_slow_down': m0017,
   '0018_upstream_checked_at': m0018,
   '0019_grant_resources': m0019,
+  '0020_audit_event_origin': m0020,
 };
 
 /** The names of every migration, in the order they apply. */

@@ -7,7 +7,7 @@ import { insertNew, keysetPage, type RecordTable, type RepositoryContext } from 
 
 const EVENTS: RecordTable<'audit_events', AuditEvent> = { name: 'audit_events', toRecord: toEvent };
 
-// Rows per INSERT: well under SQLite's 32766 bound parameters at 12 columns a row.
+// Rows per INSERT: well under SQLite's 32766 bound parameters at 14 columns a row.
 const BATCH = 500;
 
 export function createAuditEventRepository(ctx: RepositoryContext): AuditEventRepository {
@@ -58,6 +58,8 @@ function toRow(event: AuditEvent): AuditEventsTable {
     client_id: event.clientId,
     address: event.address,
     user_agent: event.userAgent,
+    request_id: event.requestId,
+    trace_id: event.traceId,
     outcome: event.outcome,
     details: JSON.stringify(event.details),
   };
@@ -79,6 +81,8 @@ function toEvent(row: Selectable<AuditEventsTable>): AuditEvent {
     clientId: row.client_id,
     address: row.address,
     userAgent: row.user_agent,
+    requestId: row.request_id,
+    traceId: row.trace_id,
     outcome: row.outcome,
     details: fromJsonObject(row.details, 'audit_events.details'),
   });

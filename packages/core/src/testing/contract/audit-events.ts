@@ -14,6 +14,8 @@ const failed = (username: string, subject: string | null): AuditEventDraft => ({
   clientId: 'cl_web',
   address: '203.0.113.7',
   userAgent: 'Firefox/130',
+  requestId: 'req-7f3a',
+  traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
   outcome: 'failure',
   details: {
     method: 'password',
@@ -21,6 +23,7 @@ const failed = (username: string, subject: string | null): AuditEventDraft => ({
     channel: 'browser',
     username,
     reason: 'invalid_credentials',
+    groupsDropped: null,
   },
 });
 
