@@ -209,10 +209,12 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
 
   it('revokes by prefix or id; a revoked or unknown key fails with one line', async () => {
     const first = JSON.parse(
-      (await run(['api-keys', 'add', '--name', 'a', '--scope', 'tokenreview', '--json'], { env })).stdout,
+      (await runInProcess(['api-keys', 'add', '--name', 'a', '--scope', 'tokenreview', '--json'], { env }))
+        .stdout,
     );
     const second = JSON.parse(
-      (await run(['api-keys', 'add', '--name', 'b', '--scope', 'tokenreview', '--json'], { env })).stdout,
+      (await runInProcess(['api-keys', 'add', '--name', 'b', '--scope', 'tokenreview', '--json'], { env }))
+        .stdout,
     );
 
     const byPrefix = await run(['api-keys', 'revoke', first.prefix], { env });
