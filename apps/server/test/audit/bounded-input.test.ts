@@ -1,13 +1,12 @@
-import { createHash } from 'node:crypto';
 import { type AuditEventOf, LIMITS, LinkedIdentity, Problem, SessionInfo } from '@idgate/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envFor, runInProcess } from '../cli/support.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider, reviewedGroups } from '../helpers/federation.js';
+import { addUpstreamProvider, reviewedGroups } from '../helpers/federation.js';
 import { registerResponseSecrets, registerSecret } from '../helpers/run-record.js';
 import { startTestServer, TEST_SECRET, type TestServer } from '../helpers/server.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
-import { signIn, UserAgent } from '../helpers/user-agent.js';
+import { pkceAuthorizationUrl, signIn, UserAgent } from '../helpers/user-agent.js';
 import { adminRequest, listedEvents, streamedEvents, tokenEndpoint, withHeaders } from './support.js';
 
 const PASSWORD = 'bounded-input-staple-5e1d';
@@ -48,12 +47,7 @@ describe.each(testDatabaseUrls())('bounded input on $name', (kind) => {
       // 250 valid names, reported out of order, one twice, one with a space and one too long.
       groups: [...groups(250).reverse(), 'g-000', 'has space', 'y'.repeat(300)],
     });
-    await addIdentityProvider(t, {
-      type: 'oidc',
-      name: 'corp',
-      issuer: upstream.issuer,
-      clientId: upstream.clientId,
-      clientSecret: upstream.clientSecret,
+    await addUpstreamProvider(t, upstream, {
       scopes: ['openid', 'profile', 'groups'],
       tokenClientId: trusted.clientId,
     });
@@ -67,19 +61,12 @@ describe.each(testDatabaseUrls())('bounded input on $name', (kind) => {
     const kept = LONG_AGENT.slice(0, LIMITS.userAgentLength);
     const since = new Date().toISOString();
     // A browser sign-in (session, sign-in, consent, code) and a password grant, both sending it.
-    const verifier = 'v'.repeat(64);
-    const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const authorize = new URL(`${t.issuer}/authorize`);
-    for (const [name, value] of Object.entries({
-      response_type: 'code',
+    const { url: authorize } = pkceAuthorizationUrl(t.issuer, {
       client_id: web.clientId,
       redirect_uri: RP,
       scope: 'openid',
       state: 's',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    }))
-      authorize.searchParams.set(name, value);
+    });
     const browser = new UserAgent(withHeaders({ 'user-agent': LONG_AGENT }));
     const { callback } = await signIn(browser, authorize, {
       redirectPrefix: RP,

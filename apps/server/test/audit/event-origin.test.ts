@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AuditEvent, AuditEventOf } from '@idgate/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envFor, runInProcess } from '../cli/support.js';
@@ -6,7 +6,7 @@ import { testDatabaseUrls } from '../helpers/databases.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { registerResponseSecrets, registerSecret } from '../helpers/run-record.js';
 import { startTestServer, TEST_SECRET, type TestServer } from '../helpers/server.js';
-import { signIn, UserAgent } from '../helpers/user-agent.js';
+import { pkceAuthorizationUrl, signIn, UserAgent } from '../helpers/user-agent.js';
 import { adminRequest, listedEvents, streamedEvents, tokenEndpoint, withHeaders } from './support.js';
 
 const PASSWORD = 'origin-of-events-4c2e';
@@ -109,18 +109,12 @@ describe.each(testDatabaseUrls())('where each audit event came from on $name', (
   it('names the client of a browser sign-in, and links a code to the grant it became', async () => {
     const caller = trace();
     const since = new Date().toISOString();
-    const verifier = randomBytes(32).toString('base64url');
-    const authorize = new URL(`${t.issuer}/authorize`);
-    for (const [name, value] of Object.entries({
-      response_type: 'code',
+    const { url: authorize, verifier } = pkceAuthorizationUrl(t.issuer, {
       client_id: web.clientId,
       redirect_uri: RP,
       scope: 'openid',
       state: 's',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-    }))
-      authorize.searchParams.set(name, value);
+    });
     const browser = new UserAgent(
       withHeaders({ 'user-agent': 'Firefox/140', traceparent: caller.traceparent }),
     );

@@ -2,7 +2,7 @@ import { DEVICE_CODE_GRANT_TYPE, DeviceAuthorizationResponse } from '@idgate/sch
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider } from '../helpers/federation.js';
+import { addIdentityProvider, addUpstreamProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { corpLdapProvider, hasSlapd, type Slapd, startSlapd } from '../helpers/slapd.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
@@ -34,13 +34,8 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
         grants: [DEVICE_CODE_GRANT_TYPE, 'refresh_token'],
         scopes: ['openid', 'groups', 'offline_access'],
       });
-      await addIdentityProvider(t, {
-        type: 'oidc',
-        name: 'corp',
+      await addUpstreamProvider(t, upstream, {
         displayName: 'Corp SSO',
-        issuer: upstream.issuer,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
         scopes: ['openid', 'profile', 'email', 'groups'],
       });
       await addIdentityProvider(t, corpLdapProvider(slapd, { displayName: 'Corporate directory' }));

@@ -2,7 +2,7 @@ import { DEVICE_CODE_GRANT_TYPE } from '@idgate/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserGrants } from '../helpers/browser-grants.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider } from '../helpers/federation.js';
+import { addUpstreamProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
 import { UserAgent } from '../helpers/user-agent.js';
@@ -46,22 +46,13 @@ describe.each(testDatabaseUrls())(
         grants: [DEVICE_CODE_GRANT_TYPE, 'refresh_token'],
         scopes: ['openid', 'groups', 'offline_access'],
       });
-      await addIdentityProvider(t, {
-        type: 'oidc',
-        name: 'corp',
+      await addUpstreamProvider(t, upstream, {
         displayName: 'Corp SSO',
-        issuer: upstream.issuer,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
         scopes: ['openid', 'profile', 'email', 'groups'],
       });
-      await addIdentityProvider(t, {
-        type: 'oidc',
+      await addUpstreamProvider(t, rotating, {
         name: 'rotating',
         displayName: 'Rotating SSO',
-        issuer: rotating.issuer,
-        clientId: rotating.clientId,
-        clientSecret: rotating.clientSecret,
         scopes: ['openid', 'profile', 'email', 'groups'],
       });
       flows = browserGrants(t, {

@@ -63,17 +63,23 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
     const refresh = (refreshToken: string) =>
       token({ grant_type: 'refresh_token', refresh_token: refreshToken });
 
-    const groupsOf = (accessToken: string) => reviewedGroups(t.issuer, reviewKey, accessToken);
-
-    it('a removed group membership, then a deleted entry, reach the next refresh after the interval', async () => {
+    /** A password grant through the directory, which must succeed. */
+    const directorySignIn = async (username: string, password: string) => {
       const signIn = await token({
         grant_type: 'password',
         provider: 'corp-ldap',
-        username: 'bob',
-        password: 'bob-pass',
+        username,
+        password,
         scope: 'openid groups offline_access',
       });
       expect(signIn.status).toBe(200);
+      return signIn;
+    };
+
+    const groupsOf = (accessToken: string) => reviewedGroups(t.issuer, reviewKey, accessToken);
+
+    it('a removed group membership, then a deleted entry, reach the next refresh after the interval', async () => {
+      const signIn = await directorySignIn('bob', 'bob-pass');
       expect(await groupsOf(signIn.body.access_token as string)).toEqual(['corp-ldap:devs']);
 
       await directory((ldap) =>
@@ -113,30 +119,13 @@ describe.skipIf(!hasSlapd).each(testDatabaseUrls())(
         reviewKey,
         adminKey,
         upstream: slapd,
-        signIn: async () => {
-          const signIn = await token({
-            grant_type: 'password',
-            provider: 'corp-ldap',
-            username: 'alice',
-            password: 'alice-pass',
-            scope: 'openid groups offline_access',
-          });
-          expect(signIn.status).toBe(200);
-          return signIn.body as unknown as Tokens;
-        },
+        signIn: async () => (await directorySignIn('alice', 'alice-pass')).body as unknown as Tokens,
         refresh,
       });
     });
 
     it('keeps the grant when the directory cannot be reached', async () => {
-      const signIn = await token({
-        grant_type: 'password',
-        provider: 'corp-ldap',
-        username: 'alice',
-        password: 'alice-pass',
-        scope: 'openid groups offline_access',
-      });
-      expect(signIn.status).toBe(200);
+      const signIn = await directorySignIn('alice', 'alice-pass');
       await slapd.stop();
       clock.advance(INTERVAL_MS + 1000);
       const refreshed = await refresh(signIn.body.refresh_token as string);

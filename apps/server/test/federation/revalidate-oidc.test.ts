@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import {
-  addIdentityProvider,
+  addUpstreamProvider,
   expectRefreshesEndPastMaxStaleness,
   grantIdOf,
   revalidationEvents,
@@ -41,12 +41,7 @@ describe.each(testDatabaseUrls())(
       });
       reviewKey = await t.addApiKey(['tokenreview']);
       adminKey = await t.addApiKey(['admin']);
-      await addIdentityProvider(t, {
-        type: 'oidc',
-        name: 'corp',
-        issuer: upstream.issuer,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
+      await addUpstreamProvider(t, upstream, {
         scopes: ['openid', 'profile', 'email', 'groups'],
         tokenClientId: tokenClient.clientId,
       });

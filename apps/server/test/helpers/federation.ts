@@ -2,6 +2,9 @@ import { sealProviderConfig } from '@idgate/core/admin';
 import { IdentityProviderConfig, type IdentityProviderConfigInput } from '@idgate/schema';
 import { expect } from 'vitest';
 import type { TestServer } from './server.js';
+import type { UpstreamOidc } from './upstream-oidc.js';
+
+type OidcProviderInput = Extract<IdentityProviderConfigInput, { type: 'oidc' }>;
 
 /** Stores an identity provider in the test server's database, as `idgate idps add` would. */
 export async function addIdentityProvider(t: TestServer, input: IdentityProviderConfigInput): Promise<void> {
@@ -15,6 +18,25 @@ export async function addIdentityProvider(t: TestServer, input: IdentityProvider
     disabled: config.disabled,
     createdAt: now,
     updatedAt: now,
+  });
+}
+
+/**
+ * Stores the test upstream `upstream` as OIDC identity provider `corp` (or `name`), with its issuer
+ * and client credentials; `settings` carries the rest (scopes, token client, mapping, …).
+ */
+export async function addUpstreamProvider(
+  t: TestServer,
+  upstream: Pick<UpstreamOidc, 'issuer' | 'clientId' | 'clientSecret'>,
+  settings: Partial<Omit<OidcProviderInput, 'type' | 'issuer' | 'clientId' | 'clientSecret'>> = {},
+): Promise<void> {
+  await addIdentityProvider(t, {
+    type: 'oidc',
+    name: 'corp',
+    issuer: upstream.issuer,
+    clientId: upstream.clientId,
+    clientSecret: upstream.clientSecret,
+    ...settings,
   });
 }
 

@@ -1,3 +1,5 @@
+import { createHash, randomBytes } from 'node:crypto';
+
 /**
  * A browser without a browser: fetch with a cookie jar and manual redirects, enough to walk
  * idgate's server-rendered login and consent forms as a person would. (The Chromium test drives
@@ -134,4 +136,55 @@ export async function signIn(
     }
   }
   throw new Error('too many hops');
+}
+
+/**
+ * An authorization request to `issuer` with `params` and a fresh PKCE S256 challenge: the URL, and the
+ * verifier its code must be exchanged with.
+ */
+export function pkceAuthorizationUrl(
+  issuer: string,
+  params: Record<string, string>,
+): { url: URL; verifier: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  const url = new URL(`${issuer}/authorize`);
+  for (const [name, value] of Object.entries({
+    response_type: 'code',
+    ...params,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  }))
+    url.searchParams.set(name, value);
+  return { url, verifier };
+}
+
+/**
+ * What a person does on the device verification page: type `userCode`, sign in with `credentials`,
+ * read the confirmation page and decide. Answers the confirmation page and the page after the decision.
+ */
+export async function decideOnDevicePage(
+  issuer: string,
+  verificationUri: string,
+  userCode: string,
+  credentials: { username: string; password: string },
+  decision: 'allow' | 'deny' = 'allow',
+): Promise<{ confirmation: string; done: string }> {
+  const agent = new UserAgent();
+  const follow = async (response: Response) => {
+    let current = response;
+    while (current.status === 303) {
+      current = await agent.request(new URL(current.headers.get('location') as string, issuer));
+    }
+    return current.text();
+  };
+  const entry = readForm(await (await agent.request(verificationUri)).text());
+  const login = readForm(
+    await follow(await agent.request(new URL(entry.action, issuer), { form: { user_code: userCode } })),
+  );
+  const confirmation = await follow(
+    await agent.request(new URL(login.action, issuer), { form: { ...login.fields, ...credentials } }),
+  );
+  const form = readForm(confirmation);
+  const done = await agent.request(new URL(form.action, issuer), { form: { ...form.fields, decision } });
+  return { confirmation, done: await done.text() };
 }

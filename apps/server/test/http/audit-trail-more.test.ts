@@ -2,7 +2,7 @@ import type { AuditEvent } from '@idgate/schema';
 import { DEVICE_CODE_GRANT_TYPE, DeviceAuthorizationResponse } from '@idgate/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider } from '../helpers/federation.js';
+import { addUpstreamProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
 import { readForm, UserAgent } from '../helpers/user-agent.js';
@@ -181,12 +181,7 @@ describe.each(testDatabaseUrls())(
         scopes: ['openid', 'offline_access'],
       });
       secrets.push(tokenClient.clientSecret);
-      await addIdentityProvider(t, {
-        type: 'oidc',
-        name: 'corp',
-        issuer: upstream.issuer,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
+      await addUpstreamProvider(t, upstream, {
         scopes: ['openid', 'profile'],
         tokenClientId: tokenClient.clientId,
       });

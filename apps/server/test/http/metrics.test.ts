@@ -16,7 +16,7 @@ import {
   responseObserver,
 } from '../../src/telemetry/metrics.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider } from '../helpers/federation.js';
+import { addUpstreamProvider } from '../helpers/federation.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
 import { UserAgent } from '../helpers/user-agent.js';
@@ -222,12 +222,7 @@ describe.each(testDatabaseUrls())('tokens answered by a federation callback on $
     upstream.accounts.set('u-1', { sub: 'u-1', preferred_username: 'alice', email_verified: false });
     upstream.nextAccount = 'u-1';
     const tokenClient = await t.addClient({ grants: ['authorization_code'], trusted: true });
-    await addIdentityProvider(t, {
-      type: 'oidc',
-      name: 'corp',
-      issuer: upstream.issuer,
-      clientId: upstream.clientId,
-      clientSecret: upstream.clientSecret,
+    await addUpstreamProvider(t, upstream, {
       tokenClientId: tokenClient.clientId,
     });
   });

@@ -9,7 +9,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
-import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
+import { decideOnDevicePage, signIn, UserAgent } from '../helpers/user-agent.js';
 
 /**
  * Issue 23: a grant reaches the clusters the person approved, and no other. A device sign-in for
@@ -84,31 +84,10 @@ describe.each(testDatabaseUrls())(
     const review = async (key: string, token: string) =>
       (await createIdgateClient({ baseUrl: t.baseUrl, apiKey: key }).reviewToken(token)).status.authenticated;
 
-    /**
-     * What the person does on the verification page: type the code, sign in, read the confirmation
-     * page and allow. Answers that page.
-     */
+    /** Approves on the device page as erin: answers the confirmation page she read. */
     async function approveOnPage(verificationUri: string, userCode: string): Promise<string> {
-      const agent = new UserAgent();
-      const follow = async (response: Response) => {
-        let current = response;
-        while (current.status === 303) {
-          current = await agent.request(new URL(current.headers.get('location') as string, t.issuer));
-        }
-        return current.text();
-      };
-      const entry = readForm(await (await agent.request(verificationUri)).text());
-      const login = readForm(
-        await follow(await agent.request(new URL(entry.action, t.issuer), { form: { user_code: userCode } })),
-      );
-      const confirmation = await follow(
-        await agent.request(new URL(login.action, t.issuer), { form: { ...login.fields, ...ERIN } }),
-      );
-      const decision = readForm(confirmation);
-      const done = await agent.request(new URL(decision.action, t.issuer), {
-        form: { ...decision.fields, decision: 'allow' },
-      });
-      expect(await done.text()).toContain('You may return to your device');
+      const { confirmation, done } = await decideOnDevicePage(t.issuer, verificationUri, userCode, ERIN);
+      expect(done).toContain('You may return to your device');
       return confirmation;
     }
 

@@ -4,38 +4,9 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer, testClock } from '../helpers/server.js';
-import { readForm, UserAgent } from '../helpers/user-agent.js';
+import { decideOnDevicePage } from '../helpers/user-agent.js';
 
-/** What a person does on the verification page: type the code, sign in, decide. */
-async function approveOnPage(
-  t: TestServer,
-  verificationUri: string,
-  userCode: string,
-  decision: 'allow' | 'deny',
-): Promise<string> {
-  const agent = new UserAgent();
-  const follow = async (response: Response) => {
-    let current = response;
-    while (current.status === 303) {
-      current = await agent.request(new URL(current.headers.get('location') as string, t.issuer));
-    }
-    return current.text();
-  };
-  const entry = readForm(await (await agent.request(verificationUri)).text());
-  const login = await follow(
-    await agent.request(new URL(entry.action, t.issuer), { form: { user_code: userCode } }),
-  );
-  const loginForm = readForm(login);
-  const confirm = await follow(
-    await agent.request(new URL(loginForm.action, t.issuer), {
-      form: { ...loginForm.fields, username: 'erin', password: 'battery-staple-8394c0' },
-    }),
-  );
-  const confirmForm = readForm(confirm);
-  return (
-    await agent.request(new URL(confirmForm.action, t.issuer), { form: { ...confirmForm.fields, decision } })
-  ).text();
-}
+const ERIN = { username: 'erin', password: 'battery-staple-8394c0' };
 
 describe.each(testDatabaseUrls())(
   'openid-client runs the RFC 8628 device flow against idgate on $name',
@@ -47,7 +18,7 @@ describe.each(testDatabaseUrls())(
 
     beforeAll(async () => {
       t = await startTestServer(kind, { device: { interval: 1 } }, { clock });
-      userId = await t.addUser('erin', 'battery-staple-8394c0', { groups: ['platform'] });
+      userId = await t.addUser(ERIN.username, ERIN.password, { groups: ['platform'] });
       const client = await t.addClient({
         name: 'kubectl',
         public: true,
@@ -68,8 +39,8 @@ describe.each(testDatabaseUrls())(
       });
       expect(device.verification_uri).toBe(`${t.issuer}/device`);
       const polling = oidc.pollDeviceAuthorizationGrant(config, device);
-      const page = await approveOnPage(t, device.verification_uri, device.user_code, 'allow');
-      expect(page).toContain('You may return to your device');
+      const { done } = await decideOnDevicePage(t.issuer, device.verification_uri, device.user_code, ERIN);
+      expect(done).toContain('You may return to your device');
       const tokens = await polling;
       expect(tokens.claims()).toMatchObject({ sub: userId, iss: t.issuer });
       expect(tokens.refresh_token).toEqual(expect.any(String));
@@ -84,7 +55,7 @@ describe.each(testDatabaseUrls())(
         () => undefined,
         (error: unknown) => error,
       );
-      await approveOnPage(t, device.verification_uri, device.user_code, 'deny');
+      await decideOnDevicePage(t.issuer, device.verification_uri, device.user_code, ERIN, 'deny');
       expect(await polling).toMatchObject({ error: 'access_denied' });
     });
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
-import { addIdentityProvider } from '../helpers/federation.js';
+import { addUpstreamProvider } from '../helpers/federation.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
@@ -59,12 +59,7 @@ describe.each(testDatabaseUrls())('OpenTelemetry traces exported over OTLP/HTTP 
     upstream.accounts.set('u-1', { sub: 'u-1', preferred_username: 'carol', email: 'carol@corp.test' });
     const token = await t.addClient({ name: 'cli', grants: ['authorization_code'], trusted: true });
     secrets.add(token.clientSecret);
-    await addIdentityProvider(t, {
-      type: 'oidc',
-      name: 'corp',
-      issuer: upstream.issuer,
-      clientId: upstream.clientId,
-      clientSecret: upstream.clientSecret,
+    await addUpstreamProvider(t, upstream, {
       scopes: ['openid', 'profile', 'email'],
       tokenClientId: token.clientId,
     });
