@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { authenticateApiKey, verifySecret } from '@idgate/core';
 import { InitResult } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -113,6 +116,74 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
     expect(result.stdout).toMatch(/^Admin user: +Boss /m);
     expect(result.stdout).toMatch(/^API key: +idg_[a-z2-7]{8}_\S{43} /m);
     expect(result.stdout).toMatch(/^Client secret: +\S{43}$/m);
+  });
+
+  it("--demo adds a demo user, a cluster and the example application's client, and writes its settings", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'idgate-init-demo-'));
+    try {
+      const appEnv = join(dir, 'app.env');
+      const args = ['init', '--demo', '--app-url', 'http://localhost:3100', '--app-env', appEnv, '--json'];
+      const result = await run(args, { env: envFor(database.url) });
+      expect(result.code).toBe(0);
+      const { demo } = InitResult.parse(JSON.parse(result.stdout));
+      expect(demo).toMatchObject({
+        appUrl: 'http://localhost:3100',
+        user: { username: 'demo' },
+        client: { redirectUri: 'http://localhost:3100/callback' },
+        cluster: { name: 'demo', audience: 'kubernetes:demo' },
+      });
+      expect(statSync(appEnv).mode & 0o777).toBe(0o600);
+      const settings = readFileSync(appEnv, 'utf8');
+      expect(settings).toContain(`DEMO_CLIENT_SECRET=${demo?.client.clientSecret}\n`);
+      expect(settings).toContain(`DEMO_TOKENREVIEW_KEY=${demo?.cluster.apiKey}\n`);
+      expect(settings).toContain('DEMO_APP_URL=http://localhost:3100\n');
+
+      const services = await openTestServices(database.url);
+      try {
+        const { storage, hasher } = services;
+        const user = await storage.users.findByUsername('demo');
+        expect(user).toMatchObject({ groups: ['developers'], disabled: false });
+        expect(await hasher.verify(user?.passwordHash ?? '', demo?.user.password ?? '')).toBe(true);
+        expect(await storage.clients.findById(demo?.client.clientId ?? '')).toMatchObject({
+          name: 'Example app',
+          public: false,
+          trusted: false,
+          redirectUris: ['http://localhost:3100/callback'],
+          audiences: ['kubernetes:demo'],
+        });
+        expect((await storage.clusters.list()).map((cluster) => cluster.name)).toEqual(['demo']);
+      } finally {
+        await services.close();
+      }
+      // The settings file is never overwritten: a second run stops before the database.
+      const again = await run(args, { env: envFor(database.url) });
+      expect(again).toMatchObject({ code: 2, stdout: '' });
+      expect(again.stderr).toBe(`idgate: ${appEnv} exists already: choose another --app-env or remove it\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--demo says how to start the example application and whom to sign in as', async () => {
+    const result = await run(['init', '--demo'], { env: envFor(database.url) });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Demo user: +demo, password \S{20,}$/m);
+    expect(result.stdout).toMatch(
+      /IDGATE_ISSUER=\S+ DEMO_APP_URL=http:\/\/localhost:3000 .* node examples\/web\/server\.mjs$/m,
+    );
+    expect(result.stdout).toContain('then open http://localhost:3000 and sign in as demo.');
+  });
+
+  it.each([
+    { args: ['--app-env', 'x.env'], message: '--app-env needs --demo' },
+    {
+      args: ['--demo', '--app-url', 'not a url'],
+      message: '--app-url: not an absolute URL: not a url',
+    },
+  ])('refuses $args before touching the database', async ({ args, message }) => {
+    const result = await run(['init', ...args], { env: envFor(database.url) });
+    expect(result).toMatchObject({ code: 2, stdout: '', stderr: `idgate: ${message}\n` });
+    expect((await snapshot(database.url)).counts).toEqual([0, 0, 0]);
   });
 
   it('refuses an invalid --admin-username before touching the database', async () => {

@@ -15,5 +15,25 @@ export const InitResult = /* @__PURE__ */ z.strictObject({
     clientId: /* @__PURE__ */ z.string(),
     clientSecret: /* @__PURE__ */ z.string(),
   }),
+  /** With `init --demo`: what the example application signs in with, and who signs in. */
+  demo: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.strictObject({
+      appUrl: /* @__PURE__ */ z.string(),
+      user: /* @__PURE__ */ z.strictObject({
+        username: /* @__PURE__ */ z.string(),
+        password: /* @__PURE__ */ z.string(),
+      }),
+      client: /* @__PURE__ */ z.strictObject({
+        clientId: /* @__PURE__ */ z.string(),
+        clientSecret: /* @__PURE__ */ z.string(),
+        redirectUri: /* @__PURE__ */ z.string(),
+      }),
+      cluster: /* @__PURE__ */ z.strictObject({
+        name: /* @__PURE__ */ z.string(),
+        audience: /* @__PURE__ */ z.string(),
+        apiKey: /* @__PURE__ */ z.string(),
+      }),
+    }),
+  ),
 });
 export type InitResult = z.infer<typeof InitResult>;
