@@ -24,6 +24,7 @@ import { adminSigningKeyRoutes } from './routes/admin/signing-keys.js';
 import { adminUserIdentityRoutes } from './routes/admin/user-identities.js';
 import { adminUserRoutes } from './routes/admin/users.js';
 import { healthRoutes } from './routes/health.js';
+import { homeRoutes } from './routes/home.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
@@ -144,6 +145,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('onRoute', catalog.record);
   await app.register(metricsRoutes);
   await app.register(healthRoutes);
+  await app.register(homeRoutes);
   await app.register(discoveryRoutes);
   await app.register(tokenRoutes);
   await app.register(deviceAuthorizationRoutes);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { migrateToLatest, openDatabase } from '../storage/index.js';
 import type { CliContext } from './context.js';
+import { isInitialized, NEXT_STEP_ON_EMPTY, startBanner } from './first-steps.js';
 
 export function registerServe(program: Command, ctx: CliContext): void {
   program
@@ -12,7 +13,15 @@ export function registerServe(program: Command, ctx: CliContext): void {
       const logStream = ctx.io.stdout === process.stdout ? undefined : ctx.io.stdout;
       // Loaded here: the HTTP stack is needed by this command only.
       const { startServer } = await import('../serve.js');
-      await startServer(config, { handleSignals: true, ...(logStream === undefined ? {} : { logStream }) });
+      const running = await startServer(config, {
+        handleSignals: true,
+        ...(logStream === undefined ? {} : { logStream }),
+      });
+      const initialized = await isInitialized(running.services.storage);
+      if (!initialized) running.app.log.info(NEXT_STEP_ON_EMPTY);
+      // A person at a terminal gets where to go in words; log collectors read only the JSON on stdout.
+      if ((ctx.io.stderr as { isTTY?: boolean }).isTTY === true)
+        ctx.io.stderr.write(startBanner({ address: running.address, issuer: config.issuer, initialized }));
       // The open server keeps the process alive; the signal handler ends it.
     });
 }

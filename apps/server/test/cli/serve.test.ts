@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { endsWithTest } from '../helpers/child-processes.js';
@@ -79,4 +80,65 @@ describe('idgate serve', () => {
       blocker.close();
     }
   });
+});
+
+describe('idgate serve says what to do next', () => {
+  /** Starts `idgate serve` on `db` (through `wrap`, e.g. a terminal) and answers its output once it is ready. */
+  async function outputOfServe(
+    wrap?: (command: string[]) => string[],
+  ): Promise<{ stdout: string; stderr: string }> {
+    const port = await freePort();
+    const command = [process.execPath, BIN, 'serve'];
+    const [file, ...args] = wrap === undefined ? command : wrap(command);
+    const spawned = endsWithTest(
+      spawn(file as string, args, {
+        env: cliEnv(envFor(db.url, { IDGATE_HOST: '127.0.0.1', IDGATE_PORT: String(port) })),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    const output = { stdout: '', stderr: '' };
+    spawned.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      output.stdout += chunk;
+    });
+    spawned.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      output.stderr += chunk;
+    });
+    expect((await waitForHealth(`http://127.0.0.1:${port}/readyz`, Date.now() + 15_000)).status).toBe(200);
+    // The banner and the log line are written right after listening: wait for the last of them.
+    const deadline = Date.now() + 10_000;
+    while (!/idle compaction|Logs follow/.test(output.stdout + output.stderr) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    return output;
+  }
+  const logMessages = (stdout: string) =>
+    lines(stdout).map((line) => (JSON.parse(line) as { msg: string }).msg);
+
+  it('logs the next step on an empty database, and not once it is initialized; no banner without a terminal', async () => {
+    const empty = await outputOfServe();
+    expect(logMessages(empty.stdout)).toContain(
+      'the database holds no users, clients or API keys yet: run `idgate init` (`pnpm -s idgate init` in a checkout) for the first admin user, API key and client, or `pnpm demo` for a demo user and an example application',
+    );
+    expect(empty.stderr).toBe('');
+    expect((await run(['init'], { env: envFor(db.url) })).code).toBe(0);
+    const initialized = await outputOfServe();
+    expect(logMessages(initialized.stdout).filter((message) => message.includes('idgate init'))).toEqual([]);
+  });
+
+  it.skipIf(!existsSync('/usr/bin/script'))(
+    'prints where to go and what to run to a person at a terminal',
+    async () => {
+      // util-linux's script(1) runs the server on a pseudo-terminal, as a person's shell would.
+      const { stdout } = await outputOfServe((command) => [
+        '/usr/bin/script',
+        '-qec',
+        command.join(' '),
+        '/dev/null',
+      ]);
+      const text = stdout.replace(/\r/g, '');
+      expect(text).toMatch(/^idgate is listening on http:\/\/127\.0\.0\.1:\d+$/m);
+      expect(text).toContain('  issuer:       http://localhost:8080/oauth\n');
+      expect(text).toContain('Next: the database is empty. In another terminal run\n  pnpm -s idgate init');
+    },
+  );
 });

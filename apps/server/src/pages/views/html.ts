@@ -70,4 +70,5 @@ button.secondary{background:#e5e7eb;color:#111827;margin-top:.5rem}
 .providers{margin-top:1.5rem;border-top:1px solid #e5e7eb;padding-top:1rem}
 .providers a{display:block;text-align:center;padding:.625rem;margin-top:.5rem;border:1px solid #9ca3af;border-radius:.5rem;color:#111827;text-decoration:none}
 .muted{color:#4b5563;font-size:.875rem}
+code{word-break:break-all}
 `;
