@@ -97,5 +97,5 @@ export function sendErrorPage(
   status: number,
   page: { assetsPath: string; title: string; message: string },
 ): FastifyReply {
-  return sendPage(reply, status, messagePage({ ...page, alert: true }));
+  return sendPage(reply, status, messagePage({ ...page, alert: true, requestId: reply.request.id }));
 }

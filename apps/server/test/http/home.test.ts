@@ -51,7 +51,11 @@ describe.each(testDatabaseUrls())('GET / on $name', (kind) => {
   it('still answers a page a browser asks for that does not exist with a page, and a program with a problem', async () => {
     const browser = await t.fetch(`${t.baseUrl}/no-such-page`, { headers: { accept: 'text/html' } });
     expect(browser.status).toBe(404);
-    expect(await browser.text()).toContain('<h1>Not Found</h1>');
+    const page = await browser.text();
+    expect(page).toContain('<h1>Not Found</h1>');
+    // A way back, and the id to quote to whoever runs the server (the one its log lines carry).
+    expect(page).toContain('Go back to the application you came from');
+    expect(page).toContain(`Request id: <code>${browser.headers.get('x-request-id')}</code>`);
     const program = await t.fetch(`${t.baseUrl}/no-such-page`);
     expect(program.status).toBe(404);
     expect(await program.json()).toMatchObject({ status: 404, code: 'not_found' });

@@ -6,12 +6,21 @@ export function messagePage(options: {
   title: string;
   message: string;
   alert?: boolean;
+  /** On an error page: the request's id, for the person to quote to whoever runs idgate. */
+  requestId?: string;
 }): string {
   return page({
     title: options.title,
     assetsPath: options.assetsPath,
     body: html`<h1>${options.title}</h1>
-${options.alert ? html`<p class="alert" role="alert">${options.message}</p>` : html`<p>${options.message}</p>`}`,
+${options.alert ? html`<p class="alert" role="alert">${options.message}</p>` : html`<p>${options.message}</p>`}
+${
+  options.requestId === undefined
+    ? ''
+    : html`<p>Go back to the application you came from and try again. If this happens again, tell whoever runs
+this sign-in service what you were doing and this request id.</p>
+<p class="muted">Request id: <code>${options.requestId}</code></p>`
+}`,
   });
 }
 
