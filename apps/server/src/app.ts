@@ -12,7 +12,7 @@ import { errorHandling } from './http/errors.js';
 import { installFormParser } from './http/form.js';
 import { redactUrl } from './http/redact.js';
 import { RouteCatalog } from './openapi/document.js';
-import { assetsPathOf } from './pages/form-action.js';
+import { PageLooks } from './pages/look.js';
 import { adminApiKeyRoutes } from './routes/admin/api-keys.js';
 import { adminAuditEventRoutes } from './routes/admin/audit-events.js';
 import { adminClientRoutes } from './routes/admin/clients.js';
@@ -110,7 +110,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     } as NonNullable<FastifyServerOptions['logger']>);
   const { health } = context.database;
   const errors = errorHandling({
-    assetsPath: assetsPathOf(context.config.issuer),
+    looks: new PageLooks(context.config),
     baseHeaders,
     storageFailed: (error, log) => health.failed(error, log),
   });

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { IdentityProviderConfig, SigningAlgorithm } from '@idgate/schema';
 import { z } from 'zod';
+import { LOCALES } from './pages/i18n.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -85,6 +86,24 @@ const TrustProxy = z.preprocess(
     },
   ),
 );
+
+/** A colour the stylesheet can take as it is: `#rgb` or `#rrggbb`. */
+const Color = z
+  .string({ error: 'must be a colour #rgb or #rrggbb' })
+  .regex(/^#(?:[0-9a-fA-F]{3}){1,2}$/, 'must be a colour #rgb or #rrggbb');
+
+/** The logo's media type by its file's extension. */
+export const LOGO_TYPES: ReadonlyMap<string, string> = new Map([
+  ['png', 'image/png'],
+  ['svg', 'image/svg+xml'],
+  ['jpg', 'image/jpeg'],
+  ['jpeg', 'image/jpeg'],
+  ['webp', 'image/webp'],
+  ['gif', 'image/gif'],
+]);
+const LOGO_TYPE = `must be a ${[...LOGO_TYPES.keys()].join(', ')} file`;
+/** `logo.PNG` → `png` */
+export const extensionOf = (path: string): string => /\.([^./\\]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';
 
 /** Where OTLP/HTTP spans go: an http(s) URL without credentials (collectors take them as headers). */
 const OtlpUrl = z
@@ -328,6 +347,30 @@ const ConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  /** How the sign-in, consent, device and error pages look and which language they default to. */
+  ui: z
+    .strictObject({
+      /** The name the pages show (titles, the local account), e.g. your company's sign-in name. */
+      productName: z
+        .string({ error: 'must be a name of 1–64 characters' })
+        .trim()
+        .min(1, 'must be a name of 1–64 characters')
+        .max(64, 'must be a name of 1–64 characters')
+        .default('idgate'),
+      /** A logo file shown above every page (PNG, SVG, JPEG, WebP or GIF, at most 256 KiB), read at start. */
+      logoFile: z
+        .string({ error: 'must be a file path' })
+        .min(1, 'must be a file path')
+        .refine((path) => LOGO_TYPES.has(extensionOf(path)), LOGO_TYPE)
+        .optional(),
+      /** The colour of buttons and focus rings: `#rgb` or `#rrggbb`. */
+      primaryColor: Color.default('#1d4ed8'),
+      /** The colour behind the card. */
+      backgroundColor: Color.default('#f3f4f6'),
+      /** The language of a page when neither the application (`ui_locales`) nor the browser asks for one the pages speak. */
+      defaultLocale: oneOf(LOCALES).default('en'),
+    })
+    .prefault({}),
   trustProxy: TrustProxy.default(false),
   bodyLimit: whole(1024, 10_485_760, 'a number of bytes').default(65_536),
   otel: Telemetry,
@@ -376,6 +419,11 @@ const ENV: Record<string, string[]> = {
   IDGATE_DEVICE_MAX_WRONG_CODES: ['bruteForce', 'maxWrongUserCodes'],
   IDGATE_LOG_LEVEL: ['log', 'level'],
   IDGATE_TRUST_PROXY: ['trustProxy'],
+  IDGATE_UI_PRODUCT_NAME: ['ui', 'productName'],
+  IDGATE_UI_LOGO_FILE: ['ui', 'logoFile'],
+  IDGATE_UI_PRIMARY_COLOR: ['ui', 'primaryColor'],
+  IDGATE_UI_BACKGROUND_COLOR: ['ui', 'backgroundColor'],
+  IDGATE_UI_DEFAULT_LOCALE: ['ui', 'defaultLocale'],
   IDGATE_BODY_LIMIT: ['bodyLimit'],
   IDGATE_UPSTREAM_REVALIDATE_INTERVAL: ['federation', 'revalidateInterval'],
   IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS: ['federation', 'revalidateMaxStaleness'],

@@ -168,6 +168,19 @@ describe('configuration', () => {
     ['IDGATE_TRUST_PROXY', 'maybe', `IDGATE_TRUST_PROXY ${TRUST_PROXY}, got "maybe"`],
     ['IDGATE_TRUST_PROXY', '11', 'IDGATE_TRUST_PROXY must be a number of proxies 1–10, got "11"'],
     ['IDGATE_BODY_LIMIT', '10', 'IDGATE_BODY_LIMIT must be a number of bytes 1024–10485760, got "10"'],
+    ['IDGATE_UI_PRODUCT_NAME', ' ', 'IDGATE_UI_PRODUCT_NAME must be a name of 1–64 characters, got " "'],
+    [
+      'IDGATE_UI_LOGO_FILE',
+      'logo.bmp',
+      'IDGATE_UI_LOGO_FILE must be a png, svg, jpg, jpeg, webp, gif file, got "logo.bmp"',
+    ],
+    ['IDGATE_UI_PRIMARY_COLOR', 'red', 'IDGATE_UI_PRIMARY_COLOR must be a colour #rgb or #rrggbb, got "red"'],
+    [
+      'IDGATE_UI_BACKGROUND_COLOR',
+      '#12345',
+      'IDGATE_UI_BACKGROUND_COLOR must be a colour #rgb or #rrggbb, got "#12345"',
+    ],
+    ['IDGATE_UI_DEFAULT_LOCALE', 'fr', 'IDGATE_UI_DEFAULT_LOCALE must be one of en, de, got "fr"'],
     [
       'IDGATE_DATABASE_CONNECT_TIMEOUT',
       '0',

@@ -44,6 +44,8 @@ export interface DiscoveryOptions {
   deviceAuthorization?: boolean;
   /** Client authentication methods of the revocation and introspection endpoints. */
   endpointAuthMethods?: readonly string[];
+  /** The languages the sign-in pages speak (`ui_locales_supported`), when they speak more than one. */
+  uiLocales?: readonly string[];
 }
 
 /**
@@ -85,6 +87,8 @@ export function buildProviderMetadata(options: DiscoveryOptions): ProviderMetada
   }
   if (options.endSession) metadata.end_session_endpoint = `${issuer}/logout`;
   if (options.deviceAuthorization) metadata.device_authorization_endpoint = `${issuer}/device_authorization`;
+  if (options.uiLocales !== undefined && options.uiLocales.length > 0)
+    metadata.ui_locales_supported = [...options.uiLocales];
   // RFC 9207: every authorization response carries `iss`.
   metadata.authorization_response_iss_parameter_supported = true;
   return metadata;

@@ -9,6 +9,8 @@ import type {
   RouteOptions,
 } from 'fastify';
 import { sendErrorPage } from '../pages/form-action.js';
+import type { Messages } from '../pages/i18n.js';
+import type { PageLooks } from '../pages/look.js';
 import type { HealthLogger } from '../storage/health.js';
 
 /**
@@ -28,8 +30,8 @@ export type RouteErrorFormat = ErrorFormat | readonly [json: 'oauth' | 'problem'
 declare module 'fastify' {
   interface FastifyContextConfig {
     errorFormat?: RouteErrorFormat;
-    /** The heading of this route's error pages (default: the status's name), e.g. `Sign-in failed`. */
-    errorPageTitle?: string;
+    /** The heading of this route's error pages (default: the status's name), in the page's language. */
+    errorPageTitle?: (t: Messages) => string;
   }
 }
 
@@ -206,10 +208,10 @@ function pathPattern(url: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-/** What {@link errorHandling} needs: where the pages' stylesheet is. */
+/** What {@link errorHandling} needs: how error pages look. */
 export interface ErrorHandlingOptions {
-  /** The issuer's assets path, e.g. `/oauth/assets`. */
-  assetsPath: string;
+  /** The pages' look (stylesheet, product name, the browser's language). */
+  looks: PageLooks;
   /** Headers every response carries; the error paths that skip `onSend` set them here. */
   baseHeaders(request: FastifyRequest, reply: FastifyReply): void;
   /**
@@ -227,7 +229,7 @@ export interface ErrorHandlingOptions {
  * is a generic 500 logged with the request id. No response ever carries a stack trace, SQL text or
  * an internal message, and a 5xx says nothing but that it failed.
  * @example
- * const errors = errorHandling({ assetsPath: '/oauth/assets', baseHeaders });
+ * const errors = errorHandling({ looks: new PageLooks(config), baseHeaders });
  * const app = Fastify({ frameworkErrors: errors.frameworkErrors });
  * errors.install(app); // before the routes are registered
  */
@@ -254,12 +256,18 @@ export function errorHandling(options: ErrorHandlingOptions): {
           .send({ error: answer.oauthError, error_description: description });
       case 'problem':
         return sendProblem(reply, status, answer.problemCode, description, answer.problemMembers);
-      case 'html':
+      case 'html': {
+        const look = options.looks.for(request);
         return sendErrorPage(reply, status, {
-          assetsPath: options.assetsPath,
-          title: request.routeOptions?.config?.errorPageTitle ?? TITLES[status] ?? 'Error',
+          look,
+          title:
+            request.routeOptions?.config?.errorPageTitle?.(look.t) ??
+            look.t.statusTitles[status] ??
+            TITLES[status] ??
+            'Error',
           message: sentence(description),
         });
+      }
     }
   };
 

@@ -7,10 +7,12 @@ import {
   authorizationResponseUrl,
   type ClientRecord,
 } from '@idgate/core';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { requestOrigin } from '../http/caller.js';
-import { assetsPathOf, sendErrorPage } from './form-action.js';
+import { sendErrorPage } from './form-action.js';
+import type { Messages } from './i18n.js';
+import { type PageLook, PageLooks } from './look.js';
 import type { BrowserState } from './state.js';
 
 /**
@@ -20,7 +22,7 @@ import type { BrowserState } from './state.js';
 export class AuthorizationFlow {
   readonly loginPath: string;
   readonly devicePath: string;
-  readonly assetsPath: string;
+  readonly looks: PageLooks;
 
   constructor(
     private readonly idgate: AppContext,
@@ -28,7 +30,7 @@ export class AuthorizationFlow {
   ) {
     this.loginPath = `${new URL(idgate.config.issuer).pathname}/login`;
     this.devicePath = `${new URL(idgate.config.issuer).pathname}/device`;
-    this.assetsPath = assetsPathOf(idgate.config.issuer);
+    this.looks = new PageLooks(idgate.config);
   }
 
   /** Sends the browser back to the client with an error, when the error may go there, else shows it. */
@@ -38,8 +40,16 @@ export class AuthorizationFlow {
     return this.errorPage(reply, 400, error.description);
   }
 
-  errorPage(reply: FastifyReply, status: number, message: string): FastifyReply {
-    return sendErrorPage(reply, status, { assetsPath: this.assetsPath, title: 'Sign-in failed', message });
+  /** How the pages look to the browser that sent `request`, in its language. */
+  look(request: FastifyRequest): PageLook {
+    return this.looks.for(request);
+  }
+
+  /** A "Sign-in failed" page saying `message` (in the browser's language, when it is one of ours). */
+  errorPage(reply: FastifyReply, status: number, message: string | ((t: Messages) => string)): FastifyReply {
+    const look = this.look(reply.request);
+    const text = typeof message === 'string' ? message : message(look.t);
+    return sendErrorPage(reply, status, { look, title: look.t.signInFailed, message: text });
   }
 
   /** After sign-in, a device approval continues on the verification page's confirmation. */

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
+import type { PageLook } from './look.js';
 import { messagePage } from './views/message.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
@@ -86,16 +87,11 @@ export const PAGE_ANSWERS = {
   error: (description: string): ResponseDoc => ({ description, html: true }),
 } as const;
 
-/** Where the pages of the issuer find their stylesheet: `<issuer path>/assets`. */
-export function assetsPathOf(issuer: string): string {
-  return `${new URL(issuer).pathname}/assets`;
-}
-
 /** Sends a page that shows an error to the person in front of the browser. */
 export function sendErrorPage(
   reply: FastifyReply,
   status: number,
-  page: { assetsPath: string; title: string; message: string },
+  page: { look: PageLook; title: string; message: string },
 ): FastifyReply {
   return sendPage(reply, status, messagePage({ ...page, alert: true, requestId: reply.request.id }));
 }

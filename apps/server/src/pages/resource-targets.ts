@@ -6,7 +6,7 @@ import type { ResourceTarget } from './views/consent.js';
  * registered cluster's audience as "Cluster: alpha", any other audience as itself ("Audience:
  * https://api.example"), so the person sees every cluster they are letting the application or
  * device into (RFC 8628 §5.4, RFC 8707).
- * @example await resourceTargets(idgate, ['kubernetes:alpha', 'https://api.example']) // [{ label: 'Cluster', name: 'alpha' }, { label: 'Audience', name: 'https://api.example' }]
+ * @example await resourceTargets(idgate, ['kubernetes:alpha', 'https://api.example']) // [{ kind: 'cluster', name: 'alpha' }, { kind: 'audience', name: 'https://api.example' }]
  */
 export async function resourceTargets(
   idgate: AppContext,
@@ -18,8 +18,6 @@ export async function resourceTargets(
   );
   return audiences.map((audience) => {
     const cluster = clusters.get(audience);
-    return cluster === undefined
-      ? { label: 'Audience', name: audience }
-      : { label: 'Cluster', name: cluster };
+    return cluster === undefined ? { kind: 'audience', name: audience } : { kind: 'cluster', name: cluster };
   });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { assetsPathOf, sendPage } from '../pages/form-action.js';
+import { sendPage } from '../pages/form-action.js';
+import { PageLooks } from '../pages/look.js';
 import { html, page } from '../pages/views/html.js';
 
 /** What `GET /` answers a program: what this server is and where its public endpoints are. */
@@ -33,7 +34,8 @@ export async function homeRoutes(app: FastifyInstance): Promise<void> {
   };
   const body = page({
     title: 'idgate',
-    assetsPath: assetsPathOf(config.issuer),
+    // For operators and developers, in English.
+    look: new PageLooks(config).in('en'),
     body: html`<h1>idgate</h1>
 <p>An OpenID Connect provider and Kubernetes token service. Applications sign people in here;
 Kubernetes clusters check its tokens.</p>

@@ -5,7 +5,9 @@ import SqliteDatabase from 'better-sqlite3';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { errorHandling } from '../../src/http/errors.js';
+import { PageLooks } from '../../src/pages/look.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -313,7 +315,8 @@ describe('a route that answers programs in JSON and browsers with a page', () =>
   // What the federation callback does: a refusal never reads as idgate's outage, and its format
   // follows the Accept header.
   async function callbackApp() {
-    const errors = errorHandling({ assetsPath: '/oauth/assets', baseHeaders: () => {} });
+    const looks = new PageLooks(loadConfig({ env: {} }));
+    const errors = errorHandling({ looks, baseHeaders: () => {} });
     const app = Fastify({ logger: false, frameworkErrors: errors.frameworkErrors });
     errors.install(app);
     app.get('/oauth/callback/:idp', { config: { errorFormat: ['oauth', 'html'] } }, async () => {

@@ -1,3 +1,4 @@
+import type { PageLook } from '../look.js';
 import { type Html, html, page } from './html.js';
 
 /** An external identity provider offered on the login page. */
@@ -9,7 +10,7 @@ export interface LoginProvider {
 
 /** The username/password form, with a button per external identity provider. */
 export function loginPage(options: {
-  assetsPath: string;
+  look: PageLook;
   action: string;
   interactionId: string;
   csrfToken: string;
@@ -21,16 +22,18 @@ export function loginPage(options: {
   passwordProviders?: Array<{ name: string; displayName: string }>;
   provider?: string | undefined;
 }): string {
+  const { look } = options;
+  const { t } = look;
   const alert: Html | undefined =
     options.error === undefined
       ? undefined
       : html`<p class="alert" role="alert" id="login-error">${options.error}</p>`;
   const providers = options.providers ?? [];
   return page({
-    title: 'Sign in',
-    assetsPath: options.assetsPath,
-    body: html`<h1>Sign in</h1>
-${options.clientName === undefined ? undefined : html`<p>to continue to <strong>${options.clientName}</strong></p>`}
+    title: t.signIn,
+    look,
+    body: html`<h1>${t.signIn}</h1>
+${options.clientName === undefined ? undefined : html`<p>${t.continueTo(options.clientName)}</p>`}
 ${alert}
 <form method="post" action="${options.action}" novalidate>
 <input type="hidden" name="interaction" value="${options.interactionId}">
@@ -38,23 +41,23 @@ ${alert}
 ${
   (options.passwordProviders ?? []).length === 0
     ? undefined
-    : html`<label for="provider">Account</label>
+    : html`<label for="provider">${t.account}</label>
 <select id="provider" name="provider">
-<option value="local">idgate account</option>
+<option value="local">${t.localAccount(look.productName)}</option>
 ${(options.passwordProviders ?? []).map((p) => html`<option value="${p.name}"${p.name === options.provider ? html` selected` : undefined}>${p.displayName}</option>`)}
 </select>`
 }
-<label for="username">Username</label>
+<label for="username">${t.username}</label>
 <input type="text" id="username" name="username" value="${options.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required${options.error === undefined ? '' : ' aria-describedby="login-error"'} autofocus>
-<label for="password">Password</label>
+<label for="password">${t.password}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required>
-<button type="submit">Sign in</button>
+<button type="submit">${t.signIn}</button>
 </form>
 ${
   providers.length === 0
     ? undefined
-    : html`<nav class="providers" aria-label="Other ways to sign in">${providers.map(
-        (p) => html`<a href="${p.href}">Sign in with ${p.displayName}</a>`,
+    : html`<nav class="providers" aria-label="${t.otherWays}">${providers.map(
+        (p) => html`<a href="${p.href}">${t.signInWith(p.displayName)}</a>`,
       )}</nav>`
 }`,
   });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import {
   AuthorizationError,
   type ClientRecord,
@@ -5,11 +6,12 @@ import {
 } from '@idgate/core';
 import { AuthorizationRequestForm } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { extensionOf, LOGO_TYPES } from '../../config.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute } from '../../pages/form-action.js';
 import { BrowserState } from '../../pages/state.js';
-import { STYLESHEET } from '../../pages/views/html.js';
+import { stylesheet } from '../../pages/views/html.js';
 
 const authorizeDoc = (method: 'GET' | 'POST') =>
   pageRoute({
@@ -34,8 +36,13 @@ export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
   const state = new BrowserState(idgate);
   const flow = new AuthorizationFlow(idgate, state);
+  const { ui } = idgate.config;
+  const css = stylesheet({ primary: ui.primaryColor, background: ui.backgroundColor });
+  const logo = readLogo(ui.logoFile);
 
   const authorize = async (request: FastifyRequest, reply: FastifyReply, params: FormBody) => {
+    // The language the application asks the pages to speak (OIDC Core §3.1.2.1), for the whole sign-in.
+    flow.looks.keepRequested(reply, params.ui_locales);
     let validated: { request: ValidatedRequest; client: ClientRecord };
     try {
       validated = await idgate.core.authorize.validate(params);
@@ -82,6 +89,52 @@ export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (_request, reply) =>
-      reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=86400').send(STYLESHEET),
+      reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=86400').send(css),
   );
+
+  if (logo !== undefined) {
+    app.get(
+      '/oauth/assets/logo',
+      {
+        config: {
+          doc: {
+            operationId: 'getLogo',
+            summary: "The operator's logo on the pages (ui.logoFile)",
+            tags: ['pages'],
+            responses: {
+              200: {
+                description: 'the logo',
+                content: { [logo.type]: 'the image' },
+                headers: { 'Cache-Control': 'public, max-age=3600' },
+              },
+            },
+          },
+        },
+      },
+      async (_request, reply) =>
+        reply
+          .type(logo.type)
+          .header('cache-control', 'public, max-age=3600')
+          // An SVG opened on its own runs no script and loads nothing.
+          .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+          .send(logo.bytes),
+    );
+  }
+}
+
+/** The largest logo the pages carry. */
+const MAX_LOGO_BYTES = 256 * 1024;
+
+/** The configured logo, read once at start; a missing, empty or too large file stops the start with its path. */
+function readLogo(file: string | undefined): { bytes: Buffer; type: string } | undefined {
+  if (file === undefined) return undefined;
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    throw new Error(`ui.logoFile ${file}: ${(error as NodeJS.ErrnoException).code ?? 'cannot be read'}`);
+  }
+  if (bytes.length === 0 || bytes.length > MAX_LOGO_BYTES)
+    throw new Error(`ui.logoFile ${file}: must hold 1 byte to 256 KiB (it holds ${bytes.length})`);
+  return { bytes, type: LOGO_TYPES.get(extensionOf(file)) as string };
 }

@@ -7,6 +7,7 @@ import type { FormBody } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
 import { Decision, InteractionId, present } from '../../pages/form-fields.js';
+import type { Messages } from '../../pages/i18n.js';
 import { resourceTargets } from '../../pages/resource-targets.js';
 import { BrowserState } from '../../pages/state.js';
 import { deviceCodePage, deviceConfirmPage } from '../../pages/views/device.js';
@@ -45,11 +46,9 @@ const DeviceForm = z.object({
   decision: Decision,
 });
 
-const WRONG_CODE =
-  'That code is not valid or has expired. Check the code on your device, or start again there.';
-const DECIDED = 'This code has already been used. To connect the device again, start again on the device.';
-const EXPIRED =
-  'This device request has expired or was started in another browser. Start again on the device.';
+const WRONG_CODE = (t: Messages) => t.errors.wrongCode;
+const DECIDED = (t: Messages) => t.errors.codeUsed;
+const EXPIRED = (t: Messages) => t.errors.deviceExpired;
 
 /**
  * The verification page of the device authorization grant (RFC 8628 §3.3), `GET/POST
@@ -63,12 +62,26 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
   const state = new BrowserState(idgate);
   const flow = new AuthorizationFlow(idgate, state);
-  const { assetsPath, loginPath, devicePath } = flow;
+  const { loginPath, devicePath } = flow;
   const { device } = idgate.core;
-  const showCodeForm = (reply: FastifyReply, status: number, userCode?: string, error?: string) =>
-    sendPage(reply, status, deviceCodePage({ assetsPath, action: devicePath, userCode, error }));
-  const showMessage = (reply: FastifyReply, title: string, message: string) =>
-    sendPage(reply, 200, messagePage({ assetsPath, title, message }));
+  const showCodeForm = (
+    reply: FastifyReply,
+    status: number,
+    userCode?: string,
+    error?: (t: Messages) => string,
+  ) => {
+    const look = flow.look(reply.request);
+    const shown = error?.(look.t);
+    return sendPage(reply, status, deviceCodePage({ look, action: devicePath, userCode, error: shown }));
+  };
+  const showMessage = (
+    reply: FastifyReply,
+    title: (t: Messages) => string,
+    message: (t: Messages) => string,
+  ) => {
+    const look = flow.look(reply.request);
+    return sendPage(reply, 200, messagePage({ look, title: title(look.t), message: message(look.t) }));
+  };
   const deviceInteraction = async (request: FastifyRequest, id: string | undefined) => {
     const interaction = await state.loadInteraction(request, id);
     if (interaction === undefined) return undefined;
@@ -116,7 +129,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
         reply,
         200,
         deviceConfirmPage({
-          assetsPath,
+          look: flow.look(request),
           action: devicePath,
           interactionId: interaction.id,
           csrfToken: interaction.csrfToken,
@@ -155,19 +168,18 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       // is the code form.
       if (typeof form.sent('interaction') === 'string') return decide(request, reply, form);
       const typed = present(form.field('user_code'));
-      if (typed === undefined) return showCodeForm(reply, 400, '', 'Enter the code shown on your device.');
+      if (typed === undefined) return showCodeForm(reply, 400, '', (t) => t.enterCode);
       const found = await device.enterUserCode(typed, request.ip, request.headers['user-agent'] ?? null);
       if (!found.ok) {
         switch (found.failure) {
           case 'locked': {
             reply.header('retry-after', String(found.retryAfterSeconds));
             const minutes = Math.ceil(found.retryAfterSeconds / 60);
-            const wait = `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
-            const error =
+            return showCodeForm(reply, 429, typed, (t) =>
               found.scope === 'all'
-                ? `Too many wrong codes have been entered here lately, from many places: to keep device codes from being guessed, no code is accepted for now. ${wait}`
-                : `Too many wrong codes. ${wait}`;
-            return showCodeForm(reply, 429, typed, error);
+                ? t.errors.tooManyCodesEverywhere(minutes)
+                : t.errors.tooManyCodes(minutes),
+            );
           }
           case 'decided':
             return showCodeForm(reply, 400, typed, DECIDED);
@@ -200,7 +212,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
     }
     const { interaction, stored } = found;
     if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
-      return flow.errorPage(reply, 403, 'The form was not sent from this page. Go back and try again.');
+      return flow.errorPage(reply, 403, (t) => t.errors.notFromThisPage);
     }
     const user = await idgate.storage.users.findById(interaction.userId as string);
     if (user === undefined || user.disabled) return flow.errorPage(reply, 400, EXPIRED);
@@ -220,7 +232,15 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
     await state.finishInteraction(reply, interaction.id);
     if (!outcome.ok) return flow.errorPage(reply, 400, outcome.failure === 'decided' ? DECIDED : WRONG_CODE);
     return allow
-      ? showMessage(reply, 'Device connected', 'You may return to your device: it is signing you in now.')
-      : showMessage(reply, 'Device denied', 'The device was not given access. You may close this page.');
+      ? showMessage(
+          reply,
+          (t) => t.deviceConnected,
+          (t) => t.deviceConnectedMessage,
+        )
+      : showMessage(
+          reply,
+          (t) => t.deviceDenied,
+          (t) => t.deviceDeniedMessage,
+        );
   }
 }

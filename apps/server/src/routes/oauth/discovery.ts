@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { sendProblem } from '../../http/errors.js';
 import type { RouteDoc } from '../../openapi/route-doc.js';
+import { LOCALES } from '../../pages/i18n.js';
 
 /** A JSON body computed once per key ring, with its strong ETag. */
 interface CachedBody {
@@ -128,6 +129,7 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
       introspection: true,
       endSession: true,
       deviceAuthorization: true,
+      uiLocales: LOCALES,
     }),
   );
   const jwks = cached((ring) => ring.jwks());

@@ -12,6 +12,7 @@ import { LoginTransactions, TRANSACTION_MESSAGES } from '../../federation/transa
 import { callerOf } from '../../http/caller.js';
 import type { ResponseDoc, RouteDoc } from '../../openapi/route-doc.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
+import type { Messages } from '../../pages/i18n.js';
 import { BrowserState, type LiveInteraction } from '../../pages/state.js';
 
 type Query = Record<string, string | string[] | undefined>;
@@ -79,7 +80,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
 
   // Refusals answer JSON to programs and a page to a person's browser (chosen by Accept).
   const options = {
-    config: { errorFormat: ['oauth', 'html'] as const, errorPageTitle: 'Sign-in failed' },
+    config: { errorFormat: ['oauth', 'html'] as const, errorPageTitle: (t: Messages) => t.signInFailed },
     onRequest: async (_request: FastifyRequest, reply: FastifyReply) => {
       reply.header('cache-control', 'no-store');
     },

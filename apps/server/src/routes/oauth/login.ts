@@ -15,6 +15,7 @@ import type { FormBody } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
 import { Decision, InteractionId, present } from '../../pages/form-fields.js';
+import type { Messages } from '../../pages/i18n.js';
 import { resourceTargets } from '../../pages/resource-targets.js';
 import { BrowserState, type LiveInteraction } from '../../pages/state.js';
 import { consentPage } from '../../pages/views/consent.js';
@@ -47,8 +48,7 @@ const ConsentForm = z.object({
   decision: Decision,
 });
 
-const EXPIRED =
-  'This sign-in request has expired or was started in another browser. Go back to the application and try again.';
+const EXPIRED = (t: Messages) => t.errors.signInExpired;
 
 /** Where signing in may send the browser next: the client's redirect URI of an authorization request. */
 const redirectOf = (stored: InteractionRequest): string | undefined =>
@@ -63,7 +63,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
   const state = new BrowserState(idgate);
   const flow = new AuthorizationFlow(idgate, state);
-  const { assetsPath, loginPath } = flow;
+  const { loginPath } = flow;
   const consentPath = `${new URL(idgate.config.issuer).pathname}/consent`;
   const clientName = async (stored: InteractionRequest) =>
     isStandalone(stored) ? undefined : (await idgate.storage.clients.findById(stored.clientId))?.name;
@@ -84,7 +84,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       reply,
       status,
       loginPage({
-        assetsPath,
+        look: flow.look(reply.request),
         action: loginPath,
         interactionId: interaction.id,
         csrfToken: interaction.csrfToken,
@@ -123,8 +123,9 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       if (sent.ok && sent.value === undefined) {
         const current = await state.currentSession(request);
         if (current !== undefined) {
-          const message = `You are signed in as ${current.user.username}.`;
-          return sendPage(reply, 200, messagePage({ assetsPath, title: 'Signed in', message }));
+          const look = flow.look(request);
+          const message = look.t.signedInMessage(current.user.username);
+          return sendPage(reply, 200, messagePage({ look, title: look.t.signedIn, message }));
         }
         const interaction = await state.createInteraction(reply, { standalone: true });
         return showLogin(reply, 200, interaction);
@@ -142,7 +143,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         reply,
         200,
         consentPage({
-          assetsPath,
+          look: flow.look(request),
           action: consentPath,
           interactionId: interaction.id,
           csrfToken: interaction.csrfToken,
@@ -180,17 +181,14 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       const interaction = await state.loadInteraction(request, present(form.field('interaction')));
       if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
       if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
-        return flow.errorPage(
-          reply,
-          403,
-          'The form was not sent from this sign-in page. Go back and try again.',
-        );
+        return flow.errorPage(reply, 403, (t) => t.errors.notFromSignInPage);
       }
+      const { t } = flow.look(request);
       const typed = form.field('username');
       const password = form.field('password');
       if (!typed.ok || !password.ok) {
         return showLogin(reply, 400, interaction, {
-          error: 'Enter your username and password.',
+          error: t.errors.enterCredentials,
           username: typed.ok ? typed.value : '',
         });
       }
@@ -217,29 +215,28 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         });
       } catch (error) {
         if (!(error instanceof OAuthProtocolError)) throw error;
-        const error503 = 'The directory cannot be reached right now. Try again later.';
-        return showLogin(reply, 503, interaction, { error: error503, ...shown });
+        return showLogin(reply, 503, interaction, { error: t.errors.directoryDown, ...shown });
       }
       if (!login.ok) {
         switch (login.failure) {
           case 'unknown_provider':
             return showLogin(reply, 400, interaction, {
-              error: 'Choose one of the offered accounts.',
+              error: t.errors.chooseAccount,
               username,
             });
           case 'locked': {
             reply.header('retry-after', String(login.retryAfterSeconds));
             const minutes = Math.ceil(login.retryAfterSeconds / 60);
             return showLogin(reply, 429, interaction, {
-              error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+              error: t.errors.locked(minutes),
               ...shown,
             });
           }
           default: {
             const messages = {
-              disabled: 'This account is disabled.',
-              not_linked: 'No idgate account is linked to this directory account.',
-              invalid_credentials: 'Invalid username or password.',
+              disabled: t.errors.disabled,
+              not_linked: t.errors.notLinked(idgate.config.ui.productName),
+              invalid_credentials: t.errors.invalidCredentials,
             };
             return showLogin(reply, 401, interaction, { error: messages[login.failure], ...shown });
           }
@@ -253,9 +250,9 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           reply,
           200,
           messagePage({
-            assetsPath,
-            title: 'Signed in',
-            message: `You are signed in as ${login.user.username}.`,
+            look: flow.look(request),
+            title: t.signedIn,
+            message: t.signedInMessage(login.user.username),
           }),
         );
       }
@@ -284,11 +281,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         return flow.errorPage(reply, 400, EXPIRED);
       }
       if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
-        return flow.errorPage(
-          reply,
-          403,
-          'The form was not sent from this consent page. Go back and try again.',
-        );
+        return flow.errorPage(reply, 403, (t) => t.errors.notFromConsentPage);
       }
       const stored = interaction.request;
       const user = await idgate.storage.users.findById(interaction.userId);

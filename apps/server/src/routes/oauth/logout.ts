@@ -83,7 +83,7 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
         reply,
         200,
         logoutConfirmPage({
-          assetsPath: flow.assetsPath,
+          look: flow.look(request),
           action: path,
           csrfToken,
           username: current.user.username,
@@ -102,10 +102,11 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
     }
     state.clearSession(reply);
     if (validated.redirectTo !== undefined) return reply.redirect(validated.redirectTo, 303);
+    const look = flow.look(request);
     return sendPage(
       reply,
       200,
-      messagePage({ assetsPath: flow.assetsPath, title: 'Signed out', message: 'You are signed out.' }),
+      messagePage({ look, title: look.t.signedOut, message: look.t.signedOutMessage }),
     );
   };
 
@@ -114,7 +115,7 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
   );
   app.post<{ Body: FormBody | undefined }>('/oauth/logout', logoutDoc('POST'), (request, reply) => {
     if (!isFormRequest(request)) {
-      return flow.errorPage(reply, 400, 'The sign-out request must be sent as a form.');
+      return flow.errorPage(reply, 400, (t) => t.errors.logoutNotForm);
     }
     return logout(request, reply, request.body ?? {});
   });
