@@ -32,16 +32,26 @@ class Bounded<V> {
   clear(): void {
     this.#map.clear();
   }
-  /** Copies every entry into `other` (the newest last, so `other` forgets the oldest first). */
-  copyTo(other: Bounded<V>): void {
-    for (const [key, value] of this.#map) other.set(key, value);
+  /** Each entry, the oldest first. */
+  forEach(visit: (key: string, value: V) => void): void {
+    for (const [key, value] of this.#map) visit(key, value);
   }
+}
+
+/** A load held by the directory, and whether it has answered. */
+interface Held<V> {
+  readonly loading: Promise<V>;
+  /** `loading` fulfilled: only then may it outlive a resync as a previous answer. */
+  answered: boolean;
 }
 
 /** A cache of loads and, beside it, what the loads answered before the last resync. */
 class Generations<V> {
-  readonly current: Bounded<Promise<V>>;
-  /** Answers from before the last resync: served only while the database cannot answer. */
+  readonly current: Bounded<Held<V>>;
+  /**
+   * Answers from before the last resync, each a fulfilled promise (never a load that was still
+   * pending at the resync: it may fail later and must not take the place of a good answer).
+   */
   readonly previous: Bounded<Promise<V>>;
   constructor(max: number) {
     this.current = new Bounded(max);
@@ -49,7 +59,9 @@ class Generations<V> {
   }
   /** A resync: what is held becomes the previous generation, the current one starts empty. */
   turn(): void {
-    this.current.copyTo(this.previous);
+    this.current.forEach((key, held) => {
+      if (held.answered) this.previous.set(key, held.loading);
+    });
     this.current.clear();
   }
   delete(key: string): void {
@@ -298,27 +310,37 @@ export class Directory implements ReadCache {
   }
 
   /**
-   * `key` from memory, else loaded (and remembered). A load the database cannot answer is
-   * answered from before the last resync when that knew `key` — not remembered as current, so the
-   * next request asks the database again. Stale, the directory answers nothing from memory.
+   * `key` from memory, else loaded (and remembered). What was known before the last resync is
+   * answered at once while the load that replaces it is under way — and instead of it when the
+   * database is known to be away or the load fails for want of it — so a known token's review
+   * never waits on the database. Stale, the directory answers nothing from memory.
    */
   #memo<V>(cache: Generations<V>, key: string, load: (key: string) => Promise<V>): Promise<V> {
     const stale = this.stale;
-    const hit = stale ? undefined : cache.current.get(key);
-    if (hit !== undefined) return hit;
-    // The database known to be away: what it said before, without waiting out a timeout.
-    const before =
-      stale || this.#options.storageAvailable?.() !== false ? undefined : cache.previous.get(key);
-    if (before !== undefined) return before;
+    const held = stale ? undefined : cache.current.get(key);
+    if (held?.answered === true) return held.loading;
+    const before = stale ? undefined : cache.previous.get(key);
+    if (held !== undefined) return before ?? held.loading;
+    // The database known to be away: what it said before, without a load that would fail.
+    if (before !== undefined && this.#options.storageAvailable?.() === false) return before;
     const loading = load(key);
-    cache.current.set(key, loading);
-    // A failed load is not remembered.
-    loading.catch(() => cache.current.delete(key));
+    const entry: Held<V> = { loading, answered: false };
+    cache.current.set(key, entry);
+    loading.then(
+      () => {
+        entry.answered = true;
+      },
+      // A failed load is not remembered (unless a newer one took its place meanwhile).
+      () => {
+        if (cache.current.get(key) === entry) cache.current.delete(key);
+      },
+    );
+    if (before !== undefined) return before;
     if (stale) return loading;
     return loading.catch((error: unknown) => {
-      const before = error instanceof StorageUnavailableError ? cache.previous.get(key) : undefined;
-      if (before === undefined) throw error;
-      return before;
+      const since = error instanceof StorageUnavailableError ? cache.previous.get(key) : undefined;
+      if (since === undefined) throw error;
+      return since;
     });
   }
 
