@@ -11,7 +11,7 @@ import { idgateEnvironment, seed, startIdgate } from './idgate.mjs';
 import { memoryCheck } from './memory.mjs';
 import { databaseProbe, perRequest, throwawayDatabase } from './postgres.mjs';
 import { freePort, killAllNow, memory, runCommand, stop, stopAll } from './processes.mjs';
-import { readScenarios, reviewBody, reviewHeaders } from './reads.mjs';
+import { clientCredentialsMint, readScenarios, reviewBody, reviewHeaders } from './reads.mjs';
 import { startReferences } from './references.mjs';
 import { buildReport, renderMarkdown } from './report.mjs';
 import { createRunner } from './scenario.mjs';
@@ -121,6 +121,7 @@ async function main() {
     database: options.database,
     replicas: options.replicas,
     soak: options.soak,
+    soakTokens: options.soakTokens,
     loadGenerator: 'wrk',
   };
   log(
@@ -278,10 +279,26 @@ async function main() {
   /** @type {Awaited<ReturnType<typeof memoryCheck>> | undefined} */
   let memoryResult;
   if (run.wanted('memory')) {
+    // The soak's distinct tokens are minted by this server (the fresh one shares its database and keys).
+    /** @type {{ file: string, count: number } | undefined} */
+    let soakTokens;
+    if (options.soak > 0 && options.soakTokens > 0) {
+      const file = join(tmp, 'soak.txt');
+      writeFileSync(file, '');
+      const count = await run.mint(
+        'soak tokens',
+        idgate,
+        clientCredentialsMint(seeded.auth.service),
+        options.soakTokens,
+        file,
+      );
+      soakTokens = { file, count };
+    }
     await stop(idgate.process);
     memoryResult = await memoryCheck(run, () => serve(0, undefined, false), {
       apiKey: seeded.apiKey,
       userToken,
+      ...(soakTokens === undefined ? {} : { soakTokens }),
     });
   }
 
