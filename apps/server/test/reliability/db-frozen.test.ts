@@ -75,6 +75,9 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
   const discovery = () => call('/oauth/.well-known/openid-configuration');
   const jwks = () => call('/oauth/keys');
   const healthAvailable = () => t.server.context.database.health.available;
+  const reviewEvents = () =>
+    t.server.services.storage.auditEvents.list({ limit: 1000, types: ['token-review.decided'] });
+  let reviewEventsBefore = 0;
 
   /** The in-memory paths, each checked to answer as a known token's should. */
   async function fromMemory(): Promise<Array<{ what: string; status: number; body: string }>> {
@@ -107,7 +110,11 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
     t = await startTestServer(
       { name: 'postgres', create: async () => ({ url: cluster.url, drop: async () => {} }) },
       // The default connect (5 s), statement (10 s) and query (12 s) timeouts.
-      { database: { url: cluster.url, heartbeatTimeout: HEARTBEAT_TIMEOUT_S } },
+      {
+        database: { url: cluster.url, heartbeatTimeout: HEARTBEAT_TIMEOUT_S },
+        // Each review an event of its own, written only when the test flushes.
+        audit: { tokenReview: 'all', tokenReviewInterval: 3600 },
+      },
     );
     adminKey = await t.addApiKey(['admin', 'tokenreview']);
     await t.addUser(USER.username, USER.password);
@@ -122,6 +129,9 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
     expect([302, 303]).toContain((await authorize()).status);
     expect((await adminList()).status).toBe(200);
     for (const answer of await fromMemory()) expect(answer.status, answer.what).toBe(200);
+    await t.server.context.audit.flush();
+    reviewEventsBefore = (await reviewEvents()).length;
+    expect(reviewEventsBefore).toBeGreaterThan(0);
   }, 90_000);
 
   afterAll(async () => {
@@ -181,6 +191,11 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
     expect(performance.now() - ready).toBeLessThan(FAIL_FAST_MS);
     for (const answer of await fromMemory()) expect(answer.status, answer.what).toBe(200);
 
+    // The reviews' audit events cannot be written now: the write fails at once and keeps them.
+    const flushing = performance.now();
+    await t.server.context.audit.flush();
+    expect(performance.now() - flushing).toBeLessThan(FAIL_FAST_MS);
+
     // Every registered route, with the query timeout at its default of 12 s: none waits for it.
     const walked = await walkEveryRoute(
       t.server.app,
@@ -206,6 +221,9 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
     expect((await adminList()).status).toBe(200);
     expect((await call('/readyz')).status).toBe(200);
     expect(await t.server.directory.resync()).toBe(true);
+    // The reviews answered during the freeze (two rounds of them at least) are in the trail now.
+    await t.server.context.audit.flush();
+    expect((await reviewEvents()).length).toBeGreaterThanOrEqual(reviewEventsBefore + 2);
     for (const answer of await fromMemory()) expect(answer.status, answer.what).toBe(200);
     // The pool was not left full of connections to the frozen server.
     const answers = await Promise.all(Array.from({ length: 20 }, adminList));
