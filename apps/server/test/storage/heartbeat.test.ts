@@ -61,7 +61,7 @@ describe('the PostgreSQL heartbeat (circuit breaker)', () => {
       server.answering = false;
       await vi.advanceTimersByTimeAsync(HEARTBEAT_INTERVAL_MS + 999);
       expect(health.available).toBe(true);
-      await vi.advanceTimersByTimeAsync(1);
+      await vi.advanceTimersByTimeAsync(2);
       expect(health.state).toMatchObject({ available: false, reason: 'timeout' });
       expect(abandoned.map((error) => error.code)).toEqual(['timeout']);
       // The connection the unanswered ping is stuck on is dropped; the next ping opens another.
