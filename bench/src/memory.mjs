@@ -13,7 +13,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((done) => setTimeout(don
 /**
  * @param {import('./scenario.mjs').Runner} run
  * @param {() => Promise<import('./scenario.mjs').Server>} start starts the fresh server
- * @param {{ apiKey: string, userToken: string, soakTokens?: { file: string, count: number } }} f
+ * @param {{ apiKey: string, userToken: string, soakTokens?: { file: string, count: number, apiKey: string } }} f
  */
 export async function memoryCheck(run, start, f) {
   const { options, log, tmp } = run;
@@ -31,6 +31,7 @@ export async function memoryCheck(run, start, f) {
       ? review
       : {
           ...review,
+          headers: reviewHeaders(f.soakTokens.apiKey),
           body: reviewBody('{1}'),
           source: /** @type {const} */ ('cycle'),
           file: f.soakTokens.file,

@@ -57,7 +57,7 @@ export function forgedParts(token) {
  * A wrk load minting `client_credentials` access tokens with `auth`, collecting each.
  * @param {string} auth
  */
-export const clientCredentialsMint = (auth) => ({
+const clientCredentialsMint = (auth) => ({
   method: 'POST',
   path: '/oauth/token',
   headers: { authorization: auth, 'content-type': FORM },
