@@ -78,6 +78,7 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
   const reviewEvents = () =>
     t.server.services.storage.auditEvents.list({ limit: 1000, types: ['token-review.decided'] });
   let reviewEventsBefore = 0;
+  const figures: Record<string, number> = {};
 
   /** The in-memory paths, each checked to answer as a known token's should. */
   async function fromMemory(): Promise<Array<{ what: string; status: number; body: string }>> {
@@ -138,6 +139,7 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
     cluster?.thaw();
     await t?.close().catch(() => undefined);
     await cluster?.destroy();
+    console.log(`db-frozen figures: ${JSON.stringify(figures)}`);
   });
 
   it('in-memory paths answer without waiting; what needs the database answers 503 within 2 s of the freeze being noticed, in flight or not', async () => {
@@ -145,6 +147,7 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
     // userinfo below must answer from what was known before it, not load from the database.
     expect(await t.server.directory.resync()).toBe(true);
     const unavailableLines = logged(t.logs, 'storage unavailable');
+    const frozenAt = performance.now();
     cluster.freeze();
     // Waiting on the database when it was noticed: more than the pool's ten connections.
     const inFlight = [passwordGrant(), authorize(), ...Array.from({ length: 12 }, adminList)].map((sent) =>
@@ -171,7 +174,9 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
       NOTICED_WITHIN_MS,
       'the freeze noticed',
     );
+    figures.noticedAfterFreezeMs = Math.round(noticed - frozenAt);
     const answered = await Promise.all(inFlight);
+    figures.inFlight503AfterNoticedMaxMs = Math.round(Math.max(...answered.map((a) => a.at - noticed)));
     for (const answer of answered) {
       expect(answer.status).toBe(503);
       expect(answer.retryAfter).toMatch(/^[0-9]+$/);
@@ -210,12 +215,14 @@ describe.skipIf(!canRunThrowawayPostgres())('a frozen PostgreSQL (SIGSTOP) on a 
 
   it('after SIGCONT everything recovers without a restart', async () => {
     const availableLines = logged(t.logs, 'storage available again');
+    const thawedAt = performance.now();
     cluster.thaw();
-    await until(
+    const recovered = await until(
       async () => (await passwordGrant()).status === 200,
       RECOVERED_WITHIN_MS,
       'a password grant after the thaw',
     );
+    figures.passwordGrant200AfterThawMs = Math.round(recovered - thawedAt);
     expect(logged(t.logs, 'storage available again')).toBe(availableLines + 1);
     expect([302, 303]).toContain((await authorize()).status);
     expect((await adminList()).status).toBe(200);
