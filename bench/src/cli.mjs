@@ -28,6 +28,8 @@ export const USAGE = `usage: pnpm bench -- [options]   (or: node bench/src/run.m
   --replicas <n>        1 (default) or 2: with 2, a second idgate on the same PostgreSQL (implies
                         --database postgres) and TokenReview + refresh rotation loaded on both
   --soak <s>            seconds of maximum-rate TokenReview for the memory check (default 60; 0: none)
+  --soak-tokens <n>     distinct tokens the soak cycles through, as a cluster's reviews do (default
+                        20000, minted before it; 0: the one warm token every time)
   --only <regex>        run only the scenarios whose id matches (ids: see the table)
   --max-tokens <n>      cap on tokens minted for each token pool (default 60000)
   --out <dir>           where latest.md and latest.json go (default bench/results)
@@ -45,7 +47,7 @@ export const USAGE = `usage: pnpm bench -- [options]   (or: node bench/src/run.m
  *
  * @typedef {{ duration: number, warmup: number, connections: number, threads: number,
  *   alg: 'RS256' | 'ES256' | 'EdDSA', database: 'sqlite' | 'postgres', postgresUrl?: string,
- *   replicas: number, soak: number, only?: RegExp, maxTokens: number, out: string,
+ *   replicas: number, soak: number, soakTokens: number, only?: RegExp, maxTokens: number, out: string,
  *   nodeFlags?: string[], cpuProf: boolean, keep: boolean }} BenchOptions
  */
 export function parseFlags(argv, env, defaultOut = join(process.cwd(), 'results')) {
@@ -66,6 +68,7 @@ export function parseFlags(argv, env, defaultOut = join(process.cwd(), 'results'
         postgres: { type: 'string' },
         replicas: { type: 'string', default: '1' },
         soak: { type: 'string', default: '60' },
+        'soak-tokens': { type: 'string', default: '20000' },
         only: { type: 'string' },
         'max-tokens': { type: 'string', default: '60000' },
         out: { type: 'string', default: defaultOut },
@@ -117,6 +120,7 @@ export function parseFlags(argv, env, defaultOut = join(process.cwd(), 'results'
       : {}),
     replicas,
     soak: number('soak', values.soak, 0, 3600),
+    soakTokens: Math.round(number('soak-tokens', values['soak-tokens'], 0, 1_000_000)),
     ...(only === undefined ? {} : { only }),
     maxTokens: Math.round(number('max-tokens', values['max-tokens'], 100, 1_000_000)),
     out: values.out,

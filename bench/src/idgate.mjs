@@ -35,6 +35,9 @@ export function idgateEnvironment(options) {
   };
 }
 
+/** The soak person's groups: as many as a platform engineer's, each named as teams are. */
+const SOAK_GROUPS = Array.from({ length: 30 }, (_, i) => `platform-team-${String(i + 1).padStart(2, '0')}`);
+
 /**
  * Seeds idgate through its CLI: clients for each grant, an API key for TokenReview, a user.
  * @param {string} serverBin @param {NodeJS.ProcessEnv} env
@@ -73,6 +76,21 @@ export async function seed(serverBin, env) {
     '--json',
   ]);
   const apiKey = (await cli(['api-keys', 'add', '--name', 'bench', '--scope', 'tokenreview', '--json'])).key;
+  // The soak's cluster: its tokens carry the claims Kubernetes maps (username, prefixed groups),
+  // reviewed with its own bound API key, for a person in 30 groups.
+  const cluster = await cli(['clusters', 'add', 'bench-soak', '--json']);
+  const kube = await cli([
+    ...['clients', 'add', '--name', 'bench-kube', '--trusted', '--grant', 'password', 'refresh_token'],
+    ...['--audience', cluster.cluster.audience, ...userScopes, '--json'],
+  ]);
+  const soakPassword = `secret-${randomBytes(18).toString('base64url')}`;
+  await cli(
+    [
+      ...['users', 'add', 'soak', ...SOAK_GROUPS.flatMap((group) => ['--group', group])],
+      ...['--password-stdin', '--json'],
+    ],
+    soakPassword,
+  );
   const password = `secret-${randomBytes(18).toString('base64url')}`;
   await cli(
     [
@@ -92,6 +110,11 @@ export async function seed(serverBin, env) {
     },
     webClientId: web.clientId,
     deviceClientId: device.clientId,
+    soak: {
+      apiKey: cluster.apiKey,
+      auth: basic(kube.clientId, kube.clientSecret),
+      user: { username: 'soak', password: soakPassword },
+    },
   };
 }
 

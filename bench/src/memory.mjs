@@ -1,6 +1,8 @@
 // Memory: a fresh idgate, started as `pnpm start` starts it on the run's database, warmed up,
 // then left idle (idle RSS), then loaded with maximum-rate TokenReview for `--soak` seconds (peak
-// RSS: sampled every 100 ms, and VmHWM, the kernel's high-water mark of its whole life).
+// RSS: sampled every 100 ms, and VmHWM, the kernel's high-water mark of its whole life). The soak
+// cycles through `soakTokens` distinct tokens when given, as a cluster's API server reviews the
+// tokens of many people: every per-token cache of the server fills as it does in production.
 import { join } from 'node:path';
 import { memory, stop } from './processes.mjs';
 import { reviewBody, reviewHeaders } from './reads.mjs';
@@ -11,7 +13,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((done) => setTimeout(don
 /**
  * @param {import('./scenario.mjs').Runner} run
  * @param {() => Promise<import('./scenario.mjs').Server>} start starts the fresh server
- * @param {{ apiKey: string, userToken: string }} f
+ * @param {{ apiKey: string, userToken: string, soakTokens?: { file: string, count: number, apiKey: string } }} f
  */
 export async function memoryCheck(run, start, f) {
   const { options, log, tmp } = run;
@@ -24,10 +26,20 @@ export async function memoryCheck(run, start, f) {
     body: reviewBody(f.userToken),
     expect: { status: 200, bodyIncludes: '"authenticated":true' },
   };
+  const soakSpec =
+    f.soakTokens === undefined
+      ? review
+      : {
+          ...review,
+          headers: reviewHeaders(f.soakTokens.apiKey),
+          body: reviewBody('{1}'),
+          source: /** @type {const} */ ('cycle'),
+          file: f.soakTokens.file,
+        };
   const load = (/** @type {number} */ seconds, /** @type {string} */ name) =>
     runWrk({
       targets: [{ url: server.url, pid }],
-      spec: review,
+      spec: name === 'soak' ? soakSpec : review,
       specFile: join(tmp, `spec-memory-${name}.txt`),
       connections: options.connections,
       threads: options.threads,
@@ -50,10 +62,12 @@ export async function memoryCheck(run, start, f) {
     samples.sort((a, b) => a - b);
     const idle = samples[1] ?? 0;
     log(`idle RSS ${(idle / 2 ** 20).toFixed(0)} MB`);
-    /** @type {{ idle: number, soakSeconds: number, soakPeak?: number, soakHwm?: number, soakRps?: number, soakErrors?: number }} */
-    const result = { idle, soakSeconds: options.soak };
+    /** @type {{ idle: number, soakSeconds: number, soakTokens: number, soakPeak?: number, soakHwm?: number, soakRps?: number, soakErrors?: number }} */
+    const result = { idle, soakSeconds: options.soak, soakTokens: f.soakTokens?.count ?? 1 };
     if (options.soak > 0) {
-      log(`soak: ${options.soak} s of maximum-rate TokenReview`);
+      log(
+        `soak: ${options.soak} s of maximum-rate TokenReview over ${f.soakTokens?.count ?? 1} distinct token(s)`,
+      );
       const soak = await load(options.soak, 'soak');
       result.soakPeak = soak.rss ?? 0;
       result.soakHwm = memory(pid)?.peak ?? 0;

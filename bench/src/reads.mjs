@@ -54,6 +54,19 @@ export function forgedParts(token) {
 }
 
 /**
+ * A wrk load minting `client_credentials` access tokens with `auth`, collecting each.
+ * @param {string} auth
+ */
+const clientCredentialsMint = (auth) => ({
+  method: 'POST',
+  path: '/oauth/token',
+  headers: { authorization: auth, 'content-type': FORM },
+  body: 'grant_type=client_credentials',
+  expect: ISSUED,
+  collect: { file: '', field: 'access_token' },
+});
+
+/**
  * @param {import('./scenario.mjs').Runner} run @param {ReadFixtures} f
  */
 export async function readScenarios(run, f) {
@@ -85,14 +98,7 @@ export async function readScenarios(run, f) {
   // the warm-up) measures the rate, then enough tokens are minted for the measured run; a run whose
   // pool runs out ends early rather than repeat a token.
   const idgate = /** @type {import('./scenario.mjs').Server} */ (run.servers.idgate);
-  const ccMint = (/** @type {string} */ auth) => ({
-    method: 'POST',
-    path: '/oauth/token',
-    headers: { authorization: auth, 'content-type': FORM },
-    body: 'grant_type=client_credentials',
-    expect: ISSUED,
-    collect: { file: '', field: 'access_token' },
-  });
+  const ccMint = clientCredentialsMint;
   const coldFile = join(tmp, 'cold.txt');
   const expiredFile = join(tmp, 'expired.txt');
   let coldMinted = 0;

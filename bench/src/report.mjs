@@ -9,7 +9,7 @@ import { renderDetails } from './report-tables.mjs';
  * @typedef {{ subject: string, reference: string, referenceLabel: string, goal: string,
  *   ratio?: number, met?: boolean, why?: string }} ComparisonResult
  * @typedef {{ path: string, results: ComparisonResult[] }} HeadlineResult
- * @typedef {{ idle: number, soakSeconds: number, soakPeak?: number, soakHwm?: number,
+ * @typedef {{ idle: number, soakSeconds: number, soakTokens?: number, soakPeak?: number, soakHwm?: number,
  *   soakRps?: number, soakErrors?: number }} MemoryResult
  */
 
@@ -158,7 +158,7 @@ export function evaluateMemory(memory) {
     rows.push({
       label,
       value: peak,
-      detail: `sampled ${mb(memory.soakPeak)} MB, VmHWM ${mb(memory.soakHwm)} MB, ${int(memory.soakRps ?? 0)} req/s`,
+      detail: `sampled ${mb(memory.soakPeak)} MB, VmHWM ${mb(memory.soakHwm)} MB, ${int(memory.soakRps ?? 0)} req/s over ${int(memory.soakTokens ?? 1)} distinct token(s)`,
       goal: '< 200 MB',
       ...((memory.soakErrors ?? 0) > 0 ? { met: false, why: 'errors' } : { met: peak < MEMORY_GOALS.soak }),
     });

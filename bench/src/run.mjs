@@ -15,7 +15,7 @@ import { readScenarios, reviewBody, reviewHeaders } from './reads.mjs';
 import { startReferences } from './references.mjs';
 import { buildReport, renderMarkdown } from './report.mjs';
 import { createRunner } from './scenario.mjs';
-import { refreshRotation, writeScenarios } from './writes.mjs';
+import { mapLimit, refreshRotation, writeScenarios } from './writes.mjs';
 import { WRK } from './wrk.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -121,6 +121,7 @@ async function main() {
     database: options.database,
     replicas: options.replicas,
     soak: options.soak,
+    soakTokens: options.soakTokens,
     loadGenerator: 'wrk',
   };
   log(
@@ -278,10 +279,46 @@ async function main() {
   /** @type {Awaited<ReturnType<typeof memoryCheck>> | undefined} */
   let memoryResult;
   if (run.wanted('memory')) {
+    // The soak's distinct tokens are people's, as a cluster's reviews are: the access tokens of
+    // refresh chains (one password sign-in per chain), minted by this server (the fresh one
+    // shares its database and keys).
+    /** @type {{ file: string, count: number } | undefined} */
+    let soakTokens;
+    if (options.soak > 0 && options.soakTokens > 0) {
+      const chains = join(tmp, 'soak-chains.txt');
+      const started = await mapLimit(Array.from({ length: 48 }), 4, () =>
+        tokenRequest(tokenUrl, seeded.soak.auth, {
+          grant_type: 'password',
+          ...seeded.soak.user,
+          scope: 'openid groups offline_access',
+        }),
+      );
+      writeFileSync(chains, `${started.map((grant) => grant.refresh_token).join('\n')}\n`);
+      const file = join(tmp, 'soak.txt');
+      writeFileSync(file, '');
+      const count = await run.mint(
+        'soak tokens',
+        idgate,
+        {
+          method: 'POST',
+          path: '/oauth/token',
+          headers: { authorization: seeded.soak.auth, 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=refresh_token&refresh_token={1}',
+          source: 'refresh',
+          file: chains,
+          expect: { status: 200, bodyIncludes: '"access_token"' },
+          collect: { file: '', field: 'access_token' },
+        },
+        options.soakTokens,
+        file,
+      );
+      soakTokens = { file, count };
+    }
     await stop(idgate.process);
     memoryResult = await memoryCheck(run, () => serve(0, undefined, false), {
       apiKey: seeded.apiKey,
       userToken,
+      ...(soakTokens === undefined ? {} : { soakTokens: { ...soakTokens, apiKey: seeded.soak.apiKey } }),
     });
   }
 

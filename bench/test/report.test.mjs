@@ -136,13 +136,22 @@ describe('flags', () => {
     const b = parseFlags(['--replicas', '2', '--database', 'sqlite'], {});
     assert.match((b.help === false && b.error) || '', /need PostgreSQL/);
   });
-  it('defaults: 5 s, 1 s warm-up, 64 connections, a 60 s soak, SQLite', () => {
+  it('defaults: 5 s, 1 s warm-up, 64 connections, a 60 s soak over 20,000 tokens, SQLite', () => {
     const a = parseFlags([], {});
     assert.ok(a.help === false && a.error === undefined);
     assert.deepEqual(
-      [a.options.duration, a.options.warmup, a.options.connections, a.options.soak, a.options.database],
-      [5, 1, 64, 60, 'sqlite'],
+      [
+        a.options.duration,
+        a.options.warmup,
+        a.options.connections,
+        a.options.soak,
+        a.options.soakTokens,
+        a.options.database,
+      ],
+      [5, 1, 64, 60, 20_000, 'sqlite'],
     );
+    const one = parseFlags(['--soak-tokens', '0'], {});
+    assert.equal(one.help === false && one.error === undefined && one.options.soakTokens, 0);
   });
   it('rejects out-of-range numbers and unknown flags', () => {
     assert.match(/** @type {any} */ (parseFlags(['--duration', '0'], {})).error, /--duration 0/);

@@ -198,6 +198,12 @@ const ConfigSchema = z.strictObject({
         .default(10),
       /** Seconds SQLite waits for another connection's write lock before giving up (`busy_timeout`). */
       busyTimeout: Timeout.default(5),
+      /**
+       * Seconds PostgreSQL has to answer the heartbeat (`select 1` every half second on a
+       * connection of its own); unanswered, what needs the database answers 503 at once, queries
+       * in flight included, until it answers again.
+       */
+      heartbeatTimeout: Timeout.default(1),
     })
     .prefault({}),
   secret: z
@@ -401,6 +407,7 @@ const ENV: Record<string, string[]> = {
   IDGATE_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: ['database', 'idleInTransactionTimeout'],
   IDGATE_DATABASE_KEEPALIVE: ['database', 'keepAlive'],
   IDGATE_DATABASE_BUSY_TIMEOUT: ['database', 'busyTimeout'],
+  IDGATE_DATABASE_HEARTBEAT_TIMEOUT: ['database', 'heartbeatTimeout'],
   IDGATE_CACHE_MAX_STALENESS: ['cache', 'maxStaleness'],
   IDGATE_SECRET: ['secret'],
   IDGATE_SECRET_FILE: ['secretFile'],

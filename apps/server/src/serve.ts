@@ -55,6 +55,7 @@ export async function composeServer(
     services = await openServices(config, {
       logger,
       tracing,
+      heartbeat: true,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
     });
   } catch (error) {

@@ -135,12 +135,15 @@ export async function openServices(
     /** Open only a database idgate already set up: create no file, secret or key for a missing one. */
     existing?: boolean;
     tracing?: Tracing | undefined;
+    /** Watch PostgreSQL with a heartbeat (`database.heartbeatTimeout`): a server, not a CLI run. */
+    heartbeat?: boolean;
   },
 ): Promise<Services> {
   const database = await openDatabase(config.database.url, {
     ...config.database,
     existing: options.existing === true,
     tracer: options.tracing?.tracer,
+    heartbeat: options.heartbeat === true ? { timeout: config.database.heartbeatTimeout } : undefined,
   });
   let auditLog: AuditLogSink | undefined;
   try {

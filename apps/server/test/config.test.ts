@@ -212,6 +212,11 @@ describe('configuration', () => {
       'IDGATE_DATABASE_BUSY_TIMEOUT must be a number of seconds 0.001–600, got "never"',
     ],
     [
+      'IDGATE_DATABASE_HEARTBEAT_TIMEOUT',
+      '0',
+      'IDGATE_DATABASE_HEARTBEAT_TIMEOUT must be a number of seconds 0.001–600, got "0"',
+    ],
+    [
       'IDGATE_CACHE_MAX_STALENESS',
       '1.5',
       'IDGATE_CACHE_MAX_STALENESS must be a whole number of seconds 0–31536000, got "1.5"',
@@ -385,6 +390,7 @@ describe('configuration', () => {
       idleInTransactionTimeout: 30,
       keepAlive: 10,
       busyTimeout: 5,
+      heartbeatTimeout: 1,
     });
     expect(loadConfig({ env: {} }).cache.maxStaleness).toBe(0);
     const set = loadConfig({
@@ -395,6 +401,7 @@ describe('configuration', () => {
         IDGATE_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: '20',
         IDGATE_DATABASE_KEEPALIVE: '0',
         IDGATE_DATABASE_BUSY_TIMEOUT: '0.25',
+        IDGATE_DATABASE_HEARTBEAT_TIMEOUT: '0.2',
         IDGATE_CACHE_MAX_STALENESS: '300',
       },
     });
@@ -405,6 +412,12 @@ describe('configuration', () => {
       idleInTransactionTimeout: 20,
       keepAlive: 0,
       busyTimeout: 0.25,
+      heartbeatTimeout: 0.2,
+    });
+    expect(
+      loadConfig({ file: yamlFile('database:\n  heartbeatTimeout: 2.5\n'), env: {} }).database,
+    ).toMatchObject({
+      heartbeatTimeout: 2.5,
     });
     expect(set.cache.maxStaleness).toBe(300);
     expect(problems(() => loadConfig({ env: { IDGATE_DATABASE_QUERY_TIMEOUT: '5' } }))).toEqual([

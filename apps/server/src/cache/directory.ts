@@ -32,16 +32,26 @@ class Bounded<V> {
   clear(): void {
     this.#map.clear();
   }
-  /** Copies every entry into `other` (the newest last, so `other` forgets the oldest first). */
-  copyTo(other: Bounded<V>): void {
-    for (const [key, value] of this.#map) other.set(key, value);
+  /** Each entry, the oldest first. */
+  forEach(visit: (key: string, value: V) => void): void {
+    for (const [key, value] of this.#map) visit(key, value);
   }
+}
+
+/** A load held by the directory, and whether it has answered. */
+interface Held<V> {
+  readonly loading: Promise<V>;
+  /** `loading` fulfilled: only then may it outlive a resync as a previous answer. */
+  answered: boolean;
 }
 
 /** A cache of loads and, beside it, what the loads answered before the last resync. */
 class Generations<V> {
-  readonly current: Bounded<Promise<V>>;
-  /** Answers from before the last resync: served only while the database cannot answer. */
+  readonly current: Bounded<Held<V>>;
+  /**
+   * Answers from before the last resync, each a fulfilled promise (never a load that was still
+   * pending at the resync: it may fail later and must not take the place of a good answer).
+   */
   readonly previous: Bounded<Promise<V>>;
   constructor(max: number) {
     this.current = new Bounded(max);
@@ -49,7 +59,9 @@ class Generations<V> {
   }
   /** A resync: what is held becomes the previous generation, the current one starts empty. */
   turn(): void {
-    this.current.copyTo(this.previous);
+    this.current.forEach((key, held) => {
+      if (held.answered) this.previous.set(key, held.loading);
+    });
     this.current.clear();
   }
   delete(key: string): void {
@@ -64,6 +76,51 @@ class Generations<V> {
 
 // One-shot `crypto.hash` (Node ≥ 20.12): the same digest as `createHash`, without a Hash object.
 const tokenKey = (token: string) => hash('sha256', token, 'base64url');
+
+/**
+ * How many users (each in two generations, and again as tokens describe them) and verified tokens
+ * are held: what a cluster's reviews over 20,000 people need, and a bound on the memory of every
+ * per-token and per-user cache whatever the load (bench/README.md, the soak).
+ */
+const MAX_USERS = 20_000;
+const MAX_VERIFIED_TOKENS = 20_000;
+
+/**
+ * The claims of a verified token that core reads from it (review, introspection, userinfo,
+ * assurance): what a token says of its user besides (names, groups — a cluster token may carry
+ * thousands) is read from the user record, so a remembered verification keeps only these.
+ */
+const VERIFIED_CLAIMS = [
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'nbf',
+  'jti',
+  'client_id',
+  'scope',
+  'sid',
+  'auth_time',
+  'acr',
+  'amr',
+] as const;
+
+/** `verification` with only {@link VERIFIED_CLAIMS} of its claims. */
+function leanVerification(verification: AccessTokenVerification): AccessTokenVerification {
+  if (!verification.ok) return verification;
+  const claims: Record<string, unknown> = {};
+  for (const name of VERIFIED_CLAIMS) {
+    const value = verification.claims[name];
+    if (value !== undefined) claims[name] = value;
+  }
+  return {
+    ok: true,
+    claims: claims as typeof verification.claims,
+    audience: verification.audience,
+    scope: verification.scope,
+  };
+}
 
 const REVOKED = Promise.resolve(true);
 const NOT_REVOKED = Promise.resolve(false);
@@ -107,13 +164,13 @@ export type ChangeSource = Pick<ChangeFeed, 'subscribe' | 'onResync' | 'onSynced
 export class Directory implements ReadCache {
   readonly storage: Storage;
   readonly #options: DirectoryOptions;
-  readonly #users = new Generations<UserRecord | undefined>(50_000);
+  readonly #users = new Generations<UserRecord | undefined>(MAX_USERS);
   /** Users as tokens describe them: their own groups and those of their linked identities. */
-  readonly #subjects = new Generations<UserRecord | undefined>(50_000);
+  readonly #subjects = new Generations<UserRecord | undefined>(MAX_USERS);
   readonly #clients = new Generations<Awaited<ReturnType<Storage['clients']['findById']>>>(10_000);
   readonly #apiKeys = new Generations<ApiKeyRecord | undefined>(10_000);
   /** Tokens that verified, until their `exp`. */
-  readonly #verified = new Bounded<AccessTokenVerification>(20_000);
+  readonly #verified = new Bounded<AccessTokenVerification>(MAX_VERIFIED_TOKENS);
   /**
    * Tokens whose signature did not match — the one refusal that costs a signature check (expired
    * tokens and others are refused before it) — in a cache of their own: a flood of forged tokens
@@ -124,6 +181,8 @@ export class Directory implements ReadCache {
   readonly #presentedKeys = new Bounded<ApiKeyRecord>(1_000);
   /** `kind:value` → expiry (ms). */
   readonly #revoked = new Map<string, number>();
+  /** The size of {@link #revoked} at which its expired entries are swept. */
+  #sweepRevokedAt = 1024;
   /** When (the options' clock, ms) the directory last heard from the database. */
   #syncedAt: number;
 
@@ -256,8 +315,15 @@ export class Directory implements ReadCache {
 
   #revokeFromLog(key: string): void {
     // The entry lives as long as anything it revokes; the longest token lifetime bounds that.
-    const expires = this.#options.clock.now() + this.#options.maxTokenLifetimeSeconds * 1000;
+    const now = this.#options.clock.now();
+    const expires = now + this.#options.maxTokenLifetimeSeconds * 1000;
     this.#revoked.set(key, Math.max(this.#revoked.get(key) ?? 0, expires));
+    // Revocations name tokens: expired ones go when the set has doubled since the last sweep
+    // (not only when looked up), so it holds the live ones and at most as many others.
+    if (this.#revoked.size >= this.#sweepRevokedAt) {
+      for (const [name, until] of this.#revoked) if (until <= now) this.#revoked.delete(name);
+      this.#sweepRevokedAt = Math.max(1024, this.#revoked.size * 2);
+    }
   }
 
   isRevoked(kind: RevocationKind, value: string): boolean {
@@ -298,27 +364,37 @@ export class Directory implements ReadCache {
   }
 
   /**
-   * `key` from memory, else loaded (and remembered). A load the database cannot answer is
-   * answered from before the last resync when that knew `key` — not remembered as current, so the
-   * next request asks the database again. Stale, the directory answers nothing from memory.
+   * `key` from memory, else loaded (and remembered). What was known before the last resync is
+   * answered at once while the load that replaces it is under way — and instead of it when the
+   * database is known to be away or the load fails for want of it — so a known token's review
+   * never waits on the database. Stale, the directory answers nothing from memory.
    */
   #memo<V>(cache: Generations<V>, key: string, load: (key: string) => Promise<V>): Promise<V> {
     const stale = this.stale;
-    const hit = stale ? undefined : cache.current.get(key);
-    if (hit !== undefined) return hit;
-    // The database known to be away: what it said before, without waiting out a timeout.
-    const before =
-      stale || this.#options.storageAvailable?.() !== false ? undefined : cache.previous.get(key);
-    if (before !== undefined) return before;
+    const held = stale ? undefined : cache.current.get(key);
+    if (held?.answered === true) return held.loading;
+    const before = stale ? undefined : cache.previous.get(key);
+    if (held !== undefined) return before ?? held.loading;
+    // The database known to be away: what it said before, without a load that would fail.
+    if (before !== undefined && this.#options.storageAvailable?.() === false) return before;
     const loading = load(key);
-    cache.current.set(key, loading);
-    // A failed load is not remembered.
-    loading.catch(() => cache.current.delete(key));
+    const entry: Held<V> = { loading, answered: false };
+    cache.current.set(key, entry);
+    loading.then(
+      () => {
+        entry.answered = true;
+      },
+      // A failed load is not remembered (unless a newer one took its place meanwhile).
+      () => {
+        if (cache.current.get(key) === entry) cache.current.delete(key);
+      },
+    );
+    if (before !== undefined) return before;
     if (stale) return loading;
     return loading.catch((error: unknown) => {
-      const before = error instanceof StorageUnavailableError ? cache.previous.get(key) : undefined;
-      if (before === undefined) throw error;
-      return before;
+      const since = error instanceof StorageUnavailableError ? cache.previous.get(key) : undefined;
+      if (since === undefined) throw error;
+      return since;
     });
   }
 
@@ -340,8 +416,12 @@ export class Directory implements ReadCache {
     const refused = this.#refused.get(key);
     if (refused !== undefined) return refused;
     const result = await verify(token);
-    if (result.ok) this.#verified.set(key, result);
-    else if (result.reason === 'bad_signature') this.#refused.set(key, result);
+    if (result.ok) {
+      const lean = leanVerification(result);
+      this.#verified.set(key, lean);
+      return lean;
+    }
+    if (result.reason === 'bad_signature') this.#refused.set(key, result);
     return result;
   }
 }

@@ -14,6 +14,7 @@ import {
 import type pg from 'pg';
 import { type QueryTarget, tracingQueries } from '../telemetry/query-spans.js';
 import { StorageHealth } from './health.js';
+import { type HeartbeatConnection, startHeartbeat } from './heartbeat.js';
 import type { Schema } from './schema.js';
 import { cachingStatements } from './statement-cache.js';
 import { reportingUnavailability, storageUnavailability } from './unavailable.js';
@@ -51,6 +52,14 @@ export interface OpenDatabaseOptions {
   keepAlive?: number;
   /** SQLite's `busy_timeout`: waiting for another connection's write lock (default 5). */
   busyTimeout?: number;
+  /**
+   * PostgreSQL: a `select 1` on a connection of its own every half second, which must answer
+   * within `timeout` seconds (`database.heartbeatTimeout`); unanswered, the database counts as
+   * away — queries in flight and new ones answer unavailable at once — until a ping answers
+   * again. Absent (a CLI run, migrations): no heartbeat, and while the database is away one
+   * connection attempt at a time is let through to find out whether it is back.
+   */
+  heartbeat?: { timeout: number } | undefined;
   /**
    * Open only a database idgate has already set up (its migration table exists): never create a
    * SQLite file or its folder. Throws {@link DatabaseNotFoundError} otherwise.
@@ -206,12 +215,13 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // (answered as unavailable storage), and the pool drops the connection when it comes back.
   pool.on('connect', (client) => client.on('error', () => {}));
   const health = new StorageHealth();
-  const dialect = new PostgresDialect({ pool: droppingBrokenClients(pool) });
+  const heartbeatTimeout = options.heartbeat?.timeout ?? 0;
+  const dialect = new PostgresDialect({ pool: droppingBrokenClients(pool, health) });
   const db = new Kysely<Schema>({
     dialect: reportingUnavailability(
       options.tracer === undefined ? dialect : tracingQueries(dialect, options.tracer, postgresTarget(url)),
       health,
-      { oneProbeWhileDown: true },
+      heartbeatTimeout > 0 ? { failFastWhileDown: true } : { oneProbeWhileDown: true },
     ),
   });
   try {
@@ -224,35 +234,120 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw new Error(`Cannot connect to PostgreSQL at ${describeServer(url)}: ${reason}`, { cause });
   }
-  return { db, dialect: 'postgres', pool, health, close: once(() => db.destroy()) };
+  const heartbeat =
+    heartbeatTimeout > 0
+      ? startHeartbeat({
+          health,
+          timeoutMs: ms(heartbeatTimeout),
+          connect: () => heartbeatConnection(pg, url, ms(heartbeatTimeout), options),
+        })
+      : undefined;
+  return {
+    db,
+    dialect: 'postgres',
+    pool,
+    health,
+    close: once(() => {
+      heartbeat?.stop();
+      return db.destroy();
+    }),
+  };
+}
+
+/** A `pg.Client` of the heartbeat's own: connecting bounded by the heartbeat's timeout. */
+async function heartbeatConnection(
+  pg: typeof import('pg').default,
+  url: string,
+  timeoutMs: number,
+  options: OpenDatabaseOptions,
+): Promise<HeartbeatConnection> {
+  const client = new pg.Client({
+    connectionString: url,
+    ...postgresTimeouts(options),
+    connectionTimeoutMillis: timeoutMs,
+    application_name: 'idgate heartbeat',
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    void client.end().catch(() => undefined);
+    throw error;
+  }
+  return {
+    ping: () => client.query('select 1'),
+    // With a query in flight pg destroys the socket rather than wait for the server's goodbye.
+    destroy: () => void client.end().catch(() => undefined),
+  };
 }
 
 /**
- * `pool` as Kysely uses it, except that a connection whose query failed for want of an answer
- * (the client's query timeout, a broken socket) is destroyed when released instead of going back
- * to the pool: a frozen server may still be working on that query, and the next one would queue
- * behind it.
+ * `pool` as Kysely uses it, except that
+ * - a connection whose query failed for want of an answer (the client's query timeout, a broken
+ *   socket) is destroyed when released instead of going back to the pool: a frozen server may
+ *   still be working on that query, and the next one would queue behind it;
+ * - when `health` turns unavailable (the heartbeat went unanswered), every query in flight and
+ *   every wait for a pooled connection is abandoned at once with that error, the connections
+ *   those queries ran on are destroyed when released (the pool opens fresh ones once the
+ *   database answers again), and a query on such a connection (a transaction's ROLLBACK) is not
+ *   sent: a request answers 503 in the time it takes to notice, not after the query timeout.
  */
-function droppingBrokenClients(pool: pg.Pool): PostgresPool {
+function droppingBrokenClients(pool: pg.Pool, health: StorageHealth): PostgresPool {
   return {
     async connect() {
-      const client = await pool.connect();
+      const client = await abandonable(health, pool.connect(), (late) => late.release());
       let broken: Error | undefined;
       return {
         query: ((...args: unknown[]) => {
+          if (broken instanceof StorageUnavailableError) return Promise.reject(broken);
           const result = (client.query as (...a: unknown[]) => unknown).apply(client, args);
-          if (result instanceof Promise)
-            result.catch((error: unknown) => {
-              const code = storageUnavailability(error);
-              if (code === 'timeout' || code === 'unreachable') broken ??= error as Error;
-            });
-          return result;
+          // A cursor (Kysely's streaming) is not a promise: it is read through the pool's client.
+          if (!(result instanceof Promise)) return result;
+          result.catch((error: unknown) => {
+            const code = storageUnavailability(error);
+            if (code === 'timeout' || code === 'unreachable') broken ??= error as Error;
+          });
+          return abandonable(health, result, undefined, (error) => {
+            broken = error;
+          });
         }) as PostgresPoolClient['query'],
         release: () => client.release(broken),
       };
     },
     end: () => pool.end(),
   };
+}
+
+/**
+ * `work`, or a rejection with the error that turns `health` unavailable first. `late` gets what
+ * `work` brings after it was given up on (a pooled connection to hand back); `abandoned` is told
+ * when it is.
+ */
+function abandonable<T>(
+  health: StorageHealth,
+  work: Promise<T>,
+  late?: (value: T) => void,
+  abandoned?: (error: StorageUnavailableError) => void,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let given = false;
+    const done = health.abandonOnOutage((error) => {
+      given = true;
+      abandoned?.(error);
+      reject(error);
+    });
+    work.then(
+      (value) => {
+        done();
+        if (given) late?.(value);
+        else resolve(value);
+      },
+      (error: unknown) => {
+        done();
+        reject(error);
+      },
+    );
+  });
 }
 
 function parseInt8(value: string): number {

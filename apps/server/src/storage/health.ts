@@ -41,6 +41,8 @@ export class StorageHealth {
   readonly #now: () => number;
   #busyLoggedAt: number | undefined;
   #busyUnlogged = 0;
+  /** What waits on the database now and gives up when it turns unavailable (see {@link abandonOnOutage}). */
+  readonly #waiting = new Set<(error: StorageUnavailableError) => void>();
 
   constructor(options: { now?: () => number } = {}) {
     this.#now = options.now ?? Date.now;
@@ -57,6 +59,19 @@ export class StorageHealth {
 
   get available(): boolean {
     return this.#state.available;
+  }
+
+  /**
+   * Calls `abandon` with the error that turns the storage unavailable, if it does before the
+   * returned function is called (the wait ended on its own): a query or a wait for a pooled
+   * connection then answers at once instead of waiting out its own timeout on a database that
+   * is known not to answer. A Set, not a promise raced against: a race with a promise that
+   * settles only at the next outage would keep a reaction per query until then.
+   * @example const done = health.abandonOnOutage((error) => reject(error)); query.finally(done);
+   */
+  abandonOnOutage(abandon: (error: StorageUnavailableError) => void): () => void {
+    this.#waiting.add(abandon);
+    return () => this.#waiting.delete(abandon);
   }
 
   /**
@@ -84,6 +99,9 @@ export class StorageHealth {
     if (!this.#state.available) return false;
     this.#state = { available: false, since: this.#now(), reason: error.code };
     logger?.warn({ reason: error.code, cause }, 'storage unavailable');
+    const waiting = [...this.#waiting];
+    this.#waiting.clear();
+    for (const abandon of waiting) abandon(error);
     return true;
   }
 

@@ -143,6 +143,12 @@ export interface ReportingOptions {
    * For a connection pool (PostgreSQL), not for SQLite's single connection.
    */
   oneProbeWhileDown?: boolean;
+  /**
+   * While `health` says the database is away, answer every connection attempt unavailable at
+   * once: a heartbeat of its own (see `startHeartbeat`) finds out when it is back. Takes the place
+   * of {@link oneProbeWhileDown}, whose probe is a request left waiting on a frozen server.
+   */
+  failFastWhileDown?: boolean;
 }
 
 function classifyingDriver(
@@ -154,9 +160,16 @@ function classifyingDriver(
   const classified = classifier(health);
   let probing = false;
   const acquire = () => {
-    if (!options.oneProbeWhileDown || health === undefined) return guarded(() => driver.acquireConnection());
+    if (health === undefined || !(options.oneProbeWhileDown || options.failFastWhileDown))
+      return guarded(() => driver.acquireConnection());
     const state = health.state;
     if (state.available) return guarded(() => driver.acquireConnection());
+    if (options.failFastWhileDown)
+      return Promise.reject(
+        new StorageUnavailableError(state.reason, {
+          cause: new Error('storage unavailable: the heartbeat has not heard from the database since'),
+        }),
+      );
     if (probing)
       return Promise.reject(
         new StorageUnavailableError(state.reason, {

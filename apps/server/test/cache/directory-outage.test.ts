@@ -17,6 +17,11 @@ interface Rig {
   clock: { now(): number; advance(ms: number): void };
   /** Makes every read of the wrapped repositories fail as an outage would. */
   down(yes: boolean): void;
+  /**
+   * Makes every read of users wait (a frozen database nobody has noticed yet) until `fail()`
+   * fails them as the query timeout or the heartbeat would.
+   */
+  freeze(): { fail(): void };
   /** What the health state says (the directory's `storageAvailable`). */
   available: { value: boolean };
   reads: { users: number };
@@ -33,14 +38,18 @@ async function rig(maxStalenessSeconds?: number): Promise<Rig> {
     },
   };
   let out = false;
+  let frozen: Array<() => void> | undefined;
   const reads = { users: 0 };
   const fail = () => Promise.reject(new StorageUnavailableError('unreachable'));
+  const waitFrozen = (waiting: Array<() => void>) =>
+    new Promise<never>((_, reject) => waiting.push(() => reject(new StorageUnavailableError('timeout'))));
   const storage: Storage = {
     ...base,
     users: {
       ...base.users,
       findById: (id) => {
         reads.users++;
+        if (frozen !== undefined) return waitFrozen(frozen);
         return out ? fail() : base.users.findById(id);
       },
     },
@@ -82,6 +91,16 @@ async function rig(maxStalenessSeconds?: number): Promise<Rig> {
     clock,
     down: (yes) => {
       out = yes;
+    },
+    freeze() {
+      const waiting: Array<() => void> = [];
+      frozen = waiting;
+      return {
+        fail() {
+          frozen = undefined;
+          for (const reject of waiting) reject();
+        },
+      };
     },
     available,
     reads,
@@ -129,6 +148,49 @@ describe('the directory through an outage', () => {
     r.available.value = true;
     await r.directory.storage.users.findById('u1');
     expect(r.reads.users).toBeGreaterThan(before);
+  });
+});
+
+describe('a frozen database nobody has noticed yet', () => {
+  let r: Rig;
+  beforeEach(async () => {
+    r = await rig();
+  });
+
+  it('after a resync, what was known before it is answered at once while its reload waits', async () => {
+    await r.directory.storage.users.findById('u1');
+    expect(await r.directory.resync()).toBe(true);
+    const freeze = r.freeze();
+    const reads = r.reads.users;
+    // Settles at once: a hanging read would leave this pending.
+    const answered = await Promise.race([
+      r.directory.storage.users.findById('u1'),
+      new Promise<'waited'>((resolve) => setImmediate(() => resolve('waited'))),
+    ]);
+    expect(answered).toMatchObject({ username: 'ann' });
+    expect(r.reads.users).toBe(reads + 1);
+    // The same while that reload is still under way (no second read piles up).
+    expect(await r.directory.storage.users.findById('u1')).toMatchObject({ username: 'ann' });
+    expect(r.reads.users).toBe(reads + 1);
+    freeze.fail();
+    expect(await r.directory.storage.users.findById('u1')).toMatchObject({ username: 'ann' });
+  });
+
+  it('a load still pending at a resync never takes the place of the answer known before it', async () => {
+    await r.directory.storage.users.findById('u1');
+    expect(await r.directory.resync()).toBe(true);
+    const freeze = r.freeze();
+    const pending = r.directory.storage.users.findById('u1');
+    // The feed resyncs again while that load waits; then the load fails.
+    r.down(true);
+    expect(await r.directory.resync()).toBe(false);
+    r.down(false);
+    expect(await r.directory.resync()).toBe(true);
+    freeze.fail();
+    expect(await pending).toMatchObject({ username: 'ann' });
+    r.down(true);
+    r.available.value = false;
+    expect(await r.directory.storage.users.findById('u1')).toMatchObject({ username: 'ann' });
   });
 });
 
