@@ -182,6 +182,8 @@ async function signIn(
     resources,
     listen: args.listen,
     open: !args.noBrowser,
+    env: context.env,
+    platform: context.platform,
     timeoutMs: args.timeoutSeconds * 1000,
     log: context.log,
   });
