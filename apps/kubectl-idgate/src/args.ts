@@ -45,20 +45,85 @@ export interface LogoutArgs {
   cacheDir: string | undefined;
 }
 
-export type PluginArgs = GetTokenArgs | SetupArgs | LogoutArgs | { command: 'help' } | { command: 'version' };
+/** What `--help` was asked about: the whole plugin, or one command. */
+export type HelpTopic = 'get-token' | 'setup' | 'logout';
 
-export const USAGE = `Usage:
+export type PluginArgs =
+  | GetTokenArgs
+  | SetupArgs
+  | LogoutArgs
+  | { command: 'help'; topic?: HelpTopic }
+  | { command: 'version' };
+
+/** The help of each command: its synopsis, what it does, and its options. */
+export const COMMAND_HELP: Record<HelpTopic, string> = {
+  'get-token': `Usage:
   kubectl-idgate get-token --issuer URL --client-id ID (--cluster NAME | --audience A)
                            [--device] [--no-browser] [--listen-address 127.0.0.1:PORT]
                            [--cache-dir DIR] [--timeout SECONDS]
       The kubectl exec credential plugin: prints an ExecCredential with a token for the cluster,
       from the cache, by a silent refresh, or after a sign-in in the browser or on another device.
+
+Options:
+  --issuer URL              the OpenID provider (idgate: {base URL}/oauth)
+  --client-id ID            the kubectl client (\`idgate clusters add\` prints it)
+  --cluster NAME            a token for the cluster NAME (audience kubernetes:NAME)
+  --audience A              a token for the audience A (instead of --cluster)
+  --device                  sign in on another device (RFC 8628) instead of in a browser here
+  --no-browser              print the sign-in URL without opening a browser
+  --listen-address ADDR     where the browser sign-in comes back (127.0.0.1:PORT; default: any port)
+  --cache-dir DIR           the token cache (default ~/.kube/cache/idgate)
+  --timeout SECONDS         how long the browser sign-in may take (default 300)
+
+Environment:
+  BROWSER                   the browser to open, instead of the desktop's (xdg-open, open): a
+                            command, or several separated by ':' tried in turn; "%s" in one stands
+                            for the URL, else the URL is its last argument
+  KUBERNETES_EXEC_INFO      set by kubectl: the ExecCredential version and whether someone is there
+`,
+  setup: `Usage:
   kubectl-idgate setup --issuer URL --client-id ID --cluster NAME --server URL
                        [--certificate-authority FILE] [--kubeconfig FILE] [--context NAME]
                        [--command PATH] [--cache-dir DIR] [--device]
-      Adds the cluster, a user that runs this plugin, and a context to a kubeconfig.
+      Adds the cluster, a user that runs this plugin, and a context to a kubeconfig, and makes
+      the context the current one.
+
+Options:
+  --issuer URL                    the OpenID provider (idgate: {base URL}/oauth)
+  --client-id ID                  the kubectl client (\`idgate clusters add\` prints it)
+  --cluster NAME                  the cluster's name in idgate (tokens for kubernetes:NAME)
+  --server URL                    the cluster's API server
+  --certificate-authority FILE    the PEM CA of the API server's certificate
+  --kubeconfig FILE               the kubeconfig to change (default: KUBECONFIG, ~/.kube/config)
+  --context NAME                  the context to write (default: the cluster's name)
+  --command PATH                  what kubectl runs (default kubectl-idgate, found on PATH)
+  --cache-dir DIR                 the token cache get-token is to use
+  --device                        always sign in on another device (a host without a browser)
+`,
+  logout: `Usage:
   kubectl-idgate logout [--cluster NAME | --audience A] [--issuer URL] [--client-id ID] [--cache-dir DIR]
-      Revokes the refresh token (RFC 7009) and clears the cached tokens.
+      Revokes the refresh token (RFC 7009) and clears the cached tokens: of the sign-ins that
+      hold a token for the cluster, of the issuer and client given, or of every sign-in. Cache
+      files that cannot be read are removed too.
+
+Options:
+  --cluster NAME            the sign-in that serves the cluster NAME
+  --audience A              the sign-in that serves the audience A (instead of --cluster)
+  --issuer URL              the sign-ins at this issuer
+  --client-id ID            the sign-ins of this client
+  --cache-dir DIR           the token cache (default ~/.kube/cache/idgate)
+`,
+};
+
+const synopsis = (help: string) => help.slice('Usage:\n'.length, help.indexOf('\n\nOptions:'));
+
+/** The plugin's help: every command's synopsis. */
+export const USAGE = `Usage:
+${synopsis(COMMAND_HELP['get-token'])}
+${synopsis(COMMAND_HELP.setup)}
+${synopsis(COMMAND_HELP.logout)}
+  kubectl-idgate COMMAND --help
+      The options of COMMAND.
 `;
 
 const TIMEOUT_DEFAULT_S = 300;
@@ -69,10 +134,22 @@ const TIMEOUT_DEFAULT_S = 300;
  */
 export function parsePluginArgs(argv: readonly string[]): PluginArgs {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (
+    command === undefined ||
+    command === '--help' ||
+    command === '-h' ||
+    (command === 'help' && rest.length === 0)
+  ) {
     return { command: 'help' };
   }
   if (command === '--version') return { command: 'version' };
+  const topic = Object.hasOwn(COMMAND_HELP, command) ? (command as HelpTopic) : undefined;
+  // `--help` anywhere after a command answers its help, whatever else the line holds
+  if (topic !== undefined && rest.some((arg) => arg === '--help' || arg === '-h'))
+    return { command: 'help', topic };
+  if (command === 'help' && rest[0] !== undefined && Object.hasOwn(COMMAND_HELP, rest[0]))
+    return { command: 'help', topic: rest[0] as HelpTopic };
+  if (command === 'help') throw usageError(`unknown command "${rest[0]}"`);
   switch (command) {
     case 'get-token':
       return parseGetToken(rest);

@@ -169,6 +169,32 @@ export class TokenCache {
     await unlink(this.accessPath(issuer, clientId, audience)).catch(() => undefined);
   }
 
+  /**
+   * Removes every file of the cache that holds no valid entry (not JSON, not an entry of its kind,
+   * or not the entry its name is for): what `get-token` refuses to use, and `logout` clears.
+   * @returns the paths removed.
+   */
+  async removeUnreadable(): Promise<string[]> {
+    const removed: string[] = [];
+    for (const name of await this.#names()) {
+      const kind = [GRANT_SUFFIX, ACCESS_SUFFIX, CLUSTERS_SUFFIX].find((suffix) => name.endsWith(suffix));
+      if (kind === undefined) continue;
+      const path = join(this.dir, name);
+      let entry: Record<string, unknown> | undefined;
+      try {
+        entry = await readEntry(path);
+      } catch (error) {
+        if (!(error instanceof CorruptCacheFile)) throw error;
+      }
+      if (entry !== undefined && name === expectedName(kind, entry)) continue;
+      await unlink(path).catch((error: unknown) => {
+        if (errorCode(error) !== 'ENOENT') throw cannotWrite(path, error);
+      });
+      removed.push(path);
+    }
+    return removed;
+  }
+
   /** Every sign-in in the cache, with the audiences it holds access tokens for. */
   async signIns(): Promise<
     Array<{ issuer: string; clientId: string; grant: GrantEntry | undefined; audiences: string[] }>
@@ -215,10 +241,26 @@ function errorCode(error: unknown): string {
   );
 }
 
+/** A cache file whose content is not the entry it should hold (`kubectl-idgate logout` removes it). */
+export class CorruptCacheFile extends PluginError {
+  constructor(readonly path: string) {
+    super(`the token cache file ${path} is not valid: remove it, or run kubectl-idgate logout`);
+    this.name = 'CorruptCacheFile';
+  }
+}
+
 function corrupt(path: string): PluginError {
-  return new PluginError(
-    `the token cache file ${path} is not valid: remove it, or run kubectl-idgate logout`,
-  );
+  return new CorruptCacheFile(path);
+}
+
+/** The name of the file that should hold `entry`, of the kind `suffix` names; undefined when it is no such entry. */
+function expectedName(suffix: string, entry: Record<string, unknown>): string | undefined {
+  if (suffix === GRANT_SUFFIX && isGrant(entry)) return `${key(entry.issuer, entry.clientId)}${GRANT_SUFFIX}`;
+  if (suffix === CLUSTERS_SUFFIX && isClusters(entry))
+    return `${key(entry.issuer, entry.clientId)}${CLUSTERS_SUFFIX}`;
+  if (suffix === ACCESS_SUFFIX && isAccess(entry))
+    return `${key(entry.issuer, entry.clientId)}-${key(entry.audience)}${ACCESS_SUFFIX}`;
+  return undefined;
 }
 
 function cannotWrite(path: string, error: unknown): PluginError {

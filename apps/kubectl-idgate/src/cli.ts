@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type PluginArgs, parsePluginArgs, USAGE } from './args.js';
+import { COMMAND_HELP, type PluginArgs, parsePluginArgs, USAGE } from './args.js';
 import { oneLine, PluginError } from './errors.js';
 import { getToken, type PluginContext } from './get-token.js';
 import { logout } from './logout.js';
@@ -31,7 +31,10 @@ export async function main(
     const context: PluginContext = { env: io.env, log, now: pluginClock(io.env), platform: process.platform };
     switch (args.command) {
       case 'help':
-        io.stderr(USAGE);
+        // asked for (`--help`, `help`): on stdout, to page or grep; a bare `kubectl-idgate` on stderr
+        (argv.length === 0 ? io.stderr : io.stdout)(
+          args.topic === undefined ? USAGE : COMMAND_HELP[args.topic],
+        );
         return 0;
       case 'version':
         io.stdout(`${version()}\n`);

@@ -182,6 +182,8 @@ async function signIn(
     resources,
     listen: args.listen,
     open: !args.noBrowser,
+    env: context.env,
+    platform: context.platform,
     timeoutMs: args.timeoutSeconds * 1000,
     log: context.log,
   });
@@ -201,7 +203,9 @@ export function issuerError(issuer: string, error: unknown): PluginError {
     });
   }
   if (error instanceof IdgateSdkError) {
-    return new PluginError(`cannot reach the issuer ${issuer}: ${error.message}`, { cause: error });
+    // the SDK names the request and the server; the issuer is named here already
+    const detail = error.message.replace(/^.*? failed: (cannot reach the issuer at \S+: )?/, '');
+    return new PluginError(`cannot reach the issuer ${issuer}: ${detail}`, { cause: error });
   }
   return new PluginError(`unexpected failure: ${error instanceof Error ? error.message : String(error)}`, {
     cause: error,

@@ -9,10 +9,14 @@ import { issuerError } from './get-token.js';
  * Signs out: revokes the refresh token of each matching sign-in (RFC 7009), which ends its grant
  * on the server, and removes its cached tokens. With `--cluster`/`--audience`, the sign-ins that
  * hold a token for it; with `--issuer`/`--client-id`, those; with neither, every one. The local
- * cache is cleared even when the issuer cannot be reached, and that failure is reported.
+ * cache is cleared even when the issuer cannot be reached, and that failure is reported. Files of
+ * the cache that hold no valid entry are removed, whatever the options.
  */
 export async function logout(args: LogoutArgs, context: PluginContext): Promise<void> {
   const cache = await TokenCache.open(args.cacheDir);
+  // a file that cannot be read holds nothing to revoke, and would stop every get-token: gone first
+  for (const path of await cache.removeUnreadable())
+    context.log(`Removed ${path}: it was not valid (nothing in it could be revoked).`);
   const signIns = (await cache.signIns()).filter(
     (s) =>
       (args.issuer === undefined || s.issuer === args.issuer) &&

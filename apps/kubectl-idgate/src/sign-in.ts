@@ -30,8 +30,11 @@ export interface BrowserSignInOptions {
   /** Every audience the sign-in is to cover (RFC 8707 `resource`), `audience` among them. */
   resources: readonly string[];
   listen: { host: string; port: number };
-  /** Open the system browser (the URL is printed in any case). */
+  /** Open a browser: `BROWSER`'s, else the system's (the URL is printed in any case). */
   open: boolean;
+  /** Where `BROWSER` is read. */
+  env: NodeJS.ProcessEnv;
+  platform: NodeJS.Platform;
   timeoutMs: number;
   log: (line: string) => void;
 }
@@ -104,7 +107,7 @@ export async function browserSignIn(
     });
     options.log(`Sign in to ${client.metadata.issuer} in your browser. If it does not open, visit:`);
     options.log(`  ${request.url.href}`);
-    if (options.open) openBrowser(request.url.href);
+    if (options.open) openBrowser(request.url.href, options.platform, options.env);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(

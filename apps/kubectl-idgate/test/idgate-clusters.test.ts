@@ -16,7 +16,8 @@ import { PLUGIN_BIN, runPlugin, tempDir, urlIn } from './helpers/plugin.js';
  * real kubectl 1.20 through kubectl-idgate, and two stub API servers that authenticate as
  * Kubernetes does: alpha through the TokenReview webhook with the kubeconfig `clusters show
  * --webhook-kubeconfig` printed, beta with the JWT authenticator configured by the
- * AuthenticationConfiguration `clusters show --authentication-config` printed (CEL by cel-js).
+ * AuthenticationConfiguration `clusters show --authentication-config --certificate-authority`
+ * printed (CEL by cel-js; idgate's certificate trusted through the CA it carries).
  */
 
 const ALICE = { username: 'alice', password: 'battery-staple-2c07e0' };
@@ -64,9 +65,16 @@ beforeAll(async () => {
     dir,
     authenticate: webhookAuthenticator(webhookConfig, ['kubernetes:alpha']),
   });
+  // the API server trusts idgate's certificate through the CA the configuration carries
   const jwt = await structuredJwtAuthenticator(
-    await idgateCli(['clusters', 'show', 'beta', '--authentication-config']),
-    idgate.ca,
+    await idgateCli([
+      'clusters',
+      'show',
+      'beta',
+      '--authentication-config',
+      '--certificate-authority',
+      idgate.caFile,
+    ]),
   );
   jwtRefusals = jwt.refusals;
   beta = await startStubApiServer({

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createNativeClient, discoverIssuer, type IdgateHttpError } from '@idgate/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -130,6 +130,34 @@ describe('kubectl-idgate logout', () => {
     const next = await runPlugin(getToken('alpha', ['--timeout', '1']));
     expect(next.stderr).toContain('code_challenge=');
     expect(next.code).toBe(1);
+  });
+
+  it('clears cache files that are not valid, which get-token refuses, and the next get-token signs in', async () => {
+    await signIn();
+    const tokenFiles = (await readdir(cacheDir)).filter((name) => !name.endsWith('.clusters.json'));
+    expect(tokenFiles).toHaveLength(2);
+    for (const name of tokenFiles) await writeFile(join(cacheDir, name), '{ not json');
+    // a valid entry in the file of another entry is not valid either
+    await writeFile(
+      join(cacheDir, `${'0'.repeat(32)}.refresh.json`),
+      JSON.stringify({ issuer: idp.issuer, clientId: idp.clientId, refreshToken: 'misplaced' }),
+    );
+    const refused = await runPlugin(getToken('alpha'));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/is not valid: remove it, or run kubectl-idgate logout\n$/);
+
+    const result = await runPlugin(['logout', '--cluster', 'alpha', '--cache-dir', cacheDir]);
+    expect(result.code).toBe(0);
+    for (const name of [...tokenFiles, `${'0'.repeat(32)}.refresh.json`])
+      expect(result.stderr).toContain(
+        `Removed ${join(cacheDir, name)}: it was not valid (nothing in it could be revoked).\n`,
+      );
+    expect(await readdir(cacheDir)).toEqual([expect.stringMatching(/\.clusters\.json$/)]);
+
+    const next = await runWithBrowser(idp, getToken('alpha'));
+    expect(next.stderr).toContain(`Sign in to ${idp.issuer} in your browser`);
+    expect(next.code).toBe(0);
+    expect(idp.grants).toEqual(['authorization_code']);
   });
 
   it('says so when not signed in', async () => {

@@ -437,4 +437,14 @@ describe('Kubernetes AuthenticationConfiguration', () => {
     });
     expect(config.jwt[0]?.claimMappings.username).toEqual({ claim: 'preferred_username', prefix: '' });
   });
+
+  it("carries the PEM certificate authority of idgate's certificate when given", () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const config = clusterAuthenticationConfiguration(cluster, {
+      issuer: 'https://id.example/oauth',
+      algorithm: 'RS256',
+      certificateAuthority: pem,
+    });
+    expect(config.jwt[0]?.issuer.certificateAuthority).toBe(pem);
+  });
 });

@@ -1,10 +1,10 @@
-import { describeFirstIssue, TokenResponse, Username } from '../src/index.js';
+import { describeFirstIssue, ProviderMetadata, Username } from '../src/index.js';
 
 // Every wire object is a zod 4 schema and the type it checks.
-const tokens: TokenResponse = TokenResponse.parse(
-  await (await fetch('http://localhost:8080/oauth/token', { method: 'POST' })).json(),
+const metadata: ProviderMetadata = ProviderMetadata.parse(
+  await (await fetch('http://localhost:8080/oauth/.well-known/openid-configuration')).json(),
 );
-console.log(tokens.token_type, tokens.expires_in);
+console.log(metadata.issuer, metadata.token_endpoint);
 
 // Refusals name the field, the value and what it accepts.
 const result = Username.safeParse('no spaces');

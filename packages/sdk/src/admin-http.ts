@@ -1,6 +1,6 @@
-import { Problem, Username } from '@idgate/schema';
-import { IdgateHttpError, IdgateSdkError, redact } from './errors.js';
-import { type Call, type Parser, send, type TransportOptions } from './http.js';
+import { Username } from '@idgate/schema';
+import { IdgateSdkError } from './errors.js';
+import { type Call, httpError, networkError, type Parser, send, type TransportOptions } from './http.js';
 
 /**
  * The key of the admin-call method every method of the admin client sends through (defined once,
@@ -39,7 +39,8 @@ export function adminSend<T>(
 /**
  * A GET of the admin API whose body is read as it arrives (server-sent events): the response once
  * its status is 200, the caller reading its body.
- * @throws IdgateHttpError (the problem in it) for any other status.
+ * @throws IdgateHttpError (the problem in it) for any other status; IdgateSdkError naming the
+ * server when there is no answer (a rejection of an aborted `signal` as it is).
  */
 export async function adminStream(
   transport: TransportOptions,
@@ -48,31 +49,22 @@ export async function adminStream(
   headers: Record<string, string>,
   signal: AbortSignal | undefined,
 ): Promise<Response> {
-  const endpoint = `GET /${path.split('?')[0]}`;
-  const response = await (transport.fetch ?? fetch)(new URL(path, transport.root), {
-    headers: { ...transport.headers, ...headers, authorization: `Bearer ${apiKey}` },
-    ...(signal === undefined ? {} : { signal }),
-  });
-  if (response.status === 200) return response;
-  const text = await response.text();
-  let body: unknown = text;
+  const url = new URL(path, transport.root);
+  const endpoint = `GET ${url.pathname}`;
+  let response: Response;
+  let text: string;
   try {
-    body = JSON.parse(text);
-  } catch {
-    // Not JSON: kept as text.
+    response = await (transport.fetch ?? fetch)(url, {
+      headers: { ...transport.headers, ...headers, authorization: `Bearer ${apiKey}` },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (response.status === 200) return response;
+    text = await response.text();
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw networkError(error, endpoint, transport, url, [apiKey]);
   }
-  const parsed = Problem.safeParse(body);
-  const detail = parsed.success ? (parsed.data.detail ?? parsed.data.title) : `status ${response.status}`;
-  throw new IdgateHttpError(
-    `${endpoint} failed with ${response.status}: ${redact(String(detail), [apiKey])}`,
-    {
-      endpoint,
-      status: response.status,
-      body,
-      headers: response.headers,
-      ...(parsed.success ? { problem: parsed.data } : {}),
-    },
-  );
+  throw httpError(response, text, endpoint, [apiKey], false);
 }
 
 /**

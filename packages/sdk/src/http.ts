@@ -26,6 +26,8 @@ export interface TransportOptions {
   timeoutMs: number;
   retry: number;
   headers: Record<string, string>;
+  /** What messages call the server (`cannot reach idgate at …`); `idgate` when not set. */
+  peer?: string;
 }
 
 /** One request: where, what, and how to check the answer. */
@@ -118,7 +120,7 @@ export async function send<T>(transport: TransportOptions, call: Call<T>): Promi
     }
     text = await response.text();
   } catch (error) {
-    throw networkError(error, endpoint, transport.timeoutMs, secrets);
+    throw networkError(error, endpoint, transport, url, secrets);
   }
 
   if (call.redirectHint !== undefined && isRedirect(response)) {
@@ -130,9 +132,17 @@ export async function send<T>(transport: TransportOptions, call: Call<T>): Promi
   }
   if (!response.ok) throw httpError(response, text, endpoint, secrets, call.bearerChallenge === true);
 
-  const result = call.schema.safeParse(parseJson(text) ?? text);
+  const json = parseJson(text);
+  const result = call.schema.safeParse(json ?? text);
   if (result.success) return result.data;
   const issues = result.error.issues;
+  // a proxy's or a web server's page, not an answer of the API: say so rather than list zod's issues
+  if (json === undefined)
+    throw new IdgateSchemaError(redact(notJson(endpoint, response, text), secrets), {
+      endpoint,
+      status: response.status,
+      issues,
+    });
   const summary = issues
     .slice(0, 3)
     .map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`)
@@ -173,7 +183,8 @@ function parseJson(text: string): unknown {
   }
 }
 
-function httpError(
+/** The {@link IdgateHttpError} of a non-2xx answer: the OAuth error or problem in it, or what it was instead. */
+export function httpError(
   response: Response,
   text: string,
   endpoint: string,
@@ -194,6 +205,16 @@ function httpError(
   const problemDetails = problem.success ? problem.data : undefined;
 
   let detail: string;
+  if (json === undefined && text.trim() !== '' && !oauthError) {
+    return new IdgateHttpError(redact(notJson(endpoint, response, text), secrets), {
+      endpoint,
+      status: response.status,
+      body,
+      headers: response.headers,
+      oauthError,
+      problem: undefined,
+    });
+  }
   if (oauthError) {
     detail = oauthError.error + (oauthError.error_description ? ` (${oauthError.error_description})` : '');
   } else if (problemDetails) {
@@ -213,20 +234,52 @@ function httpError(
   });
 }
 
-function networkError(
+/**
+ * `expected JSON from GET /path, got text/html (status 502)`: an answer that is not JSON, with the
+ * title of an HTML page or the start of a text, which say more than a schema's complaint would.
+ */
+function notJson(endpoint: string, response: Response, text: string): string {
+  const type = response.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
+  const said = /html/i.test(type)
+    ? /<title[^>]*>([^<]*)/i.exec(text)?.[1]
+    : /json/i.test(type)
+      ? 'a body that does not parse'
+      : text;
+  const detail = (said ?? '').replace(/\s+/g, ' ').trim();
+  const shown = detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL)}…` : detail;
+  return `expected JSON from ${endpoint}, got ${type} (status ${response.status})${shown ? `: ${shown}` : ''}`;
+}
+
+/**
+ * A request that got no answer: `GET /oauth/keys failed: cannot reach idgate at https://host:8443:
+ * ECONNREFUSED`, naming the server (its origin: never credentials) and the system's reason.
+ */
+export function networkError(
   error: unknown,
   endpoint: string,
-  timeoutMs: number,
+  transport: TransportOptions,
+  url: URL,
   secrets: ReadonlyArray<string | undefined>,
 ): IdgateSdkError {
   if (error instanceof IdgateSdkError) return error;
+  const server = `${transport.peer ?? 'idgate'} at ${url.origin}`;
   let reason: string;
   if (isTimeoutError(error)) {
-    reason = `timed out after ${timeoutMs} ms`;
+    reason = `${server} did not answer within ${transport.timeoutMs} ms`;
   } else {
-    reason = error instanceof Error ? error.message : String(error);
-    const code = error instanceof Error ? (error.cause as { code?: unknown } | undefined)?.code : undefined;
-    if (typeof code === 'string') reason += ` (${code})`;
+    // fetch's TypeError says "fetch failed"; its cause says why (ECONNREFUSED, ENOTFOUND, a TLS error)
+    const cause =
+      error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+    const code = typeof cause?.code === 'string' ? cause.code : undefined;
+    const message =
+      typeof cause?.message === 'string'
+        ? cause.message
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    const why =
+      code === undefined ? message : !message || message.includes(code) ? code : `${message} (${code})`;
+    reason = `cannot reach ${server}: ${why}`;
   }
   return new IdgateSdkError(`${endpoint} failed: ${redact(reason, secrets)}`, { endpoint, cause: error });
 }

@@ -99,7 +99,7 @@ function transportFor(root: string, options: DiscoveryOptions): TransportOptions
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2_147_483_647) {
     throw new IdgateSdkError('timeoutMs must be a positive integer number of milliseconds');
   }
-  return { root: new URL(root), fetch: options.fetch, timeoutMs, retry: 0, headers: {} };
+  return { root: new URL(root), fetch: options.fetch, timeoutMs, retry: 0, headers: {}, peer: 'the issuer' };
 }
 
 class Native implements NativeClient {

@@ -107,6 +107,7 @@ export interface NativeRevokeOptions {
 export interface NativeClient {
   /** The discovery document the client was made with. */
   readonly metadata: ProviderMetadata;
+  /** The client id it signs in as. */
   readonly clientId: string;
   /**
    * Starts a device authorization grant (RFC 8628 §3.1) at `device_authorization_endpoint`.

@@ -11,6 +11,10 @@ export function serverRoot(baseUrl: string | URL): URL {
   if (root.protocol !== 'http:' && root.protocol !== 'https:') {
     throw new IdgateSdkError('baseUrl must be an absolute http(s) URL');
   }
+  // fetch refuses such a URL, quoting it whole in its message
+  if (root.username !== '' || root.password !== '') {
+    throw new IdgateSdkError('baseUrl must not carry credentials (user:password@): pass the apiKey option');
+  }
   root.search = '';
   root.hash = '';
   if (!root.pathname.endsWith('/')) root.pathname += '/';

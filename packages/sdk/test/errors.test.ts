@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createIdgateAdminClient,
   createIdgateClient,
+  discoverIssuer,
   IdgateHttpError,
   IdgateSchemaError,
   IdgateSdkError,
@@ -133,10 +134,12 @@ describe('HTTP errors → IdgateHttpError', () => {
     expect(error.message).toBe(`POST /oauth/authenticate failed with 401: ${JSON.stringify(foreign)}`);
   });
 
-  it('keeps a 500 text body as text', async () => {
+  it('says a 500 text body is not JSON, quotes it, and keeps it as text', async () => {
     answer = () => ({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'upstream\n  exploded' });
     const error = await failure(createIdgateClient({ baseUrl }).getJwks(), IdgateHttpError);
-    expect(error.message).toBe('GET /oauth/keys failed with 500: upstream exploded');
+    expect(error.message).toBe(
+      'expected JSON from GET /oauth/keys, got text/plain (status 500): upstream exploded',
+    );
     expect(error.body).toBe('upstream\n  exploded');
     expect(error.oauthError).toBeUndefined();
     expect(error.problem).toBeUndefined();
@@ -193,23 +196,99 @@ describe('2xx with a body that does not match → IdgateSchemaError', () => {
   });
 });
 
+describe('answers that are not JSON say so, not what a schema found', () => {
+  const page = (status: number, title: string): Reply => ({
+    status,
+    headers: { 'content-type': 'text/html; charset=utf-8' },
+    body: `<!doctype html>\n<html><head><title>${title}</title></head><body><h1>${title}</h1></body></html>`,
+  });
+  const admin = () => createIdgateAdminClient({ baseUrl, apiKey: 'idg_SECRET_KEY' });
+
+  it("a proxy's error page: IdgateHttpError naming the endpoint, the type and the status", async () => {
+    answer = () => page(502, '502 Bad Gateway');
+    const error = await failure(admin().listUsers(), IdgateHttpError);
+    expect(error.message).toBe(
+      'expected JSON from GET /admin/v1/users, got text/html (status 502): 502 Bad Gateway',
+    );
+    expect(error.status).toBe(502);
+    expect(error.problem).toBeUndefined();
+    expect(error.body).toContain('<title>502 Bad Gateway</title>');
+    const stream = await failure(admin().followEvents().next(), IdgateHttpError);
+    expect(stream.message).toBe(
+      'expected JSON from GET /admin/v1/events/stream, got text/html (status 502): 502 Bad Gateway',
+    );
+  });
+
+  it('a web page answered with 200 (baseUrl names a website): IdgateSchemaError, no zod issues in the message', async () => {
+    answer = () => page(200, 'Sign in');
+    const error = await failure(admin().listUsers(), IdgateSchemaError);
+    expect(error.message).toBe('expected JSON from GET /admin/v1/users, got text/html (status 200): Sign in');
+    expect(error.status).toBe(200);
+    expect(error.issues.length).toBeGreaterThan(0);
+    answer = () => ({ status: 200, headers: { 'content-type': 'text/html' }, body: '<p>no title' });
+    const untitled = await failure(createIdgateClient({ baseUrl }).getJwks(), IdgateSchemaError);
+    expect(untitled.message).toBe('expected JSON from GET /oauth/keys, got text/html (status 200)');
+  });
+
+  it('a body that claims JSON and does not parse, and one with no content type', async () => {
+    answer = () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"items": [' });
+    const cut = await failure(admin().listUsers(), IdgateSchemaError);
+    expect(cut.message).toBe(
+      'expected JSON from GET /admin/v1/users, got application/json (status 200): a body that does not parse',
+    );
+    answer = () => ({ status: 503, body: 'idg_SECRET_KEY is not welcome here' });
+    const bare = await failure(admin().listUsers(), IdgateHttpError);
+    expect(bare.message).toBe(
+      'expected JSON from GET /admin/v1/users, got no content type (status 503): [redacted] is not welcome here',
+    );
+  });
+});
+
 describe('network failures → IdgateSdkError with cause', () => {
   it('wraps a timeout', async () => {
     answer = () => ({ ...json(200, { keys: [] }), hang: true });
     const error = await failure(createIdgateClient({ baseUrl, timeoutMs: 50 }).getJwks(), IdgateSdkError);
     expect(error).not.toBeInstanceOf(IdgateHttpError);
     expect(error.name).toBe('IdgateSdkError');
-    expect(error.message).toBe('GET /oauth/keys failed: timed out after 50 ms');
+    expect(error.message).toBe(`GET /oauth/keys failed: idgate at ${baseUrl} did not answer within 50 ms`);
     expect((error.cause as Error).name).toBe('TimeoutError');
   });
 
-  it('wraps a refused connection', async () => {
+  it('wraps a refused connection, naming the server it could not reach', async () => {
+    const port = await refusingPort();
     const error = await failure(
-      createIdgateClient({ baseUrl: `http://127.0.0.1:${await refusingPort()}` }).getJwks(),
+      createIdgateClient({ baseUrl: `http://127.0.0.1:${port}` }).getJwks(),
       IdgateSdkError,
     );
-    expect(error.message).toMatch(/^GET \/oauth\/keys failed: .*ECONNREFUSED/);
+    expect(error.message).toBe(
+      `GET /oauth/keys failed: cannot reach idgate at http://127.0.0.1:${port}: ECONNREFUSED`,
+    );
     expect(error.cause).toBeInstanceOf(TypeError);
+    // the admin client alike; the server is named by its origin, without the path
+    const admin = createIdgateAdminClient({ baseUrl: `http://127.0.0.1:${port}/idgate/`, apiKey: 'idg_key' });
+    const listing = await failure(admin.listUsers(), IdgateSdkError);
+    expect(listing.message).toBe(
+      `GET /idgate/admin/v1/users failed: cannot reach idgate at http://127.0.0.1:${port}: ECONNREFUSED`,
+    );
+    // and the event stream, which reads its answer as it comes
+    const stream = await failure(admin.followEvents().next(), IdgateSdkError);
+    expect(stream.message).toBe(
+      `GET /idgate/admin/v1/events/stream failed: cannot reach idgate at http://127.0.0.1:${port}: ECONNREFUSED`,
+    );
+  });
+
+  it('refuses a baseUrl with credentials, which fetch would refuse quoting them', () => {
+    const make = () => createIdgateClient({ baseUrl: 'http://operator:hunter2@127.0.0.1:8080' });
+    expect(make).toThrow(IdgateSdkError);
+    expect(make).toThrow('baseUrl must not carry credentials (user:password@): pass the apiKey option');
+  });
+
+  it('names the issuer a native client could not reach', async () => {
+    const port = await refusingPort();
+    const error = await failure(discoverIssuer(`http://127.0.0.1:${port}/oauth`), IdgateSdkError);
+    expect(error.message).toBe(
+      `GET /oauth/.well-known/openid-configuration failed: cannot reach the issuer at http://127.0.0.1:${port}: ECONNREFUSED`,
+    );
   });
 });
 
@@ -280,13 +359,13 @@ describe('no secret in any error message', () => {
     const postError = await failure(leaky.passwordGrant(post), IdgateSdkError);
     assertClean(postError);
     expect(postError.message).toBe(
-      'POST /oauth/token failed: proxy rejected null grant_type=password&username=alice' +
+      `POST /oauth/token failed: cannot reach idgate at ${baseUrl}: proxy rejected null grant_type=password&username=alice` +
         '&password=[redacted]&client_id=c&client_secret=[redacted]',
     );
     const reviewError = await failure(leaky.reviewToken('eyJhbGciOiJFZERTQSJ9.e30.sig'), IdgateSdkError);
     assertClean(reviewError);
     expect(reviewError.message).toMatch(
-      /^POST \/oauth\/authenticate failed: proxy rejected Bearer \[redacted\] /,
+      /^POST \/oauth\/authenticate failed: cannot reach idgate at http:\/\/127\.0\.0\.1:\d+: proxy rejected Bearer \[redacted\] /,
     );
     const client = createIdgateClient({ baseUrl });
     const argumentError = await failure(

@@ -98,6 +98,7 @@ interface JwtAuthenticatorConfig {
   issuer: {
     url: string;
     discoveryURL?: string;
+    certificateAuthority?: string;
     audiences: string[];
     audienceMatchPolicy?: string;
   };
@@ -128,7 +129,7 @@ function celStrings(value: unknown): string[] {
  */
 export async function structuredJwtAuthenticator(
   configYaml: string,
-  ca: string,
+  ca?: string,
 ): Promise<{ authenticate: Authenticator; refusals: string[] }> {
   const document = parse(configYaml) as { apiVersion: string; kind: string; jwt: JwtAuthenticatorConfig[] };
   if (document.apiVersion !== 'apiserver.config.k8s.io/v1' || document.kind !== 'AuthenticationConfiguration')
@@ -137,10 +138,13 @@ export async function structuredJwtAuthenticator(
   if (config === undefined) throw new Error('no jwt authenticator in the configuration');
   const { url, audiences } = config.issuer;
   if (!url.startsWith('https://')) throw new Error('Kubernetes wants an https issuer');
+  // as the API server: the PEM of issuer.certificateAuthority, else the system's roots (here: `ca`)
+  const authority = config.issuer.certificateAuthority ?? ca;
+  if (authority === undefined) throw new Error('no certificate authority for the issuer');
   const discovery = config.issuer.discoveryURL ?? `${url}/.well-known/openid-configuration`;
-  const metadata = (await httpsJson(discovery, ca)).body as { issuer: string; jwks_uri: string };
+  const metadata = (await httpsJson(discovery, authority)).body as { issuer: string; jwks_uri: string };
   if (metadata.issuer !== url) throw new Error(`discovery names the issuer ${metadata.issuer}, not ${url}`);
-  const jwks = createLocalJWKSet((await httpsJson(metadata.jwks_uri, ca)).body as JSONWebKeySet);
+  const jwks = createLocalJWKSet((await httpsJson(metadata.jwks_uri, authority)).body as JSONWebKeySet);
   const refusals: string[] = [];
   const refuse = (reason: string) => {
     refusals.push(reason);

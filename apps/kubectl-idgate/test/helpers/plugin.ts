@@ -24,10 +24,24 @@ export function runPlugin(
   args: string[],
   options: { env?: Record<string, string>; onStderrLine?: (line: string) => void } = {},
 ): Promise<PluginRun> {
+  return runProgram(process.execPath, [PLUGIN_BIN, ...args], options);
+}
+
+/** Runs `file` (looked up on the PATH given, when it has no slash) as {@link runPlugin} runs the plugin. */
+export function runProgram(
+  file: string,
+  args: string[],
+  options: { env?: Record<string, string>; onStderrLine?: (line: string) => void } = {},
+): Promise<PluginRun> {
   return new Promise((resolve, reject) => {
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      ...options.env,
+    };
     const child = endsWithTest(
-      spawn(process.execPath, [PLUGIN_BIN, ...args], {
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...options.env },
+      spawn(file, args, {
+        env,
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );

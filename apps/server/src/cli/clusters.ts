@@ -91,7 +91,7 @@ export function registerClusters(program: Command, ctx: CliContext): void {
     )
     .option(
       '--certificate-authority <file>',
-      "with --webhook-kubeconfig: embed this PEM CA of idgate's certificate",
+      "with --webhook-kubeconfig or --authentication-config: embed this PEM CA of idgate's certificate",
     )
     .option(
       '--authentication-config',
@@ -101,8 +101,14 @@ export function registerClusters(program: Command, ctx: CliContext): void {
     .action(async (name: string, options: ShowOptions, command: Command) => {
       if (options.webhookKubeconfig && options.authenticationConfig)
         throw new CliError('choose one of --webhook-kubeconfig and --authentication-config');
-      if (options.certificateAuthority !== undefined && !options.webhookKubeconfig)
-        throw new CliError('--certificate-authority goes with --webhook-kubeconfig');
+      if (
+        options.certificateAuthority !== undefined &&
+        !options.webhookKubeconfig &&
+        !options.authenticationConfig
+      )
+        throw new CliError(
+          '--certificate-authority goes with --webhook-kubeconfig or --authentication-config',
+        );
       if (options.discoveryUrl !== undefined && !options.authenticationConfig)
         throw new CliError('--discovery-url goes with --authentication-config');
       const config = ctx.config(command);
@@ -118,6 +124,8 @@ export function registerClusters(program: Command, ctx: CliContext): void {
             issuer: config.issuer,
             algorithm,
             ...(options.discoveryUrl === undefined ? {} : { discoveryUrl: options.discoveryUrl }),
+            // Kubernetes reads the PEM itself here, where a kubeconfig wants it base64
+            ...(authority === undefined ? {} : { certificateAuthority: authority }),
           });
           ctx.io.stdout.write(await toYaml(document));
           return;
@@ -136,7 +144,9 @@ export function registerClusters(program: Command, ctx: CliContext): void {
             issuer: config.issuer,
             cluster: cluster.name,
             apiKey: key,
-            ...(authority === undefined ? {} : { certificateAuthorityData: authority }),
+            ...(authority === undefined
+              ? {}
+              : { certificateAuthorityData: Buffer.from(authority).toString('base64') }),
           });
           ctx.io.stdout.write(await toYaml(document));
           return;
@@ -170,7 +180,7 @@ export function registerClusters(program: Command, ctx: CliContext): void {
     });
 }
 
-/** A PEM file's content as base64, for `certificate-authority-data`. */
+/** A PEM file's content, checked to hold a certificate. */
 async function readCertificate(file: string): Promise<string> {
   let pem: string;
   try {
@@ -182,7 +192,7 @@ async function readCertificate(file: string): Promise<string> {
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----'))
     throw new CliError(`--certificate-authority ${file} holds no PEM certificate`);
-  return Buffer.from(pem).toString('base64');
+  return pem;
 }
 
 /**

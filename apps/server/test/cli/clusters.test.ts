@@ -243,6 +243,37 @@ describe.each(cliDatabaseUrls())('idgate clusters on $name', ({ create }) => {
     ).toBe('https://idgate.idgate.svc/oauth/.well-known/openid-configuration');
   });
 
+  it('writes --certificate-authority into the AuthenticationConfiguration as issuer.certificateAuthority (PEM)', async () => {
+    await runInProcess(['clusters', 'add', 'prod'], { env });
+    const { dir, remove } = await tempSqlite();
+    try {
+      const ca = join(dir, 'ca.pem');
+      await writeFile(ca, PEM);
+      const shown = await runInProcess(
+        ['clusters', 'show', 'prod', '--authentication-config', '--certificate-authority', ca],
+        { env: { ...env, ...HTTPS } },
+      );
+      expect(shown.code).toBe(0);
+      const issuer = (parseYaml(shown.stdout) as { jwt: Array<{ issuer: Record<string, unknown> }> }).jwt[0]
+        ?.issuer;
+      expect(issuer).toEqual({
+        url: 'https://id.example.com/oauth',
+        certificateAuthority: PEM,
+        audiences: ['kubernetes:prod'],
+        audienceMatchPolicy: 'MatchAny',
+      });
+      const alone = await runInProcess(['clusters', 'show', 'prod', '--certificate-authority', ca], {
+        env: { ...env, ...HTTPS },
+      });
+      expect(alone.code).not.toBe(0);
+      expect(errorLines(alone.stderr)).toEqual([
+        'idgate: --certificate-authority goes with --webhook-kubeconfig or --authentication-config',
+      ]);
+    } finally {
+      await remove();
+    }
+  });
+
   it('refuses an AuthenticationConfiguration for an http issuer or EdDSA keys', async () => {
     await runInProcess(['clusters', 'add', 'prod'], { env });
     const http = await runInProcess(['clusters', 'show', 'prod', '--authentication-config'], { env });

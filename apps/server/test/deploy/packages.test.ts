@@ -25,7 +25,10 @@ const PUBLISHED = [
 
 function packedFiles(dir: string): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    execFile('pnpm', ['pack', '--dry-run', '--json'], { cwd: join(ROOT, dir) }, (error, stdout) => {
+    // what the build left: the package's prepack (which builds it) is not run here, where other
+    // packages' tests read the same dist/ files (scripts/check-packages.mjs packs for real)
+    const env = { ...process.env, npm_config_ignore_scripts: 'true' };
+    execFile('pnpm', ['pack', '--dry-run', '--json'], { cwd: join(ROOT, dir), env }, (error, stdout) => {
       if (error !== null) return reject(error);
       const packed = JSON.parse(stdout) as { files: Array<{ path: string }> };
       resolve(packed.files.map((file) => file.path));
@@ -62,6 +65,15 @@ describe.each(PUBLISHED)('the published package $name', ({ name, dir, imports })
     }
     expect(example).not.toMatch(/from '\.\.?\//);
     expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
+  });
+
+  it('builds before it is packed (prepack), and packs the files its manifest names', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+      files: string[];
+    };
+    expect(manifest.scripts.prepack).toBe('node ../../scripts/prepack.mjs');
+    expect(manifest.files).toContain('dist');
   });
 
   it('carries the root LICENSE', () => {

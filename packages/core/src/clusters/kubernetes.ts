@@ -23,6 +23,7 @@ export interface AuthenticationConfiguration {
     issuer: {
       url: string;
       discoveryURL?: string;
+      certificateAuthority?: string;
       audiences: string[];
       audienceMatchPolicy: 'MatchAny';
     };
@@ -45,14 +46,21 @@ export interface AuthenticationConfiguration {
  * Email is not mapped (idgate does not verify addresses, so `email_verified` is false and
  * Kubernetes would refuse it as a username). Names Kubernetes reserves (`system:`) are refused.
  * `discoveryURL` is given when the API server should fetch discovery elsewhere than
- * `{issuer}/.well-known/openid-configuration` (an in-cluster address, say).
+ * `{issuer}/.well-known/openid-configuration` (an in-cluster address, say); `certificateAuthority`
+ * (PEM) when the system roots of the API server do not vouch for idgate's certificate, as the
+ * webhook kubeconfig's `certificate-authority-data` does for the webhook.
  * @throws AdminError `invalid_input` for an issuer that is not https, or a signing algorithm
  * Kubernetes does not accept (EdDSA).
  * @example const config = clusterAuthenticationConfiguration(cluster, { issuer: 'https://id.example.com/oauth', algorithm: 'RS256' });
  */
 export function clusterAuthenticationConfiguration(
   cluster: Pick<ClusterRecord, 'name' | 'audience'>,
-  options: { issuer: string; algorithm: SigningAlgorithm; discoveryUrl?: string },
+  options: {
+    issuer: string;
+    algorithm: SigningAlgorithm;
+    discoveryUrl?: string;
+    certificateAuthority?: string;
+  },
 ): AuthenticationConfiguration {
   const refuse = (message: string) =>
     new AdminError('invalid_input', 'cluster', message, { key: cluster.name });
@@ -70,6 +78,7 @@ export function clusterAuthenticationConfiguration(
     audienceMatchPolicy: 'MatchAny',
   };
   if (options.discoveryUrl !== undefined) issuer.discoveryURL = options.discoveryUrl;
+  if (options.certificateAuthority !== undefined) issuer.certificateAuthority = options.certificateAuthority;
   return {
     apiVersion: 'apiserver.config.k8s.io/v1',
     kind: 'AuthenticationConfiguration',
