@@ -10,6 +10,7 @@ import type {
 } from 'fastify';
 import { sendErrorPage } from '../pages/form-action.js';
 import type { HealthLogger } from '../storage/health.js';
+import type { PageHeaders } from './page-headers.js';
 
 /**
  * How errors read: RFC 6749 JSON for OAuth endpoints, RFC 9457 problems for the admin API and
@@ -206,10 +207,12 @@ function pathPattern(url: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-/** What {@link errorHandling} needs: where the pages' stylesheet is. */
+/** What {@link errorHandling} needs: where the pages' stylesheet is, and their headers. */
 export interface ErrorHandlingOptions {
   /** The issuer's assets path, e.g. `/oauth/assets`. */
   assetsPath: string;
+  /** The security headers of error pages (a framework error's reply cannot reach the server's). */
+  pageHeaders: PageHeaders;
   /** Headers every response carries; the error paths that skip `onSend` set them here. */
   baseHeaders(request: FastifyRequest, reply: FastifyReply): void;
   /**
@@ -227,7 +230,7 @@ export interface ErrorHandlingOptions {
  * is a generic 500 logged with the request id. No response ever carries a stack trace, SQL text or
  * an internal message, and a 5xx says nothing but that it failed.
  * @example
- * const errors = errorHandling({ assetsPath: '/oauth/assets', baseHeaders });
+ * const errors = errorHandling({ assetsPath: '/oauth/assets', pageHeaders: pageHeaders(issuer), baseHeaders });
  * const app = Fastify({ frameworkErrors: errors.frameworkErrors });
  * errors.install(app); // before the routes are registered
  */
@@ -255,11 +258,16 @@ export function errorHandling(options: ErrorHandlingOptions): {
       case 'problem':
         return sendProblem(reply, status, answer.problemCode, description, answer.problemMembers);
       case 'html':
-        return sendErrorPage(reply, status, {
-          assetsPath: options.assetsPath,
-          title: request.routeOptions?.config?.errorPageTitle ?? TITLES[status] ?? 'Error',
-          message: sentence(description),
-        });
+        return sendErrorPage(
+          reply,
+          status,
+          {
+            assetsPath: options.assetsPath,
+            title: request.routeOptions?.config?.errorPageTitle ?? TITLES[status] ?? 'Error',
+            message: sentence(description),
+          },
+          options.pageHeaders,
+        );
     }
   };
 
