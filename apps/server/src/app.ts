@@ -111,7 +111,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       },
     } as NonNullable<FastifyServerOptions['logger']>);
   const { health } = context.database;
-  // Pages only: @fastify/helmet on every route cost +63 % instructions per warm TokenReview, +144 % per discovery (bench/README.md).
+  // Pages only: @fastify/helmet on every route cost +72 % instructions per warm TokenReview, +147 % per discovery (bench/README.md).
   const pages = pageHeaders(context.config.issuer);
   const errors = errorHandling({
     assetsPath: assetsPathOf(context.config.issuer),

@@ -261,6 +261,8 @@ class AuditStream {
     if (position.afterId !== undefined && resumeAt !== undefined) this.#seen.set(position.afterId, resumeAt);
     this.#lastWriteAt = this.#lastProgressAt = hub.now;
     output.response.on('close', () => this.end('client'));
+    // A client gone while the backlog's first page was read: its 'close' came before this listener.
+    if (output.response.socket?.destroyed === true) queueMicrotask(() => this.end('client'));
     output.response.on('drain', () => this.#wake?.());
     this.#write(': idgate audit stream\n\n');
     // Where this stream starts, as an id without an event: a client that reconnects before any

@@ -67,8 +67,8 @@ function headersOf(
  * cross-origin isolation headers, and `Strict-Transport-Security` (one year, subdomains) when the
  * issuer is https on a host that is not loopback — browsers ignore it over http, and on a loopback
  * host it would pin every other local server to https. The JSON API keeps its own minimal headers:
- * helmet per request there (`@fastify/helmet`) cost +63 % instructions per warm TokenReview and
- * +144 % per discovery (bench/README.md).
+ * helmet per request there (`@fastify/helmet`) cost +72 % instructions per warm TokenReview and
+ * +147 % per discovery (bench/README.md).
  * @example const headers = pageHeaders('https://id.example.com/oauth'); reply.headers(headers.fixed)
  */
 export function pageHeaders(issuer: string): PageHeaders {
