@@ -10,6 +10,7 @@ import type { IdgateConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { errorHandling } from './http/errors.js';
 import { installFormParser } from './http/form.js';
+import { type PageHeaders, pageHeaders } from './http/page-headers.js';
 import { redactUrl } from './http/redact.js';
 import { RouteCatalog } from './openapi/document.js';
 import { PageLooks } from './pages/look.js';
@@ -44,6 +45,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The application context every route works with (see `createAppContext`). */
     readonly idgate: AppContext;
+    /** The security headers of the HTML pages, from helmet, computed once (see `pageHeaders`). */
+    readonly pageHeaders: PageHeaders;
   }
 }
 
@@ -109,8 +112,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       },
     } as NonNullable<FastifyServerOptions['logger']>);
   const { health } = context.database;
+  // Pages only: @fastify/helmet on every route cost +72 % instructions per warm TokenReview, +147 % per discovery (bench/README.md).
+  const pages = pageHeaders(context.config.issuer);
   const errors = errorHandling({
     looks: new PageLooks(context.config),
+    pageHeaders: pages,
     baseHeaders,
     storageFailed: (error, log) => health.failed(error, log),
   });
@@ -137,6 +143,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     done();
   });
   app.decorate('idgate', context);
+  app.decorate('pageHeaders', pages);
   if (options.tracing !== undefined) await app.register(requestSpans, { tracing: options.tracing });
   errors.install(app);
   installFormParser(app);

@@ -167,6 +167,22 @@ const Retention = z.preprocess(
   z.int({ error: RETENTION }).min(0, { error: RETENTION }).max(3_153_600_000, { error: RETENTION }),
 );
 
+/**
+ * A duration in whole seconds from `min` to `max`: a number of seconds, or a number with a unit
+ * s, m, h or d (`15m`), as `audit.retention` reads it.
+ */
+function duration(min: number, max: number) {
+  const error = `must be a whole number of seconds ${min}–${max}, or a number with a unit s, m, h or d (15m)`;
+  return z.preprocess(
+    (value) => {
+      if (typeof value !== 'string') return value;
+      const match = /^(\d{1,12})([smhd]?)$/.exec(value.trim());
+      return match === null ? value : Number(match[1]) * (DURATION_UNITS[match[2] || 's'] ?? 1);
+    },
+    z.int({ error }).min(min, { error }).max(max, { error }),
+  );
+}
+
 const DATABASE_URL = 'must be a database URL: sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE';
 
 const ConfigSchema = z.strictObject({
@@ -349,6 +365,16 @@ const ConfigSchema = z.strictObject({
           window: seconds(1, 7200).optional(),
           /** Seconds between keep-alive comments on an idle stream (proxies close silent ones). */
           heartbeat: seconds(1, 300).default(15),
+          /** Streams one API key may hold open on one server process at once (more: 429). */
+          maxPerKey: whole(1, 10_000, 'a number of streams').default(5),
+          /** Streams one server process holds open at once, all keys together (more: 429). */
+          maxPerProcess: whole(1, 100_000, 'a number of streams').default(100),
+          /** Bytes written to a stream and not yet read by its client past which it is dropped. */
+          maxBuffered: whole(65_536, 67_108_864, 'a number of bytes').default(1_048_576),
+          /** Seconds a stream lives at most; then it is closed and its client resumes with Last-Event-ID. */
+          maxLifetime: duration(10, 86_400).default(900),
+          /** Seconds a stream's client may read nothing of what waits for it before the stream is dropped. */
+          idleTimeout: duration(5, 3600).default(60),
         })
         .prefault({}),
     })
@@ -452,6 +478,11 @@ const ENV: Record<string, string[]> = {
   IDGATE_AUDIT_STREAM_POLL_INTERVAL: ['audit', 'stream', 'pollInterval'],
   IDGATE_AUDIT_STREAM_WINDOW: ['audit', 'stream', 'window'],
   IDGATE_AUDIT_STREAM_HEARTBEAT: ['audit', 'stream', 'heartbeat'],
+  IDGATE_AUDIT_STREAM_MAX_PER_KEY: ['audit', 'stream', 'maxPerKey'],
+  IDGATE_AUDIT_STREAM_MAX_PER_PROCESS: ['audit', 'stream', 'maxPerProcess'],
+  IDGATE_AUDIT_STREAM_MAX_BUFFERED: ['audit', 'stream', 'maxBuffered'],
+  IDGATE_AUDIT_STREAM_MAX_LIFETIME: ['audit', 'stream', 'maxLifetime'],
+  IDGATE_AUDIT_STREAM_IDLE_TIMEOUT: ['audit', 'stream', 'idleTimeout'],
 };
 
 /** Every `IDGATE_*` (and standard `OTEL_*`) variable the server reads, with the config path it sets. */

@@ -308,6 +308,31 @@ describe('configuration', () => {
       'often',
       'IDGATE_AUDIT_STREAM_HEARTBEAT must be a whole number of seconds 1–300, got "often"',
     ],
+    [
+      'IDGATE_AUDIT_STREAM_MAX_PER_KEY',
+      '0',
+      'IDGATE_AUDIT_STREAM_MAX_PER_KEY must be a number of streams 1–10000, got "0"',
+    ],
+    [
+      'IDGATE_AUDIT_STREAM_MAX_PER_PROCESS',
+      'many',
+      'IDGATE_AUDIT_STREAM_MAX_PER_PROCESS must be a number of streams 1–100000, got "many"',
+    ],
+    [
+      'IDGATE_AUDIT_STREAM_MAX_BUFFERED',
+      '1024',
+      'IDGATE_AUDIT_STREAM_MAX_BUFFERED must be a number of bytes 65536–67108864, got "1024"',
+    ],
+    [
+      'IDGATE_AUDIT_STREAM_MAX_LIFETIME',
+      '2w',
+      'IDGATE_AUDIT_STREAM_MAX_LIFETIME must be a whole number of seconds 10–86400, or a number with a unit s, m, h or d (15m), got "2w"',
+    ],
+    [
+      'IDGATE_AUDIT_STREAM_IDLE_TIMEOUT',
+      '2h',
+      'IDGATE_AUDIT_STREAM_IDLE_TIMEOUT must be a whole number of seconds 5–3600, or a number with a unit s, m, h or d (15m), got "2h"',
+    ],
   ];
 
   it('reads audit.retention as seconds, a duration, or 0 / forever for keeping every event', () => {
@@ -317,7 +342,15 @@ describe('configuration', () => {
       retention: 7_776_000,
       tokenReview: 'aggregated',
       tokenReviewInterval: 60,
-      stream: { pollInterval: 1, heartbeat: 15 },
+      stream: {
+        pollInterval: 1,
+        heartbeat: 15,
+        maxPerKey: 5,
+        maxPerProcess: 100,
+        maxBuffered: 1_048_576,
+        maxLifetime: 900,
+        idleTimeout: 60,
+      },
     });
     for (const [value, seconds] of [
       ['30d', 2_592_000],
@@ -326,6 +359,17 @@ describe('configuration', () => {
       ['forever', 0],
     ] as const)
       expect(loadConfig({ env: { IDGATE_AUDIT_RETENTION: value } }).audit.retention).toBe(seconds);
+  });
+
+  it('reads the live tail bounds, durations with units as retention does', () => {
+    const { stream } = loadConfig({
+      env: { IDGATE_AUDIT_STREAM_MAX_LIFETIME: '30m', IDGATE_AUDIT_STREAM_IDLE_TIMEOUT: '90' },
+    }).audit;
+    expect([stream.maxLifetime, stream.idleTimeout]).toEqual([1800, 90]);
+    expect(
+      loadConfig({ env: {}, overrides: { audit: { stream: { maxLifetime: '1h' } } } }).audit.stream
+        .maxLifetime,
+    ).toBe(3600);
   });
 
   it.each(ENV_PROBLEMS)(

@@ -91,7 +91,7 @@ export {
 } from './admin/users.js';
 export { apiKeyView, clientView, linkedIdentityView, loginAttemptView, userView } from './admin/views.js';
 export { isApiKeyLive } from './api-keys/api-key.js';
-export { type FollowOptions, followAuditEvents } from './audit/follow.js';
+export { auditEventTime, type FollowOptions, followAuditEvents } from './audit/follow.js';
 export {
   type AuthenticationConfiguration,
   type CelRule,

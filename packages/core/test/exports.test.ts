@@ -122,6 +122,7 @@ describe('public surface of @idgate/core', () => {
       'addIdentityProvider',
       'apiKeyView',
       'auditEventFilter',
+      'auditEventTime',
       'clientView',
       'clusterAuthenticationConfiguration',
       'createApiKey',

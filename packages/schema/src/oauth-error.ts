@@ -106,6 +106,8 @@ export const ProblemCode = /* @__PURE__ */ z.enum([
   'weak_password',
   // A user in `LIMITS.groupsPerUser` groups already, put in one more.
   'too_many_groups',
+  // Past `audit.stream.maxPerKey` or `maxPerProcess` live tails (429 with Retry-After).
+  'too_many_streams',
   'conflict',
   // A conditional update (If-Match) whose ETag is no longer the object's.
   'precondition_failed',

@@ -86,6 +86,7 @@ export type {
   AuditEventListOptions,
   FollowEventsOptions,
   IdgateAuditMethods,
+  ReconnectOptions,
 } from './events.js';
 export type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
 export { createNativeClient, discoverIssuer } from './native-client.js';

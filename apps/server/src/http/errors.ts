@@ -12,6 +12,7 @@ import { sendErrorPage } from '../pages/form-action.js';
 import type { Messages } from '../pages/i18n.js';
 import type { PageLooks } from '../pages/look.js';
 import type { HealthLogger } from '../storage/health.js';
+import type { PageHeaders } from './page-headers.js';
 
 /**
  * How errors read: RFC 6749 JSON for OAuth endpoints, RFC 9457 problems for the admin API and
@@ -208,10 +209,12 @@ function pathPattern(url: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-/** What {@link errorHandling} needs: how error pages look. */
+/** What {@link errorHandling} needs: how error pages look, and their headers. */
 export interface ErrorHandlingOptions {
   /** The pages' look (stylesheet, product name, the browser's language). */
   looks: PageLooks;
+  /** The security headers of error pages (a framework error's reply cannot reach the server's). */
+  pageHeaders: PageHeaders;
   /** Headers every response carries; the error paths that skip `onSend` set them here. */
   baseHeaders(request: FastifyRequest, reply: FastifyReply): void;
   /**
@@ -229,7 +232,7 @@ export interface ErrorHandlingOptions {
  * is a generic 500 logged with the request id. No response ever carries a stack trace, SQL text or
  * an internal message, and a 5xx says nothing but that it failed.
  * @example
- * const errors = errorHandling({ looks: new PageLooks(config), baseHeaders });
+ * const errors = errorHandling({ looks: new PageLooks(config), pageHeaders: pageHeaders(issuer), baseHeaders });
  * const app = Fastify({ frameworkErrors: errors.frameworkErrors });
  * errors.install(app); // before the routes are registered
  */
@@ -258,15 +261,20 @@ export function errorHandling(options: ErrorHandlingOptions): {
         return sendProblem(reply, status, answer.problemCode, description, answer.problemMembers);
       case 'html': {
         const look = options.looks.for(request);
-        return sendErrorPage(reply, status, {
-          look,
-          title:
-            request.routeOptions?.config?.errorPageTitle?.(look.t) ??
-            look.t.statusTitles[status] ??
-            TITLES[status] ??
-            'Error',
-          message: sentence(description),
-        });
+        return sendErrorPage(
+          reply,
+          status,
+          {
+            look,
+            title:
+              request.routeOptions?.config?.errorPageTitle?.(look.t) ??
+              look.t.statusTitles[status] ??
+              TITLES[status] ??
+              'Error',
+            message: sentence(description),
+          },
+          options.pageHeaders,
+        );
       }
     }
   };

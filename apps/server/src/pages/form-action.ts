@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import type { PageHeaders } from '../http/page-headers.js';
 import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
 import type { PageLook } from './look.js';
 import { messagePage } from './views/message.js';
@@ -30,10 +31,13 @@ export function formActionSources(uris: ReadonlyArray<string | undefined>): stri
 export interface PageOptions {
   /** Where a form's answer may redirect the browser (see {@link formActionSources}). */
   formRedirects?: ReadonlyArray<string | undefined>;
+  /** The pages' headers; by default the server's (`app.pageHeaders`), which a framework error's reply cannot reach. */
+  headers?: PageHeaders;
 }
 
 /**
- * Sends an HTML page with the headers every page gets: no caching (pages carry CSRF tokens), no
+ * Sends an HTML page with the headers every page gets: no caching (pages carry CSRF tokens), and
+ * the security headers taken from helmet at start (`app.pageHeaders`, see `pageHeaders`): no
  * framing (clickjacking on the login and consent forms), no referrer (URLs carry interaction ids),
  * a policy that allows only our stylesheet, and forms that post only to idgate and may end in a
  * redirect only to the client the flow belongs to (`form-action`).
@@ -44,17 +48,13 @@ export function sendPage(
   body: string,
   options: PageOptions = {},
 ): FastifyReply {
-  const formAction = ["'self'", ...formActionSources(options.formRedirects ?? [])].join(' ');
+  const headers = options.headers ?? reply.server.pageHeaders;
   return reply
     .status(status)
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header(
-      'Content-Security-Policy',
-      `default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action ${formAction}`,
-    )
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
+    .headers(headers.fixed)
+    .header('content-security-policy', headers.policy(formActionSources(options.formRedirects ?? [])))
     .send(body);
 }
 
@@ -92,6 +92,12 @@ export function sendErrorPage(
   reply: FastifyReply,
   status: number,
   page: { look: PageLook; title: string; message: string },
+  headers?: PageHeaders,
 ): FastifyReply {
-  return sendPage(reply, status, messagePage({ ...page, alert: true, requestId: reply.request.id }));
+  return sendPage(
+    reply,
+    status,
+    messagePage({ ...page, alert: true, requestId: reply.request.id }),
+    headers === undefined ? {} : { headers },
+  );
 }

@@ -18,6 +18,12 @@ export interface Metrics {
   readonly tokensIssued: Counter<'grant_type'>;
   readonly logins: Counter<'provider' | 'outcome'>;
   readonly databasePool: Gauge<'state'>;
+  /** Live tails of the audit trail open now (`GET /admin/v1/events/stream`). */
+  readonly auditStreams: Gauge;
+  /** Live tails ended, by why: client, lifetime, idle, backpressure, error, shutdown. */
+  readonly auditStreamsClosed: Counter<'reason'>;
+  /** Reads of the audit table by the live tails (all of a process's streams share one poll). */
+  readonly auditStreamReads: Counter;
   /** The TokenReview counters' series handles (reasons are bounded slugs, made on first use). */
   readonly reviews: ReviewSeries;
   /** The provider label values `idgate_logins_total` has taken, at most {@link MAX_LOGIN_PROVIDERS}. */
@@ -88,6 +94,22 @@ export function createMetrics(database?: Database): Metrics {
       registers: [registry],
     }),
     databasePool,
+    auditStreams: new Gauge({
+      name: 'idgate_audit_streams',
+      help: 'Live tails of the audit trail (GET /admin/v1/events/stream) open on this process.',
+      registers: [registry],
+    }),
+    auditStreamsClosed: new Counter({
+      name: 'idgate_audit_streams_closed_total',
+      help: 'Live tails of the audit trail ended, by reason: client (it went away), lifetime (audit.stream.maxLifetime), idle (audit.stream.idleTimeout), backpressure (audit.stream.maxBuffered), error (the database), shutdown.',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    auditStreamReads: new Counter({
+      name: 'idgate_audit_stream_reads_total',
+      help: 'Reads of the audit table by the live tails: one poll per process for all its streams, and one catch-up read per stream as it starts.',
+      registers: [registry],
+    }),
     reviews: {
       authenticated: tokenReviews.series({ outcome: 'authenticated' }),
       denied: tokenReviews.series({ outcome: 'denied' }),

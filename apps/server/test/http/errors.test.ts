@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { errorHandling } from '../../src/http/errors.js';
+import { pageHeaders } from '../../src/http/page-headers.js';
 import { PageLooks } from '../../src/pages/look.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -315,8 +316,11 @@ describe('a route that answers programs in JSON and browsers with a page', () =>
   // What the federation callback does: a refusal never reads as idgate's outage, and its format
   // follows the Accept header.
   async function callbackApp() {
-    const looks = new PageLooks(loadConfig({ env: {} }));
-    const errors = errorHandling({ looks, baseHeaders: () => {} });
+    const errors = errorHandling({
+      looks: new PageLooks(loadConfig({ env: {} })),
+      pageHeaders: pageHeaders('http://idgate.test/oauth'),
+      baseHeaders: () => {},
+    });
     const app = Fastify({ logger: false, frameworkErrors: errors.frameworkErrors });
     errors.install(app);
     app.get('/oauth/callback/:idp', { config: { errorFormat: ['oauth', 'html'] } }, async () => {

@@ -1,15 +1,12 @@
 import { PassThrough } from 'node:stream';
-import {
-  auditEventFilter,
-  followAuditEvents,
-  listAuditEvents,
-  parseAuditEventQuery,
-} from '@idgate/core/admin';
+import { auditEventFilter, listAuditEvents, parseAuditEventQuery } from '@idgate/core/admin';
 import { AuditEventPage, AuditEventQuery } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import * as zm from 'zod/mini';
 import { auditFollowTiming } from '../../audit/follow-timing.js';
+import { AuditStreamHub } from '../../audit/stream-hub.js';
+import { sendProblem } from '../../http/errors.js';
 import { adminScope } from './scope.js';
 
 const EVENTS = '/admin/v1/events';
@@ -34,6 +31,25 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
   const { config } = app.idgate;
   const { route } = adminScope(app, 'audit_event');
   const timing = auditFollowTiming(config.audit);
+  const { stream } = config.audit;
+  const limits = {
+    maxPerKey: stream.maxPerKey,
+    maxPerProcess: stream.maxPerProcess,
+    maxBufferedBytes: stream.maxBuffered,
+    maxLifetimeMs: stream.maxLifetime * 1000,
+    idleTimeoutMs: stream.idleTimeout * 1000,
+    ...timing,
+  };
+  // One per server: every stream of this process shares its one poll of the audit table.
+  const hub = new AuditStreamHub({
+    events: app.idgate.admin.storage.auditEvents,
+    clock: app.idgate.clock,
+    limits,
+    metrics: app.idgate.metrics,
+    log: app.log,
+  });
+  // Before the server waits for its connections to end: a stream would otherwise hold it open.
+  app.addHook('preClose', async () => hub.close());
 
   app.get(
     EVENTS,
@@ -61,59 +77,60 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
         scope: 'audit:read',
         summary: 'A live tail of the audit trail',
         description:
-          'Server-sent events (`text/event-stream`): each event as `id: <event id>`, `event: <type>` and `data: <the event as JSON>`, from `since` (default: now) on, then each new one as it commits on any replica; a comment line every `audit.stream.heartbeat` seconds (default 15) keeps proxies from closing the connection. Send `Last-Event-ID` to resume after an event. Same filters as the listing.',
+          'Server-sent events (`text/event-stream`): each event as `id: <event id>`, `event: <type>` and `data: <the event as JSON>`, from `since` (default: now) on, then each new one as it commits on any replica; a comment line every `audit.stream.heartbeat` seconds (default 15) keeps proxies from closing the connection. The stream starts with an `id:` line of its starting position and no event: send the last id received as `Last-Event-ID` to resume after it. Same filters as the listing. Bounded: `audit.stream.maxPerKey` streams per API key (default 5) and `audit.stream.maxPerProcess` per server process (100), 429 `too_many_streams` beyond; a client that leaves more than `audit.stream.maxBuffered` bytes (1 MiB) unread, or reads nothing of what waits for `audit.stream.idleTimeout` (60 s), is disconnected; every stream is closed after `audit.stream.maxLifetime` (900 s), and its client resumes with `Last-Event-ID`.',
         tags: ['audit'],
         query: StreamQuery,
         headers: StreamHeaders,
         responses: {
           200: {
-            description: 'the stream, until the client closes it',
+            description:
+              'the stream, until the client closes it or the server ends it (lifetime, a client that does not read)',
             content: { 'text/event-stream': 'one server-sent event per audit event' },
           },
           400: BAD_FILTER,
+          429: {
+            description: 'too many streams are open for this API key or on this server',
+            problem: ['too_many_streams'],
+            headers: { 'Retry-After': 'seconds until a stream ends at the latest (its maximum lifetime)' },
+          },
         },
       },
       async (_input, request, reply) => {
         // A limit or cursor is refused as the listing refuses it, and otherwise left unused.
         const { limit: _limit, cursor: _cursor, ...filters } = parseAuditEventQuery(request.query);
         const filter = await auditEventFilter(request.admin.storage, filters);
-        // The database must answer before the stream starts: in an outage the caller gets the 503
-        // problem with Retry-After that every admin route answers, not a 200 stream that ends at once.
-        await request.admin.storage.auditEvents.list({ ...filter, limit: 1 });
+        const slot = hub.reserve(request.admin.auditActor?.()?.id ?? 'unknown');
+        if ('limit' in slot) {
+          const max =
+            slot.limit === 'key' ? `${limits.maxPerKey} per API key` : `${limits.maxPerProcess} per server`;
+          return sendProblem(
+            reply.header('retry-after', String(slot.retryAfterSeconds)),
+            429,
+            'too_many_streams',
+            `too many live streams of the audit trail are open (at most ${max}); close one or try again later`,
+          );
+        }
         const lastId = request.headers['last-event-id'];
-        const abort = new AbortController();
-        request.raw.on('close', () => abort.abort());
-        // A stream handed to fastify: the headers and the first line go out at once, and fastify ends
-        // the response when the stream ends.
-        const out = new PassThrough();
-        out.write(': idgate audit stream\n\n');
-        const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), timing.heartbeatMs);
-        void (async () => {
-          try {
-            const events = followAuditEvents(request.admin.storage.auditEvents, filter, {
-              signal: abort.signal,
-              intervalMs: timing.intervalMs,
-              windowMs: timing.windowMs,
-              afterId: typeof lastId === 'string' && lastId !== '' ? lastId : undefined,
-              fromMs: filter.since?.getTime() ?? request.admin.clock.now(),
-            });
-            for await (const event of events) {
-              out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-            }
-          } catch (error) {
-            // Headers are gone: say so in the stream and end it; the client reconnects with Last-Event-ID.
-            request.log.warn({ err: error }, 'audit stream ended');
-            out.write('event: error\ndata: {"code":"storage_unavailable"}\n\n');
-          } finally {
-            clearInterval(heartbeat);
-            out.end();
-          }
-        })();
+        const position = {
+          afterId: typeof lastId === 'string' && lastId !== '' ? lastId : undefined,
+          fromMs: filter.since?.getTime() ?? request.admin.clock.now(),
+        };
+        let firstPage: Awaited<ReturnType<typeof hub.firstPage>>;
+        try {
+          firstPage = await hub.firstPage(filter, position);
+        } catch (error) {
+          slot.release();
+          throw error;
+        }
+        // A stream handed to fastify: the headers and the first lines go out at once, and fastify
+        // ends the response when the stream ends.
+        const body = new PassThrough();
+        hub.start(slot, filter, position, firstPage, { body, response: reply.raw, log: request.log });
         return reply
           .header('content-type', 'text/event-stream; charset=utf-8')
           .header('cache-control', 'no-store')
           .header('x-accel-buffering', 'no')
-          .send(out);
+          .send(body);
       },
     ),
   );
