@@ -88,6 +88,7 @@ export type {
   IdgateAuditMethods,
 } from './events.js';
 export type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
+export type { IdgateIncidentMethods } from './incident.js';
 export { createNativeClient, discoverIssuer } from './native-client.js';
 export type {
   DiscoveryOptions,

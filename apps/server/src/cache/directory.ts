@@ -124,6 +124,8 @@ export class Directory implements ReadCache {
   readonly #presentedKeys = new Bounded<ApiKeyRecord>(1_000);
   /** `kind:value` → expiry (ms). */
   readonly #revoked = new Map<string, number>();
+  /** `scope:subject` → not-before (ms): every one set, read whole at start and at each resync. */
+  readonly #notBefore = new Map<string, number>();
   /** When (the options' clock, ms) the directory last heard from the database. */
   #syncedAt: number;
 
@@ -131,7 +133,7 @@ export class Directory implements ReadCache {
     this.#options = options;
     this.#syncedAt = options.clock.now();
     const { storage } = options;
-    const { users, clients, apiKeys, revocations } = storage;
+    const { users, clients, apiKeys, revocations, notBefore } = storage;
     this.storage = {
       ...storage,
       users: { ...users, findById: (id) => this.#memo(this.#users, id, (key) => users.findById(key)) },
@@ -147,6 +149,10 @@ export class Directory implements ReadCache {
         ...revocations,
         isRevoked: (kind, value) => this.#isRevokedNow(kind, value),
       },
+      // Always from memory, stale or not: it is read inside grant steps' transactions (a read
+      // through this storage would wait for them on SQLite), and nothing sets one while the
+      // database is away.
+      notBefore: { ...notBefore, latestFor: async (clientId, userId) => this.notBefore(clientId, userId) },
     };
   }
 
@@ -156,6 +162,7 @@ export class Directory implements ReadCache {
    */
   async start(local: LocalChanges, feed?: ChangeSource): Promise<void> {
     this.#replaceRevocations(await this.#readRevocations());
+    this.#replaceNotBefore(await this.#options.storage.notBefore.list());
     local.subscribe((topic, key) => void this.#apply([{ id: 0, topic, key }]));
     if (feed !== undefined) {
       feed.subscribe((changes) => void this.#apply(changes));
@@ -186,8 +193,10 @@ export class Directory implements ReadCache {
    */
   async resync(): Promise<boolean> {
     let live: Awaited<ReturnType<Storage['revocations']['listLive']>>;
+    let notBefore: Awaited<ReturnType<Storage['notBefore']['list']>>;
     try {
       live = await this.#readRevocations();
+      notBefore = await this.#options.storage.notBefore.list();
     } catch {
       return false;
     }
@@ -200,9 +209,40 @@ export class Directory implements ReadCache {
     this.#verified.clear();
     this.#refused.clear();
     this.#replaceRevocations(live);
+    this.#replaceNotBefore(notBefore);
     this.markSynced();
     await this.#options.reloadKeys().catch(() => undefined);
     return true;
+  }
+
+  #replaceNotBefore(all: Awaited<ReturnType<Storage['notBefore']['list']>>): void {
+    this.#notBefore.clear();
+    for (const entry of all)
+      this.#notBefore.set(`${entry.scope}:${entry.subject}`, entry.notBefore.getTime());
+  }
+
+  /** A not-before another process set (`scope:subject`), read from the database. */
+  async #readNotBefore(key: string): Promise<void> {
+    const colon = key.indexOf(':');
+    const scope = key.slice(0, colon) as 'global' | 'client' | 'user';
+    const entry = await this.#options.storage.notBefore.find(scope, key.slice(colon + 1));
+    // Raised only: a change heard late never lowers what is held.
+    if (entry !== undefined)
+      this.#notBefore.set(key, Math.max(this.#notBefore.get(key) ?? 0, entry.notBefore.getTime()));
+  }
+
+  /**
+   * The latest not-before of a token of `clientId` for `userId`: the global one, the client's and
+   * the user's. Usually none is set: then nothing is looked up.
+   */
+  notBefore(clientId: string | null, userId: string | null): Date | undefined {
+    if (this.#notBefore.size === 0) return undefined;
+    const times = [
+      this.#notBefore.get('global:'),
+      clientId === null ? undefined : this.#notBefore.get(`client:${clientId}`),
+      userId === null ? undefined : this.#notBefore.get(`user:${userId}`),
+    ].filter((t): t is number => t !== undefined);
+    return times.length === 0 ? undefined : new Date(Math.max(...times));
   }
 
   #readRevocations() {
@@ -249,6 +289,10 @@ export class Directory implements ReadCache {
           this.#refused.clear();
           break;
         case 'identity_provider':
+          break;
+        case 'not_before':
+          // A failed read is caught up by the next resync (a minute at most).
+          await this.#readNotBefore(change.key).catch(() => undefined);
           break;
       }
     }
