@@ -120,8 +120,9 @@ function wrap(
     },
     notBefore: {
       ...notBefore,
-      raise: after(notBefore.raise.bind(notBefore), ([entry]) =>
-        log('not_before', `${entry.scope}:${entry.subject}`),
+      // The instant in force rides in the key: every process applies it without reading it back.
+      raise: after(notBefore.raise.bind(notBefore), (_args, inForce) =>
+        log('not_before', `${inForce.notBefore.getTime()} ${inForce.scope}:${inForce.subject}`),
       ),
     },
     identityProviders: {

@@ -221,14 +221,14 @@ export class Directory implements ReadCache {
       this.#notBefore.set(`${entry.scope}:${entry.subject}`, entry.notBefore.getTime());
   }
 
-  /** A not-before another process set (`scope:subject`), read from the database. */
-  async #readNotBefore(key: string): Promise<void> {
-    const colon = key.indexOf(':');
-    const scope = key.slice(0, colon) as 'global' | 'client' | 'user';
-    const entry = await this.#options.storage.notBefore.find(scope, key.slice(colon + 1));
+  /** A not-before set (`<ms> <scope>:<subject>`, as the change log names it), applied at once. */
+  #raiseNotBefore(change: string): void {
+    const space = change.indexOf(' ');
+    const at = Number(change.slice(0, space));
+    const key = change.slice(space + 1);
     // Raised only: a change heard late never lowers what is held.
-    if (entry !== undefined)
-      this.#notBefore.set(key, Math.max(this.#notBefore.get(key) ?? 0, entry.notBefore.getTime()));
+    if (space > 0 && Number.isSafeInteger(at))
+      this.#notBefore.set(key, Math.max(this.#notBefore.get(key) ?? 0, at));
   }
 
   /**
@@ -284,6 +284,9 @@ export class Directory implements ReadCache {
           this.#revokeFromLog(change.key);
           break;
         case 'signing_key':
+          // Forgotten before and after the reload: a key retired at once verifies nothing from now.
+          this.#verified.clear();
+          this.#refused.clear();
           await this.#options.reloadKeys().catch(() => undefined);
           this.#verified.clear();
           this.#refused.clear();
@@ -291,8 +294,7 @@ export class Directory implements ReadCache {
         case 'identity_provider':
           break;
         case 'not_before':
-          // A failed read is caught up by the next resync (a minute at most).
-          await this.#readNotBefore(change.key).catch(() => undefined);
+          this.#raiseNotBefore(change.key);
           break;
       }
     }

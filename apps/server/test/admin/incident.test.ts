@@ -31,7 +31,11 @@ describe.each(testDatabaseUrls())('incident response over HTTP on $name', (kind)
   const clock = testClock();
 
   /** The test server as the browser helpers take it: its own fetch is the real one. */
-  const asApp = () => ({ ...t, fetch: (input, init) => fetch(input, init) }) as unknown as TestApp;
+  const asApp = () =>
+    ({
+      ...t,
+      fetch: (input: string | URL | Request, init?: RequestInit) => fetch(input, init),
+    }) as unknown as TestApp;
   const raw = (path: string, init: RequestInit = {}) =>
     fetch(`${t.baseUrl}${path}`, {
       ...init,
@@ -170,9 +174,9 @@ describe.each(testDatabaseUrls())('incident response over HTTP on $name', (kind)
       expect(Date.parse(inForce.notBefore)).toBeGreaterThanOrEqual(asked);
       expect(Date.parse(inForce.notBefore)).toBeLessThanOrEqual(clock.now());
       expect(await liveness(kim.access_token)).toEqual(DEAD);
-      expect(
-        (await idgate.introspectToken({ token: kim.refresh_token as string, ...cli })).active,
-      ).toBe(false);
+      expect((await idgate.introspectToken({ token: kim.refresh_token as string, ...cli })).active).toBe(
+        false,
+      );
       expect(await refreshFails(kim.refresh_token as string)).toBe(true);
       expect((await logoutWithHint(kim.id_token as string)).status).toBe(400);
       expect(await liveness(lee.access_token)).toEqual(LIVE);
@@ -211,9 +215,9 @@ describe.each(testDatabaseUrls())('incident response over HTTP on $name', (kind)
       expect((await admin.setNotBefore({ scope: 'global', before: past })).notBefore).toBe(now);
       // A minute ahead at most (another machine's clock), and then it counts as now.
       const ahead = new Date(clock.now() + 30 * SECOND).toISOString();
-      expect(Date.parse((await admin.setNotBefore({ scope: 'global', before: ahead })).notBefore)).toBeLessThan(
-        Date.parse(ahead),
-      );
+      expect(
+        Date.parse((await admin.setNotBefore({ scope: 'global', before: ahead })).notBefore),
+      ).toBeLessThan(Date.parse(ahead));
       expect(await liveness(ned.access_token)).toEqual(DEAD);
       expect(await liveness(signedIn.tokens.access_token, web)).toEqual(DEAD);
       expect(await refreshFails(signedIn.tokens.refresh_token as string, web)).toBe(true);
@@ -331,13 +335,15 @@ describe.each(testDatabaseUrls())('incident response over HTTP on $name', (kind)
       clock.advance(3600 * SECOND);
       for (const username of ['a1', 'a2', 'a3'])
         expect(
-          await idgate
-            .passwordGrant({ ...cli, username, password: 'wrong' })
-            .then(() => 200, (e: IdgateHttpError) => e.status),
+          await idgate.passwordGrant({ ...cli, username, password: 'wrong' }).then(
+            () => 200,
+            (e: IdgateHttpError) => e.status,
+          ),
         ).toBe(400);
-      const blocked = await idgate
-        .passwordGrant({ ...cli, username: 'kim', password: PASSWORD })
-        .then(() => 200, (e: IdgateHttpError) => e.status);
+      const blocked = await idgate.passwordGrant({ ...cli, username: 'kim', password: PASSWORD }).then(
+        () => 200,
+        (e: IdgateHttpError) => e.status,
+      );
       expect(blocked).toBe(429);
       const { items } = await admin.listBlockedAddresses();
       expect(items).toEqual([
@@ -354,7 +360,9 @@ describe.each(testDatabaseUrls())('incident response over HTTP on $name', (kind)
       expect(await admin.liftAddressBlocks()).toEqual({ lifted: ['127.0.0.1'] });
       expect((await password('kim')).access_token).toEqual(expect.any(String));
       const lifts = await events('address.unblocked');
-      expect(lifts.map((e) => e.type === 'address.unblocked' && [e.details.all, e.details.addresses])).toEqual([
+      expect(
+        lifts.map((e) => e.type === 'address.unblocked' && [e.details.all, e.details.addresses]),
+      ).toEqual([
         [false, ['127.0.0.1']],
         [true, ['127.0.0.1']],
       ]);
@@ -363,11 +371,11 @@ describe.each(testDatabaseUrls())('incident response over HTTP on $name', (kind)
       expect(nul.status).toBe(404);
       for (const address of ['not-an-address', '999.1.1.1', 'a'.repeat(100), '1.2.3.4%2F8', '%3Cscript%3E']) {
         const response = await raw(`/admin/v1/blocked-addresses/${address}`, { method: 'DELETE' });
-        expect([address.slice(0, 20), response.status, ((await response.json()) as { code: string }).code]).toEqual([
+        expect([
           address.slice(0, 20),
-          400,
-          'invalid_address',
-        ]);
+          response.status,
+          ((await response.json()) as { code: string }).code,
+        ]).toEqual([address.slice(0, 20), 400, 'invalid_address']);
       }
       expect(await admin.liftAddressBlock('2001:db8::1')).toEqual({ lifted: [] });
     });

@@ -130,7 +130,10 @@ describe.runIf(postgres !== undefined)('incident response on two replicas of one
     await within(1000 - onB, async () => !(await reviewed(A, before.access_token)));
     expect(await introspected(B, before.access_token)).toBe(false);
     expect(await introspected(B, before.refresh_token)).toBe(false);
-    const refreshed = await tokenRequest(B, { grant_type: 'refresh_token', refresh_token: before.refresh_token });
+    const refreshed = await tokenRequest(B, {
+      grant_type: 'refresh_token',
+      refresh_token: before.refresh_token,
+    });
     expect([refreshed.status, ((await refreshed.json()) as { error: string }).error]).toEqual([
       400,
       'invalid_grant',
