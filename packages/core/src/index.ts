@@ -217,12 +217,7 @@ export type {
   IssuedAccessToken,
   LiveTokenRejection,
 } from './tokens/access-token.js';
-export {
-  issuedBefore,
-  type LiveAccessToken,
-  type LiveTokenContext,
-  madeBefore,
-} from './tokens/access-token-check.js';
+export { type LiveAccessToken, type LiveTokenContext, madeBefore } from './tokens/access-token-check.js';
 export type { IdTokenInput } from './tokens/id-token.js';
 export type { IntrospectionContext } from './tokens/introspection.js';
 export {

@@ -291,8 +291,11 @@ export function createMemoryStorage(): Storage {
         return copy(tables.notBefore.get(`${scope}:${subject}`));
       },
       async list() {
-        const order = (e: NotBeforeRecord) => `${e.scope}:${e.subject}`;
-        return copy([...tables.notBefore.values()].sort((a, b) => (order(a) < order(b) ? -1 : 1)));
+        // Global first, then clients', then users'; by subject within a scope.
+        const rank = { global: 0, client: 1, user: 2 } as const;
+        const order = (a: NotBeforeRecord, b: NotBeforeRecord) =>
+          rank[a.scope] - rank[b.scope] || (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0);
+        return copy([...tables.notBefore.values()].sort(order));
       },
       async latestFor(clientId, userId) {
         const times = [
