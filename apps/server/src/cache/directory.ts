@@ -67,6 +67,7 @@ const tokenKey = (token: string) => hash('sha256', token, 'base64url');
 
 const REVOKED = Promise.resolve(true);
 const NOT_REVOKED = Promise.resolve(false);
+const NO_NOT_BEFORE = Promise.resolve(undefined);
 
 /** What the directory reads through and answers about. */
 export interface DirectoryOptions {
@@ -152,7 +153,14 @@ export class Directory implements ReadCache {
       // Always from memory, stale or not: it is read inside grant steps' transactions (a read
       // through this storage would wait for them on SQLite), and nothing sets one while the
       // database is away.
-      notBefore: { ...notBefore, latestFor: async (clientId, userId) => this.notBefore(clientId, userId) },
+      notBefore: {
+        ...notBefore,
+        latestFor: (clientId, userId) => {
+          const latest = this.notBefore(clientId, userId);
+          // Usually none is set: the same settled promise every time, as for revocations.
+          return latest === undefined ? NO_NOT_BEFORE : Promise.resolve(latest);
+        },
+      },
     };
   }
 

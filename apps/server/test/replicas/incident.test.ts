@@ -112,7 +112,10 @@ describe.runIf(postgres !== undefined)('incident response on two replicas of one
     const { created } = (await retired.json()) as { created: { kid: string } };
     expect(await reviewed(A, access_token)).toBe(false);
     const onB = await within(1000, async () => !(await reviewed(B, access_token)));
-    await within(1000 - onB, async () => !(await published(B)).includes(kid));
+    const jwksOnB = await within(1000 - onB, async () => !(await published(B)).includes(kid));
+    console.info(
+      `retired key refused on B after ${Math.round(onB)} ms, out of its JWKS ${Math.round(jwksOnB)} ms later`,
+    );
     expect(await introspected(B, access_token)).toBe(false);
     expect(await userinfo(B, access_token)).toBe(401);
     // B verifies what the new key signs (it publishes it, and signs with it, at once).
@@ -127,7 +130,8 @@ describe.runIf(postgres !== undefined)('incident response on two replicas of one
     expect(await reviewed(B, before.access_token)).toBe(true);
     await cli('not-before', 'set', '--user', creds.admin.username);
     const onB = await within(1000, async () => !(await reviewed(B, before.access_token)));
-    await within(1000 - onB, async () => !(await reviewed(A, before.access_token)));
+    const onA = await within(1000 - onB, async () => !(await reviewed(A, before.access_token)));
+    console.info(`CLI not-before refused on B after ${Math.round(onB)} ms, on A ${Math.round(onA)} ms later`);
     expect(await introspected(B, before.access_token)).toBe(false);
     expect(await introspected(B, before.refresh_token)).toBe(false);
     const refreshed = await tokenRequest(B, {
@@ -148,7 +152,8 @@ describe.runIf(postgres !== undefined)('incident response on two replicas of one
 
     const global = await admin(B, '/not-before', { scope: 'global' });
     expect(global.status).toBe(200);
-    await within(1000, async () => !(await reviewed(A, after.access_token)));
+    const globalOnA = await within(1000, async () => !(await reviewed(A, after.access_token)));
+    console.info(`global not-before set on B refused on A after ${Math.round(globalOnA)} ms`);
     expect(await introspected(A, after.refresh_token)).toBe(false);
   });
 });
