@@ -277,8 +277,9 @@ export const AUDIT_EVENT_SCHEMAS = {
     }),
   ),
   /**
-   * An administrator lifted the block of source addresses: `addresses` lists those that were
-   * blocked (personal data), `all` says whether every block was lifted.
+   * An administrator lifted the block of source addresses: one address (`all` false, `addresses`
+   * names it, blocked or not), or every address (`all` true, `addresses` those that were blocked).
+   * The addresses are personal data.
    */
   'address.unblocked': event(
     'address.unblocked',
