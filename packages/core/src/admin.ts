@@ -26,6 +26,13 @@ export {
   parseAuditEventQuery,
 } from './admin/audit-events.js';
 export {
+  endClientSessions,
+  listClientGrants,
+  listClientSessions,
+  revokeAllClientGrants,
+  revokeClientGrant,
+} from './admin/client-sessions.js';
+export {
   type ClientSettings,
   createClient,
   DEFAULT_CLIENT_SCOPES,
@@ -59,6 +66,14 @@ export {
   setIdentityProviderDisabled,
   updateIdentityProvider,
 } from './admin/identity-providers.js';
+export {
+  liftAddressBlocks,
+  listBlockedAddresses,
+  listNotBefore,
+  NOT_BEFORE_CLOCK_SKEW_SECONDS,
+  retireSigningKey,
+  setNotBefore,
+} from './admin/incident.js';
 export { ADMIN_GROUP, type Initialized, initializeStorage } from './admin/init.js';
 export type { AdminPorts, ClientLifetimes } from './admin/ports.js';
 export {

@@ -123,6 +123,8 @@ export type {
   LoginAttemptRecord,
   LoginTransactionRecord,
   NewUser,
+  NotBeforeRecord,
+  NotBeforeScope,
   RefreshTokenRecord,
   RevocationKind,
   RevocationRecord,
@@ -167,6 +169,7 @@ export {
   type ApiKeyRepository,
   type ClientRepository,
   type ClusterRepository,
+  type NotBeforeRepository,
   type RevocationRepository,
   type SigningKeyRepository,
   type Storage,
@@ -177,6 +180,7 @@ export {
 } from './ports/storage.js';
 export { constantTimeEqual, generateSecret, hashSecret, verifySecret } from './secrets.js';
 export {
+  ADDRESS_LIFT,
   DEFAULT_LOGIN_THROTTLE,
   type LoginAttempt,
   type LoginThrottle,
@@ -213,7 +217,7 @@ export type {
   IssuedAccessToken,
   LiveTokenRejection,
 } from './tokens/access-token.js';
-export type { LiveAccessToken, LiveTokenContext } from './tokens/access-token-check.js';
+export { type LiveAccessToken, type LiveTokenContext, madeBefore } from './tokens/access-token-check.js';
 export type { IdTokenInput } from './tokens/id-token.js';
 export type { IntrospectionContext } from './tokens/introspection.js';
 export {

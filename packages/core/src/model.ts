@@ -106,6 +106,22 @@ export interface SigningKeyRecord {
   publishedUntil: Date | null;
 }
 
+/** Whose tokens a not-before covers: all of them, a client's or a user's. */
+export type NotBeforeScope = 'global' | 'client' | 'user';
+
+/**
+ * A not-before (Keycloak's): every token, grant, session and code of its scope issued before
+ * `notBefore` is refused.
+ */
+export interface NotBeforeRecord {
+  scope: NotBeforeScope;
+  /** The client id or the user id; `''` for `global`. */
+  subject: string;
+  notBefore: Date;
+  /** When it was last raised. */
+  setAt: Date;
+}
+
 /** What a revocation entry revokes: one token (`jti`), a whole grant (`sid`). */
 export type RevocationKind = 'jti' | 'sid';
 

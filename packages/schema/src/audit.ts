@@ -250,6 +250,41 @@ export const AUDIT_EVENT_SCHEMAS = {
       trigger: z.enum(['cli', 'admin', 'automatic']),
     }),
   ),
+  /**
+   * A signing key was retired at once (incident response, not a rotation): it left JWKS and every
+   * token it signed stopped verifying. `created` names the key made in the same step, if any.
+   */
+  'key.retired': event(
+    'key.retired',
+    z.object({
+      kid: z.string(),
+      algorithm: z.string(),
+      created: z.nullable(z.string()),
+      trigger: z.enum(['cli', 'admin']),
+    }),
+  ),
+  /**
+   * Everything of a scope issued before `notBefore` was revoked (Keycloak's not-before): every
+   * token (`global`), a client's (`subject` null, `clientId` names it) or a user's (`subject`).
+   */
+  'tokens.revoked-before': event(
+    'tokens.revoked-before',
+    z.object({
+      scope: z.enum(['global', 'client', 'user']),
+      notBefore: Timestamp,
+      /** The instant in force after the change (a later one set before stays). */
+      inForce: Timestamp,
+    }),
+  ),
+  /**
+   * An administrator lifted the block of source addresses: one address (`all` false, `addresses`
+   * names it, blocked or not), or every address (`all` true, `addresses` those that were blocked).
+   * The addresses are personal data.
+   */
+  'address.unblocked': event(
+    'address.unblocked',
+    z.object({ all: z.boolean(), addresses: z.array(z.string()) }),
+  ),
   /** A sign-in at an upstream identity provider came back (a callback, an LDAP bind). */
   'upstream.sign-in': event(
     'upstream.sign-in',

@@ -24,6 +24,18 @@ export {
   UpdateClientInput,
 } from './admin/clients.js';
 export { Group, GroupName } from './admin/groups.js';
+export {
+  BlockedAddress,
+  ClientGrantInfo,
+  ClientSessionInfo,
+  LiftedBlocks,
+  NotBefore,
+  NotBeforeScope,
+  RetireSigningKeyInput,
+  SetNotBeforeInput,
+  SigningKeyRetirement,
+  SourceAddress,
+} from './admin/incident.js';
 export { InitResult } from './admin/init.js';
 export { PageQuery, pageOf } from './admin/page.js';
 export {

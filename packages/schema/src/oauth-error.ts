@@ -100,6 +100,10 @@ export const ProblemCode = /* @__PURE__ */ z.enum([
   'invalid_session',
   'invalid_grant_id',
   'invalid_signing_key',
+  // Retiring the only key that may sign, without making a new one in the same step.
+  'last_signing_key',
+  'invalid_not_before',
+  'invalid_address',
   'group_not_found',
   'session_not_found',
   'grant_not_found',

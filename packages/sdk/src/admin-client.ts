@@ -1,9 +1,10 @@
 import type { IdgateClusterMethods } from './clusters.js';
 import type { IdgateClientAdminMethods } from './credentials.js';
 import { IdgateSdkError } from './errors.js';
-import { AuditMethods, type IdgateAuditMethods } from './events.js';
+import type { IdgateAuditMethods } from './events.js';
 import type { IdgateFederationMethods } from './federation-types.js';
 import { createTransport } from './http.js';
+import { type IdgateIncidentMethods, IncidentMethods } from './incident.js';
 import type { IdgateSessionMethods } from './sessions.js';
 import type { IdgateClientOptions } from './types.js';
 import type { IdgateUserMethods } from './users.js';
@@ -25,7 +26,8 @@ export interface IdgateAdminClientOptions extends Omit<IdgateClientOptions, 'api
 /**
  * A typed client of one idgate server's admin API (`/admin/v1`): users and groups, sessions and
  * grants, OAuth clients, API keys, signing keys, clusters, identity providers and linked
- * identities, the audit trail. Every call sends the admin API key; every response is validated
+ * identities, the audit trail, and incident response (retiring a signing key at once, not-befores,
+ * blocked addresses). Every call sends the admin API key; every response is validated
  * with `@idgate/schema`. Refusals are `IdgateHttpError`s carrying the RFC 9457 problem, whose
  * `code` says why (a 401 for a missing or revoked key, a 403 `api_key_scope` for a key without
  * the operation's scope, which the problem's `scope` names).
@@ -39,7 +41,8 @@ export interface IdgateAdminClient
     IdgateClientAdminMethods,
     IdgateClusterMethods,
     IdgateFederationMethods,
-    IdgateAuditMethods {}
+    IdgateAuditMethods,
+    IdgateIncidentMethods {}
 
 /**
  * Creates a client of the admin API of the idgate server at `baseUrl`, with an API key holding
@@ -65,4 +68,4 @@ export function createIdgateAdminClient(options: IdgateAdminClientOptions): Idga
 }
 
 /** Every admin method, over one transport and API key (the chain's root holds them). */
-class AdminClient extends AuditMethods implements IdgateAdminClient {}
+class AdminClient extends IncidentMethods implements IdgateAdminClient {}

@@ -89,6 +89,7 @@ export type {
   ReconnectOptions,
 } from './events.js';
 export type { IdgateFederationMethods, UpdateIdentityProviderOptions } from './federation-types.js';
+export type { IdgateIncidentMethods } from './incident.js';
 export { createNativeClient, discoverIssuer } from './native-client.js';
 export type {
   DiscoveryOptions,

@@ -11,7 +11,8 @@ const PERSONAL_KEYS = new Set(['username', 'email', 'displayName', 'subject']);
 type Json = NonNullable<Extract<AuditEvent, { type: 'admin.changed' }>['details']['before']>[string];
 
 /**
- * What an event is stored as under `policy`. Personal data is: the address and the user agent;
+ * What an event is stored as under `policy`. Personal data is: the address and the user agent
+ * (and the addresses an `address.unblocked` lifted: hashed, or the list emptied);
  * the name of a `user` actor (the username typed or signed in with, often an email); the
  * `username` of sign-in and lockout events; the username, email and display name in the
  * before/after of an admin change, and an external identity's subject (also in the `objectId` of
@@ -77,6 +78,13 @@ export function personalDataFilter(
             ...hidden,
             details: { ...hidden.details, username: hide(hidden.details.username) },
           } as AuditEvent;
+        case 'address.unblocked': {
+          const addresses = hidden.details.addresses.map((address) => hide(address));
+          return {
+            ...hidden,
+            details: { ...hidden.details, addresses: addresses.filter((a): a is string => a !== null) },
+          };
+        }
         case 'admin.changed': {
           const { details } = hidden;
           return {

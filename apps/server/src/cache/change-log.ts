@@ -2,7 +2,14 @@ import { sql } from 'kysely';
 import type { Database, SqlStorage } from '../storage/index.js';
 
 /** What a change is about; the key names the thing (user id, client id, key prefix, ...). */
-export type ChangeTopic = 'user' | 'client' | 'api_key' | 'revocation' | 'signing_key' | 'identity_provider';
+export type ChangeTopic =
+  | 'user'
+  | 'client'
+  | 'api_key'
+  | 'revocation'
+  | 'signing_key'
+  | 'identity_provider'
+  | 'not_before';
 
 /** The PostgreSQL channel every replica listens on. */
 export const CHANGE_CHANNEL = 'idgate_changes';
@@ -59,7 +66,8 @@ function wrap(
       await change(args, result);
       return result;
     };
-  const { users, clients, apiKeys, revocations, signingKeys, identityProviders, identities } = storage;
+  const { users, clients, apiKeys, revocations, signingKeys, identityProviders, identities, notBefore } =
+    storage;
   return {
     ...storage,
     users: {
@@ -105,6 +113,16 @@ function wrap(
       insert: after(signingKeys.insert.bind(signingKeys), ([key]) => log('signing_key', key.kid)),
       retire: after(signingKeys.retire.bind(signingKeys), ([kid], retired) =>
         retired ? log('signing_key', kid) : undefined,
+      ),
+      withdraw: after(signingKeys.withdraw.bind(signingKeys), ([kid], withdrawn) =>
+        withdrawn ? log('signing_key', kid) : undefined,
+      ),
+    },
+    notBefore: {
+      ...notBefore,
+      // The instant in force rides in the key: every process applies it without reading it back.
+      raise: after(notBefore.raise.bind(notBefore), (_args, inForce) =>
+        log('not_before', `${inForce.notBefore.getTime()} ${inForce.scope}:${inForce.subject}`),
       ),
     },
     identityProviders: {

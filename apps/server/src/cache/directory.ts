@@ -124,6 +124,7 @@ function leanVerification(verification: AccessTokenVerification): AccessTokenVer
 
 const REVOKED = Promise.resolve(true);
 const NOT_REVOKED = Promise.resolve(false);
+const NO_NOT_BEFORE = Promise.resolve(undefined);
 
 /** What the directory reads through and answers about. */
 export interface DirectoryOptions {
@@ -183,6 +184,8 @@ export class Directory implements ReadCache {
   readonly #revoked = new Map<string, number>();
   /** The size of {@link #revoked} at which its expired entries are swept. */
   #sweepRevokedAt = 1024;
+  /** `scope:subject` → not-before (ms): every one set, read whole at start and at each resync. */
+  readonly #notBefore = new Map<string, number>();
   /** When (the options' clock, ms) the directory last heard from the database. */
   #syncedAt: number;
 
@@ -190,7 +193,7 @@ export class Directory implements ReadCache {
     this.#options = options;
     this.#syncedAt = options.clock.now();
     const { storage } = options;
-    const { users, clients, apiKeys, revocations } = storage;
+    const { users, clients, apiKeys, revocations, notBefore } = storage;
     this.storage = {
       ...storage,
       users: { ...users, findById: (id) => this.#memo(this.#users, id, (key) => users.findById(key)) },
@@ -206,6 +209,17 @@ export class Directory implements ReadCache {
         ...revocations,
         isRevoked: (kind, value) => this.#isRevokedNow(kind, value),
       },
+      // Always from memory, stale or not: it is read inside grant steps' transactions (a read
+      // through this storage would wait for them on SQLite), and nothing sets one while the
+      // database is away.
+      notBefore: {
+        ...notBefore,
+        latestFor: (clientId, userId) => {
+          const latest = this.notBefore(clientId, userId);
+          // Usually none is set: the same settled promise every time, as for revocations.
+          return latest === undefined ? NO_NOT_BEFORE : Promise.resolve(latest);
+        },
+      },
     };
   }
 
@@ -215,6 +229,7 @@ export class Directory implements ReadCache {
    */
   async start(local: LocalChanges, feed?: ChangeSource): Promise<void> {
     this.#replaceRevocations(await this.#readRevocations());
+    this.#replaceNotBefore(await this.#options.storage.notBefore.list());
     local.subscribe((topic, key) => void this.#apply([{ id: 0, topic, key }]));
     if (feed !== undefined) {
       feed.subscribe((changes) => void this.#apply(changes));
@@ -245,8 +260,10 @@ export class Directory implements ReadCache {
    */
   async resync(): Promise<boolean> {
     let live: Awaited<ReturnType<Storage['revocations']['listLive']>>;
+    let notBefore: Awaited<ReturnType<Storage['notBefore']['list']>>;
     try {
       live = await this.#readRevocations();
+      notBefore = await this.#options.storage.notBefore.list();
     } catch {
       return false;
     }
@@ -259,9 +276,40 @@ export class Directory implements ReadCache {
     this.#verified.clear();
     this.#refused.clear();
     this.#replaceRevocations(live);
+    this.#replaceNotBefore(notBefore);
     this.markSynced();
     await this.#options.reloadKeys().catch(() => undefined);
     return true;
+  }
+
+  #replaceNotBefore(all: Awaited<ReturnType<Storage['notBefore']['list']>>): void {
+    this.#notBefore.clear();
+    for (const entry of all)
+      this.#notBefore.set(`${entry.scope}:${entry.subject}`, entry.notBefore.getTime());
+  }
+
+  /** A not-before set (`<ms> <scope>:<subject>`, as the change log names it), applied at once. */
+  #raiseNotBefore(change: string): void {
+    const space = change.indexOf(' ');
+    const at = Number(change.slice(0, space));
+    const key = change.slice(space + 1);
+    // Raised only: a change heard late never lowers what is held.
+    if (space > 0 && Number.isSafeInteger(at))
+      this.#notBefore.set(key, Math.max(this.#notBefore.get(key) ?? 0, at));
+  }
+
+  /**
+   * The latest not-before of a token of `clientId` for `userId`: the global one, the client's and
+   * the user's. Usually none is set: then nothing is looked up.
+   */
+  notBefore(clientId: string | null, userId: string | null): Date | undefined {
+    if (this.#notBefore.size === 0) return undefined;
+    const times = [
+      this.#notBefore.get('global:'),
+      clientId === null ? undefined : this.#notBefore.get(`client:${clientId}`),
+      userId === null ? undefined : this.#notBefore.get(`user:${userId}`),
+    ].filter((t): t is number => t !== undefined);
+    return times.length === 0 ? undefined : new Date(Math.max(...times));
   }
 
   #readRevocations() {
@@ -303,11 +351,17 @@ export class Directory implements ReadCache {
           this.#revokeFromLog(change.key);
           break;
         case 'signing_key':
+          // Forgotten before and after the reload: a key retired at once verifies nothing from now.
+          this.#verified.clear();
+          this.#refused.clear();
           await this.#options.reloadKeys().catch(() => undefined);
           this.#verified.clear();
           this.#refused.clear();
           break;
         case 'identity_provider':
+          break;
+        case 'not_before':
+          this.#raiseNotBefore(change.key);
           break;
       }
     }

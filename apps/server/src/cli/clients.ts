@@ -13,6 +13,7 @@ import type { OAuthClient } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, CliError, collect, optionLabels, table } from './context.js';
 import { parseDuration } from './durations.js';
+import { registerClientSessions } from './incident.js';
 
 /** The options that set each field of a registration, for errors that name what the user typed. */
 const CLIENT_OPTIONS = optionLabels({
@@ -120,6 +121,7 @@ function clientPatch(options: UpdateOptions, current: OAuthClient): Record<strin
 
 export function registerClients(program: Command, ctx: CliContext): void {
   const clients = program.command('clients').description('manage OAuth clients');
+  registerClientSessions(clients, ctx);
 
   clients
     .command('add')

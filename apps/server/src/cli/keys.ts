@@ -1,4 +1,4 @@
-import { listSigningKeys, rotateSigningKeys } from '@idgate/core/admin';
+import { listSigningKeys, retireSigningKey, rotateSigningKeys } from '@idgate/core/admin';
 import type { Command } from 'commander';
 import { type CliContext, table } from './context.js';
 
@@ -51,6 +51,29 @@ export function registerKeys(program: Command, ctx: CliContext): void {
             ? `running servers publish the new key at once and sign with it in ${delay} seconds`
             : 'running servers publish the new key and sign with it at once',
         );
+      });
+    });
+
+  keys
+    .command('retire')
+    .description(
+      'retire a key at once (incident response): it leaves JWKS and every token it signed stops verifying; --rotate makes a new key in the same step (needed for the only signing key)',
+    )
+    .argument('<kid>', 'the key id (see `idgate keys list`)')
+    .option('--rotate', 'make a new signing key in the same step')
+    .option('--json', 'print the retired key and the new one as JSON')
+    .action(async (kid: string, options: { rotate?: boolean; json?: boolean }, command: Command) => {
+      await ctx.withAdmin(ctx.config(command), async (admin) => {
+        const { retired, created } = await retireSigningKey(admin, kid, { rotate: options.rotate === true });
+        if (options.json) {
+          ctx.json({ retired, created });
+          return;
+        }
+        ctx.out(`retired: ${retired.kid} (${retired.alg}), out of JWKS`);
+        ctx.out(
+          created === null ? 'new key: none' : `new key: ${created.kid} (${created.alg}), signing at once`,
+        );
+        ctx.out('running servers stop verifying its tokens within a second');
       });
     });
 }

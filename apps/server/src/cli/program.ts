@@ -9,6 +9,7 @@ import { registerClusters } from './clusters.js';
 import { type CliContext, CliError, type CliIo, createContext } from './context.js';
 import { registerGroups } from './groups.js';
 import { registerIdps } from './idps.js';
+import { registerBlockedAddresses, registerNotBefore } from './incident.js';
 import { registerInit } from './init.js';
 import { registerKeys } from './keys.js';
 import { registerMigrate, registerServe } from './serve.js';
@@ -69,6 +70,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerIdps(program, ctx);
   registerClusters(program, ctx);
   registerSessions(program, ctx);
+  registerNotBefore(program, ctx);
+  registerBlockedAddresses(program, ctx);
   registerAudit(program, ctx);
   return program;
 }

@@ -12,7 +12,7 @@ import type { Command } from 'commander';
 import { type CliContext, CliError, table } from './context.js';
 
 /** Every page of a listing, in order: the CLI shows a user's sessions or grants whole. */
-async function everyPage<T>(
+export async function everyPage<T>(
   list: (query: { limit: string; cursor?: string }) => Promise<AdminPage<T>>,
 ): Promise<T[]> {
   const items: T[] = [];

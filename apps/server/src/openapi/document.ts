@@ -127,6 +127,10 @@ const TAGS: ReadonlyArray<readonly [string, string]> = [
   ['clusters', 'Admin API: Kubernetes clusters, their audiences and TokenReview keys.'],
   ['login-attempts', 'Admin API: recorded sign-in attempts.'],
   ['audit', 'Admin API: the audit trail of security events, listed and tailed live.'],
+  [
+    'incident-response',
+    'Admin API: when something is compromised — revoke everything issued before an instant, and the source addresses sign-ins are refused from.',
+  ],
 ];
 
 const API_KEY_UNAUTHORIZED: ResponseDoc = {

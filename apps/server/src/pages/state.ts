@@ -7,6 +7,7 @@ import {
   hashSecret,
   type InteractionRecord,
   type InteractionRequest,
+  madeBefore,
   type UserRecord,
   verifySecret,
 } from '@idgate/core';
@@ -64,6 +65,9 @@ export class BrowserState {
     if (secret === undefined || secret.length > 128) return undefined;
     const session = await this.idgate.storage.sessions.findBySecretHash(await hashSecret(secret));
     if (session === undefined || session.endedAt !== null || session.expiresAt <= this.#now())
+      return undefined;
+    // A session opened before a not-before of its user (or a global one) no longer signs anyone in.
+    if (madeBefore(session.createdAt, await this.idgate.storage.notBefore.latestFor(null, session.userId)))
       return undefined;
     const user = await this.idgate.storage.users.findById(session.userId);
     if (user === undefined || user.disabled) return undefined;

@@ -77,6 +77,14 @@ export interface SigningKeysTable {
   published_until: number | null;
 }
 
+/** Not-befores (migration 0021): one row per scope and subject (`''` for the global one). */
+export interface NotBeforeTable {
+  scope: string;
+  subject: string;
+  not_before: number;
+  set_at: number;
+}
+
 export interface RevocationsTable {
   kind: string;
   value: string;
@@ -268,6 +276,7 @@ export interface Schema {
   api_keys: ApiKeysTable;
   signing_keys: SigningKeysTable;
   revocations: RevocationsTable;
+  not_before: NotBeforeTable;
   grants: GrantsTable;
   authorization_codes: AuthorizationCodesTable;
   clusters: ClustersTable;
@@ -335,6 +344,7 @@ export const TABLES = [
   'grants',
   'browser_sessions',
   'revocations',
+  'not_before',
   'signing_keys',
   'api_keys',
   'oauth_clients',

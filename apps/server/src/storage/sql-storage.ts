@@ -15,6 +15,7 @@ import { createInteractionRepository } from './repositories/interactions.js';
 import { createLinkedIdentityRepository } from './repositories/linked-identities.js';
 import { createLoginAttemptRepository } from './repositories/login-attempts.js';
 import { createLoginTransactionRepository } from './repositories/login-transactions.js';
+import { createNotBeforeRepository } from './repositories/not-before.js';
 import { createRefreshTokenRepository } from './repositories/refresh-tokens.js';
 import { createRevocationRepository } from './repositories/revocations.js';
 import { createBrowserSessionRepository } from './repositories/sessions.js';
@@ -84,6 +85,7 @@ function bind(
     apiKeys: createApiKeyRepository(ctx),
     signingKeys: createSigningKeyRepository(ctx),
     revocations: createRevocationRepository(ctx),
+    notBefore: createNotBeforeRepository(ctx),
     grants: createGrantRepository(ctx),
     authorizationCodes: createAuthorizationCodeRepository(ctx),
     refreshTokens: createRefreshTokenRepository(ctx),

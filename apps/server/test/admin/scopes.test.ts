@@ -169,6 +169,32 @@ describe.each(testDatabaseUrls())('API key scopes over HTTP on $name', (kind) =>
     expect(Object.fromEntries(DOCUMENTED_ROLES)).toEqual(API_KEY_ROLES);
   });
 
+  it('puts incident response behind scopes of its own that no role but admin holds', () => {
+    const scopeOf = new Map(operations.map((operation) => [operation.operationId, operation.scope]));
+    expect({
+      retireSigningKey: scopeOf.get('retireSigningKey'),
+      setNotBefore: scopeOf.get('setNotBefore'),
+      listNotBefore: scopeOf.get('listNotBefore'),
+      listClientGrants: scopeOf.get('listClientGrants'),
+      revokeClientGrants: scopeOf.get('revokeClientGrants'),
+      revokeClientSessions: scopeOf.get('revokeClientSessions'),
+      listBlockedAddresses: scopeOf.get('listBlockedAddresses'),
+      liftAddressBlocks: scopeOf.get('liftAddressBlocks'),
+    }).toEqual({
+      retireSigningKey: 'keys:retire',
+      setNotBefore: 'sessions:revoke-all',
+      listNotBefore: 'sessions:read',
+      listClientGrants: 'sessions:read',
+      revokeClientGrants: 'sessions:write',
+      revokeClientSessions: 'sessions:write',
+      listBlockedAddresses: 'users:read',
+      liftAddressBlocks: 'users:unlock',
+    });
+    for (const role of Roles.options.filter((r) => r !== 'admin'))
+      for (const scope of ['keys:retire', 'sessions:revoke-all'] as const)
+        expect(API_KEY_ROLES[role], `${role} holds ${scope}`).not.toContain(scope);
+  });
+
   it('refuses every admin operation to a key without its scope, 403 naming it, and lets a key of that scope alone through', async () => {
     const lacking = new Map<string, string>();
     const only = new Map<string, string>();

@@ -311,6 +311,9 @@ describe('metric helpers', () => {
       async failuresFromAddress() {
         return { count: 0, latest: null };
       }
+      async failingAddresses() {
+        return [];
+      }
       async failuresForClient() {
         return { count: 0, latest: null };
       }
@@ -359,6 +362,7 @@ describe('metric helpers', () => {
         failuresForUsername: async () => ({ count: 0, latest: null }),
         failuresFromAddress: async () => ({ count: 0, latest: null }),
         failuresForClient: async () => ({ count: 0, latest: null }),
+        failingAddresses: async () => [],
         hasSucceededFrom: async () => false,
         listByUsername: async () => [],
       },

@@ -33,6 +33,8 @@ export type AdminObject =
   | 'session'
   | 'grant'
   | 'audit_event'
+  | 'not_before'
+  | 'address'
   | 'storage';
 
 const STATUS: Record<AdminErrorCode, number> = {

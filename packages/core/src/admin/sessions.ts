@@ -9,7 +9,7 @@ import {
 } from '@idgate/schema';
 import { publishGrantRevocations } from '../grants/revoke-grant.js';
 import { base64url, fromBase64url, utf8 } from '../internal/encoding.js';
-import type { GrantRecord } from '../model.js';
+import type { BrowserSessionRecord, GrantRecord } from '../model.js';
 import type { PageRequest } from '../ports/oidc-storage.js';
 import type { Storage } from '../ports/storage.js';
 import { AdminError, type AdminObject, parseAdminInput } from './errors.js';
@@ -18,7 +18,7 @@ import { recordAdminRevocation, revocationContext } from './revocations.js';
 import { findUser } from './users.js';
 import { grantInfoView, sessionInfoView } from './views.js';
 
-type Ports = Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'auditActor'>;
+export type Ports = Pick<AdminPorts, 'storage' | 'clock' | 'keyPolicy' | 'auditActor'>;
 
 /** One page of a listing: its items and the cursor of the next page (null on the last). */
 export interface AdminPage<T> {
@@ -31,7 +31,7 @@ export interface AdminPage<T> {
  * against `PageQuery` (limit 1–500, default 100).
  * @throws AdminError `invalid_input` naming `limit` or `cursor`.
  */
-function pageRequest(query: unknown, object: AdminObject): PageRequest {
+export function pageRequest(query: unknown, object: AdminObject): PageRequest {
   const { limit, cursor } = parseAdminInput(PageQuery, query ?? {}, object);
   return cursor === undefined ? { limit } : { limit, after: decodeCursor(cursor, object) };
 }
@@ -59,7 +59,7 @@ function decodeCursor(cursor: string, object: AdminObject): { createdAt: Date; i
 }
 
 /** Asks for one item more than the page holds, to know whether there is a next page. */
-async function pageOf<R extends { createdAt: Date; id: string }>(
+export async function pageOf<R extends { createdAt: Date; id: string }>(
   page: PageRequest,
   load: (page: PageRequest) => Promise<R[]>,
 ): Promise<{ records: R[]; nextCursor: string | null }> {
@@ -70,7 +70,7 @@ async function pageOf<R extends { createdAt: Date; id: string }>(
 }
 
 /** The names of these clients (null for a client that is gone). */
-async function clientNames(
+export async function clientNames(
   storage: Storage,
   clientIds: Iterable<string>,
 ): Promise<Map<string, string | null>> {
@@ -81,7 +81,7 @@ async function clientNames(
   return names;
 }
 
-function checkId(schema: typeof SessionId, id: string, object: 'session' | 'grant'): string {
+export function checkId(schema: typeof SessionId, id: string, object: 'session' | 'grant'): string {
   return parseAdminInput(schema, id, object, { label: () => 'id' });
 }
 
@@ -102,12 +102,20 @@ export async function listUserSessions(
   const user = await findUser(storage, username);
   const now = nowOf(ports);
   const { records, nextCursor } = await pageOf(page, (p) => storage.sessions.listLiveByUser(user.id, now, p));
+  return { items: await sessionInfos(storage, records), nextCursor };
+}
+
+/** Sessions as listed: when each was last seen and the applications it signed in to. */
+export async function sessionInfos(
+  storage: Storage,
+  records: readonly BrowserSessionRecord[],
+): Promise<SessionInfo[]> {
   const activity = await storage.grants.sessionActivity(records.map((session) => session.id));
   const names = await clientNames(
     storage,
     activity.map((a) => a.clientId),
   );
-  const items = records.map((session) => {
+  return records.map((session) => {
     const mine = activity
       .filter((a) => a.sessionId === session.id)
       .sort((a, b) => a.lastGrantAt.getTime() - b.lastGrantAt.getTime());
@@ -118,7 +126,6 @@ export async function listUserSessions(
     const clients = mine.map((a) => ({ clientId: a.clientId, name: names.get(a.clientId) ?? null }));
     return sessionInfoView(session, lastSeenAt, clients);
   });
-  return { items, nextCursor };
 }
 
 /**

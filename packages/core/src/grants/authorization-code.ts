@@ -5,6 +5,7 @@ import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantResources, tokenAudienceWithin } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
+import { madeBefore } from '../tokens/access-token-check.js';
 import { requestOrigin, type TokenEndpointContext } from './context.js';
 import { revokeReplayedGrant } from './replay.js';
 import { grantStep } from './step.js';
@@ -70,6 +71,8 @@ async function exchangeCode(
   const audience = tokenAudienceWithin(codeResource(request.resource, code.resource), covered, client);
   const user = await storage.users.findById(code.userId);
   if (user === undefined || user.disabled) throw invalid('the account is not active');
+  if (madeBefore(code.createdAt, await context.notBefore?.(code.clientId, code.userId)))
+    throw invalid('the authorization code was revoked (issued before a not-before)');
 
   // The grant and the code's pointer to it land together: a replay can always revoke it.
   const grant = await openGrant(

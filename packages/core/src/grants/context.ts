@@ -67,6 +67,12 @@ export interface TokenEndpointContext {
   /** The ids of the audit events recorded: the instance's, so they sort as made. */
   auditIds?: AuditEventIds;
   findClient(clientId: string): Promise<ClientRecord | undefined>;
+  /**
+   * The latest not-before covering `clientId`'s tokens for `userId` (see `NotBeforeRepository`):
+   * codes, device codes and grants made before it are refused. Answered from memory on a server
+   * (it may be asked inside a grant step's transaction). None when not given.
+   */
+  notBefore?: (clientId: string, userId: string | null) => Promise<Date | undefined>;
   passwords: PasswordLoginContext;
   storage: GrantStorage;
   lifetimes: GrantLifetimes;

@@ -3,6 +3,7 @@ import { OAuthProtocolError } from '../errors.js';
 import type { ClientRecord } from '../model.js';
 import { grantResources, tokenAudienceWithin } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
+import { madeBefore } from '../tokens/access-token-check.js';
 import type { TokenEndpointContext } from './context.js';
 import { grantStep } from './step.js';
 import { grantsRefreshToken, issueUserTokens, openGrant } from './user-tokens.js';
@@ -49,6 +50,12 @@ export async function deviceCodeGrant(
     // RFC 8628 §3.5: a token endpoint error (RFC 6749 §5.2), so 400 like the other polling answers.
     throw new OAuthProtocolError('access_denied', 'the user denied the request', { status: 400 });
   }
+  if (
+    found.status === 'approved' &&
+    found.userId !== null &&
+    madeBefore(found.createdAt, await context.notBefore?.(found.clientId, found.userId))
+  )
+    throw invalid('the device code was revoked (issued before a not-before)');
   if (found.status === 'pending') {
     if (polled.slowDown) {
       // RFC 8628 §3.5 answers with RFC 6749 §5.2 errors: 400, not 429.

@@ -5,6 +5,7 @@ import { base64url, utf8 } from '../internal/encoding.js';
 import type { ClientRecord, GrantRecord, RefreshTokenRecord } from '../model.js';
 import { parseScope, tokenAudience, tokenAudienceWithin } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
+import { madeBefore } from '../tokens/access-token-check.js';
 import { requestOrigin, type TokenEndpointContext } from './context.js';
 import { revokeReplayedGrant } from './replay.js';
 import { revokeGrant } from './revoke-grant.js';
@@ -147,6 +148,9 @@ async function claimToken(
   );
   if (grant === undefined || grant.revokedAt !== null) throw invalid('the grant has been revoked');
   if (grant.expiresAt.getTime() <= clock.now()) throw invalid('the grant has expired');
+  // A grant opened before a not-before cannot be rotated past it (its tokens were issued before).
+  if (madeBefore(grant.createdAt, await context.notBefore?.(grant.clientId, grant.userId)))
+    throw invalid('the grant has been revoked (opened before a not-before)');
   return { token, grant };
 }
 

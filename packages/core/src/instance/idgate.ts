@@ -89,6 +89,8 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
   const verify = (token: string): Promise<AccessTokenVerification> =>
     cache === undefined ? verifyNow(token) : cache.verification(token, verifyNow);
   const findClient = (id: string) => storage.clients.findById(id);
+  const notBefore = (clientId: string | null, userId: string | null) =>
+    storage.notBefore.latestFor(clientId, userId);
 
   const live: LiveTokenContext = {
     issuer,
@@ -99,6 +101,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     findUser: (id) => findSubject(id),
     findClient,
     isRevoked: (kind, value) => storage.revocations.isRevoked(kind, value, new Date(clock.now())),
+    notBefore,
     verify,
   };
   // Not a spread of `live`: that would read its key ring once, here, for good.
@@ -111,6 +114,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     findUser: live.findUser,
     findClient,
     isRevoked: live.isRevoked,
+    notBefore,
     verify,
     storage,
   };
@@ -154,6 +158,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     random,
     auditIds,
     findClient,
+    notBefore,
     passwords,
     storage: {
       ...storage,
@@ -338,7 +343,8 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       deny: (deviceCodeHash, approver) => denyDeviceAuthorization(deviceCodeHash, approver, device),
     },
     logout: {
-      validate: (params) => validateLogoutRequest(params, { issuer, keys: ports.keys(), findClient }),
+      validate: (params) =>
+        validateLogoutRequest(params, { issuer, keys: ports.keys(), findClient, notBefore }),
       endSession: (sessionId, options) => endBrowserSession(sessionId, options, session),
     },
   };

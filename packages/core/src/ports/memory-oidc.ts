@@ -9,6 +9,7 @@ import type {
   LoginAttemptRecord,
   RefreshTokenRecord,
 } from '../model.js';
+import { ADDRESS_LIFT } from '../security/login-throttle.js';
 import type { PageRequest, SessionActivity } from './oidc-storage.js';
 import { type Storage, StorageConflictError } from './storage.js';
 
@@ -103,6 +104,17 @@ function purge<T extends { expiresAt: Date }>(table: Map<string, T>, now: Date):
   return purged;
 }
 
+/** When the block of `address` was last lifted (see `ADDRESS_LIFT`), -∞ when never. */
+function liftedAt(attempts: readonly LoginAttemptRecord[], address: string): number {
+  let at = Number.NEGATIVE_INFINITY;
+  for (const a of attempts) {
+    if (a.username !== ADDRESS_LIFT.username || !a.success) continue;
+    if (a.sourceAddress !== address && a.sourceAddress !== ADDRESS_LIFT.everyAddress) continue;
+    at = Math.max(at, a.createdAt.getTime());
+  }
+  return at;
+}
+
 function failures(attempts: LoginAttemptRecord[], since: Date): { count: number; latest: Date | null } {
   const counted = attempts.filter((a) => !a.success && a.createdAt.getTime() >= since.getTime());
   const latest = counted.reduce<number | null>((max, a) => {
@@ -175,6 +187,15 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         const live = [...tables().grants.values()].filter(
           (grant) =>
             grant.userId === userId && grant.revokedAt === null && grant.expiresAt.getTime() > now.getTime(),
+        );
+        return keysetPage(live, page);
+      },
+      async listLiveByClient(clientId, now, page) {
+        const live = [...tables().grants.values()].filter(
+          (grant) =>
+            grant.clientId === clientId &&
+            grant.revokedAt === null &&
+            grant.expiresAt.getTime() > now.getTime(),
         );
         return keysetPage(live, page);
       },
@@ -262,6 +283,18 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         const live = [...tables().sessions.values()].filter(
           (session) =>
             session.userId === userId &&
+            session.endedAt === null &&
+            session.expiresAt.getTime() > now.getTime(),
+        );
+        return keysetPage(live, page);
+      },
+      async listLiveByClient(clientId, now, page) {
+        const signedIn = new Set<string>();
+        for (const grant of tables().grants.values())
+          if (grant.clientId === clientId && grant.sessionId !== null) signedIn.add(grant.sessionId);
+        const live = [...tables().sessions.values()].filter(
+          (session) =>
+            signedIn.has(session.id) &&
             session.endedAt === null &&
             session.expiresAt.getTime() > now.getTime(),
         );
@@ -395,9 +428,40 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         const attempts = [...tables().loginAttempts.values()];
         const inChannel = (a: LoginAttemptRecord) =>
           options.channel === undefined || (options.channel === 'grant') === Boolean(a.clientId);
+        const lifted = liftedAt(attempts, sourceAddress);
         return failures(
-          attempts.filter((a) => a.sourceAddress === sourceAddress && inChannel(a)),
+          attempts.filter(
+            (a) => a.sourceAddress === sourceAddress && inChannel(a) && a.createdAt.getTime() > lifted,
+          ),
           since,
+        );
+      },
+      async failingAddresses(since, minimum, limit) {
+        const attempts = [...tables().loginAttempts.values()];
+        const groups = new Map<
+          string,
+          { address: string; channel: 'browser' | 'grant'; count: number; latest: Date }
+        >();
+        for (const a of attempts) {
+          if (a.success || a.createdAt.getTime() < since.getTime()) continue;
+          if (a.createdAt.getTime() <= liftedAt(attempts, a.sourceAddress)) continue;
+          const channel = a.clientId ? 'grant' : 'browser';
+          const key = JSON.stringify([a.sourceAddress, channel]);
+          const group = groups.get(key) ?? {
+            address: a.sourceAddress,
+            channel,
+            count: 0,
+            latest: a.createdAt,
+          };
+          group.count++;
+          if (a.createdAt.getTime() > group.latest.getTime()) group.latest = a.createdAt;
+          groups.set(key, group);
+        }
+        return copy(
+          [...groups.values()]
+            .filter((g) => g.count >= minimum)
+            .sort((a, b) => b.count - a.count || (a.address < b.address ? -1 : 1))
+            .slice(0, limit),
         );
       },
       async failuresForClient(clientId, since) {

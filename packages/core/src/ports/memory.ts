@@ -3,6 +3,7 @@ import type {
   ClientRecord,
   ClusterRecord,
   NewUser,
+  NotBeforeRecord,
   RevocationKind,
   RevocationRecord,
   SigningKeyRecord,
@@ -26,6 +27,8 @@ interface Tables extends OidcTables, FederationTables, AuditTables {
   apiKeys: Map<string, ApiKeyRecord>;
   signingKeys: Map<string, SigningKeyRecord>;
   revocations: Map<string, RevocationRecord>;
+  /** Keyed by `scope:subject`. */
+  notBefore: Map<string, NotBeforeRecord>;
   clusters: Map<string, ClusterRecord>;
 }
 
@@ -38,6 +41,7 @@ function emptyTables(): Tables {
     apiKeys: new Map(),
     signingKeys: new Map(),
     revocations: new Map(),
+    notBefore: new Map(),
     clusters: new Map(),
     ...emptyOidcTables(),
     ...emptyFederationTables(),
@@ -257,6 +261,49 @@ export function createMemoryStorage(): Storage {
         key.retiredAt = retiredAt;
         key.publishedUntil = publishedUntil;
         return true;
+      },
+      async withdraw(kid, at) {
+        const key = tables.signingKeys.get(kid);
+        if (key === undefined) return false;
+        if (
+          key.publishedUntil !== null &&
+          key.retiredAt !== null &&
+          key.publishedUntil.getTime() <= at.getTime()
+        )
+          return false;
+        if (key.retiredAt === null || key.retiredAt.getTime() > at.getTime()) key.retiredAt = new Date(at);
+        key.publishedUntil = new Date(at);
+        return true;
+      },
+    },
+    notBefore: {
+      async raise(entry) {
+        const id = `${entry.scope}:${entry.subject}`;
+        const existing = tables.notBefore.get(id);
+        const kept =
+          existing !== undefined && existing.notBefore.getTime() >= entry.notBefore.getTime()
+            ? { ...existing, setAt: entry.setAt }
+            : entry;
+        tables.notBefore.set(id, copy(kept));
+        return copy(kept);
+      },
+      async find(scope, subject) {
+        return copy(tables.notBefore.get(`${scope}:${subject}`));
+      },
+      async list() {
+        // Global first, then clients', then users'; by subject within a scope.
+        const rank = { global: 0, client: 1, user: 2 } as const;
+        const order = (a: NotBeforeRecord, b: NotBeforeRecord) =>
+          rank[a.scope] - rank[b.scope] || (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0);
+        return copy([...tables.notBefore.values()].sort(order));
+      },
+      async latestFor(clientId, userId) {
+        const times = [
+          tables.notBefore.get('global:'),
+          clientId === null ? undefined : tables.notBefore.get(`client:${clientId}`),
+          userId === null ? undefined : tables.notBefore.get(`user:${userId}`),
+        ].flatMap((e) => (e === undefined ? [] : [e.notBefore.getTime()]));
+        return times.length === 0 ? undefined : new Date(Math.max(...times));
       },
     },
     revocations: {

@@ -47,6 +47,8 @@ export interface GrantRepository {
    * (`createdAt`, `id`), starting after `page.after` when given; at most `page.limit`.
    */
   listLiveByUser(userId: string, now: Date, page: PageRequest): Promise<GrantRecord[]>;
+  /** One page of a client's live grants, as {@link GrantRepository.listLiveByUser} pages a user's. */
+  listLiveByClient(clientId: string, now: Date, page: PageRequest): Promise<GrantRecord[]>;
   /**
    * What the grants made in these browser sessions show of them: for each session and client,
    * the latest grant's creation.
@@ -127,6 +129,11 @@ export interface BrowserSessionRepository {
    * (`createdAt`, `id`), starting after `page.after` when given; at most `page.limit`.
    */
   listLiveByUser(userId: string, now: Date, page: PageRequest): Promise<BrowserSessionRecord[]>;
+  /**
+   * One page of the live sessions that signed in to a client (a grant of the client was made in
+   * them), oldest first by (`createdAt`, `id`), as {@link BrowserSessionRepository.listLiveByUser}.
+   */
+  listLiveByClient(clientId: string, now: Date, page: PageRequest): Promise<BrowserSessionRecord[]>;
   /** Ends every live session of a user (not ended, not expired at `at`); returns their ids. */
   endByUser(userId: string, at: Date): Promise<string[]>;
 }
@@ -165,14 +172,26 @@ export interface LoginAttemptRepository {
     options?: { provider?: string; familiar?: boolean; reason?: string },
   ): Promise<{ count: number; latest: Date | null }>;
   /**
-   * Failed attempts from a source address since `since`; with `channel`, only the browser's
-   * (login and device pages: no client) or only the password grant's (a client).
+   * Failed attempts from a source address since `since`, after the latest lift of its block (an
+   * attempt recorded as `ADDRESS_LIFT` from the address, or from `*`: every address); with
+   * `channel`, only the browser's (login and device pages: no client) or only the password
+   * grant's (a client).
    */
   failuresFromAddress(
     sourceAddress: string,
     since: Date,
     options?: { channel?: 'browser' | 'grant' },
   ): Promise<{ count: number; latest: Date | null }>;
+  /**
+   * The addresses with at least `minimum` failures since `since` (after the latest lift of their
+   * block, see `ADDRESS_LIFT`), by channel: the browser's (no client) and the password
+   * grant's apart; at most `limit`, most failures first.
+   */
+  failingAddresses(
+    since: Date,
+    minimum: number,
+    limit: number,
+  ): Promise<Array<{ address: string; channel: 'browser' | 'grant'; count: number; latest: Date }>>;
   /** Failed password-grant attempts through a client since `since`. */
   failuresForClient(clientId: string, since: Date): Promise<{ count: number; latest: Date | null }>;
   /** Whether the account (lower-cased username, provider) ever signed in successfully from the address. */

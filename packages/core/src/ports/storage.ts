@@ -5,6 +5,8 @@ import type {
   ClientRecord,
   ClusterRecord,
   NewUser,
+  NotBeforeRecord,
+  NotBeforeScope,
   RevocationKind,
   RevocationRecord,
   SigningKeyRecord,
@@ -212,6 +214,29 @@ export interface SigningKeyRepository {
   list(): Promise<SigningKeyRecord[]>;
   /** Marks a key retired; returns false when it was not found or already retired. */
   retire(kid: string, retiredAt: Date, publishedUntil: Date): Promise<boolean>;
+  /**
+   * Takes a key out at `at`, whatever its state: it stops signing (retired at `at` unless it
+   * retired earlier) and leaves JWKS (published until `at`). False when there is no such key or it
+   * had left JWKS already.
+   */
+  withdraw(kid: string, at: Date): Promise<boolean>;
+}
+
+/** The not-befores in force (see {@link NotBeforeRecord}). */
+export interface NotBeforeRepository {
+  /**
+   * Sets the not-before of (`scope`, `subject`), keeping the later instant when one is set
+   * already; answers the record in force after.
+   */
+  raise(entry: NotBeforeRecord): Promise<NotBeforeRecord>;
+  find(scope: NotBeforeScope, subject: string): Promise<NotBeforeRecord | undefined>;
+  /** Every not-before, by scope then subject. */
+  list(): Promise<NotBeforeRecord[]>;
+  /**
+   * The latest not-before that covers a token of `clientId` (null: none, a browser session) for
+   * `userId` (null: a client acting for itself): the global one, the client's and the user's.
+   */
+  latestFor(clientId: string | null, userId: string | null): Promise<Date | undefined>;
 }
 
 /** The shared revocation set. */
@@ -232,6 +257,7 @@ export interface Storage {
   readonly apiKeys: ApiKeyRepository;
   readonly signingKeys: SigningKeyRepository;
   readonly revocations: RevocationRepository;
+  readonly notBefore: NotBeforeRepository;
   readonly grants: GrantRepository;
   readonly authorizationCodes: AuthorizationCodeRepository;
   readonly refreshTokens: RefreshTokenRepository;

@@ -29,6 +29,20 @@ export interface LoginThrottlePolicy {
  */
 export const USER_CODE_ATTEMPT = { username: 'device:user_code', userId: null, provider: 'device' } as const;
 
+/**
+ * How an administrator's lift of an address block is recorded among the login attempts: a
+ * successful attempt of this pseudo-account (a colon never occurs in a username) from the address,
+ * or from `everyAddress` for every address at once. Failures from an address count only after
+ * the latest lift that covers it, so a lift ends the block on every replica at once and the
+ * attempts before it stay on record.
+ */
+export const ADDRESS_LIFT = {
+  username: 'address:lifted',
+  provider: 'admin',
+  reason: 'lifted',
+  everyAddress: '*',
+} as const;
+
 /** The reason of a user code that was read and matched no live request. */
 export const WRONG_USER_CODE = 'unknown_user_code';
 
@@ -148,6 +162,58 @@ export class LoginThrottle {
       this.policy.maxFailuresPerAddress,
     );
     return address === undefined ? { locked: false } : { locked: true, ...address, scope: 'address' };
+  }
+
+  /**
+   * The source addresses blocked now, the browser's and the password grant's apart, with when
+   * each block ends unless more failures come; at most `limit`, most failures first.
+   */
+  async blockedAddresses(
+    limit = 500,
+  ): Promise<Array<{ address: string; channel: 'browser' | 'grant'; failures: number; until: Date }>> {
+    const now = this.clock.now();
+    const windowMs = this.policy.windowSeconds * 1000;
+    // A block is at most a window old at its latest failure, which is at most a window old.
+    const candidates = await this.attempts.failingAddresses(
+      new Date(now - 2 * windowMs),
+      this.policy.maxFailuresPerAddress,
+      limit,
+    );
+    const blocked: Array<{ address: string; channel: 'browser' | 'grant'; failures: number; until: Date }> =
+      [];
+    for (const { address, channel } of candidates) {
+      let failures = 0;
+      const lock = await this.#lockedUntil(async (since) => {
+        const counted = await this.attempts.failuresFromAddress(address, since, { channel });
+        failures = counted.count;
+        return counted;
+      }, this.policy.maxFailuresPerAddress);
+      if (lock !== undefined) blocked.push({ address, channel, failures, until: lock.until });
+    }
+    return blocked;
+  }
+
+  /**
+   * Lifts the block of `address` (or of every address, `undefined`), recording the lift as an
+   * attempt (see {@link ADDRESS_LIFT}); lifting every block also restarts the count of wrong
+   * device user codes from all addresses together.
+   */
+  async liftAddressBlock(address: string | undefined): Promise<void> {
+    await this.record({
+      username: ADDRESS_LIFT.username,
+      userId: null,
+      sourceAddress: address ?? ADDRESS_LIFT.everyAddress,
+      provider: ADDRESS_LIFT.provider,
+      success: true,
+      reason: ADDRESS_LIFT.reason,
+    });
+    if (address === undefined)
+      await this.record({
+        ...USER_CODE_ATTEMPT,
+        sourceAddress: ADDRESS_LIFT.everyAddress,
+        success: true,
+        reason: ADDRESS_LIFT.reason,
+      });
   }
 
   /**

@@ -2,6 +2,7 @@ import { FormReader, type FormValues, LogoutRequestForm } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord } from '../model.js';
+import { issuedBefore } from '../tokens/access-token-check.js';
 import { verifyCompactJws } from '../tokens/jws.js';
 
 /** A validated RP-initiated logout request (OIDC RP-Initiated Logout 1.0 §2). */
@@ -16,12 +17,22 @@ export interface LogoutRequest {
   hinted: boolean;
 }
 
+/** What validating a logout request reads. */
+export interface LogoutContext {
+  issuer: string;
+  keys: KeyRing;
+  findClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** The latest not-before of a client's tokens for a user: a hint issued before it is refused. */
+  notBefore?: (clientId: string, userId: string | null) => Promise<Date | undefined>;
+}
+
 const fail = (description: string) => new OAuthProtocolError('invalid_request', description);
 
 async function readHint(
   hint: string,
   issuer: string,
   keys: KeyRing,
+  notBefore: LogoutContext['notBefore'],
 ): Promise<{ sub: string; clientId: string }> {
   try {
     // The hint may have expired (§2): only its signature and issuer matter.
@@ -32,6 +43,9 @@ async function readHint(
     const clientId = typeof claims.azp === 'string' ? claims.azp : aud;
     if (claims.iss !== issuer || typeof claims.sub !== 'string' || typeof clientId !== 'string')
       throw new Error('claims');
+    // An ID token issued before a not-before is revoked: it proves nothing any more.
+    if (typeof claims.iat !== 'number' || issuedBefore(claims.iat, await notBefore?.(clientId, claims.sub)))
+      throw new Error('revoked');
     return { sub: claims.sub, clientId };
   } catch {
     throw fail('id_token_hint is not a valid ID token of this server');
@@ -47,7 +61,7 @@ async function readHint(
  */
 export async function validateLogoutRequest(
   params: FormValues,
-  context: { issuer: string; keys: KeyRing; findClient(clientId: string): Promise<ClientRecord | undefined> },
+  context: LogoutContext,
 ): Promise<LogoutRequest> {
   const form = new FormReader(LogoutRequestForm, params, { blankIsAbsent: true });
   const value = (name: keyof LogoutRequestForm) => {
@@ -61,7 +75,7 @@ export async function validateLogoutRequest(
   const state = value('state');
   const result: LogoutRequest = { hinted: false };
   if (hint !== undefined) {
-    const { sub, clientId } = await readHint(hint, context.issuer, context.keys);
+    const { sub, clientId } = await readHint(hint, context.issuer, context.keys, context.notBefore);
     if (clientIdParam !== undefined && clientIdParam !== clientId)
       throw fail('client_id does not match id_token_hint');
     Object.assign(result, { subject: sub, clientId, hinted: true });

@@ -13,11 +13,34 @@ export interface LiveTokenContext {
   findClient(clientId: string): Promise<ClientRecord | undefined>;
   isRevoked(kind: RevocationKind, value: string): Promise<boolean>;
   /**
+   * The latest not-before covering a token of `clientId` for `userId` (null: a client acting for
+   * itself), if any: a token issued before it is revoked.
+   */
+  notBefore?(clientId: string, userId: string | null): Promise<Date | undefined>;
+  /**
    * Verifies the JWT itself (signature, issuer, type, expiry); defaults to {@link verifyAccessToken}
    * with `keys`. A server may pass a cached verifier here: only this step depends on the token
    * alone, so caching it never hides a revocation or a disabled user.
    */
   verify?: (token: string) => Promise<AccessTokenVerification>;
+}
+
+/**
+ * Whether a JWT issued at `iat` (whole seconds) was issued before `notBefore`: one issued in the
+ * same second as the instant counts as before it, since its `iat` cannot say which came first.
+ * @example issuedBefore(claims.iat, await storage.notBefore.latestFor(clientId, userId))
+ */
+export function issuedBefore(iat: number, notBefore: Date | undefined): boolean {
+  return notBefore !== undefined && iat * 1000 < Math.floor(notBefore.getTime() / 1000) * 1000 + 1000;
+}
+
+/**
+ * Whether a record made at `createdAt` (a grant, session, code: milliseconds) was made before
+ * `notBefore` — at the same instant counts as before.
+ * @example madeBefore(grant.createdAt, await storage.notBefore.latestFor(grant.clientId, grant.userId))
+ */
+export function madeBefore(createdAt: Date, notBefore: Date | undefined): boolean {
+  return notBefore !== undefined && createdAt.getTime() <= notBefore.getTime();
 }
 
 /** A live access token, with whom it speaks for. */
@@ -51,6 +74,9 @@ export async function checkAccessToken(
   if (claims.sid !== undefined && (await context.isRevoked('sid', claims.sid))) {
     return { ok: false, reason: 'revoked' };
   }
+  const userId = claims.sub === claims.client_id ? null : claims.sub;
+  if (issuedBefore(claims.iat, await context.notBefore?.(claims.client_id, userId)))
+    return { ok: false, reason: 'revoked' };
   const client = await context.findClient(claims.client_id);
   if (client === undefined) return { ok: false, reason: 'client_gone' };
   const live: LiveAccessToken = { claims, audience: verified.audience, scope: verified.scope, client };

@@ -2,7 +2,7 @@ import type { IntrospectionResponse } from '@idgate/schema';
 import type { ClientRecord, UserRecord } from '../model.js';
 import type { GrantRepository, RefreshTokenRepository } from '../ports/oidc-storage.js';
 import { hashSecret } from '../secrets.js';
-import { checkAccessToken, type LiveTokenContext } from './access-token-check.js';
+import { checkAccessToken, type LiveTokenContext, madeBefore } from './access-token-check.js';
 
 /** What introspection needs. */
 export interface IntrospectionContext extends LiveTokenContext {
@@ -61,6 +61,7 @@ async function introspectRefreshToken(
   if (record === undefined || record.usedAt !== null || record.expiresAt.getTime() <= now) return undefined;
   const grant = await context.storage.grants.findById(record.grantId);
   if (grant === undefined || grant.revokedAt !== null || grant.expiresAt.getTime() <= now) return undefined;
+  if (madeBefore(grant.createdAt, await context.notBefore?.(grant.clientId, grant.userId))) return undefined;
   const client: ClientRecord | undefined = await context.findClient(record.clientId);
   const user: UserRecord | undefined = await context.findUser(record.userId);
   if (client === undefined || user === undefined || user.disabled) return undefined;

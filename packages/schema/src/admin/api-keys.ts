@@ -4,7 +4,9 @@ import { distinct, Label, Timestamp } from './fields.js';
 
 /**
  * The scopes of the admin API, by area (`<area>:read`, `<area>:write`, and what is apart:
- * unlocking an account, setting a password, rotating the signing keys, reading the audit trail):
+ * unlocking an account, setting a password, rotating the signing keys, reading the audit trail,
+ * and the incident responses — retiring a signing key at once (`keys:retire`) and revoking
+ * everything issued before an instant (`sessions:revoke-all`), which no role but `admin` holds):
  * each admin operation needs one of them, which the OpenAPI document lists in its security
  * requirement.
  * @example AdminApiScope.parse('users:read')
@@ -16,6 +18,7 @@ export const AdminApiScope = /* @__PURE__ */ z.enum([
   'users:password',
   'sessions:read',
   'sessions:write',
+  'sessions:revoke-all',
   'clients:read',
   'clients:write',
   'clusters:read',
@@ -24,6 +27,7 @@ export const AdminApiScope = /* @__PURE__ */ z.enum([
   'identity-providers:write',
   'keys:read',
   'keys:rotate',
+  'keys:retire',
   'api-keys:read',
   'api-keys:write',
   'audit:read',

@@ -1,5 +1,10 @@
-import { listSigningKeys, rotateSigningKeys } from '@idgate/core/admin';
-import { SigningKeyInfo, SigningKeyRotation } from '@idgate/schema';
+import { listSigningKeys, retireSigningKey, rotateSigningKeys } from '@idgate/core/admin';
+import {
+  RetireSigningKeyInput,
+  SigningKeyInfo,
+  SigningKeyRetirement,
+  SigningKeyRotation,
+} from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { adminScope } from './scope.js';
@@ -9,7 +14,7 @@ const TAGS = ['signing-keys'];
 
 /**
  * The admin REST API of token signing keys, under `/admin/v1/signing-keys`: list them with their
- * state (never private material) and rotate. Each route needs an API key holding the scope it declares.
+ * state (never private material), rotate, and retire one at once (incident response). Each route needs an API key holding the scope it declares.
  */
 export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void> {
   const { route } = adminScope(app, 'signing_key');
@@ -51,6 +56,39 @@ export async function adminSigningKeyRoutes(app: FastifyInstance): Promise<void>
         // This server publishes the new key before it answers; others follow the change feed.
         await app.idgate.reloadKeys();
         return rotation;
+      },
+    ),
+  );
+  app.post(
+    `${BASE}/:kid/retire`,
+    route(
+      {
+        operationId: 'retireSigningKey',
+        scope: 'keys:retire',
+        summary: 'Retire a signing key at once',
+        description:
+          'Incident response, not rotation: the key leaves JWKS now and every token it signed stops verifying — token review, introspection, userinfo and `id_token_hint` — on every replica within a second. The only key that may sign is retired only with `rotate: true`, which makes a new key in the same step (it signs at once).',
+        tags: TAGS,
+        params: z.object({ kid: z.string().describe('the key id (`kid`)') }),
+        body: { json: RetireSigningKeyInput, required: false },
+        responses: {
+          200: {
+            description: 'the retired key, and the key made in the same step',
+            json: SigningKeyRetirement,
+          },
+          400: { description: 'a malformed kid or body', problem: ['invalid_signing_key'] },
+          404: { description: 'no such key in JWKS', problem: ['signing_key_not_found'] },
+          409: { description: 'the only key that may sign, without rotate', problem: ['last_signing_key'] },
+        },
+      },
+      { json: 'a retirement' },
+      async ({ params, body }, request) => {
+        const retirement = await retireSigningKey(request.admin, params.kid, {
+          rotate: body?.rotate === true,
+        });
+        // This server stops verifying with the key before it answers; others follow the change feed.
+        await app.idgate.reloadKeys();
+        return retirement;
       },
     ),
   );

@@ -80,6 +80,8 @@ export function createGrantRepository(ctx: RepositoryContext): GrantRepository {
 
     listLiveByUser: (userId, now, page) => livePageOfUser(ctx, GRANTS, userId, now, page),
 
+    listLiveByClient: (clientId, now, page) => livePageOfUser(ctx, GRANTS, clientId, now, page, 'client_id'),
+
     async sessionActivity(sessionIds) {
       if (sessionIds.length === 0) return [];
       const rows = await db

@@ -1,4 +1,4 @@
-import type { LoginAttemptRecord, LoginAttemptRepository } from '@idgate/core';
+import { ADDRESS_LIFT, type LoginAttemptRecord, type LoginAttemptRepository } from '@idgate/core';
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { LoginAttemptsTable, Schema } from '../schema.js';
 import { fromFlag, toDate, toDateOrNull, toFlag, toMs } from './columns.js';
@@ -17,6 +17,20 @@ const ATTEMPTS: UniqueTable<'login_attempts', LoginAttemptRecord> = {
 const fold = (username: string): string => username.toLowerCase();
 
 type Attempts = ExpressionBuilder<Schema, 'login_attempts'>;
+
+/** When the block of `address` was last lifted (see ADDRESS_LIFT): a lift of it or of every address. */
+const liftedAt = (eb: Attempts, address: Parameters<Attempts['val']>[0] | ReturnType<Attempts['ref']>) =>
+  eb
+    .selectFrom('login_attempts as l')
+    .select((l) => l.fn.max('l.created_at').as('t'))
+    .where('l.username', '=', ADDRESS_LIFT.username)
+    .where('l.success', '=', 1)
+    .where((l) =>
+      l.or([
+        l('l.source_address', '=', address as never),
+        l('l.source_address', '=', ADDRESS_LIFT.everyAddress),
+      ]),
+    );
 
 export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttemptRepository {
   const { db } = ctx;
@@ -77,9 +91,50 @@ export function createLoginAttemptRepository(ctx: RepositoryContext): LoginAttem
           eb.and([
             eb('source_address', '=', sourceAddress),
             ...(channel === undefined ? [] : [eb('client_id', channel === 'grant' ? 'is not' : 'is', null)]),
+            eb(
+              'created_at',
+              '>',
+              eb.fn.coalesce(liftedAt(eb, eb.val(sourceAddress)), eb.val(Number.MIN_SAFE_INTEGER)),
+            ),
           ]),
         since,
       );
+    },
+
+    async failingAddresses(since, minimum, limit) {
+      const channel = sql<number>`case when client_id is null then 0 else 1 end`;
+      const rows = await db
+        .selectFrom('login_attempts')
+        .select((eb) => [
+          'source_address',
+          channel.as('grant_channel'),
+          eb.fn.countAll<number>().as('n'),
+          eb.fn.max('created_at').as('latest'),
+        ])
+        .where('success', '=', 0)
+        .where('created_at', '>=', toMs(since))
+        .where((eb) =>
+          eb(
+            'created_at',
+            '>',
+            eb.fn.coalesce(
+              liftedAt(eb, eb.ref('login_attempts.source_address')),
+              eb.val(Number.MIN_SAFE_INTEGER),
+            ),
+          ),
+        )
+        .groupBy(['source_address', channel])
+        .having((eb) => eb.fn.countAll(), '>=', minimum)
+        .orderBy('n', 'desc')
+        .orderBy(inByteOrder(ctx, 'source_address'))
+        .limit(Math.max(0, Math.trunc(limit)))
+        .execute();
+      return rows.map((row) => ({
+        address: row.source_address,
+        channel: Number(row.grant_channel) === 1 ? ('grant' as const) : ('browser' as const),
+        count: Number(row.n),
+        latest: toDate(row.latest as number),
+      }));
     },
 
     failuresForClient(clientId, since) {

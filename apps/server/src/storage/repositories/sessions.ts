@@ -5,6 +5,7 @@ import { toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
 import {
   findRecord,
   insertRecord,
+  keysetPage,
   livePageOfUser,
   type RepositoryContext,
   stampOnce,
@@ -52,6 +53,22 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
     end: (id, at) => stampOnce(db, SESSIONS, id, at),
 
     listLiveByUser: (userId, now, page) => livePageOfUser(ctx, SESSIONS, userId, now, page),
+
+    listLiveByClient(clientId, now, page) {
+      const live = db
+        .selectFrom('browser_sessions')
+        .selectAll()
+        .where('ended_at', 'is', null)
+        .where('expires_at', '>', toMs(now))
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('grants')
+            .select((g) => g.fn.coalesce('grants.session_id', g.val('')).as('session_id'))
+            .where('grants.client_id', '=', clientId)
+            .where('grants.session_id', 'is not', null),
+        );
+      return keysetPage(ctx, SESSIONS, live, page);
+    },
 
     async endByUser(userId, at) {
       const rows = await db

@@ -43,6 +43,20 @@ export function createSigningKeyRepository(ctx: RepositoryContext): SigningKeyRe
       return rows.map(toSigningKey);
     },
 
+    async withdraw(kid, at) {
+      const ms = toMs(at);
+      const result = await db
+        .updateTable('signing_keys')
+        .set({
+          retired_at: sql<number>`case when retired_at is null or retired_at > ${ms} then ${ms} else retired_at end`,
+          published_until: ms,
+        })
+        .where('kid', '=', kid)
+        .where((eb) => eb.or([eb('published_until', 'is', null), eb('published_until', '>', ms)]))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
     async retire(kid, retiredAt, publishedUntil) {
       const set = { retired_at: toMs(retiredAt), published_until: toMs(publishedUntil) };
       return (await updateRows(db, SIGNING_KEYS, 'kid', kid, set, 'retired_at')) > 0;

@@ -385,11 +385,12 @@ export async function livePageOfUser<T extends keyof typeof ENDED, R>(
   userId: string,
   now: Date,
   page: PageRequest,
+  column: 'user_id' | 'client_id' = 'user_id',
 ): Promise<R[]> {
   const live = (ctx.db as AnyTables)
     .selectFrom(table.name)
     .selectAll()
-    .where('user_id', '=', userId)
+    .where(column, '=', userId)
     .where(ENDED[table.name], 'is', null)
     .where('expires_at', '>', toMs(now));
   return keysetPage<T, R>(ctx, table, live, page);

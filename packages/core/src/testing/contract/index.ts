@@ -18,6 +18,7 @@ import { clustersContract } from './clusters.js';
 import { deviceAuthorizationsContract } from './device-authorizations.js';
 import { grantsContract } from './grants.js';
 import { identityProvidersContract } from './identity-providers.js';
+import { incidentContract } from './incident.js';
 import { interactionsContract } from './interactions.js';
 import { loginAttemptsContract } from './login-attempts.js';
 import { loginTransactionsContract } from './login-transactions.js';
@@ -70,6 +71,7 @@ export function describeStorageContract(name: string, makeStorage: () => Storage
     identityProvidersContract(subject);
     loginTransactionsContract(subject);
     auditEventsContract(subject);
+    incidentContract(subject);
     transactionsContract(subject);
   });
 }
