@@ -1,0 +1,145 @@
+import { createHash } from 'node:crypto';
+import type { AuditEventsTable } from '../storage/schema.js';
+
+/**
+ * The tamper-evident chain of the audit trail, defined so an auditor can check it with nothing but
+ * SQL and SHA-256 (docs/operating/audit.md, "Verifying the trail"):
+ *
+ * - every process that writes events (a server replica, a CLI run) is a **writer** with an id of
+ *   its own, made when it starts (so replicas never wait on one shared head);
+ * - a writer numbers its events `seq` 1, 2, 3, … in the order they commit;
+ * - `prev_hash` is the `hash` of the writer's event `seq - 1` ({@link GENESIS_HASH} for seq 1);
+ * - `hash` is the lowercase hex SHA-256 of the UTF-8 bytes of the canonical JSON (RFC 8785) of the
+ *   row's other columns as stored — {@link HASHED_COLUMNS}, with their SQL names: text as strings,
+ *   `occurred_at` (epoch ms) and `seq` as integers, NULL as null, `details` as the stored JSON text
+ *   (a string, not re-parsed). What is hashed is what is stored: under `audit.personalData` hash or
+ *   omit, the HMACs or nulls that replaced personal data.
+ */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** Every column of `audit_events` but `hash`, in code-point order (RFC 8785 §3.2.3). */
+export const HASHED_COLUMNS = [
+  'actor_id',
+  'actor_kind',
+  'actor_name',
+  'address',
+  'client_id',
+  'details',
+  'id',
+  'occurred_at',
+  'outcome',
+  'prev_hash',
+  'request_id',
+  'seq',
+  'trace_id',
+  'type',
+  'user_agent',
+  'user_id',
+  'writer_id',
+] as const satisfies readonly (keyof AuditEventsTable)[];
+
+/** A row of `audit_events` before it is linked into a chain. */
+export type UnlinkedRow = Omit<AuditEventsTable, 'writer_id' | 'seq' | 'prev_hash' | 'hash'>;
+
+/** A row linked into a chain: every chain column set. */
+export type LinkedRow = UnlinkedRow & { writer_id: string; seq: number; prev_hash: string; hash: string };
+
+/**
+ * The canonical JSON of a row's hashed columns. Every value is a string, a safe integer or null,
+ * for which RFC 8785 serializes exactly as `JSON.stringify` does.
+ */
+export function canonicalRow(row: Record<(typeof HASHED_COLUMNS)[number], string | number | null>): string {
+  let json = '{';
+  for (const [i, column] of HASHED_COLUMNS.entries()) {
+    const value = row[column];
+    // Drivers hand bigint columns back as strings on some paths: the hash is over the integer.
+    const canonical =
+      (column === 'seq' || column === 'occurred_at') && value !== null ? Number(value) : value;
+    json += `${i === 0 ? '' : ','}"${column}":${JSON.stringify(canonical)}`;
+  }
+  return `${json}}`;
+}
+
+/** The `hash` a row must carry: SHA-256 (hex) of {@link canonicalRow}. */
+export function linkHash(row: Parameters<typeof canonicalRow>[0]): string {
+  return createHash('sha256').update(canonicalRow(row), 'utf8').digest('hex');
+}
+
+/** Rows linked after a writer's head, waiting for their transaction to end. */
+export interface PendingLinks {
+  readonly rows: LinkedRow[];
+  /** The transaction committed: the last row becomes the head; the next writer goes on. */
+  committed(): void;
+  /**
+   * The transaction failed after the rows were linked: whether they are stored is unknown (a
+   * commit whose answer was lost), so the writer starts a new chain under a new id.
+   */
+  failed(): void;
+}
+
+/**
+ * One process's writer: its id and head, and the turn taken from linking a transaction's events
+ * until that transaction ends, so events are chained in the order they commit.
+ */
+export interface AuditChainWriter {
+  /** The id of the chain being written now. */
+  readonly writerId: string;
+  /** Waits for the turn, then links `rows` after the head. */
+  link(rows: readonly UnlinkedRow[]): Promise<PendingLinks>;
+}
+
+/**
+ * A writer whose ids come from `newWriterId` (called at the first event, and again after a
+ * transaction ended in doubt).
+ * @example const writer = createAuditChainWriter(() => ids(clock.now()));
+ */
+export function createAuditChainWriter(newWriterId: () => string): AuditChainWriter {
+  let writerId: string | undefined;
+  let seq = 0;
+  let head = GENESIS_HASH;
+  let turn: Promise<void> = Promise.resolve();
+  return {
+    get writerId() {
+      writerId ??= newWriterId();
+      return writerId;
+    },
+    async link(rows) {
+      let release!: () => void;
+      const previous = turn;
+      turn = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await previous;
+      writerId ??= newWriterId();
+      const id = writerId;
+      let prev = head;
+      let next = seq;
+      const linked = rows.map((row): LinkedRow => {
+        next += 1;
+        const unhashed = { ...row, writer_id: id, seq: next, prev_hash: prev };
+        const hash = linkHash(unhashed);
+        prev = hash;
+        return { ...unhashed, hash };
+      });
+      let ended = false;
+      return {
+        rows: linked,
+        committed() {
+          if (ended) return;
+          ended = true;
+          seq = next;
+          head = prev;
+          release();
+        },
+        failed() {
+          if (ended) return;
+          ended = true;
+          writerId = undefined;
+          seq = 0;
+          head = GENESIS_HASH;
+          release();
+        },
+      };
+    },
+  };
+}
