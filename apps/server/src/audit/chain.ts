@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AuditEventsTable } from '../storage/schema.js';
 
 /**
@@ -46,23 +46,38 @@ export type LinkedRow = UnlinkedRow & { writer_id: string; seq: number; prev_has
 
 /**
  * The canonical JSON of a row's hashed columns. Every value is a string, a safe integer or null,
- * for which RFC 8785 serializes exactly as `JSON.stringify` does.
+ * for which RFC 8785 serializes exactly as `JSON.stringify` does; the keys are written in
+ * {@link HASHED_COLUMNS}' order (one object literal and one `JSON.stringify`: a loop over the
+ * names cost twice as much, on every event of `audit.tokenReview: all`).
  */
 export function canonicalRow(row: Record<(typeof HASHED_COLUMNS)[number], string | number | null>): string {
-  let json = '{';
-  for (const [i, column] of HASHED_COLUMNS.entries()) {
-    const value = row[column];
-    // Drivers hand bigint columns back as strings on some paths: the hash is over the integer.
-    const canonical =
-      (column === 'seq' || column === 'occurred_at') && value !== null ? Number(value) : value;
-    json += `${i === 0 ? '' : ','}"${column}":${JSON.stringify(canonical)}`;
-  }
-  return `${json}}`;
+  // Drivers hand bigint columns back as strings on some paths: the hash is over the integer.
+  const integer = (value: string | number | null) => (value === null ? null : Number(value));
+  return JSON.stringify({
+    actor_id: row.actor_id,
+    actor_kind: row.actor_kind,
+    actor_name: row.actor_name,
+    address: row.address,
+    client_id: row.client_id,
+    details: row.details,
+    id: row.id,
+    occurred_at: integer(row.occurred_at),
+    outcome: row.outcome,
+    prev_hash: row.prev_hash,
+    request_id: row.request_id,
+    seq: integer(row.seq),
+    trace_id: row.trace_id,
+    type: row.type,
+    user_agent: row.user_agent,
+    user_id: row.user_id,
+    writer_id: row.writer_id,
+  } satisfies Record<(typeof HASHED_COLUMNS)[number], unknown>);
 }
 
 /** The `hash` a row must carry: SHA-256 (hex) of {@link canonicalRow}. */
 export function linkHash(row: Parameters<typeof canonicalRow>[0]): string {
-  return createHash('sha256').update(canonicalRow(row), 'utf8').digest('hex');
+  // One-shot `hash` (Node 20.12+): no Hash object per event.
+  return hash('sha256', canonicalRow(row), 'hex');
 }
 
 /** Rows linked after a writer's head, waiting for their transaction to end. */
@@ -117,9 +132,9 @@ export function createAuditChainWriter(newWriterId: () => string): AuditChainWri
       const linked = rows.map((row): LinkedRow => {
         next += 1;
         const unhashed = { ...row, writer_id: id, seq: next, prev_hash: prev };
-        const hash = linkHash(unhashed);
-        prev = hash;
-        return { ...unhashed, hash };
+        const digest = linkHash(unhashed);
+        prev = digest;
+        return { ...unhashed, hash: digest };
       });
       let ended = false;
       return {
