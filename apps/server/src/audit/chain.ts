@@ -131,10 +131,10 @@ export function createAuditChainWriter(newWriterId: () => string): AuditChainWri
       let next = seq;
       const linked = rows.map((row): LinkedRow => {
         next += 1;
-        const unhashed = { ...row, writer_id: id, seq: next, prev_hash: prev };
-        const digest = linkHash(unhashed);
-        prev = digest;
-        return { ...unhashed, hash: digest };
+        const link = linkedRow(row, id, next, prev);
+        link.hash = linkHash(link);
+        prev = link.hash;
+        return link;
       });
       let ended = false;
       return {
@@ -156,5 +156,31 @@ export function createAuditChainWriter(newWriterId: () => string): AuditChainWri
         },
       };
     },
+  };
+}
+
+// One object literal of a fixed shape per row: spreading an 18-column row twice cost as much as
+// hashing it.
+function linkedRow(row: UnlinkedRow, writer: string, seq: number, prev: string): LinkedRow {
+  return {
+    id: row.id,
+    type: row.type,
+    occurred_at: row.occurred_at,
+    actor_kind: row.actor_kind,
+    actor_id: row.actor_id,
+    actor_name: row.actor_name,
+    user_id: row.user_id,
+    client_id: row.client_id,
+    address: row.address,
+    user_agent: row.user_agent,
+    request_id: row.request_id,
+    trace_id: row.trace_id,
+    outcome: row.outcome,
+    details: row.details,
+    writer_id: writer,
+    seq,
+    prev_hash: prev,
+    // Set once the rest is hashed.
+    hash: '',
   };
 }
