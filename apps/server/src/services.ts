@@ -13,6 +13,7 @@ import {
   type SigningKeyPolicy,
   systemClock,
 } from '@idgate/core';
+import { createAuditChainWriter } from './audit/chain.js';
 import { type AuditLogSink, openAuditLog } from './audit/json-lines.js';
 import { personalDataFilter } from './audit/personal-data.js';
 import { LocalChanges, recordChanges } from './cache/change-log.js';
@@ -156,9 +157,14 @@ export async function openServices(
     const secret = resolveSecret(config, options.logger);
     auditLog = openAuditLog(config.audit.log);
     const sink = auditLog;
+    const clock = options.clock ?? systemClock;
+    const random = pooledRandom();
+    // This process's chain of audit events, under an id of its own (see audit/chain.ts).
+    const writerIds = createAuditEventIds(random);
     const storage = recordChanges(
       createSqlStorage(database, {
         prepare: personalDataFilter(config.audit.personalData, secret),
+        chain: createAuditChainWriter(() => writerIds(clock.now())),
         committed: (events) => {
           try {
             sink?.write(events);
@@ -171,7 +177,6 @@ export async function openServices(
       database,
       changes,
     );
-    const clock = options.clock ?? systemClock;
     const hasher = options.hasher ?? argon2idHasher();
     const keyPolicy: SigningKeyPolicy = {
       alg: config.signing.algorithm,
@@ -211,7 +216,6 @@ export async function openServices(
       return loaded;
     };
     let ring = await loadKeys();
-    const random = pooledRandom();
     return {
       config,
       database,

@@ -24,6 +24,7 @@ export {
   auditEventFilter,
   listAuditEvents,
   parseAuditEventQuery,
+  verifyAuditTrail,
 } from './admin/audit-events.js';
 export {
   endClientSessions,

@@ -200,6 +200,7 @@ describe('public surface of @idgate/core', () => {
       'updateIdentityProvider',
       'updateUser',
       'userView',
+      'verifyAuditTrail',
       'webhookKubeconfig',
     ]);
     expect(Object.keys(core).filter((name) => name in admin)).toEqual([]);

@@ -76,6 +76,14 @@ export {
   AuditEventType,
   AuditOutcome,
 } from './audit.js';
+export {
+  AuditChainBreak,
+  AuditChainBreakKind,
+  AuditChainHead,
+  AuditChainVerification,
+  AuditChainVerifyRequest,
+  AuditChainWriter,
+} from './audit-chain.js';
 export { AuthorizationRequestForm } from './authorization.js';
 export { CallbackCodeQuery, CallbackErrorQuery, CallbackQuery, CallbackTokenQuery } from './callback.js';
 export { AccessTokenClaims, IntrospectionResponse, UserInfo } from './claims.js';

@@ -1,4 +1,10 @@
-import { AuditEvent, AuditEventPage, type AuditEventType } from '@idgate/schema';
+import {
+  type AuditChainHead,
+  AuditChainVerification,
+  AuditEvent,
+  AuditEventPage,
+  type AuditEventType,
+} from '@idgate/schema';
 import { ADMIN_CALL, ADMIN_STREAM } from './admin-http.js';
 import { IdgateHttpError, IdgateSchemaError, IdgateSdkError } from './errors.js';
 import { UserMethods } from './users.js';
@@ -75,6 +81,16 @@ export interface IdgateAuditMethods {
     query?: Omit<AuditEventListOptions, 'cursor' | 'limit'>,
     options?: FollowEventsOptions,
   ): AsyncGenerator<AuditEvent, void, undefined>;
+
+  /**
+   * `POST /admin/v1/events/verify`: verifies the tamper-evident chains of the audit trail, and that
+   * each of `heads` (recorded from an earlier verification's `heads`) is still there unchanged.
+   * Record the answer's `heads` outside idgate for the next run.
+   * @example
+   * const result = await admin.verifyEvents({ heads: lastHeads });
+   * if (!result.intact) alert(result.broken); else lastHeads = result.heads;
+   */
+  verifyEvents(options?: { heads?: readonly AuditChainHead[] }): Promise<AuditChainVerification>;
 }
 
 function eventQuery(query: AuditEventListOptions): string {
@@ -112,6 +128,17 @@ export class AuditMethods extends UserMethods implements IdgateAuditMethods {
       yield* page.items;
       cursor = page.nextCursor;
     } while (cursor !== null);
+  }
+
+  verifyEvents(options: { heads?: readonly AuditChainHead[] } = {}): Promise<AuditChainVerification> {
+    return this[ADMIN_CALL]({
+      method: 'POST',
+      path: 'admin/v1/events/verify',
+      schema: AuditChainVerification,
+      schemaName: 'AuditChainVerification',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(options.heads === undefined ? {} : { heads: options.heads }),
+    });
   }
 
   async *followEvents(

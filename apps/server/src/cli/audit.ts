@@ -7,6 +7,7 @@ import {
 import type { AuditEvent } from '@idgate/schema';
 import type { Command } from 'commander';
 import { auditFollowTiming } from '../audit/follow-timing.js';
+import { registerAuditVerify } from './audit-verify.js';
 import { type CliContext, CliError, table } from './context.js';
 import { parseDuration } from './durations.js';
 
@@ -47,8 +48,9 @@ function line(event: AuditEvent): string[] {
 const HEADER = ['OCCURRED', 'TYPE', 'OUTCOME', 'ACTOR', 'SUBJECT', 'CLIENT', 'ADDRESS'];
 
 export function registerAudit(program: Command, ctx: CliContext): void {
-  program
-    .command('audit')
+  const audit = program.command('audit');
+  registerAuditVerify(audit, ctx);
+  audit
     .description('read the audit trail of security events, oldest first (--follow tails it live)')
     .option('--user <user>', 'only events about this user (a username, or a user id)')
     .option(

@@ -291,6 +291,7 @@ export interface Schema {
   login_transactions: LoginTransactionsTable;
   change_log: ChangeLogTable;
   audit_events: AuditEventsTable;
+  audit_chain_anchors: AuditChainAnchorsTable;
 }
 
 /** The audit trail (see `AuditEvent` in @idgate/schema): the envelope as columns, `details` as JSON. */
@@ -313,6 +314,20 @@ export interface AuditEventsTable {
   outcome: string;
   /** JSON object. */
   details: string;
+  /** The tamper-evident chain (0022; null on events stored before it): see `audit/chain.ts`. */
+  writer_id: string | null;
+  seq: number | null;
+  prev_hash: string | null;
+  hash: string | null;
+}
+
+/** Per writer, the last link the retention purge deleted: where the remaining chain starts. */
+export interface AuditChainAnchorsTable {
+  writer_id: string;
+  seq: number;
+  hash: string;
+  /** The cutoff (epoch ms) of the purge that moved the anchor. */
+  purged_before: number;
 }
 
 /**
@@ -329,6 +344,7 @@ export interface ChangeLogTable {
 
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
+  'audit_chain_anchors',
   'audit_events',
   'change_log',
   'clusters',

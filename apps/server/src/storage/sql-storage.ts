@@ -1,9 +1,10 @@
-import type { AuditEventRepository, Storage } from '@idgate/core';
+import { type AuditEventRepository, createAuditEventIds, type Storage } from '@idgate/core';
 import type { AuditEvent } from '@idgate/schema';
 import type { Kysely } from 'kysely';
+import { type AuditChainWriter, createAuditChainWriter, type PendingLinks } from '../audit/chain.js';
 import type { Database } from './database.js';
 import { createApiKeyRepository } from './repositories/api-keys.js';
-import { createAuditEventRepository } from './repositories/audit-events.js';
+import { createAuditEventRepository, insertAuditRows, toAuditRow } from './repositories/audit-events.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createClusterRepository } from './repositories/clusters.js';
@@ -41,31 +42,42 @@ export interface SqlStorage extends Storage {
  * held by the transaction, so a query through the outer storage would wait for it forever.
  */
 export function createSqlStorage(database: Database, audit: AuditPolicy = {}): SqlStorage {
-  return bind(database, database.db, undefined, audit);
+  const chain = audit.chain ?? createAuditChainWriter(() => createAuditEventIds()(Date.now()));
+  return bind(database, database.db, undefined, { ...audit, chain });
 }
 
 /**
  * What happens to audit events around storage, in this one place: `prepare` turns each batch into
- * what is stored (personal data hashed or dropped), and `committed` hears the stored events once
- * the transaction that appended them has committed (never for one that rolled back).
+ * what is stored (personal data hashed or dropped), `chain` links what is stored into this
+ * process's tamper-evident chain as its transaction commits, and `committed` hears the stored
+ * events once that transaction has committed (never for one that rolled back).
  */
 export interface AuditPolicy {
   prepare?: (events: readonly AuditEvent[]) => AuditEvent[];
   committed?: (events: readonly AuditEvent[]) => void;
+  /** The process's chain writer (default: one of this storage's own, ids made at random). */
+  chain?: AuditChainWriter;
 }
 
+interface ChainedAudit extends AuditPolicy {
+  chain: AuditChainWriter;
+}
+
+// In a transaction, events wait in `pending` and are linked and inserted as its last statements
+// (see `transaction`): the chain's turn is then held only from that insert to the commit.
+// Outside one, an append is a transaction of its own.
 function auditRepository(
   inner: AuditEventRepository,
-  audit: AuditPolicy,
+  audit: ChainedAudit,
   pending: AuditEvent[] | undefined,
+  transaction: SqlStorage['transaction'],
 ): AuditEventRepository {
   return {
     ...inner,
     async append(events) {
-      const stored = audit.prepare === undefined ? events : audit.prepare(events);
-      await inner.append(stored);
-      if (pending !== undefined) pending.push(...stored);
-      else audit.committed?.(stored);
+      if (events.length === 0) return;
+      if (pending === undefined) return transaction((tx) => tx.auditEvents.append(events));
+      pending.push(...(audit.prepare === undefined ? events : audit.prepare(events)));
     },
   };
 }
@@ -74,10 +86,11 @@ function bind(
   database: Database,
   db: Kysely<Schema>,
   pending: AuditEvent[] | undefined,
-  audit: AuditPolicy,
+  audit: ChainedAudit,
 ): SqlStorage {
   const inTransaction = pending !== undefined;
   const ctx: RepositoryContext = { db, dialect: database.dialect, inTransaction };
+  const events = createAuditEventRepository(ctx);
   const storage: SqlStorage = {
     db,
     users: createUserRepository(ctx),
@@ -98,19 +111,34 @@ function bind(
     identities: createLinkedIdentityRepository(ctx),
     loginTransactions: createLoginTransactionRepository(ctx),
     clusters: createClusterRepository(ctx),
-    auditEvents: auditRepository(createAuditEventRepository(ctx), audit, pending),
+    auditEvents: auditRepository(events, audit, pending, (work) => storage.transaction(work)),
 
     transaction<T>(work: (storage: SqlStorage) => Promise<T>): Promise<T> {
       // Nested calls join the open transaction: all-or-nothing is then decided by the outermost one.
       if (inTransaction) return work(storage);
       const appended: AuditEvent[] = [];
+      let links: PendingLinks | undefined;
       return db
         .transaction()
-        .execute((trx) => work(bind(database, trx, appended, audit)))
-        .then((result) => {
-          if (appended.length > 0) audit.committed?.(appended);
+        .execute(async (trx) => {
+          const result = await work(bind(database, trx, appended, audit));
+          if (appended.length > 0) {
+            links = await audit.chain.link(appended.map(toAuditRow));
+            await insertAuditRows({ db: trx, dialect: database.dialect, inTransaction: true }, links.rows);
+          }
           return result;
-        });
+        })
+        .then(
+          (result) => {
+            links?.committed();
+            if (appended.length > 0) audit.committed?.(appended);
+            return result;
+          },
+          (error: unknown) => {
+            links?.failed();
+            throw error;
+          },
+        );
     },
 
     close(): Promise<void> {

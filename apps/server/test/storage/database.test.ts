@@ -64,6 +64,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0019_grant_resources',
       '0020_audit_event_origin',
       '0021_incident_response',
+      '0022_audit_chain',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });

@@ -1,5 +1,11 @@
-import { type AuditEvent, AuditEventQuery } from '@idgate/schema';
+import {
+  type AuditChainVerification,
+  AuditChainVerifyRequest,
+  type AuditEvent,
+  AuditEventQuery,
+} from '@idgate/schema';
 import type { AuditEventListQuery } from '../ports/audit-storage.js';
+import type { Clock } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
 import { AdminError, parseAdminInput } from './errors.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.js';
@@ -70,4 +76,19 @@ export async function listAuditEvents(
         ? encodeKeysetCursor({ createdAt: new Date(last.occurredAt), id: last.id })
         : null,
   };
+}
+
+/**
+ * Verifies the tamper-evident chains of the audit trail, and the heads in `input` (as
+ * {@link AuditChainVerifyRequest} takes them: heads recorded from an earlier verification). The one
+ * check behind `POST /admin/v1/events/verify`, `idgate audit verify` and the SDK.
+ * @throws AdminError `invalid_input` naming a bad head.
+ * @example const { intact, broken, heads } = await verifyAuditTrail(ports, { heads: recorded });
+ */
+export async function verifyAuditTrail(
+  ports: { storage: Pick<Storage, 'auditEvents'>; clock: Clock },
+  input: unknown,
+): Promise<AuditChainVerification> {
+  const { heads = [] } = parseAdminInput(AuditChainVerifyRequest, input ?? {}, 'audit_event');
+  return ports.storage.auditEvents.verifyChains(heads, new Date(ports.clock.now()));
 }

@@ -1,4 +1,4 @@
-import type { AuditEvent, AuditEventType } from '@idgate/schema';
+import type { AuditChainHead, AuditChainVerification, AuditEvent, AuditEventType } from '@idgate/schema';
 
 /**
  * Which audit events a listing shows and where its page starts: oldest first by
@@ -29,7 +29,15 @@ export interface AuditEventRepository {
   list(query: AuditEventListQuery): Promise<AuditEvent[]>;
   /**
    * Deletes the events that occurred before `cutoff` — the oldest `limit` of them when a limit is
-   * given, so a large purge goes in batches; returns how many went.
+   * given, so a large purge goes in batches; returns how many went. A store that chains events
+   * (see {@link verifyChains}) deletes only the start of each chain, up to its first event at or
+   * after `cutoff`, and remembers the last link it deleted, so what remains still verifies.
    */
   purgeBefore(cutoff: Date, limit?: number): Promise<number>;
+  /**
+   * Verifies the tamper-evident chains of the trail (a store that keeps none has only unchained
+   * events), and that each of `heads`, recorded earlier, is still there with its hash.
+   * `verifiedAt` is `now`.
+   */
+  verifyChains(heads: readonly AuditChainHead[], now: Date): Promise<AuditChainVerification>;
 }

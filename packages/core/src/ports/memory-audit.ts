@@ -48,6 +48,25 @@ export function createMemoryAuditRepository(tables: () => AuditTables): {
         for (const event of old.slice(0, limit)) auditEvents.delete(event.id);
         return Math.min(old.length, limit);
       },
+      // Memory keeps no chain: every event is unchained, and no recorded head can be found.
+      async verifyChains(heads, now) {
+        const broken = heads.map((head) => ({
+          writer: head.writer,
+          seq: head.seq,
+          eventId: null,
+          kind: 'deleted' as const,
+          message: `the recorded head (seq ${head.seq}) is not in the trail`,
+        }));
+        return {
+          intact: broken.length === 0,
+          verifiedAt: now.toISOString(),
+          events: 0,
+          unchained: tables().auditEvents.size,
+          writers: [],
+          broken,
+          heads: [],
+        };
+      },
     },
   };
 }

@@ -1,6 +1,16 @@
 import { PassThrough } from 'node:stream';
-import { auditEventFilter, listAuditEvents, parseAuditEventQuery } from '@idgate/core/admin';
-import { AuditEventPage, AuditEventQuery } from '@idgate/schema';
+import {
+  auditEventFilter,
+  listAuditEvents,
+  parseAuditEventQuery,
+  verifyAuditTrail,
+} from '@idgate/core/admin';
+import {
+  AuditChainVerification,
+  AuditChainVerifyRequest,
+  AuditEventPage,
+  AuditEventQuery,
+} from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import * as zm from 'zod/mini';
@@ -25,7 +35,8 @@ const BAD_FILTER = {
  * The admin REST API of the audit trail: `GET /admin/v1/events` lists events a page at a time,
  * oldest first, filtered by user, types and time; `GET /admin/v1/events/stream` tails them live
  * as server-sent events (resumable with `Last-Event-ID`), seeing what any replica on the same
- * database records. Both need an API key holding `audit:read`.
+ * database records; `POST /admin/v1/events/verify` verifies its tamper-evident chains. All need an
+ * API key holding `audit:read`.
  */
 export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void> {
   const { config } = app.idgate;
@@ -66,6 +77,30 @@ export async function adminAuditEventRoutes(app: FastifyInstance): Promise<void>
       },
       // listAuditEvents takes the query as sent (the SDK's and the CLI's too).
       (_input, request) => listAuditEvents(request.admin, request.query),
+    ),
+  );
+
+  app.post(
+    `${EVENTS}/verify`,
+    route(
+      {
+        operationId: 'verifyEvents',
+        scope: 'audit:read',
+        summary: 'Verify the tamper-evident chains of the audit trail',
+        description:
+          'Checks every writer’s chain (each event’s hash over its stored fields, each link to the event before, no gap but what the retention purge anchored) and that each recorded head in `heads` (from an earlier verification) is still there with its hash. Answers 200 whether or not the trail is intact: `intact`, every break (`broken`: writer, seq, event id, `altered`/`deleted`/`inserted`/`rewritten`) and the `heads` to record outside idgate for the next run. Reads the whole trail: for a scheduled job, not for every request. The body may be empty.',
+        tags: ['audit'],
+        body: { json: AuditChainVerifyRequest, required: false },
+        responses: {
+          200: { description: 'the verification', json: AuditChainVerification },
+          400: {
+            description: 'a bad recorded head (the problem names the field)',
+            problem: ['invalid_request'],
+          },
+        },
+      },
+      { json: 'recorded chain heads' },
+      ({ body }, request) => verifyAuditTrail(request.admin, body ?? {}),
     ),
   );
 

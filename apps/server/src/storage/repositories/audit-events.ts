@@ -1,24 +1,24 @@
 import type { AuditEventRepository } from '@idgate/core';
 import { AuditEvent } from '@idgate/schema';
 import type { Selectable } from 'kysely';
+import type { LinkedRow, UnlinkedRow } from '../../audit/chain.js';
 import type { AuditEventsTable } from '../schema.js';
+import { purgeAuditChains, verifyAuditChains } from './audit-chains.js';
 import { fromJsonObject, toDate, toMs } from './columns.js';
 import { insertNew, keysetPage, type RecordTable, type RepositoryContext } from './support.js';
 
 const EVENTS: RecordTable<'audit_events', AuditEvent> = { name: 'audit_events', toRecord: toEvent };
 
-// Rows per INSERT: well under SQLite's 32766 bound parameters at 14 columns a row.
+// Rows per INSERT: well under SQLite's 32766 bound parameters at 18 columns a row.
 const BATCH = 500;
 
 export function createAuditEventRepository(ctx: RepositoryContext): AuditEventRepository {
   const { db } = ctx;
   return {
+    // The server's storage links and inserts events itself (see `sql-storage.ts`); this append
+    // stores them unchained, for storage built without it.
     async append(events) {
-      for (let start = 0; start < events.length; start += BATCH) {
-        const rows = events.slice(start, start + BATCH).map(toRow);
-        // Appended inside the change's transaction: no savepoint (see insertNew).
-        await insertNew(ctx, 'audit_events', 'id', 'id', rows);
-      }
+      await insertAuditRows(ctx, events.map(toAuditRow));
     },
 
     async list(query) {
@@ -35,18 +35,24 @@ export function createAuditEventRepository(ctx: RepositoryContext): AuditEventRe
       return keysetPage(ctx, EVENTS, select, page, 'id', 'occurred_at');
     },
 
-    async purgeBefore(cutoff, limit) {
-      const old = db.selectFrom('audit_events').select('id').where('occurred_at', '<', toMs(cutoff));
-      const result = await db
-        .deleteFrom('audit_events')
-        .where('id', 'in', limit === undefined ? old : old.orderBy('occurred_at').orderBy('id').limit(limit))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
+    purgeBefore: (cutoff, limit) => purgeAuditChains(ctx, cutoff, limit ?? Number.POSITIVE_INFINITY),
+
+    verifyChains: (heads, now) => verifyAuditChains(ctx, heads, now),
   };
 }
 
-function toRow(event: AuditEvent): AuditEventsTable {
+/** Inserts rows, `BATCH` to a statement (inside the caller's transaction: no savepoint, see insertNew). */
+export async function insertAuditRows(
+  ctx: RepositoryContext,
+  rows: readonly (UnlinkedRow | LinkedRow)[],
+): Promise<void> {
+  for (let start = 0; start < rows.length; start += BATCH) {
+    await insertNew(ctx, 'audit_events', 'id', 'id', rows.slice(start, start + BATCH) as AuditEventsTable[]);
+  }
+}
+
+/** An event as its row, before it is linked into a chain. */
+export function toAuditRow(event: AuditEvent): UnlinkedRow {
   return {
     id: event.id,
     type: event.type,
