@@ -7,7 +7,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { descendants, endsWithTest, killTree } from '../helpers/child-processes.js';
 import { freePort } from '../helpers/server.js';
-import { toolPath } from '../helpers/tools.js';
+import { CHROMIUM_ARGS, toolPath } from '../helpers/tools.js';
 
 const CHROMIUM = toolPath('chromium');
 const DEMO = fileURLToPath(new URL('../../../../scripts/demo.mjs', import.meta.url));
@@ -46,7 +46,7 @@ describe.skipIf(CHROMIUM === undefined)('pnpm demo: a newcomer signs in to the e
     browser = await chromium.launch({
       executablePath: CHROMIUM as string,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      args: CHROMIUM_ARGS,
     });
   });
   afterAll(async () => {

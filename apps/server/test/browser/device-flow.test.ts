@@ -5,7 +5,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { toolPath } from '../helpers/tools.js';
+import { CHROMIUM_ARGS, toolPath } from '../helpers/tools.js';
 
 // Found once for the run (IDGATE_CHROMIUM, /usr/bin/chromium, PATH); missing, these tests skip (on CI, the run fails).
 const CHROMIUM = toolPath('chromium');
@@ -29,15 +29,7 @@ describe.skipIf(CHROMIUM === undefined)('RFC 8628 verification page in a real br
     browser = await chromium.launch({
       executablePath: CHROMIUM as string,
       headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: CHROMIUM_ARGS,
     });
   });
   afterAll(async () => {

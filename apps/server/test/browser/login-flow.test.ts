@@ -6,7 +6,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { toolPath } from '../helpers/tools.js';
+import { CHROMIUM_ARGS, toolPath } from '../helpers/tools.js';
 
 // Found once for the run (IDGATE_CHROMIUM, /usr/bin/chromium, PATH); missing, these tests skip (on CI, the run fails).
 const CHROMIUM = toolPath('chromium');
@@ -40,15 +40,7 @@ describe.skipIf(CHROMIUM === undefined)('sign-in with a real browser (Chromium)'
     browser = await chromium.launch({
       executablePath: CHROMIUM as string,
       headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: CHROMIUM_ARGS,
     });
   });
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { toolPath } from '../helpers/tools.js';
+import { CHROMIUM_ARGS, toolPath } from '../helpers/tools.js';
 
 const CHROMIUM = toolPath('chromium');
 const LOGO =
@@ -48,7 +48,7 @@ describe.skipIf(CHROMIUM === undefined)(
       browser = await chromium.launch({
         executablePath: CHROMIUM as string,
         headless: true,
-        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+        args: CHROMIUM_ARGS,
       });
     });
     afterAll(async () => {

@@ -178,3 +178,14 @@ export function provideTools(
 export function toolPath(key: keyof FoundTools): string | undefined {
   return inject('tools')?.[key];
 }
+
+/** The switches every browser test starts Chromium with: headless, no sandbox, nothing fetched in the background. */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
