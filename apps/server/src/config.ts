@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import { IdentityProviderConfig, SigningAlgorithm } from '@idgate/schema';
+import { durationSeconds, IdentityProviderConfig, SigningAlgorithm } from '@idgate/schema';
 import { z } from 'zod';
 import { LOCALES } from './pages/i18n.js';
 
@@ -25,7 +25,17 @@ function whole(min: number, max: number, what = 'a whole number') {
   return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
 }
 
-const seconds = (min: number, max: number) => whole(min, max, 'a whole number of seconds');
+/**
+ * A duration in whole seconds from `min` to `max`: a number of seconds, or a number with a unit
+ * s, m, h or d (`15m`, `90d`), read by the one duration parser of idgate (`durationSeconds`).
+ */
+function seconds(min: number, max: number) {
+  const error = `must be a whole number of seconds ${min}–${max}, or a number with a unit s, m, h or d (15m)`;
+  return z.preprocess(
+    (value) => (typeof value === 'string' ? (durationSeconds(value) ?? value) : value),
+    z.int({ error }).min(min, { error }).max(max, { error }),
+  );
+}
 const Seconds = seconds(1, 31_536_000);
 
 const Flag = z.union([z.stringbool(), z.boolean()], { error: 'must be true or false' });
@@ -153,7 +163,6 @@ const Telemetry = z
 const AUDIT_LOG = 'must be off, stdout, stderr or a file path';
 const RETENTION =
   'must be a whole number of seconds, a number with a unit s, m, h or d (90d), or 0 / forever to keep every event';
-const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /** A retention: seconds, `90d`-style durations, or `0` / `forever` (keep everything: 0). */
 const Retention = z.preprocess(
@@ -161,27 +170,10 @@ const Retention = z.preprocess(
     if (typeof value !== 'string') return value;
     const text = value.trim();
     if (text === 'forever') return 0;
-    const match = /^(\d{1,12})([smhd]?)$/.exec(text);
-    return match === null ? text : Number(match[1]) * (DURATION_UNITS[match[2] || 's'] ?? 1);
+    return durationSeconds(text) ?? text;
   },
   z.int({ error: RETENTION }).min(0, { error: RETENTION }).max(3_153_600_000, { error: RETENTION }),
 );
-
-/**
- * A duration in whole seconds from `min` to `max`: a number of seconds, or a number with a unit
- * s, m, h or d (`15m`), as `audit.retention` reads it.
- */
-function duration(min: number, max: number) {
-  const error = `must be a whole number of seconds ${min}–${max}, or a number with a unit s, m, h or d (15m)`;
-  return z.preprocess(
-    (value) => {
-      if (typeof value !== 'string') return value;
-      const match = /^(\d{1,12})([smhd]?)$/.exec(value.trim());
-      return match === null ? value : Number(match[1]) * (DURATION_UNITS[match[2] || 's'] ?? 1);
-    },
-    z.int({ error }).min(min, { error }).max(max, { error }),
-  );
-}
 
 const DATABASE_URL = 'must be a database URL: sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE';
 
@@ -372,9 +364,9 @@ const ConfigSchema = z.strictObject({
           /** Bytes written to a stream and not yet read by its client past which it is dropped. */
           maxBuffered: whole(65_536, 67_108_864, 'a number of bytes').default(1_048_576),
           /** Seconds a stream lives at most; then it is closed and its client resumes with Last-Event-ID. */
-          maxLifetime: duration(10, 86_400).default(900),
+          maxLifetime: seconds(10, 86_400).default(900),
           /** Seconds a stream's client may read nothing of what waits for it before the stream is dropped. */
-          idleTimeout: duration(5, 3600).default(60),
+          idleTimeout: seconds(5, 3600).default(60),
         })
         .prefault({}),
     })
@@ -440,6 +432,10 @@ const ENV: Record<string, string[]> = {
   IDGATE_SIGNING_ALGORITHM: ['signing', 'algorithm'],
   IDGATE_KEY_ACTIVATION_DELAY: ['signing', 'activationDelay'],
   IDGATE_ACCESS_TOKEN_TTL: ['tokens', 'accessTokenTtl'],
+  IDGATE_REFRESH_TOKEN_TTL: ['tokens', 'refreshTokenTtl'],
+  IDGATE_MAX_ACCESS_TOKEN_TTL: ['tokens', 'maxAccessTokenTtl'],
+  IDGATE_GRANT_TTL: ['tokens', 'grantTtl'],
+  IDGATE_REFRESH_FOR_TRUSTED_CLIENTS: ['tokens', 'refreshForTrustedClients'],
   IDGATE_ID_TOKEN_TTL: ['tokens', 'idTokenTtl'],
   IDGATE_REFRESH_REUSE_WINDOW: ['tokens', 'refreshReuseWindow'],
   IDGATE_SESSION_TTL: ['session', 'ttl'],
@@ -449,6 +445,12 @@ const ENV: Record<string, string[]> = {
   IDGATE_LOGIN_MAX_FAILURES: ['bruteForce', 'maxFailures'],
   IDGATE_PASSWORD_MIN_LENGTH: ['passwordPolicy', 'minLength'],
   IDGATE_LOGIN_WINDOW: ['bruteForce', 'windowSeconds'],
+  IDGATE_LOGIN_MAX_FAILURES_PER_ADDRESS: ['bruteForce', 'maxFailuresPerAddress'],
+  IDGATE_LOGIN_MAX_FAILURES_PER_CLIENT: ['bruteForce', 'maxFailuresPerClient'],
+  IDGATE_LOGOUT_REVOKE_GRANTS: ['logout', 'revokeGrants'],
+  IDGATE_PKCE_ALLOW_PLAIN: ['pkce', 'allowPlain'],
+  IDGATE_PKCE_REQUIRE_FOR_CONFIDENTIAL_CLIENTS: ['pkce', 'requireForConfidentialClients'],
+  IDGATE_FEDERATION_TOKEN_CLIENT_ID: ['federation', 'tokenClientId'],
   IDGATE_DEVICE_MAX_WRONG_CODES: ['bruteForce', 'maxWrongUserCodes'],
   IDGATE_LOG_LEVEL: ['log', 'level'],
   IDGATE_TRUST_PROXY: ['trustProxy'],
@@ -631,6 +633,11 @@ export function loadConfig(
     }
   }
   for (const [key, value] of Object.entries(options.overrides ?? {})) raw[key] = value;
+  // Not set: the issuer follows the address idgate listens on (`localhost` for every interface).
+  if (raw.issuer === undefined) {
+    const derived = derivedIssuer(raw.host, raw.port);
+    if (derived !== undefined) raw.issuer = derived;
+  }
   const result = ConfigSchema.safeParse(raw);
   if (!result.success)
     throw new ConfigError(result.error.issues.map((issue) => describe(issue, raw, fromEnv)));
@@ -662,6 +669,88 @@ export function loadConfig(
     conflicts.push(`identityProviders: ${[...new Set(repeated)].join(', ')} declared more than once`);
   if (conflicts.length > 0) throw new ConfigError(conflicts);
   return result.data;
+}
+
+/** Hosts that mean "this machine, every interface or loopback": the issuer names them `localhost`. */
+const LOCAL_HOSTS = new Set(['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost']);
+
+/**
+ * The issuer of a server whose issuer is not set, on `host` and `port` as given (raw, before
+ * validation): `http://localhost:PORT/oauth`, or the host's own name when it listens on one
+ * address only. Undefined when the port is not a usable number (validation then says why), or 0
+ * (chosen at listen: the default issuer stays).
+ */
+function derivedIssuer(host: unknown, port: unknown): string | undefined {
+  const number = typeof port === 'string' && /^\d{1,5}$/.test(port) ? Number(port) : port;
+  if (typeof number !== 'number' || !Number.isInteger(number) || number < 1 || number > 65_535)
+    return undefined;
+  const name = typeof host === 'string' && host !== '' && !LOCAL_HOSTS.has(host) ? host : 'localhost';
+  return `http://${isIP(name) === 6 ? `[${name}]` : name}:${number}/oauth`;
+}
+
+/**
+ * `IDGATE_*` variables that other programs of idgate read (the kubectl plugin, the bench, the test
+ * suite: every `IDGATE_TEST_*`), so the server does not warn about them.
+ */
+const OTHER_PROGRAMS_VARIABLES = new Set([
+  'IDGATE_CONFIG',
+  'IDGATE_KUBECTL_NOW',
+  'IDGATE_CHROMIUM',
+  'IDGATE_NODE_FLAGS',
+  'IDGATE_MALLOC_ENV',
+  'IDGATE_BIN',
+  'IDGATE_DEBUG',
+  'IDGATE_VARIABLES',
+  'IDGATE_API_KEY',
+  'IDGATE_ADMIN_KEY',
+]);
+
+/** The edit distance between `a` and `b` (insertions, deletions, substitutions). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
+
+/**
+ * What the server should warn about at start, one sentence each: `IDGATE_*` variables it does not
+ * read (a typo is otherwise silently ignored), each with the closest variable it does read; and an
+ * issuer on this machine whose port is not the one idgate listens on (clients would be sent to
+ * the wrong place).
+ * @example configWarnings(config, { IDGATE_PROT: '9000' }) // ['IDGATE_PROT is not a setting idgate reads (did you mean IDGATE_PORT?)']
+ */
+export function configWarnings(
+  config: Pick<IdgateConfig, 'issuer' | 'port'>,
+  env: NodeJS.ProcessEnv,
+): string[] {
+  const warnings: string[] = [];
+  const known = Object.keys(ENV).filter((name) => name.startsWith('IDGATE_'));
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith('IDGATE_') || name in ENV || OTHER_PROGRAMS_VARIABLES.has(name)) continue;
+    if (name.startsWith('IDGATE_TEST_')) continue;
+    const closest = known.reduce((best, candidate) =>
+      editDistance(name, candidate) < editDistance(name, best) ? candidate : best,
+    );
+    warnings.push(`${name} is not a setting idgate reads (did you mean ${closest}?); it is ignored`);
+  }
+  const issuer = new URL(config.issuer);
+  const issuerPort = Number(issuer.port || (issuer.protocol === 'https:' ? 443 : 80));
+  const loopback =
+    issuer.hostname === 'localhost' || issuer.hostname === '[::1]' || issuer.hostname.startsWith('127.');
+  if (loopback && config.port !== 0 && issuerPort !== config.port)
+    warnings.push(
+      `the issuer ${config.issuer} names port ${issuerPort} on this machine, but idgate listens on port ${config.port}: clients will be sent to the wrong address; set IDGATE_ISSUER (issuer) to the address clients reach, or leave it unset to follow the port`,
+    );
+  return warnings;
 }
 
 /** The base URL the issuer lives under: the issuer without its trailing `/oauth`. */

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_ENVIRONMENT, ConfigError, loadConfig } from '../src/config.js';
+import { CONFIG_ENVIRONMENT, ConfigError, configWarnings, loadConfig } from '../src/config.js';
 import { dataDirectory, resolveSecret } from '../src/services.js';
 import { tracesUrl } from '../src/telemetry/tracing.js';
 import { readDoc } from './helpers/docs.js';
@@ -117,43 +117,43 @@ describe('configuration', () => {
     [
       'IDGATE_KEY_ACTIVATION_DELAY',
       'soon',
-      'IDGATE_KEY_ACTIVATION_DELAY must be a whole number of seconds 0–3600, got "soon"',
+      'IDGATE_KEY_ACTIVATION_DELAY must be a whole number of seconds 0–3600, or a number with a unit s, m, h or d (15m), got "soon"',
     ],
     [
       'IDGATE_ACCESS_TOKEN_TTL',
       '0',
-      'IDGATE_ACCESS_TOKEN_TTL must be a whole number of seconds 1–31536000, got "0"',
+      'IDGATE_ACCESS_TOKEN_TTL must be a whole number of seconds 1–31536000, or a number with a unit s, m, h or d (15m), got "0"',
     ],
     [
       'IDGATE_ID_TOKEN_TTL',
-      '1h',
-      'IDGATE_ID_TOKEN_TTL must be a whole number of seconds 1–31536000, got "1h"',
+      '1.5h',
+      'IDGATE_ID_TOKEN_TTL must be a whole number of seconds 1–31536000, or a number with a unit s, m, h or d (15m), got "1.5h"',
     ],
     [
       'IDGATE_SESSION_TTL',
       '99999999999',
-      'IDGATE_SESSION_TTL must be a whole number of seconds 1–31536000, got "99999999999"',
+      'IDGATE_SESSION_TTL must be a whole number of seconds 1–31536000, or a number with a unit s, m, h or d (15m), got "99999999999"',
     ],
     [
       'IDGATE_DEVICE_CODE_TTL',
       '30',
-      'IDGATE_DEVICE_CODE_TTL must be a whole number of seconds 60–86400, got "30"',
+      'IDGATE_DEVICE_CODE_TTL must be a whole number of seconds 60–86400, or a number with a unit s, m, h or d (15m), got "30"',
     ],
     [
       'IDGATE_DEVICE_POLL_INTERVAL',
       '0',
-      'IDGATE_DEVICE_POLL_INTERVAL must be a whole number of seconds 1–300, got "0"',
+      'IDGATE_DEVICE_POLL_INTERVAL must be a whole number of seconds 1–300, or a number with a unit s, m, h or d (15m), got "0"',
     ],
     [
       'IDGATE_PURGE_INTERVAL',
       'hourly',
-      'IDGATE_PURGE_INTERVAL must be a whole number of seconds 0–604800, got "hourly"',
+      'IDGATE_PURGE_INTERVAL must be a whole number of seconds 0–604800, or a number with a unit s, m, h or d (15m), got "hourly"',
     ],
     ['IDGATE_LOGIN_MAX_FAILURES', '0', 'IDGATE_LOGIN_MAX_FAILURES must be a whole number 1–1000, got "0"'],
     [
       'IDGATE_LOGIN_WINDOW',
-      '15m',
-      'IDGATE_LOGIN_WINDOW must be a whole number of seconds 1–31536000, got "15m"',
+      '15 minutes',
+      'IDGATE_LOGIN_WINDOW must be a whole number of seconds 1–31536000, or a number with a unit s, m, h or d (15m), got "15 minutes"',
     ],
     [
       'IDGATE_DEVICE_MAX_WRONG_CODES',
@@ -168,6 +168,47 @@ describe('configuration', () => {
     ['IDGATE_TRUST_PROXY', 'maybe', `IDGATE_TRUST_PROXY ${TRUST_PROXY}, got "maybe"`],
     ['IDGATE_TRUST_PROXY', '11', 'IDGATE_TRUST_PROXY must be a number of proxies 1–10, got "11"'],
     ['IDGATE_BODY_LIMIT', '10', 'IDGATE_BODY_LIMIT must be a number of bytes 1024–10485760, got "10"'],
+    [
+      'IDGATE_REFRESH_TOKEN_TTL',
+      '0',
+      'IDGATE_REFRESH_TOKEN_TTL must be a whole number of seconds 1–31536000, or a number with a unit s, m, h or d (15m), got "0"',
+    ],
+    [
+      'IDGATE_MAX_ACCESS_TOKEN_TTL',
+      '1y',
+      'IDGATE_MAX_ACCESS_TOKEN_TTL must be a whole number of seconds 1–31536000, or a number with a unit s, m, h or d (15m), got "1y"',
+    ],
+    [
+      'IDGATE_GRANT_TTL',
+      'long',
+      'IDGATE_GRANT_TTL must be a whole number of seconds 1–31536000, or a number with a unit s, m, h or d (15m), got "long"',
+    ],
+    [
+      'IDGATE_REFRESH_FOR_TRUSTED_CLIENTS',
+      'perhaps',
+      'IDGATE_REFRESH_FOR_TRUSTED_CLIENTS must be true or false, got "perhaps"',
+    ],
+    [
+      'IDGATE_LOGIN_MAX_FAILURES_PER_ADDRESS',
+      '0',
+      'IDGATE_LOGIN_MAX_FAILURES_PER_ADDRESS must be a whole number 1–100000, got "0"',
+    ],
+    [
+      'IDGATE_LOGIN_MAX_FAILURES_PER_CLIENT',
+      'lots',
+      'IDGATE_LOGIN_MAX_FAILURES_PER_CLIENT must be a whole number 1–1000000, got "lots"',
+    ],
+    [
+      'IDGATE_LOGOUT_REVOKE_GRANTS',
+      'some',
+      'IDGATE_LOGOUT_REVOKE_GRANTS must be one of client, all, none, got "some"',
+    ],
+    ['IDGATE_PKCE_ALLOW_PLAIN', 'maybe', 'IDGATE_PKCE_ALLOW_PLAIN must be true or false, got "maybe"'],
+    [
+      'IDGATE_PKCE_REQUIRE_FOR_CONFIDENTIAL_CLIENTS',
+      '2',
+      'IDGATE_PKCE_REQUIRE_FOR_CONFIDENTIAL_CLIENTS must be true or false, got "2"',
+    ],
     ['IDGATE_UI_PRODUCT_NAME', ' ', 'IDGATE_UI_PRODUCT_NAME must be a name of 1–64 characters, got " "'],
     [
       'IDGATE_UI_LOGO_FILE',
@@ -219,12 +260,12 @@ describe('configuration', () => {
     [
       'IDGATE_CACHE_MAX_STALENESS',
       '1.5',
-      'IDGATE_CACHE_MAX_STALENESS must be a whole number of seconds 0–31536000, got "1.5"',
+      'IDGATE_CACHE_MAX_STALENESS must be a whole number of seconds 0–31536000, or a number with a unit s, m, h or d (15m), got "1.5"',
     ],
     [
       'IDGATE_REFRESH_REUSE_WINDOW',
       '301',
-      'IDGATE_REFRESH_REUSE_WINDOW must be a whole number of seconds 0–300, got "301"',
+      'IDGATE_REFRESH_REUSE_WINDOW must be a whole number of seconds 0–300, or a number with a unit s, m, h or d (15m), got "301"',
     ],
     [
       'IDGATE_PASSWORD_MIN_LENGTH',
@@ -233,13 +274,13 @@ describe('configuration', () => {
     ],
     [
       'IDGATE_UPSTREAM_REVALIDATE_INTERVAL',
-      '15m',
-      'IDGATE_UPSTREAM_REVALIDATE_INTERVAL must be a whole number of seconds 0–31536000, got "15m"',
+      '15min',
+      'IDGATE_UPSTREAM_REVALIDATE_INTERVAL must be a whole number of seconds 0–31536000, or a number with a unit s, m, h or d (15m), got "15min"',
     ],
     [
       'IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS',
       '-1',
-      'IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS must be a whole number of seconds 0–31536000, got "-1"',
+      'IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS must be a whole number of seconds 0–31536000, or a number with a unit s, m, h or d (15m), got "-1"',
     ],
     [
       'IDGATE_OTEL_ENDPOINT',
@@ -291,22 +332,22 @@ describe('configuration', () => {
     [
       'IDGATE_AUDIT_TOKEN_REVIEW_INTERVAL',
       '0',
-      'IDGATE_AUDIT_TOKEN_REVIEW_INTERVAL must be a whole number of seconds 1–3600, got "0"',
+      'IDGATE_AUDIT_TOKEN_REVIEW_INTERVAL must be a whole number of seconds 1–3600, or a number with a unit s, m, h or d (15m), got "0"',
     ],
     [
       'IDGATE_AUDIT_STREAM_POLL_INTERVAL',
       '0.5',
-      'IDGATE_AUDIT_STREAM_POLL_INTERVAL must be a whole number of seconds 1–60, got "0.5"',
+      'IDGATE_AUDIT_STREAM_POLL_INTERVAL must be a whole number of seconds 1–60, or a number with a unit s, m, h or d (15m), got "0.5"',
     ],
     [
       'IDGATE_AUDIT_STREAM_WINDOW',
       '0',
-      'IDGATE_AUDIT_STREAM_WINDOW must be a whole number of seconds 1–7200, got "0"',
+      'IDGATE_AUDIT_STREAM_WINDOW must be a whole number of seconds 1–7200, or a number with a unit s, m, h or d (15m), got "0"',
     ],
     [
       'IDGATE_AUDIT_STREAM_HEARTBEAT',
       'often',
-      'IDGATE_AUDIT_STREAM_HEARTBEAT must be a whole number of seconds 1–300, got "often"',
+      'IDGATE_AUDIT_STREAM_HEARTBEAT must be a whole number of seconds 1–300, or a number with a unit s, m, h or d (15m), got "often"',
     ],
     [
       'IDGATE_AUDIT_STREAM_MAX_PER_KEY',
@@ -382,7 +423,13 @@ describe('configuration', () => {
   it('has a bad value in the table above for every variable it reads (but the free-form ones)', () => {
     // Any non-empty host, database URL (checked when opened), secret file path and audit log
     // target (off, stdout, stderr or a path, opened at start) is taken as given.
-    const freeForm = ['IDGATE_HOST', 'IDGATE_DATABASE_URL', 'IDGATE_SECRET_FILE', 'IDGATE_AUDIT_LOG'];
+    const freeForm = [
+      'IDGATE_HOST',
+      'IDGATE_DATABASE_URL',
+      'IDGATE_SECRET_FILE',
+      'IDGATE_AUDIT_LOG',
+      'IDGATE_FEDERATION_TOKEN_CLIENT_ID',
+    ];
     const tested = new Set(ENV_PROBLEMS.map(([name]) => name));
     expect(
       Object.keys(CONFIG_ENVIRONMENT).filter((name) => !tested.has(name) && !freeForm.includes(name)),
@@ -393,7 +440,7 @@ describe('configuration', () => {
     ['port: 70000\n', 'port must be a port number 0–65535, got 70000'],
     [
       'tokens:\n  accessTokenTtl: abc\n',
-      'tokens.accessTokenTtl must be a whole number of seconds 1–31536000, got "abc"',
+      'tokens.accessTokenTtl must be a whole number of seconds 1–31536000, or a number with a unit s, m, h or d (15m), got "abc"',
     ],
     [
       'tokens:\n  refreshForTrustedClients: maybe\n',
@@ -638,5 +685,83 @@ describe('OpenTelemetry settings', () => {
     expect(problems(() => loadConfig({ file: yamlFile('otel:\n  endpoint: 4318\n'), env: {} }))).toEqual([
       'otel.endpoint must be an http(s) URL, got 4318',
     ]);
+  });
+});
+
+describe('settings that behave the same everywhere', () => {
+  it('take durations with units in the file and the environment alike', () => {
+    const config = loadConfig({
+      file: yamlFile('tokens:\n  accessTokenTtl: 15m\n  refreshTokenTtl: 30d\nsession:\n  ttl: 8h\n'),
+      env: { IDGATE_GRANT_TTL: '90d', IDGATE_LOGIN_WINDOW: '900s' },
+    });
+    expect(config.tokens).toMatchObject({
+      accessTokenTtl: 900,
+      refreshTokenTtl: 2_592_000,
+      grantTtl: 7_776_000,
+    });
+    expect(config.session.ttl).toBe(28_800);
+    expect(config.bruteForce.windowSeconds).toBe(900);
+  });
+
+  it('give the settings that were file-only a variable each', () => {
+    const config = loadConfig({
+      env: {
+        IDGATE_REFRESH_FOR_TRUSTED_CLIENTS: 'true',
+        IDGATE_LOGIN_MAX_FAILURES_PER_ADDRESS: '50',
+        IDGATE_LOGIN_MAX_FAILURES_PER_CLIENT: '70',
+        IDGATE_LOGOUT_REVOKE_GRANTS: 'all',
+        IDGATE_PKCE_ALLOW_PLAIN: 'true',
+        IDGATE_PKCE_REQUIRE_FOR_CONFIDENTIAL_CLIENTS: 'true',
+        IDGATE_FEDERATION_TOKEN_CLIENT_ID: 'cl_cli',
+        IDGATE_MAX_ACCESS_TOKEN_TTL: '2h',
+      },
+    });
+    expect(config.tokens).toMatchObject({ refreshForTrustedClients: true, maxAccessTokenTtl: 7200 });
+    expect(config.bruteForce).toMatchObject({ maxFailuresPerAddress: 50, maxFailuresPerClient: 70 });
+    expect(config.logout.revokeGrants).toBe('all');
+    expect(config.pkce).toEqual({ allowPlain: true, requireForConfidentialClients: true });
+    expect(config.federation.tokenClientId).toBe('cl_cli');
+  });
+
+  it.each([
+    [{}, 'http://localhost:8080/oauth'],
+    [{ IDGATE_PORT: '18090' }, 'http://localhost:18090/oauth'],
+    [{ IDGATE_HOST: '127.0.0.1', IDGATE_PORT: '9000' }, 'http://localhost:9000/oauth'],
+    [{ IDGATE_HOST: '10.1.2.3', IDGATE_PORT: '9000' }, 'http://10.1.2.3:9000/oauth'],
+    [{ IDGATE_HOST: 'fd00::5', IDGATE_PORT: '9000' }, 'http://[fd00::5]:9000/oauth'],
+    [{ IDGATE_PORT: '18090', IDGATE_ISSUER: 'https://id.example.com/oauth' }, 'https://id.example.com/oauth'],
+  ])('has the issuer follow the listening address when it is not set: %j', (env, issuer) => {
+    expect(loadConfig({ env }).issuer).toBe(issuer);
+  });
+
+  it('warns about an IDGATE_ variable it does not read, naming the closest one it does', () => {
+    const env = {
+      IDGATE_PROT: '9000',
+      IDGATE_ACCES_TOKEN_TTL: '60',
+      IDGATE_TEST_DATABASE_URL: 'x',
+      IDGATE_CONFIG: 'f',
+      PATH: '/bin',
+    };
+    expect(configWarnings(loadConfig({ env: {} }), env)).toEqual([
+      'IDGATE_ACCES_TOKEN_TTL is not a setting idgate reads (did you mean IDGATE_ACCESS_TOKEN_TTL?); it is ignored',
+      'IDGATE_PROT is not a setting idgate reads (did you mean IDGATE_PORT?); it is ignored',
+    ]);
+  });
+
+  it('warns when a set issuer on this machine names another port than the one idgate listens on', () => {
+    const config = loadConfig({
+      env: { IDGATE_PORT: '18090', IDGATE_ISSUER: 'http://localhost:8080/oauth' },
+    });
+    expect(configWarnings(config, {})).toEqual([
+      'the issuer http://localhost:8080/oauth names port 8080 on this machine, but idgate listens on port 18090: clients will be sent to the wrong address; set IDGATE_ISSUER (issuer) to the address clients reach, or leave it unset to follow the port',
+    ]);
+    expect(configWarnings(loadConfig({ env: { IDGATE_PORT: '18090' } }), {})).toEqual([]);
+    // Behind a proxy the issuer is another host: nothing to say.
+    expect(
+      configWarnings(
+        loadConfig({ env: { IDGATE_PORT: '18090', IDGATE_ISSUER: 'https://id.example.com/oauth' } }),
+        {},
+      ),
+    ).toEqual([]);
   });
 });

@@ -97,6 +97,7 @@ export {
 } from './cluster.js';
 export { DeviceAuthorizationRequest, DeviceAuthorizationResponse } from './device.js';
 export { ProviderMetadata } from './discovery.js';
+export { durationSeconds } from './duration.js';
 export {
   EXEC_CREDENTIAL_API_VERSIONS,
   ExecCredential,

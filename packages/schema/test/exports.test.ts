@@ -143,6 +143,7 @@ describe('@idgate/schema exports', () => {
       'Username',
       'defaultClusterAudience',
       'describeFirstIssue',
+      'durationSeconds',
       'pageOf',
       'storedUserAgent',
     ]);

@@ -1,6 +1,5 @@
+import { durationSeconds } from '@idgate/schema';
 import { CliError } from './context.js';
-
-const UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /**
  * A duration as the CLI takes it — whole seconds (`90`) or a number with a unit `s`, `m`, `h` or
@@ -9,8 +8,7 @@ const UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_40
  * @example parseDuration('1h', '--grace-period') // 3600
  */
 export function parseDuration(raw: string, option: string, options: { allowZero?: boolean } = {}): number {
-  const match = /^(\d{1,12})([smhd]?)$/.exec(raw.trim());
-  const seconds = match === null ? Number.NaN : Number(match[1]) * (UNITS[match[2] || 's'] ?? Number.NaN);
+  const seconds = durationSeconds(raw) ?? Number.NaN;
   if (!Number.isSafeInteger(seconds) || seconds < (options.allowZero ? 0 : 1))
     throw new CliError(
       `${option} ${JSON.stringify(raw)}: must be a ${options.allowZero ? 'whole' : 'positive whole'} number of seconds, or a number with a unit s, m, h or d (30d)`,

@@ -20,7 +20,12 @@ export const NEXT_STEP_ON_EMPTY =
  * on stdout): where the server is, what to open, and, on an empty database, what to do next.
  * @example startBanner({ address: 'http://0.0.0.0:8080', issuer: 'http://localhost:8080/oauth', initialized: false })
  */
-export function startBanner(options: { address: string; issuer: string; initialized: boolean }): string {
+export function startBanner(options: {
+  address: string;
+  issuer: string;
+  initialized: boolean;
+  warnings?: readonly string[];
+}): string {
   const base = new URL(options.issuer).origin;
   const lines = [
     '',
@@ -31,6 +36,7 @@ export function startBanner(options: { address: string; issuer: string; initiali
     `  health:       ${base}/readyz`,
     '',
   ];
+  for (const warning of options.warnings ?? []) lines.push(`Warning: ${warning}.`, '');
   if (!options.initialized)
     lines.push(
       'Next: the database is empty. In another terminal run',

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { configWarnings } from '../config.js';
 import { migrateToLatest, openDatabase } from '../storage/index.js';
 import type { CliContext } from './context.js';
 import { isInitialized, NEXT_STEP_ON_EMPTY, startBanner } from './first-steps.js';
@@ -17,11 +18,15 @@ export function registerServe(program: Command, ctx: CliContext): void {
         handleSignals: true,
         ...(logStream === undefined ? {} : { logStream }),
       });
+      const warnings = configWarnings(config, ctx.io.env);
+      for (const warning of warnings) running.app.log.warn(warning);
       const initialized = await isInitialized(running.services.storage);
       if (!initialized) running.app.log.info(NEXT_STEP_ON_EMPTY);
       // A person at a terminal gets where to go in words; log collectors read only the JSON on stdout.
       if ((ctx.io.stderr as { isTTY?: boolean }).isTTY === true)
-        ctx.io.stderr.write(startBanner({ address: running.address, issuer: config.issuer, initialized }));
+        ctx.io.stderr.write(
+          startBanner({ address: running.address, issuer: config.issuer, initialized, warnings }),
+        );
       // The open server keeps the process alive; the signal handler ends it.
     });
 }

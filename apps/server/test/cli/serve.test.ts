@@ -86,13 +86,14 @@ describe('idgate serve says what to do next', () => {
   /** Starts `idgate serve` on `db` (through `wrap`, e.g. a terminal) and answers its output once it is ready. */
   async function outputOfServe(
     wrap?: (command: string[]) => string[],
+    extraEnv: Record<string, string> = {},
   ): Promise<{ stdout: string; stderr: string }> {
     const port = await freePort();
     const command = [process.execPath, BIN, 'serve'];
     const [file, ...args] = wrap === undefined ? command : wrap(command);
     const spawned = endsWithTest(
       spawn(file as string, args, {
-        env: cliEnv(envFor(db.url, { IDGATE_HOST: '127.0.0.1', IDGATE_PORT: String(port) })),
+        env: cliEnv(envFor(db.url, { IDGATE_HOST: '127.0.0.1', IDGATE_PORT: String(port), ...extraEnv })),
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
@@ -113,6 +114,13 @@ describe('idgate serve says what to do next', () => {
   }
   const logMessages = (stdout: string) =>
     lines(stdout).map((line) => (JSON.parse(line) as { msg: string }).msg);
+
+  it('warns at start about an IDGATE_ variable it does not read, naming the one meant', async () => {
+    const { stdout } = await outputOfServe(undefined, { IDGATE_PROT: '9000' });
+    expect(logMessages(stdout)).toContain(
+      'IDGATE_PROT is not a setting idgate reads (did you mean IDGATE_PORT?); it is ignored',
+    );
+  });
 
   it('logs the next step on an empty database, and not once it is initialized; no banner without a terminal', async () => {
     const empty = await outputOfServe();
@@ -137,7 +145,11 @@ describe('idgate serve says what to do next', () => {
       ]);
       const text = stdout.replace(/\r/g, '');
       expect(text).toMatch(/^idgate is listening on http:\/\/127\.0\.0\.1:\d+$/m);
-      expect(text).toContain('  issuer:       http://localhost:8080/oauth\n');
+      // Not set, the issuer follows the port the server listens on.
+      expect(text).toMatch(/^ {2}issuer: {7}http:\/\/localhost:(\d+)\/oauth$/m);
+      expect(text).toContain(
+        `  issuer:       http://localhost:${/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text)?.[1]}/oauth\n`,
+      );
       expect(text).toContain('Next: the database is empty. In another terminal run\n  pnpm -s idgate init');
     },
   );
