@@ -6,7 +6,7 @@ import { InitResult } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/storage/migrations/index.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { assertBuilt, envFor, migrated, openTestServices, run } from './support.js';
+import { assertBuilt, envFor, migrated, openTestServices, run, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -123,7 +123,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
     try {
       const appEnv = join(dir, 'app.env');
       const args = ['init', '--demo', '--app-url', 'http://localhost:3100', '--app-env', appEnv, '--json'];
-      const result = await run(args, { env: envFor(database.url) });
+      const result = await runInProcess(args, { env: envFor(database.url) });
       expect(result.code).toBe(0);
       const { demo } = InitResult.parse(JSON.parse(result.stdout));
       expect(demo).toMatchObject({
@@ -156,7 +156,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
         await services.close();
       }
       // The settings file is never overwritten: a second run stops before the database.
-      const again = await run(args, { env: envFor(database.url) });
+      const again = await runInProcess(args, { env: envFor(database.url) });
       expect(again).toMatchObject({ code: 2, stdout: '' });
       expect(again.stderr).toBe(`idgate: ${appEnv} exists already: choose another --app-env or remove it\n`);
     } finally {
@@ -165,7 +165,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
   });
 
   it('--demo says how to start the example application and whom to sign in as', async () => {
-    const result = await run(['init', '--demo'], { env: envFor(database.url) });
+    const result = await runInProcess(['init', '--demo'], { env: envFor(database.url) });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Demo user: +demo, password \S{20,}$/m);
     expect(result.stdout).toMatch(
@@ -181,7 +181,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
       message: '--app-url: not an absolute URL: not a url',
     },
   ])('refuses $args before touching the database', async ({ args, message }) => {
-    const result = await run(['init', ...args], { env: envFor(database.url) });
+    const result = await runInProcess(['init', ...args], { env: envFor(database.url) });
     expect(result).toMatchObject({ code: 2, stdout: '', stderr: `idgate: ${message}\n` });
     expect((await snapshot(database.url)).counts).toEqual([0, 0, 0]);
   });
