@@ -1,8 +1,6 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { IdgateConfig } from '../config.js';
-import { cookieOptions } from '../http/cookies.js';
-import { type Locale, MESSAGES, type Messages, preferredLocale, supportedLocale } from './i18n.js';
-import { INTERACTION_TTL_SECONDS } from './state.js';
+import { LOCALES, type Locale, MESSAGES, type Messages, preferredLocale, supportedLocale } from './i18n.js';
 
 /** The cookie that keeps the language an application asked for (`ui_locales`) for the rest of the sign-in. */
 export const LOCALE_COOKIE = 'idgate_locale';
@@ -24,19 +22,26 @@ export function assetsPathOf(issuer: string): string {
 
 /**
  * The pages' look for one request. The language is the one the application asked for with
- * `ui_locales` (kept in a cookie for the sign-in), else the browser's `Accept-Language`, else
- * `ui.defaultLocale`.
+ * `ui_locales` (kept in a cookie for the sign-in: `BrowserState.keepLocale`), else the browser's
+ * `Accept-Language`, else `ui.defaultLocale`.
  */
 export class PageLooks {
-  readonly #assetsPath: string;
-  readonly #cookiePath: string;
-  readonly #secure: boolean;
+  /** One look per language, made once: only the language differs from request to request. */
+  readonly #looks: Readonly<Record<Locale, PageLook>>;
 
   constructor(private readonly config: Pick<IdgateConfig, 'issuer' | 'ui'>) {
-    this.#assetsPath = assetsPathOf(config.issuer);
-    const issuer = new URL(config.issuer);
-    this.#cookiePath = issuer.pathname;
-    this.#secure = issuer.protocol === 'https:';
+    const assetsPath = assetsPathOf(config.issuer);
+    const logoPath = config.ui.logoFile === undefined ? undefined : `${assetsPath}/logo`;
+    const look = (locale: Locale): PageLook => ({
+      t: MESSAGES[locale],
+      productName: config.ui.productName,
+      assetsPath,
+      logoPath,
+    });
+    this.#looks = Object.fromEntries(LOCALES.map((locale) => [locale, look(locale)])) as Record<
+      Locale,
+      PageLook
+    >;
   }
 
   localeOf(request: FastifyRequest): Locale {
@@ -46,24 +51,11 @@ export class PageLooks {
   }
 
   for(request: FastifyRequest): PageLook {
-    return this.in(this.localeOf(request));
+    return this.#looks[this.localeOf(request)];
   }
 
   /** The look of a page that speaks one language whoever asks (the start page, for operators). */
   in(locale: Locale): PageLook {
-    return {
-      t: MESSAGES[locale],
-      productName: this.config.ui.productName,
-      assetsPath: this.#assetsPath,
-      logoPath: this.config.ui.logoFile === undefined ? undefined : `${this.#assetsPath}/logo`,
-    };
-  }
-
-  /** Keeps the first language of `ui_locales` the pages speak for the rest of this browser's sign-in. */
-  keepRequested(reply: FastifyReply, uiLocales: unknown): void {
-    const locale = typeof uiLocales === 'string' ? preferredLocale(uiLocales) : undefined;
-    if (locale === undefined) return;
-    const scope = { path: this.#cookiePath, secure: this.#secure, maxAge: INTERACTION_TTL_SECONDS };
-    reply.setCookie(LOCALE_COOKIE, locale, cookieOptions(scope));
+    return this.#looks[locale];
   }
 }

@@ -16,6 +16,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { cookieOptions } from '../http/cookies.js';
 import { InteractionId } from './form-fields.js';
+import { preferredLocale } from './i18n.js';
+import { LOCALE_COOKIE, type PageLooks } from './look.js';
 
 const SESSION_COOKIE = 'idgate_session';
 const INTERACTION_COOKIE = 'idgate_ix_';
@@ -125,6 +127,15 @@ export class BrowserState {
   /** Forgets the session cookie. */
   clearSession(reply: FastifyReply): void {
     this.#cookie(reply, SESSION_COOKIE, '', 0);
+  }
+
+  /**
+   * Keeps the first language of an authorization request's `ui_locales` that the pages speak
+   * (OIDC Core §3.1.2.1) for the rest of this browser's sign-in; {@link PageLooks} reads it.
+   */
+  keepLocale(reply: FastifyReply, uiLocales: unknown): void {
+    const locale = typeof uiLocales === 'string' ? preferredLocale(uiLocales) : undefined;
+    if (locale !== undefined) this.#cookie(reply, LOCALE_COOKIE, locale, INTERACTION_TTL_SECONDS);
   }
 
   /** Starts an interaction for a request that needs the user, bound to this browser. */

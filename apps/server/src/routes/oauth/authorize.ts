@@ -42,7 +42,7 @@ export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
 
   const authorize = async (request: FastifyRequest, reply: FastifyReply, params: FormBody) => {
     // The language the application asks the pages to speak (OIDC Core §3.1.2.1), for the whole sign-in.
-    flow.looks.keepRequested(reply, params.ui_locales);
+    state.keepLocale(reply, params.ui_locales);
     let validated: { request: ValidatedRequest; client: ClientRecord };
     try {
       validated = await idgate.core.authorize.validate(params);
