@@ -80,14 +80,7 @@ export function registerInit(program: Command, ctx: CliContext): void {
             ctx.out();
             if (options.appEnv === undefined) {
               ctx.out('Start the example application with these settings (or rerun with --app-env FILE):');
-              const settings = demoEnv(result)
-                .split('\n')
-                .filter((line) =>
-                  /^(IDGATE_ISSUER|DEMO_APP_URL|DEMO_CLIENT_ID|DEMO_CLIENT_SECRET|DEMO_TOKENREVIEW_KEY)=/.test(
-                    line,
-                  ),
-                );
-              ctx.out(`  ${settings.join(' ')} node examples/web/server.mjs`);
+              ctx.out(`  ${appSettings(result).join(' ')} node examples/web/server.mjs`);
             } else {
               ctx.out(
                 `Start the example application: node --env-file=${options.appEnv} examples/web/server.mjs`,
@@ -138,16 +131,24 @@ async function createDemo(admin: AdminPorts, appUrl: string, redirectUri: string
   };
 }
 
-/** The example application's settings, as a file for `node --env-file`. */
-function demoEnv(result: InitResult): string {
+/** What the example application reads from its environment, as `NAME=value`. */
+function appSettings(result: InitResult): string[] {
   const demo = result.demo as NonNullable<InitResult['demo']>;
   return [
-    '# Written by idgate init --demo for examples/web. It holds secrets: keep it private.',
     `IDGATE_ISSUER=${result.issuer}`,
     `DEMO_APP_URL=${demo.appUrl}`,
     `DEMO_CLIENT_ID=${demo.client.clientId}`,
     `DEMO_CLIENT_SECRET=${demo.client.clientSecret}`,
     `DEMO_TOKENREVIEW_KEY=${demo.cluster.apiKey}`,
+  ];
+}
+
+/** The example application's settings, and who signs in, as a file for `node --env-file`. */
+function demoEnv(result: InitResult): string {
+  const demo = result.demo as NonNullable<InitResult['demo']>;
+  return [
+    '# Written by idgate init --demo for examples/web. It holds secrets: keep it private.',
+    ...appSettings(result),
     '# Who signs in (the example application does not read these; `pnpm demo` prints them).',
     `DEMO_USERNAME=${demo.user.username}`,
     `DEMO_PASSWORD=${demo.user.password}`,
