@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { durationSeconds, IdentityProviderConfig, SigningAlgorithm } from '@idgate/schema';
 import { z } from 'zod';
+import { isLoopbackHost } from './http/loopback.js';
 import { LOCALES } from './pages/i18n.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -744,9 +745,7 @@ export function configWarnings(
   }
   const issuer = new URL(config.issuer);
   const issuerPort = Number(issuer.port || (issuer.protocol === 'https:' ? 443 : 80));
-  const loopback =
-    issuer.hostname === 'localhost' || issuer.hostname === '[::1]' || issuer.hostname.startsWith('127.');
-  if (loopback && config.port !== 0 && issuerPort !== config.port)
+  if (isLoopbackHost(issuer.hostname) && config.port !== 0 && issuerPort !== config.port)
     warnings.push(
       `the issuer ${config.issuer} names port ${issuerPort} on this machine, but idgate listens on port ${config.port}: clients will be sent to the wrong address; set IDGATE_ISSUER (issuer) to the address clients reach, or leave it unset to follow the port`,
     );

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import helmet, { contentSecurityPolicy } from 'helmet';
+import { isLoopbackHost } from './loopback.js';
 
 /** The security headers of idgate's HTML pages, computed once from the issuer at start. */
 export interface PageHeaders {
@@ -23,16 +24,6 @@ const DIRECTIVES = {
   scriptSrc: null,
   styleSrc: ["'self'"],
 } as const;
-
-/** True for `localhost`, `*.localhost`, 127.0.0.0/8 and [::1]: hosts no certificate authority names. */
-function isLoopback(hostname: string): boolean {
-  return (
-    hostname === 'localhost' ||
-    hostname.endsWith('.localhost') ||
-    hostname === '[::1]' ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
-  );
-}
 
 /**
  * Runs a helmet middleware against a response that only records what it sets: helmet's
@@ -74,7 +65,7 @@ function headersOf(
 export function pageHeaders(issuer: string): PageHeaders {
   const url = new URL(issuer);
   const https = url.protocol === 'https:';
-  const hsts = https && !isLoopback(url.hostname);
+  const hsts = https && !isLoopbackHost(url.hostname);
   const csp = (formRedirects: readonly string[]) => ({
     directives: {
       ...DIRECTIVES,
