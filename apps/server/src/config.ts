@@ -738,9 +738,12 @@ export function configWarnings(
   for (const name of Object.keys(env).sort()) {
     if (!name.startsWith('IDGATE_') || name in ENV || OTHER_PROGRAMS_VARIABLES.has(name)) continue;
     if (name.startsWith('IDGATE_TEST_')) continue;
-    const closest = known.reduce((best, candidate) =>
-      editDistance(name, candidate) < editDistance(name, best) ? candidate : best,
-    );
+    let closest = '';
+    let nearest = Number.POSITIVE_INFINITY;
+    for (const candidate of known) {
+      const distance = editDistance(name, candidate);
+      if (distance < nearest) [closest, nearest] = [candidate, distance];
+    }
     warnings.push(`${name} is not a setting idgate reads (did you mean ${closest}?); it is ignored`);
   }
   const issuer = new URL(config.issuer);
