@@ -3,11 +3,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser.js';
 import { descendants, endsWithTest, killTree } from '../helpers/child-processes.js';
 import { freePort } from '../helpers/server.js';
-import { CHROMIUM_ARGS, toolPath } from '../helpers/tools.js';
+import { toolPath } from '../helpers/tools.js';
 
 const CHROMIUM = toolPath('chromium');
 const DEMO = fileURLToPath(new URL('../../../../scripts/demo.mjs', import.meta.url));
@@ -43,11 +44,7 @@ describe.skipIf(CHROMIUM === undefined)('pnpm demo: a newcomer signs in to the e
       IDGATE_PORT: String(await freePort()),
       DEMO_APP_PORT: String(await freePort()),
     };
-    browser = await chromium.launch({
-      executablePath: CHROMIUM as string,
-      headless: true,
-      args: CHROMIUM_ARGS,
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

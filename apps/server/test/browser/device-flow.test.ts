@@ -1,11 +1,12 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEVICE_CODE_GRANT_TYPE, DeviceAuthorizationResponse } from '@idgate/schema';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { CHROMIUM_ARGS, toolPath } from '../helpers/tools.js';
+import { toolPath } from '../helpers/tools.js';
 
 // Found once for the run (IDGATE_CHROMIUM, /usr/bin/chromium, PATH); missing, these tests skip (on CI, the run fails).
 const CHROMIUM = toolPath('chromium');
@@ -26,11 +27,7 @@ describe.skipIf(CHROMIUM === undefined)('RFC 8628 verification page in a real br
       scopes: ['openid', 'groups', 'offline_access'],
       audiences: ['prod-cluster'],
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM as string,
-      headless: true,
-      args: CHROMIUM_ARGS,
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

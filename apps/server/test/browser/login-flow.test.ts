@@ -1,12 +1,12 @@
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAuthorizationRequest, createIdgateClient, parseAuthorizationResponse } from '@idgate/sdk';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, startRelyingParty } from '../helpers/browser.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { CHROMIUM_ARGS, toolPath } from '../helpers/tools.js';
+import { toolPath } from '../helpers/tools.js';
 
 // Found once for the run (IDGATE_CHROMIUM, /usr/bin/chromium, PATH); missing, these tests skip (on CI, the run fails).
 const CHROMIUM = toolPath('chromium');
@@ -14,7 +14,7 @@ const CHROMIUM = toolPath('chromium');
 describe.skipIf(CHROMIUM === undefined)('sign-in with a real browser (Chromium)', () => {
   let t: TestServer;
   let browser: Browser;
-  let relyingParty: Server;
+  let relyingParty: Awaited<ReturnType<typeof startRelyingParty>>;
   let callbackBase: string;
   let client: { clientId: string; clientSecret: string };
 
@@ -22,30 +22,19 @@ describe.skipIf(CHROMIUM === undefined)('sign-in with a real browser (Chromium)'
     const [sqlite] = testDatabaseUrls();
     t = await startTestServer(sqlite as typeof testDatabaseUrls extends () => (infer K)[] ? K : never);
     await t.addUser('jo', 'battery-staple-cd4bd3', { displayName: 'Jo', groups: ['ops'] });
-    relyingParty = createServer((request, response) => {
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      response.end(
-        `<!doctype html><title>Relying party</title><h1>Back at the application</h1><p id="url">${request.url?.replace(/[<>&"]/g, '')}</p>`,
-      );
-    });
-    await new Promise<void>((resolve) => relyingParty.listen(0, '127.0.0.1', resolve));
-    const address = relyingParty.address();
-    callbackBase = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/callback`;
+    relyingParty = await startRelyingParty('Back at the application');
+    callbackBase = relyingParty.callback;
     client = await t.addClient({
       name: 'Ops Console',
       grants: ['authorization_code', 'refresh_token'],
       scopes: ['openid', 'profile', 'groups'],
       redirectUris: [callbackBase],
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM as string,
-      headless: true,
-      args: CHROMIUM_ARGS,
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => relyingParty?.close(resolve));
+    await relyingParty?.close();
     await t?.close();
   });
 

@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAuthorizationRequest } from '@idgate/sdk';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, startRelyingParty } from '../helpers/browser.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { CHROMIUM_ARGS, toolPath } from '../helpers/tools.js';
+import { toolPath } from '../helpers/tools.js';
 
 const CHROMIUM = toolPath('chromium');
 const LOGO =
@@ -18,7 +18,7 @@ describe.skipIf(CHROMIUM === undefined)(
   () => {
     let t: TestServer;
     let browser: Browser;
-    let app: Server;
+    let app: Awaited<ReturnType<typeof startRelyingParty>>;
     let callback: string;
     let dir: string;
     let client: { clientId: string };
@@ -31,29 +31,19 @@ describe.skipIf(CHROMIUM === undefined)(
         ui: { productName: 'ACME Login', logoFile: join(dir, 'acme.svg'), primaryColor: '#0f766e' },
       });
       await t.addUser('jonas', 'battery-staple-de-7731', { displayName: 'Jonas' });
-      app = createServer((_request, response) => {
-        response
-          .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-          .end('<h1>Zurück in der Anwendung</h1>');
-      });
-      await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-      const address = app.address();
-      callback = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/callback`;
+      app = await startRelyingParty('Zurück in der Anwendung');
+      callback = app.callback;
       client = await t.addClient({
         name: 'Wiki',
         grants: ['authorization_code'],
         scopes: ['openid', 'profile'],
         redirectUris: [callback],
       });
-      browser = await chromium.launch({
-        executablePath: CHROMIUM as string,
-        headless: true,
-        args: CHROMIUM_ARGS,
-      });
+      browser = await launchChromium();
     });
     afterAll(async () => {
       await browser?.close();
-      await new Promise((resolve) => app?.close(resolve));
+      await app?.close();
       await t?.close();
       rmSync(dir, { recursive: true, force: true });
     });
