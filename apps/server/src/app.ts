@@ -19,6 +19,7 @@ import { adminAuditEventRoutes } from './routes/admin/audit-events.js';
 import { adminClientSessionRoutes } from './routes/admin/client-sessions.js';
 import { adminClientRoutes } from './routes/admin/clients.js';
 import { adminClusterRoutes } from './routes/admin/clusters.js';
+import { adminDeclarationRoutes } from './routes/admin/declarations.js';
 import { adminGroupRoutes } from './routes/admin/groups.js';
 import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.js';
 import { adminBlockedAddressRoutes, adminNotBeforeRoutes } from './routes/admin/incident.js';
@@ -183,6 +184,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(adminUserIdentityRoutes);
   await app.register(adminGroupRoutes);
   await app.register(adminAuditEventRoutes);
+  await app.register(adminDeclarationRoutes);
   await app.register(openapiRoutes, { catalog });
   return app;
 }

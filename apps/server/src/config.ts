@@ -299,6 +299,24 @@ const ConfigSchema = z.strictObject({
       purgeInterval: seconds(0, 604_800).default(3600),
     })
     .prefault({}),
+  /**
+   * A declarations file or directory (`idgate apply -f`) applied at every start, before the server
+   * listens: what it declares is created or put back, and with `prune` what it no longer declares
+   * is deleted (only objects its `manager` owns).
+   */
+  declarations: z
+    .strictObject({
+      path: z
+        .string({ error: 'must be a file or directory path' })
+        .min(1, 'must be a file or directory path')
+        .optional(),
+      prune: Flag.default(true),
+      manager: z
+        .string({ error: 'must be a manager name' })
+        .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be 1 to 63 lower-case letters, digits and . _ -')
+        .default('config'),
+    })
+    .prefault({}),
   /** Identity providers declared in the file (GitOps); the CLI and admin API manage others in the database. */
   identityProviders: z
     .array(IdentityProviderConfig, { error: 'must be a list of identity providers' })
@@ -461,6 +479,9 @@ const ENV: Record<string, string[]> = {
   IDGATE_UI_BACKGROUND_COLOR: ['ui', 'backgroundColor'],
   IDGATE_UI_DEFAULT_LOCALE: ['ui', 'defaultLocale'],
   IDGATE_BODY_LIMIT: ['bodyLimit'],
+  IDGATE_DECLARATIONS: ['declarations', 'path'],
+  IDGATE_DECLARATIONS_PRUNE: ['declarations', 'prune'],
+  IDGATE_DECLARATIONS_MANAGER: ['declarations', 'manager'],
   IDGATE_UPSTREAM_REVALIDATE_INTERVAL: ['federation', 'revalidateInterval'],
   IDGATE_UPSTREAM_REVALIDATE_MAX_STALENESS: ['federation', 'revalidateMaxStaleness'],
   // The OpenTelemetry specification's own names; IDGATE_OTEL_ENDPOINT, read after the standard
@@ -737,7 +758,8 @@ export function configWarnings(
   const known = Object.keys(ENV).filter((name) => name.startsWith('IDGATE_'));
   for (const name of Object.keys(env).sort()) {
     if (!name.startsWith('IDGATE_') || name in ENV || OTHER_PROGRAMS_VARIABLES.has(name)) continue;
-    if (name.startsWith('IDGATE_TEST_')) continue;
+    // Test settings, and secrets that declarations name for the admin API (`{ env: IDGATE_DECLARED_… }`).
+    if (name.startsWith('IDGATE_TEST_') || name.startsWith('IDGATE_DECLARED_')) continue;
     let closest = '';
     let nearest = Number.POSITIVE_INFINITY;
     for (const candidate of known) {

@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import type { Directory } from './cache/directory.js';
 import type { IdgateConfig } from './config.js';
 import { type AppContext, createAppContext } from './context.js';
+import { appliedSummary, applyDeclaredPath } from './declarations.js';
 import { startIdleCompaction } from './idle-compaction.js';
 import { openServices, type Services } from './services.js';
 import { storageUnavailability } from './storage/unavailable.js';
@@ -61,6 +62,16 @@ export async function composeServer(
   } catch (error) {
     await tracing?.shutdown();
     throw error;
+  }
+  try {
+    const applied = await applyDeclaredPath(services, process.env);
+    if (applied !== undefined)
+      logger.info(`declarations ${config.declarations.path}: ${appliedSummary(applied)}`);
+  } catch (error) {
+    await services.close();
+    await tracing?.shutdown();
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`declarations ${config.declarations.path}: ${message}`, { cause: error });
   }
   let running: Awaited<ReturnType<typeof createAppContext>>;
   try {

@@ -48,6 +48,12 @@ export {
 } from './admin/clients.js';
 export { addCluster, getCluster, issueClusterApiKey, listClusters, removeCluster } from './admin/clusters.js';
 export {
+  type ApplyOptions,
+  applyDeclarations,
+  type DeclarationPorts,
+  type SecretReader,
+} from './admin/declarations.js';
+export {
   AdminError,
   type AdminErrorCode,
   type AdminObject,

@@ -10,6 +10,7 @@ export {
   apiKeyFromAuthorization,
   authenticateApiKey,
   type GeneratedApiKey,
+  generateApiKey,
 } from './api-keys/api-key.js';
 export { apiKeyScopes, holdsScope } from './api-keys/scopes.js';
 export type { AuditBatcher, AuditBatchStorage } from './audit/batcher.js';
@@ -134,6 +135,7 @@ export type {
 } from './model.js';
 export type { AuditEventListQuery, AuditEventRepository } from './ports/audit-storage.js';
 export type { Caller, RequestLog } from './ports/caller.js';
+export type { DeclaredObjectRecord, DeclaredObjectRepository } from './ports/declaration-storage.js';
 export type {
   IdentityProviderRepository,
   LinkedIdentityRepository,

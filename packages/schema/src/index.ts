@@ -23,6 +23,24 @@ export {
   ScopeToken,
   UpdateClientInput,
 } from './admin/clients.js';
+export {
+  ApplyDeclarationsInput,
+  ApplyResult,
+  DECLARED_SECRET_FIELDS,
+  DeclarationManager,
+  Declarations,
+  DeclaredApiKey,
+  DeclaredClient,
+  DeclaredClientId,
+  DeclaredCluster,
+  DeclaredGroup,
+  DeclaredIdentityProvider,
+  DeclaredKind,
+  DeclaredUser,
+  PlannedChange,
+  PlannedField,
+  SecretReference,
+} from './admin/declarations.js';
 export { Group, GroupName } from './admin/groups.js';
 export {
   BlockedAddress,

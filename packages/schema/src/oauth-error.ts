@@ -104,6 +104,9 @@ export const ProblemCode = /* @__PURE__ */ z.enum([
   'last_signing_key',
   'invalid_not_before',
   'invalid_address',
+  // Declarations (`idgate apply`): a bad file, and an object another manager owns.
+  'invalid_declarations',
+  'declaration_conflict',
   'group_not_found',
   'session_not_found',
   'grant_not_found',

@@ -113,6 +113,7 @@ describe('API key scopes and roles', () => {
       'api-keys:read',
       'api-keys:write',
       'audit:read',
+      'declarations:apply',
     ]);
     expect(ApiKeyScope.options).toEqual(['tokenreview', 'admin', ...AdminApiScope.options]);
     expect(AdminApiScope.safeParse('admin').success).toBe(false);

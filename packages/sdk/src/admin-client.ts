@@ -1,10 +1,11 @@
 import type { IdgateClusterMethods } from './clusters.js';
 import type { IdgateClientAdminMethods } from './credentials.js';
+import { DeclarationMethods, type IdgateDeclarationMethods } from './declarations.js';
 import { IdgateSdkError } from './errors.js';
 import type { IdgateAuditMethods } from './events.js';
 import type { IdgateFederationMethods } from './federation-types.js';
 import { createTransport } from './http.js';
-import { type IdgateIncidentMethods, IncidentMethods } from './incident.js';
+import type { IdgateIncidentMethods } from './incident.js';
 import type { IdgateSessionMethods } from './sessions.js';
 import type { IdgateClientOptions } from './types.js';
 import type { IdgateUserMethods } from './users.js';
@@ -26,8 +27,8 @@ export interface IdgateAdminClientOptions extends Omit<IdgateClientOptions, 'api
 /**
  * A typed client of one idgate server's admin API (`/admin/v1`): users and groups, sessions and
  * grants, OAuth clients, API keys, signing keys, clusters, identity providers and linked
- * identities, the audit trail, and incident response (retiring a signing key at once, not-befores,
- * blocked addresses). Every call sends the admin API key; every response is validated
+ * identities, the audit trail, incident response (retiring a signing key at once, not-befores,
+ * blocked addresses), and declarations applied as `idgate apply` does. Every call sends the admin API key; every response is validated
  * with `@idgate/schema`. Refusals are `IdgateHttpError`s carrying the RFC 9457 problem, whose
  * `code` says why (a 401 for a missing or revoked key, a 403 `api_key_scope` for a key without
  * the operation's scope, which the problem's `scope` names).
@@ -42,7 +43,8 @@ export interface IdgateAdminClient
     IdgateClusterMethods,
     IdgateFederationMethods,
     IdgateAuditMethods,
-    IdgateIncidentMethods {}
+    IdgateIncidentMethods,
+    IdgateDeclarationMethods {}
 
 /**
  * Creates a client of the admin API of the idgate server at `baseUrl`, with an API key holding
@@ -68,4 +70,4 @@ export function createIdgateAdminClient(options: IdgateAdminClientOptions): Idga
 }
 
 /** Every admin method, over one transport and API key (the chain's root holds them). */
-class AdminClient extends IncidentMethods implements IdgateAdminClient {}
+class AdminClient extends DeclarationMethods implements IdgateAdminClient {}

@@ -71,6 +71,7 @@ export {
 export { createIdgateClient } from './client.js';
 export type { IdgateClusterMethods } from './clusters.js';
 export type { IdgateClientAdminMethods } from './credentials.js';
+export type { ApplyDeclarationsOptions, IdgateDeclarationMethods } from './declarations.js';
 export type { DeviceFlowErrorCode } from './device-flow-error.js';
 export { IdgateDeviceFlowError } from './device-flow-error.js';
 export { externalLoginUrl, logoutUrl } from './endpoints.js';

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord } from '@idgate/core';
+import { type ApiKeyRecord, generateApiKey } from '@idgate/core';
 import {
   apiKeyView,
   createApiKey,
@@ -175,6 +175,13 @@ export function registerApiKeys(program: Command, ctx: CliContext): void {
         await revokeApiKey(admin, idOrPrefix);
         ctx.out(`API key ${idOrPrefix} revoked`);
       });
+    });
+
+  apiKeys
+    .command('generate')
+    .description('print a new random API key without storing it, for a declarations file (`idgate apply`)')
+    .action(async () => {
+      ctx.out((await generateApiKey()).key);
     });
 }
 

@@ -3,6 +3,7 @@ import { isIdgateError } from '@idgate/core';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { registerApiKeys } from './api-keys.js';
+import { registerApply } from './apply.js';
 import { registerAudit } from './audit.js';
 import { registerClients } from './clients.js';
 import { registerClusters } from './clusters.js';
@@ -73,6 +74,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerNotBefore(program, ctx);
   registerBlockedAddresses(program, ctx);
   registerAudit(program, ctx);
+  registerApply(program, ctx);
   return program;
 }
 

@@ -127,6 +127,7 @@ const TAGS: ReadonlyArray<readonly [string, string]> = [
   ['clusters', 'Admin API: Kubernetes clusters, their audiences and TokenReview keys.'],
   ['login-attempts', 'Admin API: recorded sign-in attempts.'],
   ['audit', 'Admin API: the audit trail of security events, listed and tailed live.'],
+  ['declarations', 'Admin API: objects declared in files (`idgate apply`), planned and applied.'],
   [
     'incident-response',
     'Admin API: when something is compromised — revoke everything issued before an instant, and the source addresses sign-ins are refused from.',

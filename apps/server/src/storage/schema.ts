@@ -292,6 +292,18 @@ export interface Schema {
   change_log: ChangeLogTable;
   audit_events: AuditEventsTable;
   audit_chain_anchors: AuditChainAnchorsTable;
+  declared_objects: DeclaredObjectsTable;
+}
+
+/** Which declaration manager owns which object (see `DeclaredObjectRecord` in @idgate/core). */
+export interface DeclaredObjectsTable {
+  kind: string;
+  name: string;
+  object_id: string;
+  manager: string;
+  secrets: string | null;
+  applied_hash: string;
+  applied_at: number;
 }
 
 /** The audit trail (see `AuditEvent` in @idgate/schema): the envelope as columns, `details` as JSON. */
@@ -344,6 +356,7 @@ export interface ChangeLogTable {
 
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
+  'declared_objects',
   'audit_chain_anchors',
   'audit_events',
   'change_log',

@@ -9,6 +9,7 @@ import { createAuthorizationCodeRepository } from './repositories/authorization-
 import { createClientRepository } from './repositories/clients.js';
 import { createClusterRepository } from './repositories/clusters.js';
 import { createConsentRepository } from './repositories/consents.js';
+import { createDeclaredObjectRepository } from './repositories/declared-objects.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
 import { createGrantRepository } from './repositories/grants.js';
 import { createIdentityProviderRepository } from './repositories/identity-providers.js';
@@ -99,6 +100,7 @@ function bind(
     signingKeys: createSigningKeyRepository(ctx),
     revocations: createRevocationRepository(ctx),
     notBefore: createNotBeforeRepository(ctx),
+    declaredObjects: createDeclaredObjectRepository(ctx),
     grants: createGrantRepository(ctx),
     authorizationCodes: createAuthorizationCodeRepository(ctx),
     refreshTokens: createRefreshTokenRepository(ctx),

@@ -55,44 +55,8 @@ export async function addCluster(
     { name: fields.name, audience },
   );
   return ports.storage.transaction(async (tx) => {
-    if ((await tx.clusters.findByName(fields.name)) !== undefined) throw taken('name', fields.name);
-    if ((await tx.clusters.list()).some((cluster) => cluster.audience === audience))
-      throw taken('audience', audience);
-    const cluster = await refusingConflicts(
-      () => tx.clusters.create(record),
-      () => taken('name', fields.name),
-    );
-    let client = await findKubectlClient(tx);
-    const kubectlClientCreated = client === undefined;
-    if (client === undefined) {
-      const prepared = await prepareClient(ports, {
-        name: KUBECTL_CLIENT_NAME,
-        public: true,
-        trusted: false,
-        redirectUris: [...KUBECTL_REDIRECT_URIS],
-        postLogoutRedirectUris: [],
-        grantTypes: [...KUBECTL_GRANT_TYPES],
-        scopes: [...KUBECTL_SCOPES],
-        audiences: [],
-        accessTokenTtl: ports.lifetimes.accessTokenTtl,
-        refreshTokenTtl: ports.lifetimes.refreshTokenTtl,
-      });
-      client = await tx.clients.create(prepared.record);
-      await recordObjectChange(
-        tx,
-        ports,
-        { objectKind: 'client', objectId: client.clientId, clientId: client.clientId },
-        null,
-        client,
-        ['name', 'public', 'grantTypes', 'scopes'],
-      );
-    }
-    await alignKubectlAudiences(tx, client);
+    const { cluster, client, kubectlClientCreated } = await registerClusterIn(tx, ports, record);
     const stored = await tx.apiKeys.create(keyRecord);
-    await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: cluster.name }, null, cluster, [
-      'name',
-      'audience',
-    ]);
     await recordApiKeyCreated(tx, ports, stored);
     return {
       cluster: clusterView(cluster, client.clientId),
@@ -101,6 +65,56 @@ export async function addCluster(
       kubectlClientCreated,
     };
   });
+}
+
+/**
+ * Stores the cluster `record` in `tx`'s transaction with what registering one takes besides its
+ * webhook key: the kubectl client (made the first time) and its audiences, and the audit event.
+ * @throws AdminError `conflict` for a taken name or audience.
+ */
+export async function registerClusterIn(
+  tx: Storage,
+  ports: Pick<AdminPorts, 'clock' | 'lifetimes' | 'auditActor' | 'random'>,
+  record: ClusterRecord,
+): Promise<{ cluster: ClusterRecord; client: ClientRecord; kubectlClientCreated: boolean }> {
+  if ((await tx.clusters.findByName(record.name)) !== undefined) throw taken('name', record.name);
+  if ((await tx.clusters.list()).some((cluster) => cluster.audience === record.audience))
+    throw taken('audience', record.audience);
+  const cluster = await refusingConflicts(
+    () => tx.clusters.create(record),
+    () => taken('name', record.name),
+  );
+  let client = await findKubectlClient(tx);
+  const kubectlClientCreated = client === undefined;
+  if (client === undefined) {
+    const prepared = await prepareClient(ports, {
+      name: KUBECTL_CLIENT_NAME,
+      public: true,
+      trusted: false,
+      redirectUris: [...KUBECTL_REDIRECT_URIS],
+      postLogoutRedirectUris: [],
+      grantTypes: [...KUBECTL_GRANT_TYPES],
+      scopes: [...KUBECTL_SCOPES],
+      audiences: [],
+      accessTokenTtl: ports.lifetimes.accessTokenTtl,
+      refreshTokenTtl: ports.lifetimes.refreshTokenTtl,
+    });
+    client = await tx.clients.create(prepared.record);
+    await recordObjectChange(
+      tx,
+      ports,
+      { objectKind: 'client', objectId: client.clientId, clientId: client.clientId },
+      null,
+      client,
+      ['name', 'public', 'grantTypes', 'scopes'],
+    );
+  }
+  await alignKubectlAudiences(tx, client);
+  await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: cluster.name }, null, cluster, [
+    'name',
+    'audience',
+  ]);
+  return { cluster, client, kubectlClientCreated };
 }
 
 function taken(what: 'name' | 'audience', value: string): AdminError {

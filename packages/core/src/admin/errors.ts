@@ -35,6 +35,7 @@ export type AdminObject =
   | 'audit_event'
   | 'not_before'
   | 'address'
+  | 'declarations'
   | 'storage';
 
 const STATUS: Record<AdminErrorCode, number> = {

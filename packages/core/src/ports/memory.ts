@@ -13,6 +13,11 @@ import type {
 import { LoginThrottle } from '../security/login-throttle.js';
 import { type AuditTables, createMemoryAuditRepository, emptyAuditTables } from './memory-audit.js';
 import {
+  createMemoryDeclarationRepository,
+  type DeclarationTables,
+  emptyDeclarationTables,
+} from './memory-declarations.js';
+import {
   createMemoryFederationRepositories,
   emptyFederationTables,
   type FederationTables,
@@ -21,7 +26,7 @@ import { createMemoryOidcRepositories, emptyOidcTables, type OidcTables } from '
 import type { PasswordHasher } from './runtime.js';
 import { type Storage, StorageConflictError, type UserPageQuery } from './storage.js';
 
-interface Tables extends OidcTables, FederationTables, AuditTables {
+interface Tables extends OidcTables, FederationTables, AuditTables, DeclarationTables {
   users: Map<string, UserRecord>;
   clients: Map<string, ClientRecord>;
   apiKeys: Map<string, ApiKeyRecord>;
@@ -46,6 +51,7 @@ function emptyTables(): Tables {
     ...emptyOidcTables(),
     ...emptyFederationTables(),
     ...emptyAuditTables(),
+    ...emptyDeclarationTables(),
   };
 }
 
@@ -361,6 +367,7 @@ export function createMemoryStorage(): Storage {
     ...createMemoryOidcRepositories(() => tables),
     ...createMemoryFederationRepositories(() => tables),
     ...createMemoryAuditRepository(() => tables),
+    ...createMemoryDeclarationRepository(() => tables),
     async transaction(work) {
       const snapshot = copy(tables);
       try {

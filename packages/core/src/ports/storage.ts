@@ -14,6 +14,7 @@ import type {
   UserRecord,
 } from '../model.js';
 import type { AuditEventRepository } from './audit-storage.js';
+import type { DeclaredObjectRepository } from './declaration-storage.js';
 import type {
   IdentityProviderRepository,
   LinkedIdentityRepository,
@@ -272,6 +273,8 @@ export interface Storage {
   readonly clusters: ClusterRepository;
   /** The audit trail: append events through the transaction that makes the change they record. */
   readonly auditEvents: AuditEventRepository;
+  /** Which objects declaration managers (`idgate apply`) own. */
+  readonly declaredObjects: DeclaredObjectRepository;
   /**
    * Runs `work` in one transaction: all its writes land, or none do. `work` must use only the
    * storage it is given: the outer one is outside the transaction (and on SQLite would wait for it).

@@ -31,6 +31,7 @@ export const AdminApiScope = /* @__PURE__ */ z.enum([
   'api-keys:read',
   'api-keys:write',
   'audit:read',
+  'declarations:apply',
 ]);
 export type AdminApiScope = z.infer<typeof AdminApiScope>;
 
@@ -56,7 +57,7 @@ export type ApiKeyRole = z.infer<typeof ApiKeyRole>;
  * - `helpdesk`: reads users, unlocks them, sets their passwords, and sees and ends their sessions
  *   and grants;
  * - `operator`: reads everything, and manages clients, clusters, identity providers and the
- *   signing keys — not users, sessions or API keys;
+ *   signing keys, and applies declarations of those — not users, sessions or API keys;
  * - `admin`: the `admin` scope, every scope of the admin API.
  * @example API_KEY_ROLES.helpdesk.includes('users:unlock') // true
  */
@@ -85,6 +86,7 @@ export const API_KEY_ROLES: Readonly<Record<ApiKeyRole, readonly ApiKeyScope[]>>
     'keys:rotate',
     'api-keys:read',
     'audit:read',
+    'declarations:apply',
   ],
   admin: ['admin'],
 };
