@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '@idgate/server';
+import { loadConfig, readDeclarationFiles } from '@idgate/server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { toolPath } from '../../apps/server/test/helpers/tools.js';
 import { type KubernetesObject, parseObjects, validateObject } from './kubernetes-schemas.js';
@@ -234,6 +234,60 @@ describe.skipIf(helm === undefined)('Helm chart deploy/helm/idgate (rendered by 
       .annotations['checksum/config'];
     expect(before).toMatch(/^[0-9a-f]{64}$/);
     expect(after).not.toBe(before);
+  });
+
+  it('declarations: in the ConfigMap, applied at start, secrets from extra volumes; a change rolls the pods', async () => {
+    const values = join(scratch, 'declarations.yaml');
+    writeFileSync(
+      values,
+      `declarations:
+  clusters:
+    - name: prod
+  apiKeys:
+    - name: prod-webhook
+      scopes: [tokenreview]
+      cluster: prod
+      key: { file: /etc/idgate-secrets/webhook-key }
+extraVolumes:
+  - name: webhook-key
+    secret: { secretName: idgate-webhook-key }
+extraVolumeMounts:
+  - name: webhook-key
+    mountPath: /etc/idgate-secrets
+    readOnly: true
+`,
+    );
+    const objects = render([values]);
+    for (const object of objects) validateObject(object);
+    // The file as the pod reads it at start.
+    const mounted = join(scratch, 'mounted-declarations.yaml');
+    writeFileSync(mounted, one(objects, 'ConfigMap').data['declarations.yaml']);
+    const { declarations: declared } = await readDeclarationFiles([mounted]);
+    expect(declared.apiKeys[0]?.key).toEqual({ file: '/etc/idgate-secrets/webhook-key' });
+    const pod = one(objects, 'Deployment').spec.template.spec;
+    const container = pod.containers[0];
+    const env = Object.fromEntries(
+      (container.env as Array<{ name: string; value?: string }>).map((v) => [v.name, v.value]),
+    );
+    const configMount = container.volumeMounts.find((m: { name: string }) => m.name === 'config').mountPath;
+    expect(env.IDGATE_DECLARATIONS).toBe(`${configMount}/declarations.yaml`);
+    expect(env.IDGATE_DECLARATIONS_PRUNE).toBe('true');
+    expect(container.volumeMounts.map((m: { mountPath: string }) => m.mountPath)).toContain(
+      '/etc/idgate-secrets',
+    );
+    expect(pod.volumes.map((v: { name: string }) => v.name)).toContain('webhook-key');
+    expect(podConfig(objects).declarations).toEqual({
+      path: `${configMount}/declarations.yaml`,
+      prune: true,
+      manager: 'config',
+    });
+    const checksum = (o: KubernetesObject[]) =>
+      one(o, 'Deployment').spec.template.metadata.annotations['checksum/config'];
+    expect(checksum(render([values], ['declarations.clusters[0].name=stage']))).not.toBe(checksum(objects));
+    // Without declarations, nothing of them is rendered.
+    const plain = render([]);
+    expect(one(plain, 'ConfigMap').data['declarations.yaml']).toBeUndefined();
+    expect(JSON.stringify(one(plain, 'Deployment'))).not.toContain('IDGATE_DECLARATIONS');
   });
 
   it('refuses values that cannot work, naming them', () => {

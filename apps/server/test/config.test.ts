@@ -223,6 +223,16 @@ describe('configuration', () => {
     ],
     ['IDGATE_UI_DEFAULT_LOCALE', 'fr', 'IDGATE_UI_DEFAULT_LOCALE must be one of en, de, got "fr"'],
     [
+      'IDGATE_DECLARATIONS_PRUNE',
+      'sometimes',
+      'IDGATE_DECLARATIONS_PRUNE must be true or false, got "sometimes"',
+    ],
+    [
+      'IDGATE_DECLARATIONS_MANAGER',
+      'Team B',
+      'IDGATE_DECLARATIONS_MANAGER must be 1 to 63 lower-case letters, digits and . _ -, got "Team B"',
+    ],
+    [
       'IDGATE_DATABASE_CONNECT_TIMEOUT',
       '0',
       'IDGATE_DATABASE_CONNECT_TIMEOUT must be a number of seconds 0.001–600, got "0"',
@@ -421,14 +431,16 @@ describe('configuration', () => {
   );
 
   it('has a bad value in the table above for every variable it reads (but the free-form ones)', () => {
-    // Any non-empty host, database URL (checked when opened), secret file path and audit log
-    // target (off, stdout, stderr or a path, opened at start) is taken as given.
+    // Any non-empty host, database URL (checked when opened), secret file path, audit log
+    // target (off, stdout, stderr or a path, opened at start) and declarations path (read at
+    // start) is taken as given.
     const freeForm = [
       'IDGATE_HOST',
       'IDGATE_DATABASE_URL',
       'IDGATE_SECRET_FILE',
       'IDGATE_AUDIT_LOG',
       'IDGATE_FEDERATION_TOKEN_CLIENT_ID',
+      'IDGATE_DECLARATIONS',
     ];
     const tested = new Set(ENV_PROBLEMS.map(([name]) => name));
     expect(
@@ -739,6 +751,7 @@ describe('settings that behave the same everywhere', () => {
       IDGATE_PROT: '9000',
       IDGATE_ACCES_TOKEN_TTL: '60',
       IDGATE_TEST_DATABASE_URL: 'x',
+      IDGATE_DECLARED_CI_SECRET: 's',
       IDGATE_CONFIG: 'f',
       PATH: '/bin',
     };

@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { createContext } from '../src/cli/context.js';
 import { buildProgram } from '../src/cli/program.js';
 import { loadConfig } from '../src/config.js';
+import { readDeclarationFiles } from '../src/declarations.js';
 import { readDoc, userDocs } from './helpers/docs.js';
 
 // Every YAML example of the user documentation (the README and docs/).
@@ -14,12 +15,16 @@ const yamlBlocks = userDocs().flatMap(({ text }) =>
   [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1] as string),
 );
 const kubeconfigs = yamlBlocks.filter((block) => block.includes('kind: Config'));
-const idgateConfigs = yamlBlocks.filter((block) => !block.includes('kind: Config'));
+// A declarations file (`idgate apply -f`) says so on its first line.
+const isDeclarations = (block: string) => /^# \S*declarations\.yaml$/.test(block.split('\n')[0] ?? '');
+const declarationFiles = yamlBlocks.filter(isDeclarations);
+const idgateConfigs = yamlBlocks.filter((block) => !block.includes('kind: Config') && !isDeclarations(block));
 
 describe('the documentation', () => {
   it('has configuration examples', () => {
     expect(idgateConfigs.length).toBeGreaterThanOrEqual(5);
     expect(kubeconfigs).toHaveLength(1);
+    expect(declarationFiles.length).toBeGreaterThanOrEqual(1);
   });
 
   it('points the kube-apiserver webhook kubeconfig at /oauth/authenticate with an API key', () => {
@@ -37,6 +42,16 @@ describe('the documentation', () => {
       const file = join(mkdtempSync(join(tmpdir(), 'idgate-docs-')), 'idgate.yaml');
       writeFileSync(file, block);
       expect(() => loadConfig({ file, env: {} })).not.toThrow();
+    },
+  );
+
+  it.each(declarationFiles.map((block) => [block.split('\n')[0], block]))(
+    'example starting with %s is a valid declarations file',
+    async (_first, block) => {
+      const file = join(mkdtempSync(join(tmpdir(), 'idgate-docs-')), 'declarations.yaml');
+      writeFileSync(file, block);
+      const { declarations } = await readDeclarationFiles([file]);
+      expect(Object.values(declarations).flat().length).toBeGreaterThan(0);
     },
   );
 });

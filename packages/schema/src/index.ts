@@ -31,7 +31,6 @@ export {
   Declarations,
   DeclaredApiKey,
   DeclaredClient,
-  DeclaredClientId,
   DeclaredCluster,
   DeclaredGroup,
   DeclaredIdentityProvider,

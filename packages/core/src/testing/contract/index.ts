@@ -15,6 +15,7 @@ import { auditEventsContract } from './audit-events.js';
 import { authorizationCodesContract } from './authorization-codes.js';
 import { clientsContract } from './clients.js';
 import { clustersContract } from './clusters.js';
+import { declarationsContract } from './declarations.js';
 import { deviceAuthorizationsContract } from './device-authorizations.js';
 import { grantsContract } from './grants.js';
 import { identityProvidersContract } from './identity-providers.js';
@@ -72,6 +73,7 @@ export function describeStorageContract(name: string, makeStorage: () => Storage
     loginTransactionsContract(subject);
     auditEventsContract(subject);
     incidentContract(subject);
+    declarationsContract(subject);
     transactionsContract(subject);
   });
 }
