@@ -46,7 +46,14 @@ export {
   rotateClientSecret,
   updateClient,
 } from './admin/clients.js';
-export { addCluster, getCluster, issueClusterApiKey, listClusters, removeCluster } from './admin/clusters.js';
+export {
+  addCluster,
+  getCluster,
+  issueClusterApiKey,
+  listClusters,
+  removeCluster,
+  updateCluster,
+} from './admin/clusters.js';
 export {
   type ApplyOptions,
   applyDeclarations,
@@ -61,7 +68,17 @@ export {
   isAdminError,
   parseAdminInput,
 } from './admin/errors.js';
-export { addGroupMember, listGroupMembers, listGroups, removeGroupMember } from './admin/groups.js';
+export {
+  addGroupMember,
+  createGroup,
+  deleteGroup,
+  getGroup,
+  groupView,
+  listGroupMembers,
+  listGroups,
+  removeGroupMember,
+  updateGroup,
+} from './admin/groups.js';
 export { linkIdentity, listUserIdentities, unlinkIdentity } from './admin/identities.js';
 export {
   addIdentityProvider,

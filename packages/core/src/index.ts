@@ -119,6 +119,7 @@ export type {
   DeviceAuthorizationStatus,
   GrantRecord,
   GrantUpstream,
+  GroupRecord,
   IdentityProviderRecord,
   LinkedIdentityRecord,
   LoginAttemptRecord,
@@ -166,7 +167,14 @@ export {
   systemClock,
   webCryptoRandom,
 } from './ports/runtime.js';
-export type { GroupSummary, UserPageQuery, UserStatus } from './ports/storage.js';
+export type {
+  GroupChanges,
+  GroupRepository,
+  GroupSummary,
+  StoredGroup,
+  UserPageQuery,
+  UserStatus,
+} from './ports/storage.js';
 export {
   type ApiKeyRepository,
   type ClientRepository,

@@ -92,6 +92,19 @@ export interface ClusterRecord {
   createdAt: Date;
 }
 
+/**
+ * A group, stored apart from its members (users' `groups`): it exists with no member too. Names
+ * are exact (case-sensitive, as Kubernetes compares groups).
+ */
+export interface GroupRecord {
+  name: string;
+  description: string | null;
+  /** Which declaration manager (`idgate apply`) declared the group; null for one made by hand. */
+  managedBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 /** A signing key pair; the private JWK is sealed (encrypted) with the configured secret. */
 export interface SigningKeyRecord {
   kid: string;

@@ -48,6 +48,23 @@ export const CreateClusterInput = /* @__PURE__ */ z.strictObject({
 export type CreateClusterInput = z.infer<typeof CreateClusterInput>;
 
 /**
+ * A change of a cluster: a new name and/or a new audience. Its API keys stay bound to it (and
+ * stay valid); TokenReview answers for the new audience from then on. At least one field.
+ * @example UpdateClusterInput.parse({ audience: 'https://prod.k8s.example.com' })
+ */
+export const UpdateClusterInput = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.strictObject({
+    name: /* @__PURE__ */ z.optional(ClusterName),
+    audience: /* @__PURE__ */ z.optional(ClusterAudience),
+  }),
+  /* @__PURE__ */ z.refine(
+    (input) => input.name !== undefined || input.audience !== undefined,
+    'must name at least one of name, audience',
+  ),
+);
+export type UpdateClusterInput = z.infer<typeof UpdateClusterInput>;
+
+/**
  * A Kubernetes cluster as listed: its audience and the id of the public client kubectl signs in
  * with (one for every cluster; null when it was removed).
  * @example Cluster.parse({ name: 'prod', audience: 'kubernetes:prod', kubectlClientId: 'cl_abc', createdAt: '2026-01-01T00:00:00.000Z' })

@@ -40,7 +40,7 @@ export {
   PlannedField,
   SecretReference,
 } from './admin/declarations.js';
-export { Group, GroupName } from './admin/groups.js';
+export { CreateGroupInput, Group, GroupName, UpdateGroupInput } from './admin/groups.js';
 export {
   BlockedAddress,
   ClientGrantInfo,
@@ -111,6 +111,7 @@ export {
   CreateClusterInput,
   CreatedCluster,
   defaultClusterAudience,
+  UpdateClusterInput,
 } from './cluster.js';
 export { DeviceAuthorizationRequest, DeviceAuthorizationResponse } from './device.js';
 export { ProviderMetadata } from './discovery.js';

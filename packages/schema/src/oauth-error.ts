@@ -108,6 +108,9 @@ export const ProblemCode = /* @__PURE__ */ z.enum([
   'invalid_declarations',
   'declaration_conflict',
   'group_not_found',
+  'group_exists',
+  // Deleting a group that still has members, without `force`.
+  'group_has_members',
   'session_not_found',
   'grant_not_found',
   'weak_password',

@@ -101,6 +101,9 @@ function wrap(
       revokeByCluster: after(apiKeys.revokeByCluster.bind(apiKeys), ([name], revoked) =>
         revoked > 0 ? log('api_key', `cluster:${name}`) : undefined,
       ),
+      rebindCluster: after(apiKeys.rebindCluster.bind(apiKeys), ([name], rebound) =>
+        rebound > 0 ? log('api_key', `cluster:${name}`) : undefined,
+      ),
     },
     revocations: {
       ...revocations,

@@ -59,6 +59,15 @@ export interface ApiKeysTable {
   revoked_at: number | null;
 }
 
+/** Groups as objects (see `GroupRecord` in @idgate/core); members stay in `users.groups`. */
+export interface GroupsTable {
+  name: string;
+  description: string | null;
+  managed_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface ClustersTable {
   /** Lower-case. */
   name: string;
@@ -280,6 +289,7 @@ export interface Schema {
   grants: GrantsTable;
   authorization_codes: AuthorizationCodesTable;
   clusters: ClustersTable;
+  groups: GroupsTable;
   refresh_tokens: RefreshTokensTable;
   browser_sessions: BrowserSessionsTable;
   consents: ConsentsTable;
@@ -361,6 +371,7 @@ export const TABLES = [
   'audit_events',
   'change_log',
   'clusters',
+  'groups',
   'login_transactions',
   'linked_identities',
   'identity_providers',

@@ -12,6 +12,7 @@ import { createConsentRepository } from './repositories/consents.js';
 import { createDeclaredObjectRepository } from './repositories/declared-objects.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
 import { createGrantRepository } from './repositories/grants.js';
+import { createGroupRepository } from './repositories/groups.js';
 import { createIdentityProviderRepository } from './repositories/identity-providers.js';
 import { createInteractionRepository } from './repositories/interactions.js';
 import { createLinkedIdentityRepository } from './repositories/linked-identities.js';
@@ -95,6 +96,7 @@ function bind(
   const storage: SqlStorage = {
     db,
     users: createUserRepository(ctx),
+    groups: createGroupRepository(ctx),
     clients: createClientRepository(ctx),
     apiKeys: createApiKeyRepository(ctx),
     signingKeys: createSigningKeyRepository(ctx),

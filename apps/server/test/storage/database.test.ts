@@ -65,6 +65,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0020_audit_event_origin',
       '0021_incident_response',
       '0022_audit_chain',
+      '0023_groups',
       '0026_declared_objects',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
@@ -110,6 +111,24 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       previousSecretHash: null,
       previousSecretExpiresAt: null,
     });
+  });
+
+  it('gives every group users are in before 0023_groups a row of its own, counted by member', async () => {
+    const database = await fresh(create);
+    await migrateToLatest(database);
+    const storage = createSqlStorage(database);
+    await storage.users.create(newUser({ id: 'u1', username: 'alice', groups: ['dev', 'Ops'] }));
+    await storage.users.create(newUser({ id: 'u2', username: 'bob', groups: ['dev'] }));
+    await storage.users.create(newUser({ id: 'u3', username: 'carol', groups: [] }));
+    // As the database was before 0023: users with groups, no groups table.
+    await sql`delete from kysely_migration where name >= ${'0023_groups'}`.execute(database.db);
+    await sql`drop table "groups"`.execute(database.db);
+    expect((await migrateToLatest(database)).applied).toContain('0023_groups');
+    const groups = await storage.groups.page({ limit: 10 });
+    expect(groups.map((g) => [g.name, g.members, g.description, g.managedBy])).toEqual([
+      ['Ops', 1, null, null],
+      ['dev', 2, null, null],
+    ]);
   });
 
   it.runIf(name === 'sqlite')(

@@ -4,6 +4,7 @@ import {
   type CreatedCluster,
   type DescribeIssueOptions,
   defaultClusterAudience,
+  UpdateClusterInput,
 } from '@idgate/schema';
 import { recordObjectChange } from '../audit/admin.js';
 import type { ApiKeyRecord, ClientRecord, ClusterRecord } from '../model.js';
@@ -147,6 +148,52 @@ export async function getCluster(ports: Pick<AdminPorts, 'storage'>, name: strin
   const record = await ports.storage.clusters.findByName(name.toLowerCase());
   if (record === undefined) throw notFound(name);
   return clusterView(record, (await findKubectlClient(ports.storage))?.clientId ?? null);
+}
+
+/**
+ * Renames a cluster and/or gives it another audience, in one transaction, without revoking its
+ * keys: every API key bound to it follows (a TokenReview through one then accepts tokens for the
+ * new audience only), and the kubectl client gets the new audience instead of the old.
+ * @throws AdminError `invalid_input` naming the bad field; `not_found`; `conflict` for a name or
+ * audience another cluster has.
+ * @example const cluster = await updateCluster(ports, 'prod', { audience: 'https://prod.example.com' });
+ */
+export async function updateCluster(
+  ports: Ports,
+  name: string,
+  input: unknown,
+  options: Omit<DescribeIssueOptions, 'input' | 'secrets'> = {},
+): Promise<Cluster> {
+  const fields = parseAdminInput(UpdateClusterInput, input, 'cluster', options);
+  return ports.storage.transaction(async (tx) => {
+    const before = await tx.clusters.findByName(name.toLowerCase());
+    if (before === undefined) throw notFound(name);
+    if (fields.name !== undefined && fields.name !== before.name) {
+      if ((await tx.clusters.findByName(fields.name)) !== undefined) throw taken('name', fields.name);
+    }
+    if (
+      fields.audience !== undefined &&
+      (await tx.clusters.list()).some((c) => c.name !== before.name && c.audience === fields.audience)
+    )
+      throw taken('audience', fields.audience);
+    const after = await refusingConflicts(
+      () =>
+        tx.clusters.update(before.name, {
+          ...(fields.name === undefined ? {} : { name: fields.name }),
+          ...(fields.audience === undefined ? {} : { audience: fields.audience }),
+        }),
+      () => taken('name', fields.name ?? before.name),
+    );
+    if (after === undefined) throw notFound(name);
+    await tx.apiKeys.rebindCluster(before.name, { name: after.name, audience: after.audience });
+    const client = await findKubectlClient(tx);
+    if (client !== undefined && after.audience !== before.audience) await alignKubectlAudiences(tx, client);
+    await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: after.name }, before, after, [
+      'name',
+      'audience',
+    ]);
+    return clusterView(after, client?.clientId ?? null);
+  });
 }
 
 /**

@@ -2,6 +2,7 @@ import type {
   ApiKeyRecord,
   ClientRecord,
   ClusterRecord,
+  GroupRecord,
   NewUser,
   NotBeforeRecord,
   RevocationKind,
@@ -24,7 +25,7 @@ import {
 } from './memory-federation.js';
 import { createMemoryOidcRepositories, emptyOidcTables, type OidcTables } from './memory-oidc.js';
 import type { PasswordHasher } from './runtime.js';
-import { type Storage, StorageConflictError, type UserPageQuery } from './storage.js';
+import { type Storage, StorageConflictError, type StoredGroup, type UserPageQuery } from './storage.js';
 
 interface Tables extends OidcTables, FederationTables, AuditTables, DeclarationTables {
   users: Map<string, UserRecord>;
@@ -35,6 +36,7 @@ interface Tables extends OidcTables, FederationTables, AuditTables, DeclarationT
   /** Keyed by `scope:subject`. */
   notBefore: Map<string, NotBeforeRecord>;
   clusters: Map<string, ClusterRecord>;
+  groups: Map<string, GroupRecord>;
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -48,6 +50,7 @@ function emptyTables(): Tables {
     revocations: new Map(),
     notBefore: new Map(),
     clusters: new Map(),
+    groups: new Map(),
     ...emptyOidcTables(),
     ...emptyFederationTables(),
     ...emptyAuditTables(),
@@ -65,6 +68,20 @@ export function createMemoryStorage(): Storage {
   let tables = emptyTables();
   const byUsername = (username: string) =>
     [...tables.users.values()].find((user) => user.username.toLowerCase() === username.toLowerCase());
+  const ensureGroups = (names: readonly string[], at: Date): string[] => {
+    const created: string[] = [];
+    for (const name of names) {
+      if (tables.groups.has(name)) continue;
+      tables.groups.set(name, { name, description: null, managedBy: null, createdAt: at, updatedAt: at });
+      created.push(name);
+    }
+    return created;
+  };
+  const withMembers = (group: GroupRecord): StoredGroup => {
+    let members = 0;
+    for (const user of tables.users.values()) if (user.groups.includes(group.name)) members++;
+    return { ...copy(group), members };
+  };
 
   const storage: Storage = {
     users: {
@@ -77,6 +94,7 @@ export function createMemoryStorage(): Storage {
           updatedAt: user.createdAt,
         };
         tables.users.set(user.id, record);
+        ensureGroups(record.groups, record.createdAt);
         return copy(record);
       },
       async findById(id) {
@@ -106,6 +124,7 @@ export function createMemoryStorage(): Storage {
         if (current === undefined) return undefined;
         const next = { ...current, ...copy(patch) };
         tables.users.set(id, next);
+        if (patch.groups !== undefined) ensureGroups(patch.groups, patch.updatedAt);
         return copy(next);
       },
       async page(query: UserPageQuery) {
@@ -234,6 +253,16 @@ export function createMemoryStorage(): Storage {
         key.revokedAt = at;
         return true;
       },
+      async rebindCluster(name, cluster) {
+        let rebound = 0;
+        for (const key of tables.apiKeys.values()) {
+          if (key.cluster?.name === name) {
+            key.cluster = { name: cluster.name, audience: cluster.audience };
+            rebound++;
+          }
+        }
+        return rebound;
+      },
       async revokeByCluster(name, at) {
         let revoked = 0;
         for (const key of tables.apiKeys.values()) {
@@ -342,6 +371,44 @@ export function createMemoryStorage(): Storage {
         return purged;
       },
     },
+    groups: {
+      async create(group) {
+        if (tables.groups.has(group.name)) throw new StorageConflictError('name');
+        tables.groups.set(group.name, copy(group));
+        return copy(group);
+      },
+      async ensure(names, at) {
+        return ensureGroups(names, at);
+      },
+      async find(name) {
+        const group = tables.groups.get(name);
+        return group === undefined ? undefined : withMembers(group);
+      },
+      async page(query) {
+        return [...tables.groups.values()]
+          .filter((group) => query.after === undefined || group.name > query.after)
+          .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+          .slice(0, query.limit)
+          .map(withMembers);
+      },
+      async update(name, changes) {
+        const current = tables.groups.get(name);
+        if (current === undefined) return undefined;
+        const next: GroupRecord = {
+          ...current,
+          ...copy(changes),
+        };
+        if (next.name !== name) {
+          if (tables.groups.has(next.name)) throw new StorageConflictError('name');
+          tables.groups.delete(name);
+        }
+        tables.groups.set(next.name, next);
+        return copy(next);
+      },
+      async remove(name) {
+        return tables.groups.delete(name);
+      },
+    },
     clusters: {
       async create(cluster) {
         const record = { ...copy(cluster), name: cluster.name.toLowerCase() };
@@ -358,6 +425,24 @@ export function createMemoryStorage(): Storage {
         return copy(
           [...tables.clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
         );
+      },
+      async update(name, changes) {
+        const current = tables.clusters.get(name.toLowerCase());
+        if (current === undefined) return undefined;
+        const next: ClusterRecord = {
+          ...current,
+          ...(changes.name === undefined ? {} : { name: changes.name.toLowerCase() }),
+          ...(changes.audience === undefined ? {} : { audience: changes.audience }),
+        };
+        if (next.name !== current.name && tables.clusters.has(next.name))
+          throw new StorageConflictError('name');
+        if (
+          [...tables.clusters.values()].some((c) => c.name !== current.name && c.audience === next.audience)
+        )
+          throw new StorageConflictError('audience');
+        tables.clusters.delete(current.name);
+        tables.clusters.set(next.name, next);
+        return copy(next);
       },
       async remove(name) {
         return tables.clusters.delete(name.toLowerCase());

@@ -4,6 +4,7 @@ import type {
   ApiKeyRecord,
   ClientRecord,
   ClusterRecord,
+  GroupRecord,
   NewUser,
   NotBeforeRecord,
   NotBeforeScope,
@@ -123,9 +124,49 @@ export interface GroupSummary {
   members: number;
 }
 
+/** A stored group and how many users are in it. */
+export interface StoredGroup extends GroupRecord {
+  members: number;
+}
+
+/** What {@link GroupRepository.update} may change (`updatedAt` always). */
+export interface GroupChanges {
+  name?: string;
+  description?: string | null;
+  managedBy?: string | null;
+  updatedAt: Date;
+}
+
+/**
+ * Groups as objects of their own. Users' `groups` name them: creating or updating a user with
+ * groups creates (through {@link GroupRepository.ensure}) the groups that do not exist yet, so every
+ * group a user is in has a row. The members themselves stay on the users.
+ */
+export interface GroupRepository {
+  /** @throws StorageConflictError('name') for a name taken. */
+  create(group: GroupRecord): Promise<GroupRecord>;
+  /** Creates, at `at` and without description, each group of `names` that does not exist; answers those created. */
+  ensure(names: readonly string[], at: Date): Promise<string[]>;
+  /** The group called exactly `name`, with its member count. */
+  find(name: string): Promise<StoredGroup | undefined>;
+  /** Groups by name (byte order), after `after`, at most `limit`, each with its member count. */
+  page(query: { after?: string; limit: number }): Promise<StoredGroup[]>;
+  /**
+   * Changes the group `name` (renaming only the row: its members are the caller's to rename);
+   * undefined when there is no such group.
+   * @throws StorageConflictError('name') when the new name is taken.
+   */
+  update(name: string, changes: GroupChanges): Promise<GroupRecord | undefined>;
+  /** Deletes the row (not the members' groups); false when there was none. */
+  remove(name: string): Promise<boolean>;
+}
+
 /** Users. Usernames are unique regardless of case and looked up regardless of case. */
 export interface UserRepository {
-  /** @throws StorageConflictError('username') when the username exists in any case; ('id') for a taken id. */
+  /**
+   * Creates the groups of the user that do not exist yet (see {@link GroupRepository}).
+   * @throws StorageConflictError('username') when the username exists in any case; ('id') for a taken id.
+   */
   create(user: NewUser): Promise<UserRecord>;
   findById(id: string): Promise<UserRecord | undefined>;
   findByUsername(username: string): Promise<UserRecord | undefined>;
@@ -136,7 +177,10 @@ export interface UserRepository {
   findByEmail(email: string): Promise<UserRecord[]>;
   /** All users ordered by lower-cased username, in byte (code unit) order. */
   list(): Promise<UserRecord[]>;
-  /** Returns the updated user, or undefined when there is no such user. */
+  /**
+   * Returns the updated user, or undefined when there is no such user. New `groups` that do not
+   * exist yet are created (see {@link GroupRepository}).
+   */
   update(id: string, patch: UserPatch): Promise<UserRecord | undefined>;
   /** One page of users (see {@link UserPageQuery}). */
   page(query: UserPageQuery): Promise<UserRecord[]>;
@@ -193,6 +237,11 @@ export interface ApiKeyRepository {
   revoke(idOrPrefix: string, at: Date): Promise<boolean>;
   /** Revokes every live key bound to the cluster `name`; returns how many. */
   revokeByCluster(name: string, at: Date): Promise<number>;
+  /**
+   * Binds every key bound to the cluster `name` (revoked ones too) to `cluster` instead — the
+   * cluster renamed or given another audience; returns how many.
+   */
+  rebindCluster(name: string, cluster: { name: string; audience: string }): Promise<number>;
   touch(id: string, at: Date): Promise<void>;
   count(): Promise<number>;
 }
@@ -204,6 +253,12 @@ export interface ClusterRepository {
   findByName(name: string): Promise<ClusterRecord | undefined>;
   /** All clusters ordered by name. */
   list(): Promise<ClusterRecord[]>;
+  /**
+   * Renames the cluster `name` and/or gives it another audience; undefined when there is no such
+   * cluster. Its API keys are the caller's to rebind ({@link ApiKeyRepository.rebindCluster}).
+   * @throws StorageConflictError('name') or ('audience') when taken by another cluster.
+   */
+  update(name: string, changes: { name?: string; audience?: string }): Promise<ClusterRecord | undefined>;
   /** Returns false when there was no such cluster. */
   remove(name: string): Promise<boolean>;
 }
@@ -254,6 +309,7 @@ export interface RevocationRepository {
 /** Every repository, over one database. */
 export interface Storage {
   readonly users: UserRepository;
+  readonly groups: GroupRepository;
   readonly clients: ClientRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly signingKeys: SigningKeyRepository;

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { checked } from '../checked.js';
 import { LIMITS } from '../limits.js';
+import { DisplayName, Timestamp } from './fields.js';
 
 /**
  * A group name: 1–256 printable characters (`LIMITS.groupNameLength`), no `system:` prefix
@@ -19,11 +20,43 @@ export const GroupName = /* @__PURE__ */ checked(
 );
 
 /**
- * A group as listed: groups are the union of users' groups; `members` counts the users in it.
- * @example Group.parse({ name: 'dev', members: 3 })
+ * A group: an object of its own (it exists with no member too), its description, and `members`,
+ * how many users are in it.
+ * @example Group.parse({ name: 'dev', description: null, members: 3, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' })
  */
 export const Group = /* @__PURE__ */ z.object({
   name: /* @__PURE__ */ z.string(),
+  description: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
   members: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.nonnegative()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
 });
 export type Group = z.infer<typeof Group>;
+
+/**
+ * What creating a group takes: its name and, optionally, a description (1–256 characters, no
+ * control characters).
+ * @example CreateGroupInput.parse({ name: 'platform-admins', description: 'Cluster administrators' })
+ */
+export const CreateGroupInput = /* @__PURE__ */ z.strictObject({
+  name: GroupName,
+  description: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(DisplayName)),
+});
+export type CreateGroupInput = z.infer<typeof CreateGroupInput>;
+
+/**
+ * A change of a group: a new name (every member is renamed with it) and/or a new description
+ * (null removes it). At least one field.
+ * @example UpdateGroupInput.parse({ name: 'platform-ops' })
+ */
+export const UpdateGroupInput = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.strictObject({
+    name: /* @__PURE__ */ z.optional(GroupName),
+    description: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(DisplayName)),
+  }),
+  /* @__PURE__ */ z.refine(
+    (input) => input.name !== undefined || input.description !== undefined,
+    'must name at least one of name, description',
+  ),
+);
+export type UpdateGroupInput = z.infer<typeof UpdateGroupInput>;

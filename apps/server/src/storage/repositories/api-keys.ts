@@ -86,6 +86,13 @@ export function createApiKeyRepository(ctx: RepositoryContext): ApiKeyRepository
       return updateRows(db, API_KEYS, 'cluster_name', name, { revoked_at: toMs(at) }, 'revoked_at');
     },
 
+    async rebindCluster(name, cluster) {
+      return updateRows(db, API_KEYS, 'cluster_name', name, {
+        cluster_name: cluster.name,
+        cluster_audience: cluster.audience,
+      });
+    },
+
     async touch(id, at) {
       await updateRows(db, API_KEYS, 'id', id, { last_used_at: toMs(at) });
     },

@@ -7,8 +7,10 @@ import {
   findRecord,
   inByteOrder,
   insertRecordReturning,
+  insertUnique,
   type RepositoryContext,
   type UniqueTable,
+  updateRecord,
 } from './support.js';
 
 const CLUSTERS: UniqueTable<'clusters', ClusterRecord> = {
@@ -42,6 +44,17 @@ export function createClusterRepository(ctx: RepositoryContext): ClusterReposito
     async list() {
       const rows = await db.selectFrom('clusters').selectAll().orderBy(inByteOrder(ctx, 'name')).execute();
       return rows.map(toCluster);
+    },
+
+    async update(name, changes) {
+      const set = {
+        ...(changes.name === undefined ? {} : { name: fold(changes.name) }),
+        ...(changes.audience === undefined ? {} : { audience: changes.audience }),
+      };
+      if (Object.keys(set).length === 0) return findRecord(db, CLUSTERS, 'name', fold(name));
+      return insertUnique(ctx, CLUSTERS.conflicts, CLUSTERS.conflictField, () =>
+        updateRecord(db, CLUSTERS, 'name', fold(name), set),
+      );
     },
 
     async remove(name) {

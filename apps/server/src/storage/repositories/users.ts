@@ -2,6 +2,7 @@ import type { GroupSummary, UserPageQuery, UserPatch, UserRecord, UserRepository
 import { type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { UsersTable } from '../schema.js';
 import { fromFlag, fromJsonArray, toDate, toFlag, toMs } from './columns.js';
+import { createGroupRepository } from './groups.js';
 import {
   countRows,
   deleteRows,
@@ -24,6 +25,8 @@ const MAX_EMAIL_MATCHES = 10;
 
 export function createUserRepository(ctx: RepositoryContext): UserRepository {
   const { db } = ctx;
+  // Every group a user is in has a row: a user's new groups are created with it.
+  const groups = createGroupRepository(ctx);
   // Matches the unique index, so lookups and uniqueness agree on what "the same username" is.
   const folded = sql<string>`lower(username)`;
   // Byte order in PostgreSQL too, whatever the database's collation, so both dialects list alike.
@@ -32,7 +35,7 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
   return {
     async create(user) {
       const createdAt = toMs(user.createdAt);
-      return insertRecordReturning(ctx, USERS, {
+      const created = await insertRecordReturning(ctx, USERS, {
         id: user.id,
         username: user.username,
         email: user.email,
@@ -43,6 +46,8 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
         created_at: createdAt,
         updated_at: createdAt,
       });
+      await groups.ensure(created.groups, user.createdAt);
+      return created;
     },
 
     findById: (id) => findRecord(db, USERS, 'id', id),
@@ -73,7 +78,10 @@ export function createUserRepository(ctx: RepositoryContext): UserRepository {
     },
 
     async update(id, patch) {
-      return updateRecord(db, USERS, 'id', id, toChanges(patch));
+      const updated = await updateRecord(db, USERS, 'id', id, toChanges(patch));
+      if (updated !== undefined && patch.groups !== undefined)
+        await groups.ensure(patch.groups, patch.updatedAt);
+      return updated;
     },
 
     async page(query) {

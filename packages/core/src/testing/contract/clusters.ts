@@ -33,6 +33,53 @@ export function clustersContract(subject: StorageUnderTest): void {
       expect(await storage.clusters.list()).toHaveLength(1);
     });
 
+    it('renames a cluster and changes its audience, refusing a name or audience another has', async () => {
+      const storage = subject();
+      await storage.clusters.create(cluster('prod'));
+      await storage.clusters.create(cluster('dev'));
+      expect(
+        await storage.clusters.update('PROD', { name: 'Live', audience: 'https://live.example' }),
+      ).toStrictEqual(cluster('live', 'https://live.example'));
+      expect(await storage.clusters.findByName('prod')).toBeUndefined();
+      expect(await storage.clusters.update('live', { audience: 'https://live.example' })).toStrictEqual(
+        cluster('live', 'https://live.example'),
+      );
+      await expect(storage.clusters.update('live', { name: 'dev' })).rejects.toMatchObject({ field: 'name' });
+      await expect(storage.clusters.update('live', { audience: 'kubernetes:dev' })).rejects.toMatchObject({
+        field: 'audience',
+      });
+      expect(await storage.clusters.update('nope', { name: 'x' })).toBeUndefined();
+    });
+
+    it('rebinds every key of a cluster, revoked ones too, to its new name and audience', async () => {
+      const storage = subject();
+      await storage.apiKeys.create(newApiKey({ cluster: { name: 'prod', audience: 'kubernetes:prod' } }));
+      await storage.apiKeys.create(
+        newApiKey({
+          id: 'k-2',
+          prefix: 'idg_00000002',
+          cluster: { name: 'prod', audience: 'kubernetes:prod' },
+        }),
+      );
+      await storage.apiKeys.revoke('k-2', at('2026-02-01T00:00:00.000Z'));
+      await storage.apiKeys.create(
+        newApiKey({
+          id: 'k-3',
+          prefix: 'idg_00000003',
+          cluster: { name: 'dev', audience: 'kubernetes:dev' },
+        }),
+      );
+      expect(await storage.apiKeys.rebindCluster('prod', { name: 'live', audience: 'https://live' })).toBe(2);
+      expect((await storage.apiKeys.list()).map((k) => [k.id, k.cluster?.name, k.cluster?.audience])).toEqual(
+        [
+          ['k-1', 'live', 'https://live'],
+          ['k-2', 'live', 'https://live'],
+          ['k-3', 'dev', 'kubernetes:dev'],
+        ],
+      );
+      expect(await storage.apiKeys.rebindCluster('prod', { name: 'x', audience: 'y:z' })).toBe(0);
+    });
+
     it('removes a cluster once', async () => {
       const storage = subject();
       await storage.clusters.create(cluster('prod'));

@@ -18,6 +18,7 @@ import { clustersContract } from './clusters.js';
 import { declarationsContract } from './declarations.js';
 import { deviceAuthorizationsContract } from './device-authorizations.js';
 import { grantsContract } from './grants.js';
+import { groupsContract } from './groups.js';
 import { identityProvidersContract } from './identity-providers.js';
 import { incidentContract } from './incident.js';
 import { interactionsContract } from './interactions.js';
@@ -57,6 +58,7 @@ export function describeStorageContract(name: string, makeStorage: () => Storage
     };
     usersContract(subject);
     userListingsContract(subject);
+    groupsContract(subject);
     clientsContract(subject);
     apiKeysContract(subject);
     clustersContract(subject);
