@@ -1,4 +1,10 @@
-import { Cluster, ClusterName, type CreateClusterInput, CreatedCluster } from '@idgate/schema';
+import {
+  Cluster,
+  ClusterName,
+  type CreateClusterInput,
+  CreatedCluster,
+  type UpdateClusterInput,
+} from '@idgate/schema';
 import { ADMIN_CALL, NO_CONTENT } from './admin-http.js';
 import { IdgateSdkError } from './errors.js';
 import { FederationMethods, itemsOf } from './federation.js';
@@ -34,6 +40,14 @@ export interface IdgateClusterMethods {
    * @example const { apiKey, cluster } = await admin.createCluster({ name: 'prod' });
    */
   createCluster(input: CreateClusterInput): Promise<CreatedCluster>;
+
+  /**
+   * `PATCH /admin/v1/clusters/{name}`: renames a cluster and/or gives it another audience; its
+   * API keys stay valid and follow it (TokenReview answers for the new audience only). A 409
+   * (`cluster_exists`) says the name or audience is another cluster's. Never retried.
+   * @example await admin.updateCluster('prod', { audience: 'https://prod.k8s.example.com' });
+   */
+  updateCluster(name: string, patch: UpdateClusterInput): Promise<Cluster>;
 
   /**
    * `DELETE /admin/v1/clusters/{name}`: removes a cluster; its API keys are revoked and kubectl's
@@ -78,6 +92,25 @@ export class ClusterMethods extends FederationMethods implements IdgateClusterMe
       path: 'admin/v1/clusters',
       schema: CreatedCluster,
       schemaName: 'CreatedCluster',
+      headers: { 'content-type': 'application/json' },
+      body,
+      retry: 0,
+    });
+  }
+
+  async updateCluster(name: string, patch: UpdateClusterInput): Promise<Cluster> {
+    const endpoint = 'PATCH /admin/v1/clusters/{name}';
+    let body: string;
+    try {
+      body = JSON.stringify(patch);
+    } catch (error) {
+      throw new IdgateSdkError('patch must be serializable as JSON', { endpoint, cause: error });
+    }
+    return this[ADMIN_CALL]({
+      method: 'PATCH',
+      path: `admin/v1/clusters/${clusterSegment(name, endpoint)}`,
+      schema: Cluster,
+      schemaName: 'Cluster',
       headers: { 'content-type': 'application/json' },
       body,
       retry: 0,

@@ -1,5 +1,6 @@
 import {
   CreatedUser,
+  type CreateGroupInput,
   type CreateUserRequest,
   Group,
   GroupName,
@@ -7,6 +8,7 @@ import {
   type LinkIdentityRequest,
   LoginAttempt,
   pageOf,
+  type UpdateGroupInput,
   type UpdateUserInput,
   User,
   type UserStatus,
@@ -123,10 +125,39 @@ export interface IdgateUserMethods {
   unlinkIdentity(username: string, provider: string, subject: string): Promise<void>;
 
   /**
-   * `GET /admin/v1/groups`: a page of groups by name, each with its member count.
+   * `GET /admin/v1/groups`: a page of groups by name (empty ones too), each with its member count.
    * @example const { items } = await admin.listGroups();
    */
   listGroups(query?: PageOptions): Promise<Page<Group>>;
+
+  /**
+   * `GET /admin/v1/groups/{group}`: the group, its description and member count (404
+   * `group_not_found` when there is none).
+   * @example const { members } = await admin.getGroup('dev');
+   */
+  getGroup(group: string): Promise<Group>;
+
+  /**
+   * `POST /admin/v1/groups`: creates a group with no member (409 `group_exists` for a name taken).
+   * Never retried.
+   * @example await admin.createGroup({ name: 'dev', description: 'Developers' });
+   */
+  createGroup(input: CreateGroupInput): Promise<Group>;
+
+  /**
+   * `PATCH /admin/v1/groups/{group}`: renames the group (on every member, in one transaction)
+   * and/or changes its description (null removes it). 409 `group_exists` for a new name taken.
+   * Never retried.
+   * @example await admin.updateGroup('dev', { name: 'developers' });
+   */
+  updateGroup(group: string, patch: UpdateGroupInput): Promise<Group>;
+
+  /**
+   * `DELETE /admin/v1/groups/{group}`: deletes the group; one with members is refused (409
+   * `group_has_members`) unless `force`, which takes every member out of it. Never retried.
+   * @example await admin.deleteGroup('dev', { force: true });
+   */
+  deleteGroup(group: string, options?: { force?: boolean }): Promise<void>;
 
   /**
    * `GET /admin/v1/groups/{group}/members`: a page of the group's users (404 `group_not_found`
@@ -269,6 +300,48 @@ export class UserMethods extends ClientAdminMethods implements IdgateUserMethods
       path: `admin/v1/groups${queryString(query)}`,
       schema: GROUP_PAGE,
       schemaName: 'Page<Group>',
+    });
+  }
+
+  getGroup(group: string): Promise<Group> {
+    const endpoint = 'GET /admin/v1/groups/{group}';
+    return this[ADMIN_CALL]({
+      method: 'GET',
+      path: `admin/v1/groups/${groupSegment(group, endpoint)}`,
+      schema: Group,
+      schemaName: 'Group',
+    });
+  }
+
+  createGroup(input: CreateGroupInput): Promise<Group> {
+    return this[ADMIN_CALL]({
+      method: 'POST',
+      path: 'admin/v1/groups',
+      schema: Group,
+      schemaName: 'Group',
+      ...json(input, 'POST /admin/v1/groups'),
+    });
+  }
+
+  updateGroup(group: string, patch: UpdateGroupInput): Promise<Group> {
+    const endpoint = 'PATCH /admin/v1/groups/{group}';
+    return this[ADMIN_CALL]({
+      method: 'PATCH',
+      path: `admin/v1/groups/${groupSegment(group, endpoint)}`,
+      schema: Group,
+      schemaName: 'Group',
+      ...json(patch, endpoint),
+    });
+  }
+
+  async deleteGroup(group: string, options: { force?: boolean } = {}): Promise<void> {
+    const endpoint = 'DELETE /admin/v1/groups/{group}';
+    await this[ADMIN_CALL]({
+      method: 'DELETE',
+      path: `admin/v1/groups/${groupSegment(group, endpoint)}${options.force === true ? '?force=true' : ''}`,
+      schema: NO_CONTENT,
+      schemaName: 'an empty response',
+      retry: 0,
     });
   }
 

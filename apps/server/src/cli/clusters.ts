@@ -7,6 +7,7 @@ import {
   KUBERNETES_JWT_ALGORITHMS,
   listClusters,
   removeCluster,
+  updateCluster,
   webhookKubeconfig,
 } from '@idgate/core/admin';
 import type { SigningAlgorithm } from '@idgate/schema';
@@ -14,6 +15,7 @@ import type { Command } from 'commander';
 import { type CliContext, CliError, optionLabels, table, when } from './context.js';
 
 const CLUSTER_OPTIONS = optionLabels({ name: 'NAME', audience: '--audience' });
+const UPDATE_OPTIONS = optionLabels({ name: '--name', audience: '--audience' });
 
 interface ShowOptions {
   json?: boolean;
@@ -162,6 +164,42 @@ export function registerClusters(program: Command, ctx: CliContext): void {
         ctx.out(`created: ${cluster.createdAt}`);
       });
     });
+
+  clusters
+    .command('update')
+    .description(
+      'rename a cluster or change its audience; its API keys stay valid and follow it (TokenReview answers for the new audience)',
+    )
+    .argument('<name>')
+    .option('--name <new>', 'the new name')
+    .option('--audience <audience>', 'the new audience of its tokens')
+    .option('--json', 'print the cluster as JSON')
+    .action(
+      async (
+        name: string,
+        options: { name?: string; audience?: string; json?: boolean },
+        command: Command,
+      ) => {
+        if (options.name === undefined && options.audience === undefined)
+          throw new CliError('give --name, --audience or both');
+        await ctx.withAdmin(ctx.config(command), async (admin) => {
+          const input = {
+            ...(options.name === undefined ? {} : { name: options.name }),
+            ...(options.audience === undefined ? {} : { audience: options.audience }),
+          };
+          const cluster = await updateCluster(admin, name, input, { label: UPDATE_OPTIONS });
+          if (options.json) {
+            ctx.json(cluster);
+            return;
+          }
+          ctx.out(`updated cluster ${cluster.name}`);
+          ctx.out(`audience: ${cluster.audience}`);
+          ctx.out(
+            'its API keys follow it; print the new configuration with `idgate clusters show --authentication-config` where the API server verifies JWTs itself',
+          );
+        });
+      },
+    );
 
   clusters
     .command('remove')

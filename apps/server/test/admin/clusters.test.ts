@@ -100,7 +100,10 @@ describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenRevi
       >;
     };
     expect(Object.keys(document.paths[BASE] ?? {})).toEqual(['get', 'post']);
-    expect(Object.keys(document.paths[`${BASE}/{name}`] ?? {})).toEqual(['get', 'delete']);
+    expect(Object.keys(document.paths[`${BASE}/{name}`] ?? {})).toEqual(['get', 'patch', 'delete']);
+    expect(document.paths[`${BASE}/{name}`]?.patch).toMatchObject({
+      security: [{ adminApiKey: ['clusters:write'] }],
+    });
     expect(document.paths[BASE]?.post).toMatchObject({
       tags: ['clusters'],
       security: [{ adminApiKey: ['clusters:write'] }],
@@ -133,7 +136,7 @@ describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenRevi
         grants: ['password'],
         trusted: true,
         scopes: ['openid', 'profile', 'email', 'groups'],
-        audiences: ['kubernetes:a', 'kubernetes:b', 'https://web.example'],
+        audiences: ['kubernetes:a', 'kubernetes:b', 'https://web.example', 'https://a2.k8s.example'],
       });
       tokenFor = async (resource) => {
         const response = await t.fetch(`${t.baseUrl}/oauth/token`, {
@@ -206,6 +209,67 @@ describe.each(testDatabaseUrls())('admin cluster API and cluster-bound TokenRevi
         (await admin.getCluster('a')).kubectlClientId ?? '',
       );
       expect(kubectl?.audiences).toEqual(['kubernetes:a']);
+    });
+
+    it('a cluster renamed and given another audience keeps its key, which answers for the new audience only', async () => {
+      const bound = async (name: string) =>
+        (await t.services.storage.apiKeys.list()).filter((k) => k.cluster?.name === name);
+      const before = await bound('a');
+      expect(before).toHaveLength(1);
+      // The directory holds the key as it was: the change must reach it.
+      expect((await review(keys.a, await tokenFor('kubernetes:a'))).body.status.authenticated).toBe(true);
+
+      const updated = await admin.updateCluster('A', { name: 'a2', audience: 'https://a2.k8s.example' });
+      expect(updated).toMatchObject({ name: 'a2', audience: 'https://a2.k8s.example' });
+      expect(await admin.getCluster('a2')).toEqual(updated);
+      expect((await httpError(admin.getCluster('a'))).status).toBe(404);
+
+      const fresh = await review(keys.a, await tokenFor('https://a2.k8s.example'));
+      expect(fresh.status).toBe(200);
+      expect(fresh.body.status).toMatchObject({
+        authenticated: true,
+        audiences: ['https://a2.k8s.example'],
+        user: { username: 'carol' },
+      });
+      expect((await review(keys.a, await tokenFor('kubernetes:a'))).body.status).toEqual({
+        authenticated: false,
+        error: 'token is not for this cluster',
+      });
+      // The same key (id, prefix, hash), live, bound to the cluster under its new name and audience.
+      const [key] = await bound('a2');
+      expect(key).toEqual({ ...before[0], cluster: { name: 'a2', audience: 'https://a2.k8s.example' } });
+      expect(await bound('a')).toEqual([]);
+      const kubectl = await t.services.storage.clients.findById(updated.kubectlClientId ?? '');
+      expect(kubectl?.audiences).toEqual(['https://a2.k8s.example']);
+
+      const { items } = await admin.listEvents({ type: 'admin.changed' });
+      expect(items.at(-1)?.details).toEqual({
+        objectKind: 'cluster',
+        objectId: 'a2',
+        action: 'updated',
+        operation: null,
+        before: { name: 'a', audience: 'kubernetes:a' },
+        after: { name: 'a2', audience: 'https://a2.k8s.example' },
+      });
+    });
+
+    it('refuses a change to a name or audience another cluster has, a bad field, an empty change, an unknown cluster', async () => {
+      await admin.createCluster({ name: 'other', audience: 'https://other.example' });
+      const taken = await httpError(admin.updateCluster('a2', { name: 'other' }));
+      expect([taken.status, taken.problem?.code]).toEqual([409, 'cluster_exists']);
+      const audience = await httpError(admin.updateCluster('a2', { audience: 'https://other.example' }));
+      expect([audience.status, audience.problem?.code]).toEqual([409, 'cluster_exists']);
+      const patch = (body: string) =>
+        raw(`${BASE}/a2`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body });
+      for (const body of ['{}', '{"name":"bad_name"}', '{"audience":"not a uri"}', '{"createdAt":"x"}']) {
+        const response = await patch(body);
+        expect(response.status, body).toBe(400);
+        expect(await response.json(), body).toMatchObject({ code: 'invalid_cluster' });
+      }
+      const missing = await httpError(admin.updateCluster('nope', { audience: 'https://x.example' }));
+      expect([missing.status, missing.problem?.code]).toEqual([404, 'cluster_not_found']);
+      expect((await admin.getCluster('a2')).audience).toBe('https://a2.k8s.example');
+      await admin.deleteCluster('other');
     });
   });
 });

@@ -1,5 +1,5 @@
-import { addCluster, getCluster, listClusters, removeCluster } from '@idgate/core/admin';
-import { Cluster, CreateClusterInput, CreatedCluster } from '@idgate/schema';
+import { addCluster, getCluster, listClusters, removeCluster, updateCluster } from '@idgate/core/admin';
+import { Cluster, CreateClusterInput, CreatedCluster, UpdateClusterInput } from '@idgate/schema';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { adminScope } from './scope.js';
@@ -10,7 +10,7 @@ const NameParams = z.object({ name: z.string().describe('the cluster name, in an
 const NOT_FOUND = { description: 'there is no such cluster', problem: ['cluster_not_found'] } as const;
 
 /**
- * The admin REST API of Kubernetes clusters, under `/admin/v1`: list, read, register and remove.
+ * The admin REST API of Kubernetes clusters, under `/admin/v1`: list, read, register, change and remove.
  * Registering answers the cluster's `tokenreview` API key once (201, `no-store`); removing revokes
  * the cluster's keys. Each route needs an API key holding the scope it declares; errors are RFC 9457
  * problems.
@@ -76,6 +76,31 @@ export async function adminClusterRoutes(app: FastifyInstance): Promise<void> {
         const created = await addCluster(request.admin, request.body, { label: (path) => path || 'body' });
         return reply.status(201).header('location', `${root}${BASE}/${created.cluster.name}`).send(created);
       },
+    ),
+  );
+
+  app.patch(
+    `${BASE}/:name`,
+    route(
+      {
+        operationId: 'updateCluster',
+        scope: 'clusters:write',
+        summary: 'Rename a Kubernetes cluster or change its audience',
+        description:
+          'Its API keys stay valid and follow it: a TokenReview through one accepts tokens for the new audience only from then on. The kubectl client gets the new audience instead of the old. Recorded as `admin.changed`.',
+        tags: ['clusters'],
+        params: NameParams,
+        body: { json: UpdateClusterInput, required: true },
+        responses: {
+          200: { description: 'the cluster as it is now', json: Cluster },
+          400: { description: 'a field is not valid: the detail names it', problem: ['invalid_cluster'] },
+          404: NOT_FOUND,
+          409: { description: 'the name or the audience is another cluster’s', problem: ['cluster_exists'] },
+        },
+      },
+      { json: 'a change of a cluster' },
+      ({ params }, request) =>
+        updateCluster(request.admin, params.name, request.body, { label: (path) => path || 'body' }),
     ),
   );
 
