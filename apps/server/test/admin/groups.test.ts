@@ -190,8 +190,9 @@ describe.each(testDatabaseUrls())('admin groups API on $name', (kind) => {
     expect((await admin.listGroupMembers('frontend')).items.map((u) => u.username)).toEqual(['eve', 'fay']);
 
     const { items } = await admin.listEvents({ type: 'admin.changed' });
-    const group = items.filter((e) => e.details.objectKind === 'group');
-    expect(group.at(-1)?.details).toEqual({
+    type Change = { objectKind: string; objectId: string; operation: string | null };
+    const group = items.map((e) => e.details as Change).filter((d) => d.objectKind === 'group');
+    expect(group.at(-1)).toEqual({
       objectKind: 'group',
       objectId: 'frontend',
       action: 'updated',
@@ -200,9 +201,7 @@ describe.each(testDatabaseUrls())('admin groups API on $name', (kind) => {
       after: { name: 'frontend', description: 'Front end' },
     });
     // Each member's change is recorded too, naming the user.
-    expect(
-      group.filter((e) => e.details.operation === 'rename' && e.details.objectId !== 'frontend'),
-    ).toHaveLength(2);
+    expect(group.filter((d) => d.operation === 'rename' && d.objectId !== 'frontend')).toHaveLength(2);
 
     const taken = await httpError(admin.updateGroup('frontend', { name: 'dev' }));
     expect([taken.status, taken.problem?.code]).toEqual([409, 'group_exists']);
