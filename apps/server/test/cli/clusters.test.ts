@@ -297,4 +297,53 @@ describe.each(cliDatabaseUrls())('idgate clusters on $name', ({ create }) => {
     expect(result.stderr).toBe('');
     expect(CreatedCluster.parse(JSON.parse(result.stdout)).cluster.name).toBe('edge');
   });
+
+  it('renames a cluster and changes its audience; its key stays valid and bound to it', async () => {
+    const added = CreatedCluster.parse(
+      JSON.parse((await runInProcess(['clusters', 'add', 'prod', '--json'], { env })).stdout),
+    );
+    await runInProcess(['clusters', 'add', 'dev'], { env });
+    const updated = await runInProcess(
+      ['clusters', 'update', 'PROD', '--name', 'live', '--audience', 'https://live.example', '--json'],
+      { env },
+    );
+    expect(updated.code).toBe(0);
+    expect(Cluster.parse(JSON.parse(updated.stdout))).toMatchObject({
+      name: 'live',
+      audience: 'https://live.example',
+    });
+    expect(await binding(added.apiKey)).toBe('live');
+    const config = await runInProcess(['clusters', 'show', 'live', '--authentication-config'], {
+      env: { ...env, ...HTTPS },
+    });
+    expect(config.stdout).toContain('https://live.example');
+    expect(config.stdout).not.toContain('kubernetes:prod');
+    expect(
+      lines(
+        (await runInProcess(['clusters', 'update', 'live', '--audience', 'kubernetes:x'], { env })).stdout,
+      )[0],
+    ).toBe('updated cluster live');
+    expect(await runInProcess(['clusters', 'update', 'live', '--name', 'dev'], { env })).toMatchObject({
+      code: 1,
+      stderr: 'idgate: cluster dev already exists\n',
+    });
+    expect(
+      await runInProcess(['clusters', 'update', 'live', '--audience', 'kubernetes:dev'], { env }),
+    ).toMatchObject({
+      code: 1,
+      stderr: 'idgate: another cluster has the audience kubernetes:dev\n',
+    });
+    expect(await runInProcess(['clusters', 'update', 'live', '--name', 'bad_name'], { env })).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^idgate: --name "bad_name": must be 1 to 63/),
+    });
+    expect(await runInProcess(['clusters', 'update', 'live'], { env })).toMatchObject({
+      code: 1,
+      stderr: 'idgate: give --name, --audience or both\n',
+    });
+    expect(await runInProcess(['clusters', 'update', 'nope', '--name', 'x'], { env })).toMatchObject({
+      code: 1,
+      stderr: 'idgate: no cluster nope\n',
+    });
+  });
 });

@@ -21,14 +21,20 @@ describe.each(testDatabaseUrls())('idgate groups on $name', ({ create }) => {
     expect((await cli(['groups', 'list'])).stdout).toBe('no groups\n');
     expect((await cli(['users', 'add', 'ann', '--group', 'dev', '--group', 'ops'])).code).toBe(0);
     expect((await cli(['users', 'add', 'ben', '--group', 'dev'])).code).toBe(0);
-    expect(JSON.parse((await cli(['groups', 'list', '--json'])).stdout)).toEqual([
-      { name: 'dev', members: 2 },
-      { name: 'ops', members: 1 },
+    const listed = (json: string) =>
+      (JSON.parse(json) as Array<{ name: string; members: number }>).map((g) => [g.name, g.members]);
+    expect(listed((await cli(['groups', 'list', '--json'])).stdout)).toEqual([
+      ['dev', 2],
+      ['ops', 1],
     ]);
     const text = await run(['groups', 'list'], { env });
-    expect(lines(text.stdout)).toEqual(['GROUP  MEMBERS', 'dev    2', 'ops    1']);
+    expect(lines(text.stdout)).toEqual([
+      'GROUP  MEMBERS  DESCRIPTION',
+      'dev    2        -',
+      'ops    1        -',
+    ]);
     const paged = await cli(['groups', 'list', '--limit', '1', '--json']);
-    expect(JSON.parse(paged.stdout)).toEqual([{ name: 'dev', members: 2 }]);
+    expect(listed(paged.stdout)).toEqual([['dev', 2]]);
     expect(paged.stderr).toMatch(/^idgate: more groups: --cursor \S+\n$/);
 
     expect(await cli(['groups', 'add', 'ops', 'BEN'])).toMatchObject({
@@ -74,5 +80,73 @@ describe.each(testDatabaseUrls())('idgate groups on $name', ({ create }) => {
     expect((await cli(['groups', 'list', '--limit', '501'])).stderr).toBe(
       'idgate: --limit "501": must be a whole number from 1 to 500\n',
     );
+  });
+
+  it('creates, describes, renames, updates and deletes groups', async () => {
+    const created = await cli(['groups', 'create', 'web', '--description', 'Web team']);
+    expect(created.code).toBe(0);
+    expect(lines(created.stdout).slice(0, 4)).toEqual([
+      'created group web',
+      'name: web',
+      'description: Web team',
+      'members: 0',
+    ]);
+    expect(await cli(['groups', 'create', 'web'])).toMatchObject({
+      code: 1,
+      stderr: 'idgate: group web already exists\n',
+    });
+    expect(await cli(['groups', 'create', 'x', '--description', ''])).toMatchObject({ code: 0 });
+    expect((await cli(['groups', 'list'])).stdout).toContain('web    0        Web team');
+    expect((await cli(['users', 'add', 'ann', '--group', 'web'])).code).toBe(0);
+    expect((await cli(['users', 'add', 'ben', '--group', 'web', '--group', 'dev'])).code).toBe(0);
+    expect(JSON.parse((await cli(['groups', 'describe', 'web', '--json'])).stdout)).toMatchObject({
+      name: 'web',
+      description: 'Web team',
+      members: 2,
+    });
+
+    expect(await cli(['groups', 'rename', 'web', 'frontend'])).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^renamed group web to frontend \(2 member\(s\)\)\n/),
+    });
+    expect(JSON.parse((await cli(['users', 'show', 'ben', '--json'])).stdout).groups).toEqual([
+      'frontend',
+      'dev',
+    ]);
+    expect(await cli(['groups', 'describe', 'web'])).toMatchObject({
+      code: 1,
+      stderr: 'idgate: no group web\n',
+    });
+    expect(await cli(['groups', 'rename', 'frontend', 'dev'])).toMatchObject({
+      code: 1,
+      stderr: 'idgate: group dev already exists\n',
+    });
+    expect(await cli(['groups', 'rename', 'frontend', 'system:x'])).toMatchObject({
+      code: 1,
+      stderr: 'idgate: NEW "system:x": must not start with "system:", which Kubernetes reserves\n',
+    });
+
+    const updated = await cli(['groups', 'update', 'frontend', '--description', 'Front end', '--json']);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ name: 'frontend', description: 'Front end' });
+    expect(
+      JSON.parse((await cli(['groups', 'update', 'frontend', '--description', '', '--json'])).stdout),
+    ).toMatchObject({
+      description: null,
+    });
+
+    expect(await cli(['groups', 'delete', 'frontend'])).toMatchObject({
+      code: 1,
+      stderr: 'idgate: group frontend has 2 members; take them out first, or delete with force\n',
+    });
+    expect(JSON.parse((await cli(['groups', 'delete', 'frontend', '--force', '--json'])).stdout)).toEqual({
+      name: 'frontend',
+      removedMembers: 2,
+    });
+    expect(JSON.parse((await cli(['users', 'show', 'ben', '--json'])).stdout).groups).toEqual(['dev']);
+    expect(await cli(['groups', 'delete', 'x'])).toMatchObject({
+      code: 0,
+      stdout: 'group x deleted (0 member(s) taken out)\n',
+    });
+    expect(await cli(['groups', 'delete', 'x'])).toMatchObject({ code: 1, stderr: 'idgate: no group x\n' });
   });
 });
