@@ -21,8 +21,8 @@ import { findKubectlClient } from './kubectl-client.js';
 import { type AdminPorts, type ClientLifetimes, nowOf } from './ports.js';
 import { clientView } from './views.js';
 
-// What an `admin.changed` event of a client may show: never the secret or its hash.
-const CLIENT_FIELDS = [
+/** What an `admin.changed` event of a client may show, and what a declared client sets: never the secret or its hash. */
+export const CLIENT_FIELDS = [
   'name',
   'public',
   'trusted',

@@ -4,7 +4,7 @@ import {
   type Declarations,
   type DeclaredApiKey,
   type DeclaredClient,
-  type DeclaredKind,
+  DeclaredKind,
   defaultClusterAudience,
   IDENTITY_PROVIDER_SECRETS,
   IdentityProviderConfig,
@@ -20,8 +20,8 @@ import type { ApiKeyRecord, ClientRecord } from '../model.js';
 import type { DeclaredObjectRecord } from '../ports/declaration-storage.js';
 import type { Storage } from '../ports/storage.js';
 import { hashSecret } from '../secrets.js';
-import { recordApiKeyCreated, updateApiKey } from './api-keys.js';
-import { parseClientRegistration, removeClient, updateClient } from './clients.js';
+import { recordApiKeyCreated, revokeApiKey, updateApiKey } from './api-keys.js';
+import { CLIENT_FIELDS, parseClientRegistration, removeClient, updateClient } from './clients.js';
 import { registerClusterIn, removeCluster } from './clusters.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
 import { addIdentityProvider, removeIdentityProvider, updateIdentityProvider } from './identity-providers.js';
@@ -52,14 +52,7 @@ export interface ApplyOptions {
 }
 
 /** The order kinds are created in; deletions run the other way round. */
-const KIND_ORDER: readonly DeclaredKind[] = [
-  'identity-provider',
-  'client',
-  'cluster',
-  'group',
-  'user',
-  'api-key',
-];
+const KIND_ORDER: readonly DeclaredKind[] = DeclaredKind.options;
 
 /** Fields shown as `[secret]` in a plan: their values are hashes of secrets. */
 const SECRET_FIELDS = new Set(['secret', 'key', 'secrets']);
@@ -130,18 +123,7 @@ function diff(before: Projection | undefined, after: Projection | undefined): Pl
 // ---------------------------------------------------------------------------------------------
 // Clients
 
-const CLIENT_PROJECTED = [
-  'name',
-  'public',
-  'trusted',
-  'redirectUris',
-  'postLogoutRedirectUris',
-  'grantTypes',
-  'scopes',
-  'audiences',
-  'accessTokenTtl',
-  'refreshTokenTtl',
-] as const;
+const CLIENT_PROJECTED = CLIENT_FIELDS;
 
 function clientProjection(client: Omit<ClientRecord, 'clientId' | 'createdAt'>): Projection {
   const projection: Projection = {};
@@ -466,17 +448,7 @@ async function desiredApiKey(
         );
       // A new key replaces the stored one: the new one is made before the old one stops working.
       const id = await create(ports);
-      await ports.storage.transaction(async (tx) => {
-        if (await tx.apiKeys.revoke(current.objectId, nowOf(ports)))
-          await recordAdminChange(tx, ports, {
-            objectKind: 'api-key',
-            objectId: current.objectId,
-            action: 'updated',
-            operation: 'revoke',
-            before: {},
-            after: { replacedBy: id },
-          });
-      });
+      await revokeApiKey(ports, current.objectId);
       return id;
     },
   };
@@ -497,17 +469,7 @@ const apiKeyStore: KindStore = {
     return key === undefined ? undefined : { objectId: key.id, projection: apiKeyProjection(key) };
   },
   async remove(ports, stored) {
-    await ports.storage.transaction(async (tx) => {
-      if (await tx.apiKeys.revoke(stored.objectId, nowOf(ports)))
-        await recordAdminChange(tx, ports, {
-          objectKind: 'api-key',
-          objectId: stored.objectId,
-          action: 'updated',
-          operation: 'revoke',
-          before: {},
-          after: {},
-        });
-    });
+    await revokeApiKey(ports, stored.objectId);
   },
 };
 
