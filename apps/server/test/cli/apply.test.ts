@@ -255,6 +255,53 @@ describe.each(cliDatabaseUrls())('idgate apply on $name', ({ create }) => {
     });
   });
 
+  it("declares groups, and changes a cluster's audience with its webhook key still working", async () => {
+    expect((await apply()).code).toBe(0);
+    await writeFile(
+      join(dir, 'groups.yaml'),
+      'groups:\n  - name: sre\n    description: Site reliability\n  - name: empty\n',
+    );
+    const withGroups = await runInProcess(['apply', '-f', file, '-f', join(dir, 'groups.yaml'), '--json'], {
+      env,
+    });
+    expect(withGroups.stderr).toBe('');
+    // sre exists already (alice is in it): adopted and described; empty is new.
+    expect(
+      steps(ApplyResult.parse(JSON.parse(withGroups.stdout))).filter((s) => s.includes('group')),
+    ).toEqual(['update group sre adopted', 'create group empty']);
+    const described = await runInProcess(['groups', 'describe', 'sre', '--json'], { env });
+    expect(JSON.parse(described.stdout)).toMatchObject({
+      name: 'sre',
+      description: 'Site reliability',
+      members: 1,
+    });
+
+    await writeFile(
+      file,
+      declarations(keyFile).replace(
+        '  - name: prod\n',
+        '  - name: prod\n    audience: https://prod.k8s.example\n',
+      ),
+    );
+    const moved = await plan();
+    expect(moved.changes.find((c) => c.kind === 'cluster')).toMatchObject({
+      action: 'update',
+      fields: [{ field: 'audience', before: 'kubernetes:prod', after: 'https://prod.k8s.example' }],
+    });
+    expect(await stored()).toMatchObject({ clusters: ['prod https://prod.k8s.example'], review: 'ok prod' });
+
+    // A group with members the declarations do not hold is not pruned away from them.
+    // (alice is declared: her groups are the file's, so she leaves it; bob is not.)
+    expect((await runInProcess(['groups', 'add', 'empty', 'alice'], { env })).code).toBe(0);
+    expect((await runInProcess(['users', 'add', 'bob', '--group', 'empty'], { env })).code).toBe(0);
+    await writeFile(join(dir, 'groups.yaml'), 'groups:\n  - name: sre\n    description: Site reliability\n');
+    const prune = await runInProcess(['apply', '-f', file, '-f', join(dir, 'groups.yaml'), '--prune'], {
+      env,
+    });
+    expect(prune.code).toBe(1);
+    expect(prune.stderr).toMatch(/^idgate: group empty has 1 member/);
+  });
+
   it('reads a directory of files in name order, and prints a new key with api-keys generate', async () => {
     await rm(file);
     await writeFile(join(dir, '10-clusters.yaml'), 'clusters:\n  - name: a\n');

@@ -22,8 +22,9 @@ import type { Storage } from '../ports/storage.js';
 import { hashSecret } from '../secrets.js';
 import { recordApiKeyCreated, revokeApiKey, updateApiKey } from './api-keys.js';
 import { CLIENT_FIELDS, parseClientRegistration, removeClient, updateClient } from './clients.js';
-import { registerClusterIn, removeCluster } from './clusters.js';
+import { registerClusterIn, removeCluster, updateCluster } from './clusters.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
+import { createGroup, deleteGroup, updateGroup } from './groups.js';
 import { addIdentityProvider, removeIdentityProvider, updateIdentityProvider } from './identity-providers.js';
 import { type AdminPorts, nowOf } from './ports.js';
 import { describeIdentityProvider, describeStoredProvider } from './provider-config.js';
@@ -243,10 +244,10 @@ function desiredCluster(declared: Declarations['clusters'][number]): Desired {
       );
       return declared.name;
     },
-    async update() {
-      throw invalid(
-        `cluster ${declared.name}: its audience cannot change by declaration yet; remove the cluster and declare it again`,
-      );
+    async update(ports) {
+      // The cluster's keys follow its new audience (nothing is revoked).
+      await updateCluster(ports, declared.name, { audience });
+      return declared.name;
     },
   };
 }
@@ -258,6 +259,39 @@ const clusterStore: KindStore = {
   },
   async remove(ports, stored) {
     await removeCluster(ports, stored.objectId);
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Groups
+
+function desiredGroup(declared: Declarations['groups'][number]): Desired {
+  const description = declared.description ?? null;
+  return {
+    kind: 'group',
+    name: declared.name,
+    projection: { description },
+    async create(ports) {
+      await createGroup(ports, { name: declared.name, description });
+      return declared.name;
+    },
+    async update(ports) {
+      await updateGroup(ports, declared.name, { description });
+      return declared.name;
+    },
+  };
+}
+
+const groupStore: KindStore = {
+  async find(storage, name) {
+    const group = await storage.groups.find(name);
+    return group === undefined
+      ? undefined
+      : { objectId: name, projection: { description: group.description } };
+  },
+  async remove(ports, stored) {
+    // Members the declarations do not hold keep it: the deletion is refused, naming how many.
+    await deleteGroup(ports, stored.objectId);
   },
 };
 
@@ -475,11 +509,11 @@ const apiKeyStore: KindStore = {
 
 // ---------------------------------------------------------------------------------------------
 
-const STORES: Record<DeclaredKind, KindStore | undefined> = {
+const STORES: Record<DeclaredKind, KindStore> = {
   'identity-provider': providerStore,
   client: clientStore,
   cluster: clusterStore,
-  group: undefined,
+  group: groupStore,
   user: userStore,
   'api-key': apiKeyStore,
 };
@@ -492,8 +526,7 @@ async function readDeclarations(ports: DeclarationPorts, declarations: Declarati
   for (const [i, client] of declarations.clients.entries())
     desired.push(await desiredClient(ports, client, `clients[${i}]`));
   for (const cluster of declarations.clusters) desired.push(desiredCluster(cluster));
-  if (declarations.groups.length > 0)
-    throw invalid('groups: declaring groups needs groups as objects, which this server does not have yet');
+  for (const group of declarations.groups) desired.push(desiredGroup(group));
   for (const [i, user] of declarations.users.entries()) desired.push(desiredUser(user, `users[${i}]`));
   const clusters = new Map(
     declarations.clusters.map((c) => [c.name, c.audience ?? defaultClusterAudience(c.name)] as const),
@@ -577,8 +610,7 @@ export async function applyDeclarations(
         `${object.kind} ${object.name} is managed by ${record.manager}, not ${options.manager}`,
         { key: object.name, problem: 'declaration_conflict' },
       );
-    const store = STORES[object.kind];
-    const stored = await store?.find(ports.storage, object.name, record, object);
+    const stored = await STORES[object.kind].find(ports.storage, object.name, record, object);
     const fields = diff(stored?.projection, object.projection);
     const drift =
       record !== undefined &&
@@ -604,7 +636,7 @@ export async function applyDeclarations(
       )
       .sort((a, b) => rank(b.kind) - rank(a.kind));
     for (const record of gone) {
-      const stored = await STORES[record.kind]?.find(ports.storage, record.name, record, undefined);
+      const stored = await STORES[record.kind].find(ports.storage, record.name, record, undefined);
       steps.push({
         change: {
           kind: record.kind,
@@ -650,7 +682,7 @@ export async function applyDeclarations(
 async function carryOut(ports: DeclarationPorts, manager: string, step: Step): Promise<void> {
   const { change, desired, stored } = step;
   if (desired === undefined) {
-    if (stored !== undefined) await STORES[change.kind]?.remove(ports, stored, change.name);
+    if (stored !== undefined) await STORES[change.kind].remove(ports, stored, change.name);
     await ports.storage.declaredObjects.remove(change.kind, change.name);
     return;
   }
