@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   CreatedUser,
+  CreateGroupInput,
   CreateUserRequest,
   Group,
   LinkIdentityRequest,
@@ -9,6 +10,8 @@ import {
   Password,
   pageOf,
   SetPasswordInput,
+  UpdateClusterInput,
+  UpdateGroupInput,
   UpdateUserInput,
   UserListQuery,
   UserStatus,
@@ -32,8 +35,15 @@ describe('idgate admin users and groups', () => {
     expect(PageQuery.parse({ limit: '500', cursor: 'YQ' })).toEqual({ limit: 500, cursor: 'YQ' });
     for (const limit of ['0', '501', '1.5', 'x', ''])
       expect(PageQuery.safeParse({ limit }).success).toBe(false);
-    expect(pageOf(Group).parse({ items: [{ name: 'dev', members: 2 }], nextCursor: null })).toEqual({
-      items: [{ name: 'dev', members: 2 }],
+    const dev = {
+      name: 'dev',
+      description: null,
+      members: 2,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    };
+    expect(pageOf(Group).parse({ items: [dev], nextCursor: null })).toEqual({
+      items: [dev],
       nextCursor: null,
     });
     expect(pageOf(Group).safeParse({ items: [] }).success).toBe(false);
@@ -80,5 +90,20 @@ describe('idgate admin users and groups', () => {
     });
     expect(LinkIdentityRequest.safeParse({ provider: 'github', subject: '' }).success).toBe(false);
     expect(Group.safeParse({ name: 'dev', members: -1 }).success).toBe(false);
+  });
+
+  it('takes a group with an optional description, and a change of one naming at least one field', () => {
+    expect(CreateGroupInput.parse({ name: 'dev', description: ' Developers ' })).toEqual({
+      name: 'dev',
+      description: 'Developers',
+    });
+    expect(CreateGroupInput.safeParse({ name: 'system:x' }).success).toBe(false);
+    expect(CreateGroupInput.safeParse({ name: 'dev', members: 1 }).success).toBe(false);
+    expect(UpdateGroupInput.parse({ description: null })).toEqual({ description: null });
+    expect(UpdateGroupInput.safeParse({}).success).toBe(false);
+    expect(UpdateGroupInput.safeParse({ name: 'a b' }).success).toBe(false);
+    expect(UpdateClusterInput.parse({ name: 'Live' })).toEqual({ name: 'live' });
+    expect(UpdateClusterInput.safeParse({}).success).toBe(false);
+    expect(UpdateClusterInput.safeParse({ audience: 'not a uri' }).success).toBe(false);
   });
 });
