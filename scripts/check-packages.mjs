@@ -6,7 +6,7 @@
 // user runs first, with only node, npm, npx and sh on PATH: `npx idgate --help`, `npx idgate init`,
 // `npx idgate serve` (its pages, assets, discovery and OpenAPI answer, Ctrl-C stops it), each
 // package README's example against that idgate, and `kubectl-idgate --help`. CI runs it after the
-// tests (.ci/run); `pnpm check:packages` runs it by hand. Needs the npm registry; takes about two
+// tests (.ci/run); `pnpm check:packages` runs it by hand. Needs the npm registry; takes two to four
 // minutes, most of it compiling better-sqlite3.
 import { execFile, spawn } from 'node:child_process';
 import { access, constants, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
