@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +21,8 @@ const PUBLISHED = [
   },
   { name: '@idgate/sdk', dir: 'packages/sdk', imports: { '../src/index.js': '@idgate/sdk' } },
   { name: '@idgate/kubectl', dir: 'apps/kubectl-idgate', imports: { '../src/index.js': '@idgate/kubectl' } },
+  // its README shows the idgate command (scripts/check-packages.mjs runs it from the installed tarball)
+  { name: '@idgate/server', dir: 'apps/server', imports: undefined },
 ] as const;
 
 function packedFiles(dir: string): Promise<string[]> {
@@ -55,17 +57,20 @@ describe.each(PUBLISHED)('the published package $name', ({ name, dir, imports })
   it('has a README saying what it is, how to install it, and linking to the root README', () => {
     expect(readme.startsWith(`# ${name}\n`)).toBe(true);
     expect(readme).toContain(`npm install ${name === '@idgate/kubectl' ? '-g ' : ''}${name}`);
+    expect(readme).toContain('Node.js 20.19 or later');
     expect(readme).toContain('](../../README.md)');
   });
 
-  it('shows the usage example the package typechecks (test/readme-example.ts), imports named as a user writes them', () => {
-    let example = readFileSync(join(ROOT, dir, 'test', 'readme-example.ts'), 'utf8');
-    for (const [relative, published] of Object.entries(imports)) {
-      example = example.replaceAll(`'${relative}'`, `'${published}'`);
-    }
-    expect(example).not.toMatch(/from '\.\.?\//);
-    expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
-  });
+  // the server's README shows its command instead, which scripts/check-packages.mjs runs
+  if (imports !== undefined)
+    it('shows the usage example the package typechecks (test/readme-example.ts), imports named as a user writes them', () => {
+      let example = readFileSync(join(ROOT, dir, 'test', 'readme-example.ts'), 'utf8');
+      for (const [relative, published] of Object.entries(imports)) {
+        example = example.replaceAll(`'${relative}'`, `'${published}'`);
+      }
+      expect(example).not.toMatch(/from '\.\.?\//);
+      expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
+    });
 
   it('builds before it is packed (prepack), and packs the files its manifest names', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as {
@@ -87,6 +92,76 @@ describe.each(PUBLISHED)('the published package $name', ({ name, dir, imports })
     // The README's example is a test file: it stays out of the package.
     expect(files.filter((file) => file.startsWith('test/'))).toEqual([]);
   }, 60_000);
+});
+
+describe('the published server, @idgate/server', () => {
+  const dir = join(ROOT, 'apps/server');
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    private?: boolean;
+    bin: Record<string, string>;
+    files: string[];
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+
+  it('links the idgate command to the checked-in launcher, and packs bin/ and dist/ alone', async () => {
+    expect(manifest.private).toBeUndefined();
+    expect(manifest.bin).toEqual({ idgate: './bin/idgate.js' });
+    expect(manifest.files).toEqual(['bin', 'dist']);
+    const files = await packedFiles('apps/server');
+    expect(files).toContain('bin/idgate.js');
+    expect(files).toContain('dist/bin.js');
+    expect(files).toContain('dist/storage/migrations/index.js');
+    const outside = files.filter((file) => !/^(bin|dist)\/|^(README\.md|LICENSE|package\.json)$/.test(file));
+    expect(outside).toEqual([]);
+  }, 60_000);
+
+  /** The bare module names that `source` loads at run time: type-only imports are erased. */
+  const runtimeImports = (source: string) =>
+    [
+      ...source.matchAll(/^(?:import|export)\s+(?!type\b)[^'";]*?\bfrom\s+'([^']+)'/gm),
+      ...source.matchAll(/^import\s+'([^']+)'/gm),
+      ...source.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g),
+      ...source.matchAll(/\bcreateRequire\([^)]*\)\(\s*'([^']+)'\s*\)/g),
+    ]
+      .map((match) => match[1] as string)
+      .filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:'))
+      .map((specifier) =>
+        specifier
+          .split('/')
+          .slice(0, specifier.startsWith('@') ? 2 : 1)
+          .join('/'),
+      );
+
+  it('depends (dependencies, which npm installs) on every package its source loads at run time', () => {
+    const sources = (readdirSync(join(dir, 'src'), { recursive: true }) as string[]).filter((file) =>
+      file.endsWith('.ts'),
+    );
+    const loaded = new Set(
+      sources.flatMap((file) => runtimeImports(readFileSync(join(dir, 'src', file), 'utf8'))),
+    );
+    expect(loaded.size).toBeGreaterThan(10);
+    const undeclared = [...loaded].filter((name) => manifest.dependencies[name] === undefined).sort();
+    expect(undeclared, 'imported at run time but not in dependencies').toEqual([]);
+  });
+
+  it('reads what it imports as the checker does: type-only imports aside, require() through createRequire', () => {
+    expect(
+      runtimeImports(
+        [
+          "import type { Provider } from 'oidc-provider';",
+          "import { type A, b } from 'fastify';",
+          "import {\n  c,\n  d,\n} from '@opentelemetry/api/x';",
+          "export { e } from 'kysely';",
+          "export type { F } from 'vitest';",
+          "const g = await import('pg');",
+          "const { parse } = createRequire(import.meta.url)('yaml');",
+          "import { h } from './local.js';",
+          "import { i } from 'node:fs';",
+        ].join('\n'),
+      ),
+    ).toEqual(['fastify', '@opentelemetry/api', 'kysely', 'pg', 'yaml']);
+  });
 });
 
 describe('the SDK page, docs/sdk.md', () => {
