@@ -99,8 +99,6 @@ export interface ClusterRecord {
 export interface GroupRecord {
   name: string;
   description: string | null;
-  /** Which declaration manager (`idgate apply`) declared the group; null for one made by hand. */
-  managedBy: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -63,7 +63,6 @@ export interface ApiKeysTable {
 export interface GroupsTable {
   name: string;
   description: string | null;
-  managed_by: string | null;
   created_at: number;
   updated_at: number;
 }

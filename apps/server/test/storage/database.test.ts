@@ -125,9 +125,9 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
     await sql`drop table "groups"`.execute(database.db);
     expect((await migrateToLatest(database)).applied).toContain('0023_groups');
     const groups = await storage.groups.page({ limit: 10 });
-    expect(groups.map((g) => [g.name, g.members, g.description, g.managedBy])).toEqual([
-      ['Ops', 1, null, null],
-      ['dev', 2, null, null],
+    expect(groups.map((g) => [g.name, g.members, g.description])).toEqual([
+      ['Ops', 1, null],
+      ['dev', 2, null],
     ]);
   });
 

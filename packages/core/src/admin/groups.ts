@@ -19,7 +19,7 @@ type Ports = Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>;
 /** Users renamed or taken out of a group per round trip. */
 const MEMBERS_PER_BATCH = 200;
 
-const GROUP_FIELDS = ['name', 'description', 'managedBy'] as const;
+const GROUP_FIELDS = ['name', 'description'] as const;
 
 const notFound = (name: string) => new AdminError('not_found', 'group', `no group ${name}`, { key: name });
 const taken = (name: string) =>
@@ -73,8 +73,7 @@ export async function getGroup(ports: Pick<AdminPorts, 'storage'>, group: string
 }
 
 /**
- * Creates a group with no member (`managedBy`: the declaration manager that declares it, for
- * `idgate apply`).
+ * Creates a group with no member.
  * @throws AdminError `invalid_input` naming the bad field (`invalid_group`); `conflict`
  * (`group_exists`) for a name taken.
  * @example const group = await createGroup(ports, { name: 'dev', description: 'Developers' });
@@ -82,15 +81,13 @@ export async function getGroup(ports: Pick<AdminPorts, 'storage'>, group: string
 export async function createGroup(
   ports: Ports,
   input: unknown,
-  options: Omit<DescribeIssueOptions, 'input' | 'secrets'> & { managedBy?: string | null } = {},
+  options: Omit<DescribeIssueOptions, 'input' | 'secrets'> = {},
 ): Promise<Group> {
-  const { managedBy = null, ...describe } = options;
-  const fields = parseAdminInput(CreateGroupInput, input, 'group', describe);
+  const fields = parseAdminInput(CreateGroupInput, input, 'group', options);
   const now = nowOf(ports);
   const record: GroupRecord = {
     name: fields.name,
     description: fields.description ?? null,
-    managedBy,
     createdAt: now,
     updatedAt: now,
   };
@@ -109,7 +106,6 @@ export async function createGroup(
 /**
  * Renames a group and/or changes its description, in one transaction: renamed, every member's
  * groups name it by its new name (each member a change every replica's token review hears of).
- * `managedBy` (for `idgate apply`) sets who declares it.
  * @throws AdminError `invalid_input` (`invalid_group`); `not_found` (`group_not_found`);
  * `conflict` (`group_exists`) when the new name is taken.
  * @example await updateGroup(ports, 'dev', { name: 'developers' });
@@ -118,11 +114,10 @@ export async function updateGroup(
   ports: Ports,
   group: string,
   input: unknown,
-  options: Omit<DescribeIssueOptions, 'input' | 'secrets'> & { managedBy?: string | null } = {},
+  options: Omit<DescribeIssueOptions, 'input' | 'secrets'> = {},
 ): Promise<Group> {
-  const { managedBy, ...describe } = options;
   const name = groupName(group);
-  const fields = parseAdminInput(UpdateGroupInput, input, 'group', describe);
+  const fields = parseAdminInput(UpdateGroupInput, input, 'group', options);
   return ports.storage.transaction(async (tx) => {
     const before = await tx.groups.find(name);
     if (before === undefined) throw notFound(name);
@@ -134,7 +129,6 @@ export async function updateGroup(
           updatedAt: now,
           ...(rename === undefined ? {} : { name: rename }),
           ...(fields.description === undefined ? {} : { description: fields.description }),
-          ...(managedBy === undefined ? {} : { managedBy }),
         }),
       () => taken(rename ?? name),
     );

@@ -72,7 +72,7 @@ export function createMemoryStorage(): Storage {
     const created: string[] = [];
     for (const name of names) {
       if (tables.groups.has(name)) continue;
-      tables.groups.set(name, { name, description: null, managedBy: null, createdAt: at, updatedAt: at });
+      tables.groups.set(name, { name, description: null, createdAt: at, updatedAt: at });
       created.push(name);
     }
     return created;

@@ -133,7 +133,6 @@ export interface StoredGroup extends GroupRecord {
 export interface GroupChanges {
   name?: string;
   description?: string | null;
-  managedBy?: string | null;
   updatedAt: Date;
 }
 

@@ -1,8 +1,8 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
 // Groups as objects of their own: a row per group, which exists with no member too. Members stay
-// on the users (`users.groups`, JSON text), so a token review still reads one row. `managed_by`
-// names the declaration manager (`idgate apply`) that declared a group, null for one made by hand.
+// on the users (`users.groups`, JSON text), so a token review still reads one row. (Which
+// declaration manager owns a group is in `declared_objects`, as for every declared object.)
 // Every group a user is in at the time of the migration gets a row. Instants in epoch ms.
 
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -12,7 +12,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .ifNotExists()
     .addColumn('name', 'text', (c) => c.primaryKey())
     .addColumn('description', 'text')
-    .addColumn('managed_by', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
@@ -21,8 +20,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     ? sql`select distinct g.name from users cross join lateral jsonb_array_elements_text(users.groups::jsonb) as g(name)`
     : sql`select distinct g.value from users, json_each(users.groups) as g`;
   // `where true` keeps SQLite from reading `on conflict` as part of the select's join.
-  await sql`insert into "groups" (name, description, managed_by, created_at, updated_at)
-    select m.*, null, null, ${now}, ${now} from (${members}) as m where true
+  await sql`insert into "groups" (name, description, created_at, updated_at)
+    select m.*, null, ${now}, ${now} from (${members}) as m where true
     on conflict (name) do nothing`.execute(db);
 }
 

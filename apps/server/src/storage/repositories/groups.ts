@@ -50,7 +50,6 @@ export function createGroupRepository(ctx: RepositoryContext): GroupRepository {
           distinct.map((name) => ({
             name,
             description: null,
-            managed_by: null,
             created_at: ms,
             updated_at: ms,
           })),
@@ -77,7 +76,6 @@ export function createGroupRepository(ctx: RepositoryContext): GroupRepository {
       const set: Updateable<GroupsTable> = { updated_at: toMs(changes.updatedAt) };
       if (changes.name !== undefined) set.name = changes.name;
       if (changes.description !== undefined) set.description = changes.description;
-      if (changes.managedBy !== undefined) set.managed_by = changes.managedBy;
       return insertUnique(ctx, GROUPS.conflicts, 'name', () => updateRecord(db, GROUPS, 'name', name, set));
     },
 
@@ -91,7 +89,6 @@ function toRow(group: GroupRecord): GroupsTable {
   return {
     name: group.name,
     description: group.description,
-    managed_by: group.managedBy,
     created_at: toMs(group.createdAt),
     updated_at: toMs(group.updatedAt),
   };
@@ -101,7 +98,6 @@ function toGroup(row: Selectable<GroupsTable>): GroupRecord {
   return {
     name: row.name,
     description: row.description,
-    managedBy: row.managed_by,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
