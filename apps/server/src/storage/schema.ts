@@ -66,6 +66,31 @@ export interface ClustersTable {
   created_at: number;
 }
 
+export interface TrustsTable {
+  /** Lower-case. */
+  name: string;
+  issuer: string;
+  audience: string;
+  /** JSON JWK set, or null (discovery). */
+  jwks: string | null;
+  discovery_url: string | null;
+  condition: string | null;
+  username: string;
+  /** JSON array. */
+  groups: string;
+  /** JSON array. */
+  clusters: string;
+  max_ttl: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SubjectTokenUsesTable {
+  issuer: string;
+  jti: string;
+  expires_at: number;
+}
+
 export interface SigningKeysTable {
   kid: string;
   alg: string;
@@ -280,6 +305,8 @@ export interface Schema {
   grants: GrantsTable;
   authorization_codes: AuthorizationCodesTable;
   clusters: ClustersTable;
+  trusts: TrustsTable;
+  subject_token_uses: SubjectTokenUsesTable;
   refresh_tokens: RefreshTokensTable;
   browser_sessions: BrowserSessionsTable;
   consents: ConsentsTable;
@@ -348,6 +375,8 @@ export const TABLES = [
   'audit_events',
   'change_log',
   'clusters',
+  'trusts',
+  'subject_token_uses',
   'login_transactions',
   'linked_identities',
   'identity_providers',

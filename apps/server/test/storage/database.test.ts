@@ -65,6 +65,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0020_audit_event_origin',
       '0021_incident_response',
       '0022_audit_chain',
+      '0025_trusts',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });

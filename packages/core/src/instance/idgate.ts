@@ -103,6 +103,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     isRevoked: (kind, value) => storage.revocations.isRevoked(kind, value, new Date(clock.now())),
     notBefore,
     verify,
+    findTrust: (name) => storage.trusts.findByName(name),
   };
   // Not a spread of `live`: that would read its key ring once, here, for good.
   const introspection: IntrospectionContext = {
