@@ -89,12 +89,12 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
     const error = (await promise.then(
       () => undefined,
       (e: unknown) => e,
-    )) as (oidc.ResponseBodyError & { cause?: unknown }) | undefined;
+    )) as Error | undefined;
     expect(error).toBeInstanceOf(Error);
     if (error instanceof oidc.ResponseBodyError)
       return { error: error.error, description: error.error_description, status: error.status };
     // A 5xx answer is a ClientError whose cause is the response.
-    const response = error?.cause as Response;
+    const response = (error as { cause?: unknown } | undefined)?.cause as Response;
     const body = (await response.json()) as { error: string; error_description: string };
     return { error: body.error, description: body.error_description, status: response.status };
   };
