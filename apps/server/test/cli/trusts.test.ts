@@ -21,10 +21,9 @@ describe.each(cliDatabaseUrls())('idgate trusts on $name', ({ create }) => {
 
   it('adds, lists, describes, updates, tests and removes a trust with an inline JWKS', async () => {
     const { privateKey, publicKey } = await generateKeyPair('ES256');
-    const dir = database.url.startsWith('sqlite:')
-      ? join(database.url.slice('sqlite:'.length), '..')
-      : '/tmp';
-    const jwksFile = join(dir, `jwks-${process.pid}.json`);
+    const dir = await mkdtemp(join(tmpdir(), 'idgate-trusts-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const jwksFile = join(dir, 'jwks.json');
     await writeFile(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'sa1' }] }));
     const issuer = 'https://kubernetes.default.svc.cluster.local';
     const added = await runInProcess(
