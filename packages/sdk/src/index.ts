@@ -102,6 +102,7 @@ export type {
   PollDeviceAuthorizationOptions,
 } from './native-types.js';
 export type { IdgateSessionMethods } from './sessions.js';
+export type { IdgateTrustMethods } from './trusts.js';
 export type {
   AuthorizationCodeGrantOptions,
   AuthorizationPrompt,
