@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createIdgateAdminClient } from '@idgate/sdk';
 import { base64url, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -404,5 +405,47 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
     // Nothing was spent: the same token still exchanges.
     expect((await exchange(good)).access_token).toBeTruthy();
     expect((await admin('/trusts/nope/test', { method: 'POST', body: { token } })).status).toBe(404);
+  });
+
+  it('manages trusts through the SDK; removing a trust stops its tokens at once', async () => {
+    const sdk = createIdgateAdminClient({ baseUrl: t.baseUrl, apiKey: adminKey });
+    const token = await gitlab.mint(
+      { sub: 'p', aud: 'https://idgate.example', project_path: 'acme/web', ref_protected: 'true' },
+      clock.now(),
+    );
+    const answer = await exchange(token, { audience: 'staging' });
+    expect((await review(stagingKey, answer.access_token)).authenticated).toBe(true);
+    expect((await sdk.listTrusts()).items.map((trust) => trust.name)).toContain('gitlab');
+    const updated = await sdk.updateTrust('GitLab', { groups: ['ci', 'web'], condition: null });
+    expect(updated).toMatchObject({ groups: ['ci', 'web'], condition: null });
+    const evaluation = await sdk.testTrust('gitlab', { token, cluster: 'staging' });
+    expect(evaluation).toMatchObject({
+      matched: true,
+      identity: { username: 'gitlab:acme/web', groups: ['ci', 'web'] },
+    });
+    const bad = await admin('/trusts/gitlab', { method: 'PATCH', body: { condition: 'claims.(' } });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({
+      code: 'invalid_trust',
+      detail: expect.stringMatching(/^condition: is not a CEL expression/),
+    });
+    const taken = await admin('/trusts', {
+      method: 'POST',
+      body: {
+        name: 'GitLab',
+        issuer: gitlab.issuer,
+        audience: 'a',
+        username: 'x:{sub}',
+        clusters: ['prod'],
+        maxTtl: 60,
+      },
+    });
+    expect(taken.status).toBe(409);
+    await sdk.deleteTrust('gitlab');
+    expect(await review(stagingKey, answer.access_token)).toMatchObject({
+      authenticated: false,
+      error: 'trust no longer exists',
+    });
+    expect((await admin('/trusts/gitlab')).status).toBe(404);
   });
 });
