@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createIdgateAdminClient } from '@idgate/sdk';
-import { base64url, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { base64url, decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrls } from '../helpers/databases.js';
@@ -447,5 +447,46 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
       error: 'trust no longer exists',
     });
     expect((await admin('/trusts/gitlab')).status).toBe(404);
+  });
+
+  it('gives an act claim for an actor token a trust accepts, and refuses one it does not', async () => {
+    const now = clock.now();
+    const subject = await gha.mint(
+      { sub: 'repo:acme/infra', aud: 'idgate', repository: 'acme/infra', ref: 'refs/heads/main' },
+      now,
+    );
+    const actor = await sa.mint(
+      { sub: 'system:serviceaccount:deploy:bot', aud: 'idgate', 'kubernetes.io': { namespace: 'deploy' } },
+      now,
+    );
+    const answer = await exchange(subject, { actor_token: actor, actor_token_type: JWT_TYPE });
+    const claims = decodeJwt(answer.access_token);
+    expect(claims).toMatchObject({
+      aud: 'kubernetes:prod',
+      client_id: 'trust:gha',
+      preferred_username: 'ci:acme/infra',
+      groups: ['ci-deployers'],
+      act: { sub: 'system-a:system:serviceaccount:deploy:bot', iss: sa.issuer },
+    });
+    // What the cluster's AuthenticationConfiguration asks of a token: a username, client_id and sid.
+    expect(typeof claims.sid).toBe('string');
+    expect(claims.refresh_token).toBeUndefined();
+
+    const other = await sa.mint({ sub: 'x', aud: 'idgate', 'kubernetes.io': { namespace: 'default' } }, now);
+    const refused = await refusal(
+      exchange(
+        await gha.mint({ sub: 'r', aud: 'idgate', repository: 'acme/infra', ref: 'refs/heads/main' }, now),
+        { actor_token: other, actor_token_type: JWT_TYPE },
+      ),
+    );
+    expect(refused).toMatchObject({
+      error: 'invalid_grant',
+      description: expect.stringMatching(/^actor_token: .*condition/),
+    });
+    const alone = await refusal(exchange(subject, { actor_token: actor }));
+    expect(alone).toMatchObject({
+      error: 'invalid_request',
+      description: 'actor_token and actor_token_type go together',
+    });
   });
 });
