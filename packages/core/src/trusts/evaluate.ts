@@ -4,6 +4,7 @@ import {
   decodeJwt,
   decodeProtectedHeader,
   errors,
+  type JWK,
   type JWTPayload,
   jwtVerify,
 } from 'jose';
@@ -113,6 +114,19 @@ export function unverifiedClaims(token: string): JWTPayload | undefined {
 }
 
 const compiled = new Map<string, ReturnType<typeof parseCel>>();
+
+// Imported key sets by their JSON: importing a key costs more than verifying with it.
+const keySets = new Map<string, ReturnType<typeof createLocalJWKSet>>();
+function localKeySet(keys: JWK[]): ReturnType<typeof createLocalJWKSet> {
+  const id = JSON.stringify(keys);
+  let set = keySets.get(id);
+  if (set === undefined) {
+    set = createLocalJWKSet({ keys });
+    if (keySets.size > 256) keySets.clear();
+    keySets.set(id, set);
+  }
+  return set;
+}
 
 /**
  * A trust condition compiled once (CEL over `claims`).
@@ -236,7 +250,7 @@ async function evaluateWith(
   }
   let payload: JWTPayload;
   try {
-    const verified = await jwtVerify(token, createLocalJWKSet({ keys: keys.keys }), {
+    const verified = await jwtVerify(token, localKeySet(keys.keys), {
       algorithms: [...SUBJECT_TOKEN_ALGORITHMS],
       issuer: trust.issuer,
       audience: trust.audience,
