@@ -4,7 +4,7 @@ import {
   type TokenExchangeGrantRequest,
   type TokenResponse,
 } from '@idgate/schema';
-import { recordAuditEvent } from '../audit/record.js';
+import { type AuditEventDraft, completeAuditEvents } from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
 import { base64url } from '../internal/encoding.js';
 import type { ClientRecord, ClusterRecord, TrustRecord } from '../model.js';
@@ -30,6 +30,16 @@ export interface TokenExchangeContext {
   keys: TrustKeySource;
   /** Where spent subject `jti`s are kept until the subject token expires. */
   uses: SubjectTokenUseRepository;
+}
+
+/**
+ * Stores an exchange's event before the answer: grouped with concurrent ones through the context's
+ * audit batcher when there is one (as client_credentials does), else on its own.
+ */
+async function recordExchange(context: TokenEndpointContext, draft: AuditEventDraft): Promise<void> {
+  const events = completeAuditEvents([draft], context.clock, context.auditIds);
+  if (context.auditBatcher !== undefined) await context.auditBatcher.append(events);
+  else await context.storage.auditEvents.append(events);
 }
 
 /** The prefix of the `client_id` (and `sub`) of a token issued by a token exchange: `trust:<name>`. */
@@ -97,20 +107,15 @@ export async function tokenExchangeGrant(
     reason: string,
     rule: TrustRule | 'request' | 'target' | 'actor',
   ): Promise<never> => {
-    await recordAuditEvent(
-      context.storage,
-      {
-        type: 'token.exchanged',
-        actor: { kind: 'client', id: client?.clientId ?? null },
-        subject: audit.subject,
-        clientId: client?.clientId ?? null,
-        ...requestOrigin(context),
-        outcome: 'failure',
-        details: { ...audit, jti: null, lifetime: null, reason: `${rule}: ${reason}` },
-      },
-      context.clock,
-      context.auditIds,
-    );
+    await recordExchange(context, {
+      type: 'token.exchanged',
+      actor: { kind: 'client', id: client?.clientId ?? null },
+      subject: audit.subject,
+      clientId: client?.clientId ?? null,
+      ...requestOrigin(context),
+      outcome: 'failure',
+      details: { ...audit, jti: null, lifetime: null, reason: `${rule}: ${reason}` },
+    });
     throw new OAuthProtocolError(error, reason);
   };
 
@@ -212,20 +217,15 @@ export async function tokenExchangeGrant(
     context.clock,
     random,
   );
-  await recordAuditEvent(
-    context.storage,
-    {
-      type: 'token.exchanged',
-      actor: { kind: 'client', id: client?.clientId ?? null },
-      subject: audit.subject,
-      clientId: client?.clientId ?? null,
-      ...requestOrigin(context),
-      outcome: 'success',
-      details: { ...audit, jti: access.jti, lifetime, reason: null },
-    },
-    context.clock,
-    context.auditIds,
-  );
+  await recordExchange(context, {
+    type: 'token.exchanged',
+    actor: { kind: 'client', id: client?.clientId ?? null },
+    subject: audit.subject,
+    clientId: client?.clientId ?? null,
+    ...requestOrigin(context),
+    outcome: 'success',
+    details: { ...audit, jti: access.jti, lifetime, reason: null },
+  });
   return {
     access_token: access.token,
     token_type: 'Bearer',
