@@ -125,6 +125,7 @@ export type {
   RefreshTokenGrantOptions,
   ReviewTokenOptions,
   RevokeTokenOptions,
+  TokenExchangeOptions,
   TokenTypeHint,
 } from './types.js';
 export type {

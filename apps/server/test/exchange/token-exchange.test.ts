@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createIdgateAdminClient } from '@idgate/sdk';
+import { createIdgateAdminClient, createIdgateClient } from '@idgate/sdk';
 import { base64url, decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -413,8 +413,19 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
       { sub: 'p', aud: 'https://idgate.example', project_path: 'acme/web', ref_protected: 'true' },
       clock.now(),
     );
-    const answer = await exchange(token, { audience: 'staging' });
+    // The SDK's one call, with no client and the JWT carried as a secret (never in its errors).
+    const client = createIdgateClient({ baseUrl: t.baseUrl });
+    const answer = await client.tokenExchange({ subjectToken: token, audience: 'staging', expiresIn: 30 });
+    expect(answer).toMatchObject({
+      expires_in: 30,
+      issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    });
     expect((await review(stagingKey, answer.access_token)).authenticated).toBe(true);
+    const replay = await client
+      .tokenExchange({ subjectToken: token, audience: 'staging' })
+      .catch((e: unknown) => e);
+    expect(String(replay)).toMatch(/used already/);
+    expect(JSON.stringify(replay)).not.toContain(token);
     expect((await sdk.listTrusts()).items.map((trust) => trust.name)).toContain('gitlab');
     const updated = await sdk.updateTrust('GitLab', { groups: ['ci', 'web'], condition: null });
     expect(updated).toMatchObject({ groups: ['ci', 'web'], condition: null });
