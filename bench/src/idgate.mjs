@@ -1,5 +1,7 @@
 // idgate for the benchmark: seeded through its own CLI, served as `pnpm start` serves it.
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IDGATE_MALLOC_ENV, IDGATE_NODE_FLAGS } from './cli.mjs';
 import { freePort, runNode, spawnNode, waitUntilReady } from './processes.mjs';
@@ -79,6 +81,22 @@ export async function seed(serverBin, env) {
   // The soak's cluster: its tokens carry the claims Kubernetes maps (username, prefixed groups),
   // reviewed with its own bound API key, for a person in 30 groups.
   const cluster = await cli(['clusters', 'add', 'bench-soak', '--json']);
+  // The token exchange's trust: a CI issuer whose keys are given inline (the run signs its jobs'
+  // tokens itself, see `subjectTokens`), for the soak's cluster.
+  const ci = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwksDir = mkdtempSync(join(tmpdir(), 'idgate-bench-jwks-'));
+  const jwksFile = join(jwksDir, 'jwks.json');
+  writeFileSync(
+    jwksFile,
+    JSON.stringify({ keys: [{ ...ci.publicKey.export({ format: 'jwk' }), kid: 'ci-1' }] }),
+  );
+  await cli([
+    ...['trusts', 'add', 'bench-ci', '--issuer', CI_ISSUER, '--audience', 'idgate', '--jwks', jwksFile],
+    ...['--when', 'claims.repository == "acme/infra" && claims.ref == "refs/heads/main"'],
+    ...['--username', 'ci:{repository}', '--groups', 'ci-deployers', '--clusters', 'bench-soak'],
+    ...['--ttl', '10m', '--json'],
+  ]);
+  rmSync(jwksDir, { recursive: true, force: true });
   const kube = await cli([
     ...['clients', 'add', '--name', 'bench-kube', '--trusted', '--grant', 'password', 'refresh_token'],
     ...['--audience', cluster.cluster.audience, ...userScopes, '--json'],
@@ -108,6 +126,7 @@ export async function seed(serverBin, env) {
       expiring: basic(expiring.clientId, expiring.clientSecret),
       web: basic(web.clientId, web.clientSecret),
     },
+    ciKey: ci.privateKey,
     webClientId: web.clientId,
     deviceClientId: device.clientId,
     soak: {
@@ -116,6 +135,38 @@ export async function seed(serverBin, env) {
       user: { username: 'soak', password: soakPassword },
     },
   };
+}
+
+/** The issuer of the bench's CI job tokens (never fetched: the trust holds its keys). */
+export const CI_ISSUER = 'https://ci.bench.invalid';
+
+/**
+ * `count` GitHub-Actions-shaped job tokens (ES256, each with its own `jti`, valid an hour), one a
+ * line in `file`: the subject tokens of the token exchange scenario, each accepted once.
+ * @param {import('node:crypto').KeyObject} key @param {number} count @param {string} file
+ */
+export function subjectTokens(key, count, file) {
+  const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'ci-1', typ: 'JWT' })).toString('base64url');
+  const iat = Math.floor(Date.now() / 1000);
+  const lines = [];
+  for (let i = 0; i < count; i++) {
+    const claims = {
+      iss: CI_ISSUER,
+      aud: 'idgate',
+      sub: 'repo:acme/infra:ref:refs/heads/main',
+      repository: 'acme/infra',
+      ref: 'refs/heads/main',
+      workflow: 'deploy',
+      run_id: String(i),
+      jti: randomBytes(12).toString('base64url'),
+      iat,
+      exp: iat + 3600,
+    };
+    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    const signature = sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
+    lines.push(`${input}.${signature.toString('base64url')}`);
+  }
+  writeFileSync(file, `${lines.join('\n')}\n`);
 }
 
 /**

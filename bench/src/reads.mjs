@@ -1,6 +1,7 @@
 // The read paths and the token endpoint's client_credentials grant, on idgate and the references.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { subjectTokens } from './idgate.mjs';
 
 export const REVIEW = [
   '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"',
@@ -18,7 +19,7 @@ const FORM = 'application/x-www-form-urlencoded';
 /**
  * @typedef {{ apiKey: string, userToken: string, serviceToken: string,
  *   auth: { service: string, expiring: string }, oidc: { auth: string, token: string },
- *   oidcJwt: { auth: string } }} ReadFixtures
+ *   oidcJwt: { auth: string }, ciKey: import('node:crypto').KeyObject }} ReadFixtures
  */
 
 /** @param {string} apiKey */
@@ -238,5 +239,33 @@ export async function readScenarios(run, f) {
       'token endpoint, client_credentials',
       cc('/oauth/token', f.auth.service),
     );
+
+  // 6. Token exchange (RFC 8693): a never-seen CI job token (ES256, inline JWKS) on every request,
+  // for a token to one cluster; no client authentication. Each subject jti is accepted once, so
+  // the tokens are a pool, sized for 4000 req/s over the run (no warm-up: it would spend them).
+  if (wanted('idgate.token-exchange')) {
+    const file = join(tmp, 'subject-tokens.txt');
+    const amount = Math.min(options.maxTokens, Math.ceil(4000 * options.duration));
+    const started = Date.now();
+    subjectTokens(f.ciKey, amount, file);
+    run.log(`signed ${amount} subject tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    await scenario(
+      'idgate.token-exchange',
+      'idgate',
+      'token endpoint, token exchange (CI job token → cluster)',
+      {
+        method: 'POST',
+        path: '/oauth/token',
+        headers: { 'content-type': FORM },
+        body:
+          'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
+          '&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt&audience=bench-soak&subject_token={1}',
+        source: 'pool',
+        file,
+        expect: ISSUED,
+      },
+      { warmup: 0 },
+    );
+  }
   return { coldMinted };
 }

@@ -25,6 +25,7 @@ import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.j
 import { adminBlockedAddressRoutes, adminNotBeforeRoutes } from './routes/admin/incident.js';
 import { adminSessionRoutes } from './routes/admin/sessions.js';
 import { adminSigningKeyRoutes } from './routes/admin/signing-keys.js';
+import { adminTrustRoutes } from './routes/admin/trusts.js';
 import { adminUserIdentityRoutes } from './routes/admin/user-identities.js';
 import { adminUserRoutes } from './routes/admin/users.js';
 import { healthRoutes } from './routes/health.js';
@@ -173,6 +174,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(resourceRoutes);
   await app.register(adminIdentityProviderRoutes);
   await app.register(adminClusterRoutes);
+  await app.register(adminTrustRoutes);
   await app.register(adminSessionRoutes);
   await app.register(adminClientSessionRoutes);
   await app.register(adminNotBeforeRoutes);

@@ -15,10 +15,15 @@ const yamlBlocks = userDocs().flatMap(({ text }) =>
   [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1] as string),
 );
 const kubeconfigs = yamlBlocks.filter((block) => block.includes('kind: Config'));
-// A declarations file (`idgate apply -f`) says so on its first line.
+// A CI job or a pod spec says so on its first line (`# GitHub Actions job`, `# pod spec`): those
+// are read as YAML only. A declarations file (`idgate apply -f`) says so on its first line too.
+const FOREIGN = /^# (GitHub Actions job|GitLab CI job|pod spec)\b/;
+const foreignYaml = yamlBlocks.filter((block) => FOREIGN.test(block));
 const isDeclarations = (block: string) => /^# \S*declarations\.yaml$/.test(block.split('\n')[0] ?? '');
 const declarationFiles = yamlBlocks.filter(isDeclarations);
-const idgateConfigs = yamlBlocks.filter((block) => !block.includes('kind: Config') && !isDeclarations(block));
+const idgateConfigs = yamlBlocks.filter(
+  (block) => !block.includes('kind: Config') && !FOREIGN.test(block) && !isDeclarations(block),
+);
 
 describe('the documentation', () => {
   it('has configuration examples', () => {
@@ -35,6 +40,13 @@ describe('the documentation', () => {
     expect(kubeconfig.clusters[0]?.cluster.server).toMatch(/\/oauth\/authenticate$/);
     expect(kubeconfig.users[0]?.user.token).toMatch(/^idg_/);
   });
+
+  it.each(foreignYaml.map((block) => [block.split('\n')[0], block]))(
+    'example %s is YAML',
+    (_first, block) => {
+      expect(parseYaml(block)).toBeTypeOf('object');
+    },
+  );
 
   it.each(idgateConfigs.map((block) => [block.split('\n')[0], block]))(
     'example starting with %s is a valid idgate configuration',

@@ -116,6 +116,15 @@ export {
 } from './admin/sessions.js';
 export { listSigningKeys, rotateSigningKeys } from './admin/signing-keys.js';
 export {
+  addTrust,
+  getTrust,
+  listTrusts,
+  removeTrust,
+  testTrust,
+  trustView,
+  updateTrust,
+} from './admin/trusts.js';
+export {
   createUser,
   type DisabledUserAccess,
   deleteUser,

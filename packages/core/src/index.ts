@@ -87,6 +87,12 @@ export type {
 } from './grants/context.js';
 export type { GrantRevocationContext } from './grants/revoke-grant.js';
 export {
+  type TokenExchangeContext,
+  TRUST_CLIENT_PREFIX,
+  targetCluster,
+  tokenExchangeGrant,
+} from './grants/token-exchange.js';
+export {
   DEFAULT_REVALIDATE_MAX_STALENESS,
   type UpstreamRevalidation,
   type UpstreamRevalidationContext,
@@ -131,6 +137,8 @@ export type {
   RevocationKind,
   RevocationRecord,
   SigningKeyRecord,
+  SubjectTokenUseRecord,
+  TrustRecord,
   UserPatch,
   UserRecord,
 } from './model.js';
@@ -186,6 +194,8 @@ export {
   StorageConflictError,
   type StorageUnavailability,
   StorageUnavailableError,
+  type SubjectTokenUseRepository,
+  type TrustRepository,
   type UserRepository,
 } from './ports/storage.js';
 export { constantTimeEqual, generateSecret, hashSecret, verifySecret } from './secrets.js';
@@ -238,5 +248,19 @@ export {
   verifyCompactJws,
 } from './tokens/jws.js';
 export type { RevocationContext } from './tokens/revocation.js';
+export {
+  compileCondition,
+  evaluateSubjectToken,
+  RUN_CLAIMS,
+  renderUsername,
+  runClaims,
+  SUBJECT_TOKEN_ALGORITHMS,
+  TRUST_RULE_ERRORS,
+  type TrustDecision,
+  type TrustMatch,
+  type TrustRefusal,
+  type TrustRule,
+} from './trusts/evaluate.js';
+export { createTrustKeySource, type TrustKeySource, type TrustKeys } from './trusts/keys.js';
 export type { PasswordLoginContext, PasswordLoginFailure } from './users/authenticate.js';
 export { DEFAULT_PASSWORD_POLICY, type PasswordPolicy } from './users/password-policy.js';

@@ -103,6 +103,40 @@ export interface GroupRecord {
   updatedAt: Date;
 }
 
+/**
+ * A trust: tokens of an external issuer (a CI system, a cluster's service accounts) that the token
+ * exchange (RFC 8693) accepts for short-lived access tokens to some clusters.
+ */
+export interface TrustRecord {
+  /** Lower-case name, unique. */
+  name: string;
+  issuer: string;
+  /** The `aud` the subject tokens must carry. */
+  audience: string;
+  /** Keys given inline (public JWKs); null: fetched through discovery. */
+  jwks: { keys: Array<Record<string, unknown>> } | null;
+  /** Where discovery is read; null: `{issuer}/.well-known/openid-configuration`. */
+  discoveryUrl: string | null;
+  /** A CEL expression over `claims`; null: always true. */
+  condition: string | null;
+  /** `{claim}` template of the resulting username. */
+  username: string;
+  groups: string[];
+  /** Names of the clusters the trust's tokens may reach. */
+  clusters: string[];
+  /** The longest lifetime of an exchanged token, seconds. */
+  maxTtl: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A subject token's `jti`, spent by an exchange: kept until the token expires. */
+export interface SubjectTokenUseRecord {
+  issuer: string;
+  jti: string;
+  expiresAt: Date;
+}
+
 /** A signing key pair; the private JWK is sealed (encrypted) with the configured secret. */
 export interface SigningKeyRecord {
   kid: string;

@@ -322,7 +322,7 @@ describe('RFC 6749 §5.2 request errors', () => {
       'invalid_request',
       'device_code is required',
     ],
-    [{ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange' }, 'unsupported_grant_type', undefined],
+    [{ grant_type: 'urn:ietf:params:oauth:grant-type:saml2-bearer' }, 'unsupported_grant_type', undefined],
     [{ grant_type: 'implicit' }, 'unsupported_grant_type', undefined],
     [{ grant_type: 'password', username: 'alice' }, 'invalid_request', 'password is required'],
     [

@@ -155,6 +155,27 @@ export const AUDIT_EVENT_SCHEMAS = {
       grantId: z.nullable(z.string()),
     }),
   ),
+  /**
+   * A token exchange (RFC 8693) was answered or refused: the trust that matched (null when none
+   * did), the subject token's issuer, subject and `jti`, the claims naming a CI run (`repository`,
+   * `ref`, `workflow`, `pipeline`, `runId`: those the token had), the cluster asked for, the access
+   * token's `jti` and lifetime (null when refused), and the rule that refused it (`reason`).
+   */
+  'token.exchanged': event(
+    'token.exchanged',
+    z.object({
+      trust: z.nullable(z.string()),
+      issuer: z.nullable(z.string()),
+      subject: z.nullable(z.string()),
+      subjectJti: z.nullable(z.string()),
+      run: z.record(z.string(), z.string()),
+      cluster: z.nullable(z.string()),
+      actor: z.nullable(z.string()),
+      jti: z.nullable(z.string()),
+      lifetime: z.nullable(z.int()),
+      reason: z.nullable(z.string()),
+    }),
+  ),
   /** A refresh token was used and replaced by a new one. */
   'refresh.rotated': event('refresh.rotated', GrantDetails),
   /** A used refresh token came back: the whole grant was revoked. */
@@ -226,6 +247,7 @@ export const AUDIT_EVENT_SCHEMAS = {
         'identity-provider',
         'identity',
         'cluster',
+        'trust',
         'api-key',
         'session',
         'grant',

@@ -157,6 +157,7 @@ export {
   DeviceCodeGrantRequest,
   PasswordGrantRequest,
   RefreshTokenGrantRequest,
+  TokenExchangeGrantRequest,
   TokenRequest,
   TokenResponse,
 } from './token.js';
@@ -169,6 +170,21 @@ export {
   TokenReviewStatus,
   TokenReviewUser,
 } from './token-review.js';
+export {
+  CreateTrustInput,
+  InlineJwks,
+  ISSUED_TOKEN_TYPE,
+  MAX_TRUST_TTL,
+  SUBJECT_TOKEN_TYPES,
+  TOKEN_EXCHANGE_GRANT_TYPE,
+  Trust,
+  TrustEvaluation,
+  TrustIssuer,
+  TrustName,
+  TrustTestInput,
+  UpdateTrustInput,
+  UsernameTemplate,
+} from './trust.js';
 export {
   GitHubEmails,
   GitHubOrganizations,

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { DEVICE_CODE_GRANT_TYPE } from './admin/clients.js';
 import { checked } from './checked.js';
+import { TOKEN_EXCHANGE_GRANT_TYPE } from './trust.js';
 
 /**
  * A successful token endpoint response (RFC 6749 §5.1, OIDC Core §3.1.3.3).
@@ -17,6 +18,8 @@ export const TokenResponse = /* @__PURE__ */ z.looseObject({
     /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.minLength(1)),
   ),
   scope: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  /** RFC 8693 §2.2.1: the type of the token issued by a token exchange. */
+  issued_token_type: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
 });
 export type TokenResponse = z.infer<typeof TokenResponse>;
 
@@ -168,6 +171,44 @@ export const DeviceCodeGrantRequest = /* @__PURE__ */ z.extend(
 export type DeviceCodeGrantRequest = z.infer<typeof DeviceCodeGrantRequest>;
 
 /**
+ * Token exchange request (RFC 8693 §2.1): a JWT from an issuer a trust names, for one cluster
+ * (`audience` or `resource` naming it). Client authentication is optional (the subject token is the
+ * credential); an `actor_token` (delegation) needs its `actor_token_type`.
+ * @example TokenExchangeGrantRequest.parse({ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: 'eyJ…', subject_token_type: 'urn:ietf:params:oauth:token-type:jwt', audience: 'prod' })
+ */
+export const TokenExchangeGrantRequest = /* @__PURE__ */ z.extend(
+  /* @__PURE__ */ z.object({
+    grant_type: /* @__PURE__ */ z.literal(TOKEN_EXCHANGE_GRANT_TYPE),
+    subject_token: /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.minLength(1),
+      /* @__PURE__ */ z.maxLength(16_384),
+    ),
+    subject_token_type: /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(256)),
+    actor_token: /* @__PURE__ */ z.optional(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(16_384)),
+    ),
+    actor_token_type: /* @__PURE__ */ z.optional(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(256)),
+    ),
+    requested_token_type: /* @__PURE__ */ z.optional(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(256)),
+    ),
+    audience: /* @__PURE__ */ z.optional(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.maxLength(2048)),
+    ),
+    resource: Resource,
+    scope: Scope,
+    /** Seconds: a shorter lifetime than the trust allows (an idgate extension). */
+    expires_in: /* @__PURE__ */ z.optional(
+      /* @__PURE__ */ checked(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.regex(/^[1-9][0-9]{0,5}$/)),
+    ),
+  }),
+  ClientFields,
+);
+export type TokenExchangeGrantRequest = z.infer<typeof TokenExchangeGrantRequest>;
+
+/**
  * Any token endpoint request idgate understands, discriminated by `grant_type`.
  * @example TokenRequest.parse({ grant_type: 'client_credentials' })
  */
@@ -177,5 +218,6 @@ export const TokenRequest = /* @__PURE__ */ z.discriminatedUnion('grant_type', [
   AuthorizationCodeGrantRequest,
   RefreshTokenGrantRequest,
   DeviceCodeGrantRequest,
+  TokenExchangeGrantRequest,
 ]);
 export type TokenRequest = z.infer<typeof TokenRequest>;

@@ -105,6 +105,8 @@ describe('API key scopes and roles', () => {
       'clients:write',
       'clusters:read',
       'clusters:write',
+      'trusts:read',
+      'trusts:write',
       'identity-providers:read',
       'identity-providers:write',
       'keys:read',

@@ -69,6 +69,7 @@ describe('idgate enums', () => {
       'client_credentials',
       'password',
       'urn:ietf:params:oauth:grant-type:device_code',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ]);
     expect(rejectedAt(GrantType, 'implicit')).toEqual(['']);
   });

@@ -164,7 +164,7 @@ describe('RFC 6749 §3.2 token request (discriminated on grant_type)', () => {
     expect(rejectedAt(TokenRequest, { grant_type: 'refresh_token', code: 'c' })).toEqual(['refresh_token']);
   });
 
-  it.each(['urn:ietf:params:oauth:grant-type:token-exchange', 'implicit', 'PASSWORD', ''])(
+  it.each(['urn:ietf:params:oauth:grant-type:saml2-bearer', 'implicit', 'PASSWORD', ''])(
     'rejects unknown grant_type %j',
     (grant_type) => {
       expect(rejectedAt(TokenRequest, { grant_type, username: 'a', password: 'p' })).toEqual(['grant_type']);

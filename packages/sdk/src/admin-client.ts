@@ -7,6 +7,7 @@ import type { IdgateFederationMethods } from './federation-types.js';
 import { createTransport } from './http.js';
 import type { IdgateIncidentMethods } from './incident.js';
 import type { IdgateSessionMethods } from './sessions.js';
+import type { IdgateTrustMethods } from './trusts.js';
 import type { IdgateClientOptions } from './types.js';
 import type { IdgateUserMethods } from './users.js';
 
@@ -41,6 +42,7 @@ export interface IdgateAdminClient
     IdgateSessionMethods,
     IdgateClientAdminMethods,
     IdgateClusterMethods,
+    IdgateTrustMethods,
     IdgateFederationMethods,
     IdgateAuditMethods,
     IdgateIncidentMethods,

@@ -2,6 +2,7 @@ import {
   IntrospectionResponse,
   Jwks,
   ProviderMetadata,
+  TOKEN_EXCHANGE_GRANT_TYPE,
   type TokenRequest,
   TokenResponse,
   TokenReviewResponse,
@@ -31,12 +32,21 @@ import type {
   RefreshTokenGrantOptions,
   ReviewTokenOptions,
   RevokeTokenOptions,
+  TokenExchangeOptions,
 } from './types.js';
 import { issuerOfRoot } from './urls.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 /** Request fields that are credentials: redacted from every error message. */
-const SECRET_FIELDS = ['password', 'client_secret', 'refresh_token', 'code', 'code_verifier'] as const;
+const SECRET_FIELDS = [
+  'password',
+  'client_secret',
+  'refresh_token',
+  'code',
+  'code_verifier',
+  'subject_token',
+  'actor_token',
+] as const;
 /** Accepts any body: RFC 7009 §2.2 gives the revocation response no content to check. */
 const ANY_BODY: Parser<void> = { safeParse: () => ({ success: true, data: undefined }) };
 
@@ -196,6 +206,28 @@ class Client implements IdgateClient {
       scope: options.scope,
       resource: options.resource,
     });
+  }
+
+  async tokenExchange(options: TokenExchangeOptions): Promise<TokenResponse> {
+    const request: TokenRequest = {
+      grant_type: TOKEN_EXCHANGE_GRANT_TYPE,
+      subject_token: options.subjectToken,
+      subject_token_type: options.subjectTokenType ?? 'urn:ietf:params:oauth:token-type:jwt',
+      audience: options.audience,
+      ...(options.expiresIn === undefined ? {} : { expires_in: String(options.expiresIn) }),
+      ...(options.actorToken === undefined
+        ? {}
+        : {
+            actor_token: options.actorToken,
+            actor_token_type: options.actorTokenType ?? 'urn:ietf:params:oauth:token-type:jwt',
+          }),
+    };
+    return this.requestToken(
+      request,
+      options.clientId === undefined
+        ? undefined
+        : clientAuthentication(options.authMethod, options.clientId, options.clientSecret),
+    );
   }
 
   async exchangeCode(options: AuthorizationCodeGrantOptions): Promise<TokenResponse> {

@@ -103,6 +103,7 @@ export type {
   PollDeviceAuthorizationOptions,
 } from './native-types.js';
 export type { IdgateSessionMethods } from './sessions.js';
+export type { IdgateTrustMethods } from './trusts.js';
 export type {
   AuthorizationCodeGrantOptions,
   AuthorizationPrompt,
@@ -125,6 +126,7 @@ export type {
   RefreshTokenGrantOptions,
   ReviewTokenOptions,
   RevokeTokenOptions,
+  TokenExchangeOptions,
   TokenTypeHint,
 } from './types.js';
 export type {

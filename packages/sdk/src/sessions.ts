@@ -8,8 +8,8 @@ import {
   SessionInfo,
 } from '@idgate/schema';
 import { ADMIN_CALL, NO_CONTENT, type PageOptions, queryString, usernameSegment } from './admin-http.js';
-import { ClusterMethods } from './clusters.js';
 import { IdgateSdkError } from './errors.js';
+import { TrustMethods } from './trusts.js';
 
 const SESSIONS = pageOf(SessionInfo);
 const GRANTS = pageOf(GrantInfo);
@@ -76,7 +76,7 @@ export interface IdgateSessionMethods {
 }
 
 /** The session and grant methods of the admin client; its class extends this one. */
-export class SessionMethods extends ClusterMethods implements IdgateSessionMethods {
+export class SessionMethods extends TrustMethods implements IdgateSessionMethods {
   async listUserSessions(
     username: string,
     page: PageOptions = {},

@@ -160,6 +160,30 @@ export interface ClientCredentialsGrantOptions {
 }
 
 /**
+ * Options of {@link IdgateClient.tokenExchange} (RFC 8693): a CI job's or a pod's token for a
+ * token to one cluster, under a trust idgate holds. No client is needed; one given authenticates.
+ * @example
+ * const options: TokenExchangeOptions = { subjectToken: jobToken, audience: 'prod' };
+ */
+export interface TokenExchangeOptions {
+  /** The JWT to exchange (GitHub's or GitLab's job token, a projected service-account token). */
+  subjectToken: string;
+  /** Default `urn:ietf:params:oauth:token-type:jwt`. */
+  subjectTokenType?: string | undefined;
+  /** The cluster: its name or its audience. */
+  audience: string;
+  /** A shorter lifetime than the trust allows, seconds. */
+  expiresIn?: number | undefined;
+  /** Delegation: a JWT some trust accepts; the token then carries `act`. */
+  actorToken?: string | undefined;
+  /** Default `urn:ietf:params:oauth:token-type:jwt`. */
+  actorTokenType?: string | undefined;
+  clientId?: string | undefined;
+  clientSecret?: string | undefined;
+  authMethod?: 'client_secret_basic' | 'client_secret_post' | undefined;
+}
+
+/**
  * Options of {@link IdgateClient.exchangeCode}: the authorization code grant (RFC 6749 §4.1.3)
  * with PKCE (RFC 7636 §4.5).
  * @example
@@ -398,6 +422,15 @@ export interface IdgateClient {
    * const { access_token } = await client.clientCredentialsGrant({ clientId: 'ci', clientSecret: 's3cret', scope: 'tokenreview' });
    */
   clientCredentialsGrant(options: ClientCredentialsGrantOptions): Promise<TokenResponse>;
+
+  /**
+   * Token exchange (RFC 8693): a CI job's or a pod's JWT for an access token to one cluster, under
+   * a trust; no client needed, no refresh token. Refusals name the rule that failed
+   * (`invalid_grant`, `invalid_target`, `invalid_request`).
+   * @example
+   * const { access_token } = await client.tokenExchange({ subjectToken: jobToken, audience: 'prod' });
+   */
+  tokenExchange(options: TokenExchangeOptions): Promise<TokenResponse>;
 
   /**
    * Authorization code grant (RFC 6749 §4.1.3) with the PKCE `code_verifier` (RFC 7636 §4.5):

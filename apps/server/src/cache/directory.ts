@@ -106,6 +106,12 @@ const VERIFIED_CLAIMS = [
   'amr',
 ] as const;
 
+/**
+ * The claims a token exchange's token (`client_id` `trust:<name>`) is reviewed from, kept too: it
+ * has no user record to read them from, and a trust gives at most 64 groups.
+ */
+const WORKLOAD_CLAIMS = ['trust', 'preferred_username', 'groups', 'act'] as const;
+
 /** `verification` with only {@link VERIFIED_CLAIMS} of its claims. */
 function leanVerification(verification: AccessTokenVerification): AccessTokenVerification {
   if (!verification.ok) return verification;
@@ -113,6 +119,10 @@ function leanVerification(verification: AccessTokenVerification): AccessTokenVer
   for (const name of VERIFIED_CLAIMS) {
     const value = verification.claims[name];
     if (value !== undefined) claims[name] = value;
+  }
+  if (verification.claims.client_id.startsWith('trust:')) {
+    const raw = verification.claims as unknown as Record<string, unknown>;
+    for (const name of WORKLOAD_CLAIMS) if (raw[name] !== undefined) claims[name] = raw[name];
   }
   return {
     ok: true,

@@ -15,6 +15,7 @@ import { registerInit } from './init.js';
 import { registerKeys } from './keys.js';
 import { registerMigrate, registerServe } from './serve.js';
 import { registerSessions } from './sessions.js';
+import { registerTrusts } from './trusts.js';
 import { registerUsers } from './users.js';
 
 export { CliError, type CliIo } from './context.js';
@@ -70,6 +71,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerKeys(program, ctx);
   registerIdps(program, ctx);
   registerClusters(program, ctx);
+  registerTrusts(program, ctx);
   registerSessions(program, ctx);
   registerNotBefore(program, ctx);
   registerBlockedAddresses(program, ctx);

@@ -125,6 +125,10 @@ const TAGS: ReadonlyArray<readonly [string, string]> = [
   ['signing-keys', 'Admin API: the keys tokens are signed with.'],
   ['identity-providers', 'Admin API: external identity providers (OIDC, GitHub, GitLab, LDAP).'],
   ['clusters', 'Admin API: Kubernetes clusters, their audiences and TokenReview keys.'],
+  [
+    'trusts',
+    'Admin API: trusts of external issuers (CI systems, service accounts) whose tokens the token exchange accepts, and their evaluation.',
+  ],
   ['login-attempts', 'Admin API: recorded sign-in attempts.'],
   ['audit', 'Admin API: the audit trail of security events, listed and tailed live.'],
   ['declarations', 'Admin API: objects declared in files (`idgate apply`), planned and applied.'],

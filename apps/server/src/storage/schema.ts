@@ -74,6 +74,31 @@ export interface ClustersTable {
   created_at: number;
 }
 
+export interface TrustsTable {
+  /** Lower-case. */
+  name: string;
+  issuer: string;
+  audience: string;
+  /** JSON JWK set, or null (discovery). */
+  jwks: string | null;
+  discovery_url: string | null;
+  condition: string | null;
+  username: string;
+  /** JSON array. */
+  groups: string;
+  /** JSON array. */
+  clusters: string;
+  max_ttl: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SubjectTokenUsesTable {
+  issuer: string;
+  jti: string;
+  expires_at: number;
+}
+
 export interface SigningKeysTable {
   kid: string;
   alg: string;
@@ -289,6 +314,8 @@ export interface Schema {
   authorization_codes: AuthorizationCodesTable;
   clusters: ClustersTable;
   groups: GroupsTable;
+  trusts: TrustsTable;
+  subject_token_uses: SubjectTokenUsesTable;
   refresh_tokens: RefreshTokensTable;
   browser_sessions: BrowserSessionsTable;
   consents: ConsentsTable;
@@ -371,6 +398,8 @@ export const TABLES = [
   'change_log',
   'clusters',
   'groups',
+  'trusts',
+  'subject_token_uses',
   'login_transactions',
   'linked_identities',
   'identity_providers',

@@ -24,6 +24,7 @@ import { createRevocationRepository } from './repositories/revocations.js';
 import { createBrowserSessionRepository } from './repositories/sessions.js';
 import { createSigningKeyRepository } from './repositories/signing-keys.js';
 import type { RepositoryContext } from './repositories/support.js';
+import { createSubjectTokenUseRepository, createTrustRepository } from './repositories/trusts.js';
 import { createUserRepository } from './repositories/users.js';
 import type { Schema } from './schema.js';
 
@@ -115,6 +116,8 @@ function bind(
     identities: createLinkedIdentityRepository(ctx),
     loginTransactions: createLoginTransactionRepository(ctx),
     clusters: createClusterRepository(ctx),
+    trusts: createTrustRepository(ctx),
+    subjectTokenUses: createSubjectTokenUseRepository(ctx),
     auditEvents: auditRepository(events, audit, pending, (work) => storage.transaction(work)),
 
     transaction<T>(work: (storage: SqlStorage) => Promise<T>): Promise<T> {

@@ -35,6 +35,7 @@ describe.each(testDatabaseUrls())('OpenID Connect Discovery and JWKS on $name', 
       'password',
       'refresh_token',
       'urn:ietf:params:oauth:grant-type:device_code',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ]);
     expect(metadata.response_types_supported).toEqual(['code']);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);

@@ -66,6 +66,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0021_incident_response',
       '0022_audit_chain',
       '0023_groups',
+      '0025_trusts',
       '0026_declared_objects',
     ];
     expect(await pendingMigrations(database)).toEqual(all);

@@ -53,6 +53,21 @@ describe.each(testDatabaseUrls())('the purge of expired records on $name', (kind
       expiresAt: at('2026-03-01T00:00:00Z'),
       createdAt: at('2026-01-01T00:00:00Z'),
     });
+    const spentAt = at('2026-01-01T00:00:00Z');
+    for (const [jti, expiresAt] of [
+      ['old-jti', at('2026-01-01T00:10:00Z')],
+      ['live-jti', at('2026-03-01T00:00:00Z')],
+    ] as const)
+      expect(
+        await storage.subjectTokenUses.spend({ issuer: 'https://ci.example', jti, expiresAt }, spentAt),
+      ).toBe(true);
+    // Spent once: refused again while the token lives, whether or not it was swept.
+    expect(
+      await storage.subjectTokenUses.spend(
+        { issuer: 'https://ci.example', jti: 'old-jti', expiresAt: at('2026-01-01T00:10:00Z') },
+        at('2026-01-01T00:05:00Z'),
+      ),
+    ).toBe(false);
   }
 
   it('deletes what expired before now and keeps the rest', async () => {
@@ -74,7 +89,14 @@ describe.each(testDatabaseUrls())('the purge of expired records on $name', (kind
       deviceAuthorizations: 0,
       loginTransactions: 0,
       revocations: 1,
+      subjectTokenUses: 1,
     });
+    expect(
+      await storage.subjectTokenUses.spend(
+        { issuer: 'https://ci.example', jti: 'live-jti', expiresAt: at('2026-03-01T00:00:00Z') },
+        at('2026-02-01T00:00:00Z'),
+      ),
+    ).toBe(false);
     expect(await storage.authorizationCodes.redeem('live-code', at('2026-02-01T00:00:00Z'))).toMatchObject({
       status: 'redeemed',
     });

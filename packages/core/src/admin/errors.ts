@@ -29,6 +29,7 @@ export type AdminObject =
   | 'signing_key'
   | 'identity_provider'
   | 'cluster'
+  | 'trust'
   | 'group'
   | 'session'
   | 'grant'

@@ -14,6 +14,7 @@ import type { Clock, Random } from '../ports/runtime.js';
 import type { RevocationRepository, UserRepository } from '../ports/storage.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 import type { PasswordLoginContext, PasswordLoginFailure } from '../users/authenticate.js';
+import type { TokenExchangeContext } from './token-exchange.js';
 import type { UpstreamRevalidation } from './upstream-revalidation.js';
 
 /**
@@ -120,6 +121,8 @@ export interface TokenEndpointContext {
    * with concurrent ones (see `createAuditBatcher`). Omitted: each is appended on its own.
    */
   auditBatcher?: AuditBatcher;
+  /** The trusts, clusters and keys of the token exchange (RFC 8693); omitted: it is refused. */
+  exchange?: TokenExchangeContext;
 }
 
 /**

@@ -42,6 +42,7 @@ import { checkAccessToken, type LiveTokenContext } from '../tokens/access-token-
 import { type IntrospectionContext, introspectToken } from '../tokens/introspection.js';
 import { revokeToken } from '../tokens/revocation.js';
 import { userinfo } from '../tokens/userinfo.js';
+import { createTrustKeySource } from '../trusts/keys.js';
 import { withIdentityGroups } from '../users/effective.js';
 import type { IdgatePolicy, IdgatePorts } from './ports.js';
 import type { Idgate } from './surface.js';
@@ -103,6 +104,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     isRevoked: (kind, value) => storage.revocations.isRevoked(kind, value, new Date(clock.now())),
     notBefore,
     verify,
+    findTrust: (name) => storage.trusts.findByName(name),
   };
   // Not a spread of `live`: that would read its key ring once, here, for good.
   const introspection: IntrospectionContext = {
@@ -149,6 +151,8 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       return provider === undefined || provider.config.disabled ? undefined : provider;
     },
   };
+  const trustKeys =
+    ports.trustKeys ?? createTrustKeySource({ fetch: (input, init) => globalThis.fetch(input, init), clock });
   const tokenEndpoint: TokenEndpointContext = {
     issuer,
     get keys() {
@@ -175,6 +179,12 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     externalPasswords,
     throttle,
     clusterAudiences: async () => (await storage.clusters.list()).map((cluster) => cluster.audience),
+    exchange: {
+      trusts: () => storage.trusts.list(),
+      clusters: () => storage.clusters.list(),
+      keys: trustKeys,
+      uses: storage.subjectTokenUses,
+    },
     refreshReuse: {
       windowSeconds: tokens.refreshReuseWindow ?? 0,
       successorKey: await refreshSuccessorKey(secret),
@@ -253,6 +263,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     providers,
     throttle,
     admin,
+    trustKeys,
 
     token: (form, authorization, caller) => handleTokenRequest(form, authorization, tokenEndpoint, caller),
     reviewToken: (review, reviewer) => reviewToken(review, live, reviewer),

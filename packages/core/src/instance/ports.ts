@@ -10,6 +10,7 @@ import type { Storage } from '../ports/storage.js';
 import type { LoginThrottlePolicy } from '../security/login-throttle.js';
 import type { IdentityProviders } from '../sign-in/providers.js';
 import type { AccessTokenVerification } from '../tokens/access-token.js';
+import type { TrustKeySource } from '../trusts/keys.js';
 import type { PasswordPolicy } from '../users/password-policy.js';
 
 /**
@@ -55,6 +56,11 @@ export interface IdgatePorts {
   loginAttempts?: LoginAttemptRepository;
   /** Runs the first write of an idle batch of audit events (Node: `setImmediate`); default `setTimeout(run, 0)`. */
   schedule?: (run: () => void) => void;
+  /**
+   * Where the keys of trusts (token exchange) are fetched and cached; default discovery and JWKS
+   * over `globalThis.fetch`, kept five minutes (see `createTrustKeySource`).
+   */
+  trustKeys?: TrustKeySource;
   /** Runs a change of signing keys alone; default `storage.transaction` (the server adds a lock). */
   lockSigningKeys?: <T>(work: (storage: Storage) => Promise<T>) => Promise<T>;
 }

@@ -36,6 +36,7 @@ import type { IdentityProvider, IdentityProviders } from '../sign-in/providers.j
 import type { TokenReviewer } from '../token-review/review.js';
 import type { AccessTokenVerification, LiveTokenRejection } from '../tokens/access-token.js';
 import type { LiveAccessToken } from '../tokens/access-token-check.js';
+import type { TrustKeySource } from '../trusts/keys.js';
 
 /** An external sign-in that found its user, with what the grants it opens keep to re-check them upstream. */
 export type ExternalSignIn = Extract<IdentityMapping, { ok: true }> & { upstream: GrantUpstream };
@@ -57,6 +58,8 @@ export interface Idgate {
    * passes `{ ...idgate.admin, auditActor }`.
    */
   readonly admin: AdminPorts;
+  /** Where the keys of trusts are fetched and cached (token exchange, and testing a trust). */
+  readonly trustKeys: TrustKeySource;
 
   /** The token endpoint (RFC 6749 §3.2); `caller` is who asks this time. */
   token(form: FormValues, authorization: string | undefined, caller?: Caller): Promise<TokenResponse>;

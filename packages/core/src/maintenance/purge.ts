@@ -8,13 +8,15 @@ export interface PurgedRecords {
   deviceAuthorizations: number;
   loginTransactions: number;
   revocations: number;
+  /** Spent subject-token `jti`s of token exchanges whose token has expired. */
+  subjectTokenUses: number;
   /** Audit events past their retention (when the caller purges those too). */
   auditEvents?: number;
 }
 
 /**
  * Deletes what can no longer be used: authorization codes, refresh tokens, pending sign-ins
- * (interactions, external-login transactions), device authorizations and revocation entries whose
+ * (interactions, external-login transactions), device authorizations, revocation entries and spent subject-token `jti`s whose
  * expiry is before `now`. A used refresh token stays until it expires, so its reuse is still
  * recognised; a revocation stays as long as the token it revokes could be presented.
  * @example const purged = await purgeExpiredRecords(storage, new Date(clock.now()));
@@ -27,6 +29,7 @@ export async function purgeExpiredRecords(storage: Storage, now: Date): Promise<
     deviceAuthorizations: await storage.deviceAuthorizations.purgeExpired(now),
     loginTransactions: await storage.loginTransactions.purgeExpired(now),
     revocations: await storage.revocations.purgeExpired(now),
+    subjectTokenUses: await storage.subjectTokenUses.purgeExpired(now),
   };
 }
 

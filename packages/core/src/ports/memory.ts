@@ -8,6 +8,8 @@ import type {
   RevocationKind,
   RevocationRecord,
   SigningKeyRecord,
+  SubjectTokenUseRecord,
+  TrustRecord,
   UserPatch,
   UserRecord,
 } from '../model.js';
@@ -37,6 +39,9 @@ interface Tables extends OidcTables, FederationTables, AuditTables, DeclarationT
   notBefore: Map<string, NotBeforeRecord>;
   clusters: Map<string, ClusterRecord>;
   groups: Map<string, GroupRecord>;
+  trusts: Map<string, TrustRecord>;
+  /** Keyed by `issuer jti`. */
+  subjectTokenUses: Map<string, SubjectTokenUseRecord>;
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -51,6 +56,8 @@ function emptyTables(): Tables {
     notBefore: new Map(),
     clusters: new Map(),
     groups: new Map(),
+    trusts: new Map(),
+    subjectTokenUses: new Map(),
     ...emptyOidcTables(),
     ...emptyFederationTables(),
     ...emptyAuditTables(),
@@ -446,6 +453,50 @@ export function createMemoryStorage(): Storage {
       },
       async remove(name) {
         return tables.clusters.delete(name.toLowerCase());
+      },
+    },
+    trusts: {
+      async create(trust) {
+        const record = { ...copy(trust), name: trust.name.toLowerCase() };
+        if (tables.trusts.has(record.name)) throw new StorageConflictError('name');
+        tables.trusts.set(record.name, record);
+        return copy(record);
+      },
+      async findByName(name) {
+        return copy(tables.trusts.get(name.toLowerCase()));
+      },
+      async list() {
+        return copy(
+          [...tables.trusts.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+        );
+      },
+      async update(trust) {
+        const name = trust.name.toLowerCase();
+        if (!tables.trusts.has(name)) return undefined;
+        tables.trusts.set(name, { ...copy(trust), name });
+        return copy(tables.trusts.get(name));
+      },
+      async remove(name) {
+        return tables.trusts.delete(name.toLowerCase());
+      },
+    },
+    subjectTokenUses: {
+      async spend(use, now) {
+        const key = `${use.issuer} ${use.jti}`;
+        const held = tables.subjectTokenUses.get(key);
+        if (held !== undefined && held.expiresAt.getTime() > now.getTime()) return false;
+        tables.subjectTokenUses.set(key, copy(use));
+        return true;
+      },
+      async purgeExpired(now) {
+        let purged = 0;
+        for (const [key, use] of tables.subjectTokenUses) {
+          if (use.expiresAt.getTime() <= now.getTime()) {
+            tables.subjectTokenUses.delete(key);
+            purged++;
+          }
+        }
+        return purged;
       },
     },
     // The OIDC-flow tables live in `tables` too, so a transaction's snapshot covers them.

@@ -11,6 +11,8 @@ import type {
   RevocationKind,
   RevocationRecord,
   SigningKeyRecord,
+  SubjectTokenUseRecord,
+  TrustRecord,
   UserPatch,
   UserRecord,
 } from '../model.js';
@@ -262,6 +264,27 @@ export interface ClusterRepository {
   remove(name: string): Promise<boolean>;
 }
 
+/** Trusts of external issuers (token exchange). Names are stored lower-cased and unique. */
+export interface TrustRepository {
+  /** @throws StorageConflictError('name') */
+  create(trust: TrustRecord): Promise<TrustRecord>;
+  findByName(name: string): Promise<TrustRecord | undefined>;
+  /** All trusts ordered by name. */
+  list(): Promise<TrustRecord[]>;
+  /** Replaces the trust `trust.name`; undefined when there is none. */
+  update(trust: TrustRecord): Promise<TrustRecord | undefined>;
+  /** Returns false when there was no such trust. */
+  remove(name: string): Promise<boolean>;
+}
+
+/** The subject tokens' `jti`s the token exchange spent: each is accepted once. */
+export interface SubjectTokenUseRepository {
+  /** Records the use; false when (issuer, jti) was used already and has not expired. */
+  spend(use: SubjectTokenUseRecord, now: Date): Promise<boolean>;
+  /** Removes uses whose expiresAt is at or before `now`; returns how many. */
+  purgeExpired(now: Date): Promise<number>;
+}
+
 /** Signing keys. */
 export interface SigningKeyRepository {
   insert(key: SigningKeyRecord): Promise<void>;
@@ -326,6 +349,8 @@ export interface Storage {
   readonly identities: LinkedIdentityRepository;
   readonly loginTransactions: LoginTransactionRepository;
   readonly clusters: ClusterRepository;
+  readonly trusts: TrustRepository;
+  readonly subjectTokenUses: SubjectTokenUseRepository;
   /** The audit trail: append events through the transaction that makes the change they record. */
   readonly auditEvents: AuditEventRepository;
   /** Which objects declaration managers (`idgate apply`) own. */

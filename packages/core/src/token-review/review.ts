@@ -89,7 +89,7 @@ async function decide(
   if (token === undefined || token.trim() === '') return denied('missing');
   const checked = await checkAccessToken(token.trim(), context);
   if (!checked.ok) return denied(checked.reason);
-  const { claims, scope, audience, client, user } = checked.token;
+  const { claims, scope, audience, client, user, workload } = checked.token;
 
   let audiences: string[] | undefined;
   if (cluster !== null) {
@@ -113,8 +113,15 @@ async function decide(
   if (claims.sid !== undefined) extra[TOKEN_REVIEW_EXTRA.grantId] = [claims.sid];
 
   let reviewed: TokenReviewUser;
-  if (user === undefined) {
-    const name = `${SERVICE_IDENTITY.prefix}${client.clientId}`;
+  if (workload !== undefined) {
+    reviewed = {
+      username: workload.username,
+      uid: claims.sub,
+      groups: [...new Set(workload.groups)].sort(),
+      extra,
+    };
+  } else if (user === undefined || client === undefined) {
+    const name = `${SERVICE_IDENTITY.prefix}${claims.client_id}`;
     reviewed = { username: name, uid: name, groups: [SERVICE_IDENTITY.group], extra };
   } else {
     reviewed = { username: user.username, uid: user.id, groups: [...new Set(user.groups)].sort(), extra };

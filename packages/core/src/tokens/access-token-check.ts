@@ -1,6 +1,6 @@
 import type { AccessTokenClaims } from '@idgate/schema';
 import type { KeyRing } from '../keys/key-ring.js';
-import type { ClientRecord, RevocationKind, UserRecord } from '../model.js';
+import type { ClientRecord, RevocationKind, TrustRecord, UserRecord } from '../model.js';
 import type { Clock } from '../ports/runtime.js';
 import { type AccessTokenVerification, type LiveTokenRejection, verifyAccessToken } from './access-token.js';
 
@@ -23,6 +23,11 @@ export interface LiveTokenContext {
    * alone, so caching it never hides a revocation or a disabled user.
    */
   verify?: (token: string) => Promise<AccessTokenVerification>;
+  /**
+   * The trust `name`, for tokens a token exchange issued (`client_id` `trust:<name>`): such a token
+   * is live while its trust exists. Omitted: those tokens are refused (`client_gone`).
+   */
+  findTrust?(name: string): Promise<TrustRecord | undefined>;
 }
 
 /**
@@ -48,9 +53,12 @@ export interface LiveAccessToken {
   claims: AccessTokenClaims;
   audience: string[];
   scope: string[];
-  client: ClientRecord;
+  /** Undefined for a token a token exchange issued (see `workload`). */
+  client?: ClientRecord;
   /** Undefined for a client acting for itself. */
   user?: UserRecord;
+  /** The identity a trust made for a token exchange's token: its trust, username and groups. */
+  workload?: { trust: string; username: string; groups: string[] };
 }
 
 /**
@@ -73,6 +81,25 @@ export async function checkAccessToken(
   if (await context.isRevoked('jti', claims.jti)) return { ok: false, reason: 'revoked' };
   if (claims.sid !== undefined && (await context.isRevoked('sid', claims.sid))) {
     return { ok: false, reason: 'revoked' };
+  }
+  const raw = claims as unknown as Record<string, unknown>;
+  if (claims.client_id.startsWith('trust:') && typeof raw.trust === 'string') {
+    if (claims.client_id !== `trust:${raw.trust}` || context.findTrust === undefined)
+      return { ok: false, reason: 'client_gone' };
+    if ((await context.findTrust(raw.trust)) === undefined) return { ok: false, reason: 'trust_gone' };
+    const username = raw.preferred_username;
+    const groups = raw.groups;
+    if (typeof username !== 'string' || !Array.isArray(groups) || !groups.every((g) => typeof g === 'string'))
+      return { ok: false, reason: 'malformed' };
+    return {
+      ok: true,
+      token: {
+        claims,
+        audience: verified.audience,
+        scope: verified.scope,
+        workload: { trust: raw.trust, username, groups: groups as string[] },
+      },
+    };
   }
   const userId = claims.sub === claims.client_id ? null : claims.sub;
   if (issuedBefore(claims.iat, await context.notBefore?.(claims.client_id, userId)))

@@ -81,6 +81,7 @@ export type LiveTokenRejection =
   | AccessTokenRejection
   | 'revoked'
   | 'client_gone'
+  | 'trust_gone'
   | 'user_gone'
   | 'user_disabled';
 
@@ -102,6 +103,7 @@ export const ACCESS_TOKEN_REJECTION_MESSAGES: Record<LiveTokenRejection, string>
   wrong_type: 'token is not an access token',
   revoked: 'token has been revoked',
   client_gone: 'client no longer exists',
+  trust_gone: 'trust no longer exists',
   user_gone: 'user no longer exists',
   user_disabled: 'user is disabled',
 };

@@ -23,6 +23,8 @@ export const AdminApiScope = /* @__PURE__ */ z.enum([
   'clients:write',
   'clusters:read',
   'clusters:write',
+  'trusts:read',
+  'trusts:write',
   'identity-providers:read',
   'identity-providers:write',
   'keys:read',
@@ -56,7 +58,7 @@ export type ApiKeyRole = z.infer<typeof ApiKeyRole>;
  * - `auditor`: reads everything — every `:read` scope, the audit trail included — and changes nothing;
  * - `helpdesk`: reads users, unlocks them, sets their passwords, and sees and ends their sessions
  *   and grants;
- * - `operator`: reads everything, and manages clients, clusters, identity providers and the
+ * - `operator`: reads everything, and manages clients, clusters, trusts, identity providers and the
  *   signing keys, and applies declarations of those — not users, sessions or API keys;
  * - `admin`: the `admin` scope, every scope of the admin API.
  * @example API_KEY_ROLES.helpdesk.includes('users:unlock') // true
@@ -67,6 +69,7 @@ export const API_KEY_ROLES: Readonly<Record<ApiKeyRole, readonly ApiKeyScope[]>>
     'sessions:read',
     'clients:read',
     'clusters:read',
+    'trusts:read',
     'identity-providers:read',
     'keys:read',
     'api-keys:read',
@@ -80,6 +83,8 @@ export const API_KEY_ROLES: Readonly<Record<ApiKeyRole, readonly ApiKeyScope[]>>
     'clients:write',
     'clusters:read',
     'clusters:write',
+    'trusts:read',
+    'trusts:write',
     'identity-providers:read',
     'identity-providers:write',
     'keys:read',

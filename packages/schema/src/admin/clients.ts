@@ -12,6 +12,7 @@ export const GrantType = /* @__PURE__ */ z.enum([
   'client_credentials',
   'password',
   DEVICE_CODE_GRANT_TYPE,
+  'urn:ietf:params:oauth:grant-type:token-exchange',
 ]);
 export type GrantType = z.infer<typeof GrantType>;
 

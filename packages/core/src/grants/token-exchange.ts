@@ -1,0 +1,235 @@
+import {
+  ISSUED_TOKEN_TYPE,
+  SUBJECT_TOKEN_TYPES,
+  type TokenExchangeGrantRequest,
+  type TokenResponse,
+} from '@idgate/schema';
+import { type AuditEventDraft, completeAuditEvents } from '../audit/record.js';
+import { OAuthProtocolError } from '../errors.js';
+import { base64url } from '../internal/encoding.js';
+import type { ClientRecord, ClusterRecord, TrustRecord } from '../model.js';
+import { webCryptoRandom } from '../ports/runtime.js';
+import type { SubjectTokenUseRepository } from '../ports/storage.js';
+import { issueAccessToken } from '../tokens/access-token.js';
+import {
+  evaluateSubjectToken,
+  runClaims,
+  TRUST_RULE_ERRORS,
+  type TrustRule,
+  unverifiedClaims,
+} from '../trusts/evaluate.js';
+import type { TrustKeySource } from '../trusts/keys.js';
+import { requestOrigin, type TokenEndpointContext } from './context.js';
+
+/** What the token exchange grant reads, beside the token endpoint's context. */
+export interface TokenExchangeContext {
+  /** Every trust (may be answered from memory). */
+  trusts(): Promise<readonly TrustRecord[]>;
+  /** Every registered cluster (may be answered from memory). */
+  clusters(): Promise<readonly ClusterRecord[]>;
+  keys: TrustKeySource;
+  /** Where spent subject `jti`s are kept until the subject token expires. */
+  uses: SubjectTokenUseRepository;
+}
+
+/**
+ * Stores an exchange's event before the answer: grouped with concurrent ones through the context's
+ * audit batcher when there is one (as client_credentials does), else on its own.
+ */
+async function recordExchange(context: TokenEndpointContext, draft: AuditEventDraft): Promise<void> {
+  const events = completeAuditEvents([draft], context.clock, context.auditIds);
+  if (context.auditBatcher !== undefined) await context.auditBatcher.append(events);
+  else await context.storage.auditEvents.append(events);
+}
+
+/** The prefix of the `client_id` (and `sub`) of a token issued by a token exchange: `trust:<name>`. */
+export const TRUST_CLIENT_PREFIX = 'trust:';
+
+/**
+ * Finds the one cluster that `audience` and `resource` name (by name or by audience).
+ * @throws OAuthProtocolError `invalid_request` when none is given, `invalid_target` for an unknown
+ * cluster or more than one.
+ */
+export function targetCluster(
+  request: Pick<TokenExchangeGrantRequest, 'audience' | 'resource'>,
+  clusters: readonly ClusterRecord[],
+): ClusterRecord {
+  const named = [
+    ...(request.audience === undefined ? [] : [request.audience]),
+    ...(request.resource === undefined
+      ? []
+      : Array.isArray(request.resource)
+        ? request.resource
+        : [request.resource]),
+  ] as string[];
+  if (named.length === 0)
+    throw new OAuthProtocolError('invalid_request', 'audience or resource naming a cluster is required');
+  const found = new Map<string, ClusterRecord>();
+  for (const value of named) {
+    const cluster = clusters.find((c) => c.audience === value || c.name === value.toLowerCase());
+    if (cluster === undefined)
+      throw new OAuthProtocolError('invalid_target', `${value.slice(0, 128)} is not a registered cluster`);
+    found.set(cluster.name, cluster);
+  }
+  if (found.size > 1)
+    throw new OAuthProtocolError('invalid_target', 'a token exchange answers a token for one cluster only');
+  return [...found.values()][0] as ClusterRecord;
+}
+
+/**
+ * Token exchange (RFC 8693): a JWT of an issuer a trust names (a CI job's OIDC token, a pod's
+ * service-account token) for a short-lived access token to one cluster the trust allows. The token
+ * carries `preferred_username` and `groups` from the trust, `client_id` `trust:<name>`, `sid` a
+ * fresh exchange id and, given an `actor_token` some trust accepts, `act` (RFC 8693 §4.1). No
+ * refresh token. Lifetime: `expires_in` if asked (over the trust's maximum is refused), else the
+ * trust's maximum, never past the subject token's `exp`. Each subject `jti` is accepted once.
+ * Every answer and refusal is recorded as `token.exchanged`.
+ * @example const tokens = await tokenExchangeGrant(request, undefined, context, exchange);
+ */
+export async function tokenExchangeGrant(
+  request: TokenExchangeGrantRequest,
+  client: ClientRecord | undefined,
+  context: TokenEndpointContext,
+  exchange: TokenExchangeContext | undefined,
+): Promise<TokenResponse> {
+  const unverified = unverifiedClaims(request.subject_token) ?? {};
+  const audit = {
+    trust: null as string | null,
+    issuer: typeof unverified.iss === 'string' ? unverified.iss.slice(0, 512) : null,
+    subject: typeof unverified.sub === 'string' ? unverified.sub.slice(0, 512) : null,
+    subjectJti: typeof unverified.jti === 'string' ? unverified.jti.slice(0, 256) : null,
+    run: runClaims(unverified),
+    cluster: null as string | null,
+    actor: null as string | null,
+  };
+  const refuse = async (
+    error: 'invalid_grant' | 'invalid_target' | 'invalid_request' | 'temporarily_unavailable',
+    reason: string,
+    rule: TrustRule | 'request' | 'target' | 'actor',
+  ): Promise<never> => {
+    await recordExchange(context, {
+      type: 'token.exchanged',
+      actor: { kind: 'client', id: client?.clientId ?? null },
+      subject: audit.subject,
+      clientId: client?.clientId ?? null,
+      ...requestOrigin(context),
+      outcome: 'failure',
+      details: { ...audit, jti: null, lifetime: null, reason: `${rule}: ${reason}` },
+    });
+    throw new OAuthProtocolError(error, reason);
+  };
+
+  if (exchange === undefined) return refuse('invalid_request', 'token exchange is not enabled', 'request');
+  if (!(SUBJECT_TOKEN_TYPES as readonly string[]).includes(request.subject_token_type))
+    return refuse(
+      'invalid_request',
+      `subject_token_type must be one of ${SUBJECT_TOKEN_TYPES.join(', ')}`,
+      'request',
+    );
+  if (request.requested_token_type !== undefined && request.requested_token_type !== ISSUED_TOKEN_TYPE)
+    return refuse('invalid_request', `requested_token_type must be ${ISSUED_TOKEN_TYPE}`, 'request');
+  if ((request.actor_token === undefined) !== (request.actor_token_type === undefined))
+    return refuse('invalid_request', 'actor_token and actor_token_type go together', 'request');
+  if (
+    request.actor_token_type !== undefined &&
+    !(SUBJECT_TOKEN_TYPES as readonly string[]).includes(request.actor_token_type)
+  )
+    return refuse(
+      'invalid_request',
+      `actor_token_type must be one of ${SUBJECT_TOKEN_TYPES.join(', ')}`,
+      'request',
+    );
+
+  let cluster: ClusterRecord;
+  try {
+    cluster = targetCluster(request, await exchange.clusters());
+  } catch (error) {
+    if (error instanceof OAuthProtocolError)
+      return refuse(error.code as 'invalid_request' | 'invalid_target', error.message, 'target');
+    throw error;
+  }
+  audit.cluster = cluster.name;
+
+  const trusts = await exchange.trusts();
+  const decision = await evaluateSubjectToken(request.subject_token, trusts, {
+    keys: exchange.keys,
+    clock: context.clock,
+  });
+  if (!decision.ok) {
+    if (decision.trust !== undefined) audit.trust = decision.trust.name;
+    return refuse(TRUST_RULE_ERRORS[decision.rule], decision.reason, decision.rule);
+  }
+  const { trust, claims } = decision;
+  audit.trust = trust.name;
+  if (!trust.clusters.includes(cluster.name))
+    return refuse('invalid_target', `trust ${trust.name} does not allow cluster ${cluster.name}`, 'cluster');
+
+  let lifetime = decision.maxLifetime;
+  if (request.expires_in !== undefined) {
+    const asked = Number(request.expires_in);
+    if (asked > trust.maxTtl)
+      return refuse(
+        'invalid_request',
+        `expires_in ${asked} is over the ${trust.maxTtl} seconds trust ${trust.name} allows`,
+        'lifetime',
+      );
+    lifetime = Math.min(lifetime, asked);
+  }
+
+  let act: Record<string, string> | undefined;
+  if (request.actor_token !== undefined) {
+    const actor = await evaluateSubjectToken(request.actor_token, trusts, {
+      keys: exchange.keys,
+      clock: context.clock,
+    });
+    if (!actor.ok) return refuse(TRUST_RULE_ERRORS[actor.rule], `actor_token: ${actor.reason}`, 'actor');
+    act = { sub: actor.username, iss: actor.claims.iss };
+    audit.actor = actor.username;
+  }
+
+  const now = new Date(context.clock.now());
+  const spent = await exchange.uses.spend(
+    { issuer: claims.iss, jti: claims.jti as string, expiresAt: new Date(claims.exp * 1000) },
+    now,
+  );
+  if (!spent) return refuse('invalid_grant', 'subject_token was used already (its jti is spent)', 'replayed');
+
+  const random = context.random ?? webCryptoRandom;
+  const exchangeId = `tx_${base64url(random.bytes(12))}`;
+  const clientId = `${TRUST_CLIENT_PREFIX}${trust.name}`;
+  const access = await issueAccessToken(
+    context.keys,
+    context.issuer,
+    {
+      subject: `${clientId}:${claims.sub}`.slice(0, 512),
+      clientId,
+      audience: [cluster.audience],
+      scope: [],
+      grantId: exchangeId,
+      lifetimeSeconds: lifetime,
+      claims: {
+        preferred_username: decision.username,
+        groups: decision.groups,
+        trust: trust.name,
+        ...(act === undefined ? {} : { act }),
+      },
+    },
+    context.clock,
+    random,
+  );
+  await recordExchange(context, {
+    type: 'token.exchanged',
+    actor: { kind: 'client', id: client?.clientId ?? null },
+    subject: audit.subject,
+    clientId: client?.clientId ?? null,
+    ...requestOrigin(context),
+    outcome: 'success',
+    details: { ...audit, jti: access.jti, lifetime, reason: null },
+  });
+  return {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+    issued_token_type: ISSUED_TOKEN_TYPE,
+  };
+}
