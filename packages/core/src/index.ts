@@ -78,6 +78,13 @@ export { formatUserCode } from './device/user-code.js';
 export { buildProviderMetadata, type DiscoveryOptions } from './discovery.js';
 export { type AnyIdgateError, isIdgateError } from './error-family.js';
 export { IdgateError, type IdgateErrorKind, type IdgateErrorOptions, OAuthProtocolError } from './errors.js';
+export { ACR, ACR_VALUES_SUPPORTED, type AuthenticationMethod, acrOf } from './factors/assurance.js';
+export type {
+  FactorView,
+  SecondFactorCheck,
+  SecondFactorNeed,
+  TotpEnrolment,
+} from './factors/second-factor.js';
 export type {
   ExternalPasswordCheck,
   GrantLifetimes,
@@ -116,6 +123,8 @@ export type {
   ConsentRecord,
   DeviceAuthorizationRecord,
   DeviceAuthorizationStatus,
+  FactorKind,
+  FactorRecord,
   GrantRecord,
   GrantUpstream,
   IdentityProviderRecord,
@@ -169,6 +178,7 @@ export {
   type ApiKeyRepository,
   type ClientRepository,
   type ClusterRepository,
+  type FactorRepository,
   type NotBeforeRepository,
   type RevocationRepository,
   type SigningKeyRepository,

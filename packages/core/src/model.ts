@@ -377,3 +377,26 @@ export interface LoginTransactionRecord {
   expiresAt: Date;
   consumedAt: Date | null;
 }
+
+/** What kind of second factor a {@link FactorRecord} is; WebAuthn credentials come later. */
+export type FactorKind = 'totp';
+
+/**
+ * A user's second factor, named by the user. A TOTP factor holds its secret sealed with the
+ * server secret (see `sealText`) and the last time step a code was accepted for, so a code is
+ * accepted once. A factor whose enrolment was not confirmed yet has `confirmedAt` null and does
+ * not count for sign-in.
+ */
+export interface FactorRecord {
+  id: string;
+  userId: string;
+  kind: FactorKind;
+  name: string;
+  /** The sealed secret (a TOTP key); never shown after enrolment. */
+  sealedSecret: string;
+  /** The last RFC 6238 time step accepted (TOTP); null before the first. */
+  lastUsedStep: number | null;
+  createdAt: Date;
+  confirmedAt: Date | null;
+  lastUsedAt: Date | null;
+}

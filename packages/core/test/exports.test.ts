@@ -53,6 +53,8 @@ describe('public surface of @idgate/core', () => {
 
   it('offers what a host runs idgate with: the instance, its ports, errors, keys and JWS, connectors, audit writers', () => {
     expect(Object.keys(core).sort()).toEqual([
+      'ACR',
+      'ACR_VALUES_SUPPORTED',
       'ADDRESS_LIFT',
       'ApiKeyError',
       'AuthorizationError',
@@ -69,6 +71,7 @@ describe('public surface of @idgate/core', () => {
       'TOKEN_REVIEW_DENIAL_MESSAGES',
       'TOKEN_REVIEW_EXTRA',
       'TokenReviewTally',
+      'acrOf',
       'apiKeyFromAuthorization',
       'apiKeyScopes',
       'authenticateApiKey',

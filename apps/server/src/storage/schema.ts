@@ -270,6 +270,35 @@ export interface LoginTransactionsTable {
   consumed_at: number | null;
 }
 
+/** Second factors (0024_factors): `secret` sealed, `counter` a TOTP factor's last accepted step. */
+export interface FactorsTable {
+  id: string;
+  user_id: string;
+  kind: string;
+  name: string;
+  secret: string;
+  /** Null for TOTP; a WebAuthn credential's id. */
+  credential_id: string | null;
+  counter: number | null;
+  created_at: number;
+  confirmed_at: number | null;
+  last_used_at: number | null;
+}
+
+/** A user's recovery codes by SHA-256 (hex). */
+export interface RecoveryCodesTable {
+  user_id: string;
+  hash: string;
+  created_at: number;
+  used_at: number | null;
+}
+
+/** Users an administrator requires a second factor of. */
+export interface MfaRequirementsTable {
+  user_id: string;
+  required_at: number;
+}
+
 export interface Schema {
   users: UsersTable;
   oauth_clients: OAuthClientsTable;
@@ -292,6 +321,9 @@ export interface Schema {
   change_log: ChangeLogTable;
   audit_events: AuditEventsTable;
   audit_chain_anchors: AuditChainAnchorsTable;
+  factors: FactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  mfa_requirements: MfaRequirementsTable;
 }
 
 /** The audit trail (see `AuditEvent` in @idgate/schema): the envelope as columns, `details` as JSON. */
@@ -344,6 +376,9 @@ export interface ChangeLogTable {
 
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
+  'mfa_requirements',
+  'recovery_codes',
+  'factors',
   'audit_chain_anchors',
   'audit_events',
   'change_log',

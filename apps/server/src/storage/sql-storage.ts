@@ -10,6 +10,7 @@ import { createClientRepository } from './repositories/clients.js';
 import { createClusterRepository } from './repositories/clusters.js';
 import { createConsentRepository } from './repositories/consents.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
+import { createFactorRepository } from './repositories/factors.js';
 import { createGrantRepository } from './repositories/grants.js';
 import { createIdentityProviderRepository } from './repositories/identity-providers.js';
 import { createInteractionRepository } from './repositories/interactions.js';
@@ -111,6 +112,7 @@ function bind(
     identities: createLinkedIdentityRepository(ctx),
     loginTransactions: createLoginTransactionRepository(ctx),
     clusters: createClusterRepository(ctx),
+    factors: createFactorRepository(ctx),
     auditEvents: auditRepository(events, audit, pending, (work) => storage.transaction(work)),
 
     transaction<T>(work: (storage: SqlStorage) => Promise<T>): Promise<T> {

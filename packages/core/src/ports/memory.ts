@@ -12,6 +12,7 @@ import type {
 } from '../model.js';
 import { LoginThrottle } from '../security/login-throttle.js';
 import { type AuditTables, createMemoryAuditRepository, emptyAuditTables } from './memory-audit.js';
+import { createMemoryFactorRepository, emptyFactorTables, type FactorTables } from './memory-factors.js';
 import {
   createMemoryFederationRepositories,
   emptyFederationTables,
@@ -21,7 +22,7 @@ import { createMemoryOidcRepositories, emptyOidcTables, type OidcTables } from '
 import type { PasswordHasher } from './runtime.js';
 import { type Storage, StorageConflictError, type UserPageQuery } from './storage.js';
 
-interface Tables extends OidcTables, FederationTables, AuditTables {
+interface Tables extends OidcTables, FederationTables, AuditTables, FactorTables {
   users: Map<string, UserRecord>;
   clients: Map<string, ClientRecord>;
   apiKeys: Map<string, ApiKeyRecord>;
@@ -46,6 +47,7 @@ function emptyTables(): Tables {
     ...emptyOidcTables(),
     ...emptyFederationTables(),
     ...emptyAuditTables(),
+    ...emptyFactorTables(),
   };
 }
 
@@ -361,6 +363,7 @@ export function createMemoryStorage(): Storage {
     ...createMemoryOidcRepositories(() => tables),
     ...createMemoryFederationRepositories(() => tables),
     ...createMemoryAuditRepository(() => tables),
+    ...createMemoryFactorRepository(() => tables),
     async transaction(work) {
       const snapshot = copy(tables);
       try {

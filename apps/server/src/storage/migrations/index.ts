@@ -21,6 +21,7 @@ import * as m0019 from './0019_grant_resources.js';
 import * as m0020 from './0020_audit_event_origin.js';
 import * as m0021 from './0021_incident_response.js';
 import * as m0022 from './0022_audit_chain.js';
+import * as m0024 from './0024_factors.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -47,6 +48,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0020_audit_event_origin': m0020,
   '0021_incident_response': m0021,
   '0022_audit_chain': m0022,
+  '0024_factors': m0024,
 };
 
 /** The names of every migration, in the order they apply. */

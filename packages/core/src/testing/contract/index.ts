@@ -16,6 +16,7 @@ import { authorizationCodesContract } from './authorization-codes.js';
 import { clientsContract } from './clients.js';
 import { clustersContract } from './clusters.js';
 import { deviceAuthorizationsContract } from './device-authorizations.js';
+import { factorsContract } from './factors.js';
 import { grantsContract } from './grants.js';
 import { identityProvidersContract } from './identity-providers.js';
 import { incidentContract } from './incident.js';
@@ -59,6 +60,7 @@ export function describeStorageContract(name: string, makeStorage: () => Storage
     clientsContract(subject);
     apiKeysContract(subject);
     clustersContract(subject);
+    factorsContract(subject);
     signingKeysContract(subject);
     revocationsContract(subject);
     grantsContract(subject);
