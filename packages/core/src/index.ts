@@ -78,13 +78,20 @@ export { formatUserCode } from './device/user-code.js';
 export { buildProviderMetadata, type DiscoveryOptions } from './discovery.js';
 export { type AnyIdgateError, isIdgateError } from './error-family.js';
 export { IdgateError, type IdgateErrorKind, type IdgateErrorOptions, OAuthProtocolError } from './errors.js';
-export { ACR, ACR_VALUES_SUPPORTED, type AuthenticationMethod, acrOf } from './factors/assurance.js';
+export {
+  ACR,
+  ACR_VALUES_SUPPORTED,
+  type AuthenticationMethod,
+  acrOf,
+  wantsMfa,
+} from './factors/assurance.js';
 export type {
   FactorView,
   SecondFactorCheck,
   SecondFactorNeed,
   TotpEnrolment,
 } from './factors/second-factor.js';
+export { FACTOR_NAME_LIMIT } from './factors/second-factor.js';
 export type {
   ExternalPasswordCheck,
   GrantLifetimes,

@@ -158,6 +158,11 @@ export interface GrantRecord {
   /** The external identity the grant came from, re-checked on refresh; absent or null for none. */
   upstream?: GrantUpstream | null;
   /**
+   * How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `mfa`), as the sign-in
+   * recorded it; absent or null for an upstream sign-in or one recorded before idgate kept it.
+   */
+  amr?: string[] | null;
+  /**
    * The audiences (RFC 8707 resources: cluster audiences, APIs) the person approved at sign-in;
    * every token of the grant is for some of them, and a refresh may ask for a subset, never
    * another (RFC 8707 §2.2). Absent or null for a grant opened before idgate recorded them: such
@@ -216,6 +221,11 @@ export interface AuthorizationCodeRecord {
    * grant the code opens so its refreshes re-check it upstream; absent or null for a local sign-in.
    */
   upstream?: GrantUpstream | null;
+  /**
+   * How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `mfa`), as the sign-in
+   * recorded it; absent or null for an upstream sign-in or one recorded before idgate kept it.
+   */
+  amr?: string[] | null;
   /** The grant the code was redeemed into; a replay revokes it. */
   grantId: string | null;
   createdAt: Date;
@@ -257,6 +267,11 @@ export interface BrowserSessionRecord {
    * provider), as the grants opened from this session carry it; absent or null for a local sign-in.
    */
   upstream?: GrantUpstream | null;
+  /**
+   * How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `mfa`), as the sign-in
+   * recorded it; absent or null for an upstream sign-in or one recorded before idgate kept it.
+   */
+  amr?: string[] | null;
 }
 
 /** A user's remembered consent to a client's scopes and resources. */
@@ -304,6 +319,11 @@ export interface DeviceAuthorizationRecord {
    * for a local sign-in.
    */
   upstream?: GrantUpstream | null;
+  /**
+   * How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `mfa`), as the sign-in
+   * recorded it; absent or null for an upstream sign-in or one recorded before idgate kept it.
+   */
+  amr?: string[] | null;
   createdAt: Date;
   expiresAt: Date;
   /** The device's latest poll; polling sooner than `interval` after it is `slow_down`. */

@@ -62,6 +62,7 @@ describe('public surface of @idgate/core', () => {
       'DEFAULT_LOGIN_THROTTLE',
       'DEFAULT_PASSWORD_POLICY',
       'DEFAULT_REVALIDATE_MAX_STALENESS',
+      'FACTOR_NAME_LIMIT',
       'IdgateError',
       'KeyRing',
       'OAuthProtocolError',
@@ -110,6 +111,7 @@ describe('public surface of @idgate/core', () => {
       'systemClock',
       'verifyCompactJws',
       'verifySecret',
+      'wantsMfa',
       'webCryptoJws',
       'webCryptoRandom',
     ]);

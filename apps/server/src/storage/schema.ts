@@ -97,6 +97,11 @@ export interface RevocationsTable {
  * browser session, handed to its authorization codes and device approvals, and kept on the grant,
  * whose refreshes re-check it. All null for a local sign-in.
  */
+/** The RFC 8176 `amr` of a sign-in, as a JSON array (0024_factors); null before it or for none. */
+export interface AmrColumn {
+  amr: string | null;
+}
+
 export interface UpstreamColumns {
   /** The identity provider's name. */
   upstream_provider: string | null;
@@ -109,7 +114,7 @@ export interface UpstreamColumns {
   upstream_state: string | null;
 }
 
-export interface GrantsTable extends UpstreamColumns {
+export interface GrantsTable extends UpstreamColumns, AmrColumn {
   id: string;
   user_id: string;
   client_id: string;
@@ -127,7 +132,7 @@ export interface GrantsTable extends UpstreamColumns {
   resources: string | null;
 }
 
-export interface AuthorizationCodesTable extends UpstreamColumns {
+export interface AuthorizationCodesTable extends UpstreamColumns, AmrColumn {
   hash: string;
   client_id: string;
   user_id: string;
@@ -159,7 +164,7 @@ export interface RefreshTokensTable {
   used_at: number | null;
 }
 
-export interface BrowserSessionsTable extends UpstreamColumns {
+export interface BrowserSessionsTable extends UpstreamColumns, AmrColumn {
   id: string;
   secret_hash: string;
   user_id: string;
@@ -189,13 +194,16 @@ export interface InteractionsTable {
   request: string;
   user_id: string | null;
   auth_time: number | null;
+  /** Added by 0024_factors: how the user signed in (JSON array), and a user owing a second factor. */
+  amr: string | null;
+  pending_user_id: string | null;
   /** SHA-256 of the interaction's CSRF token (the column name predates hashing it). */
   csrf_token: string;
   created_at: number;
   expires_at: number;
 }
 
-export interface DeviceAuthorizationsTable extends UpstreamColumns {
+export interface DeviceAuthorizationsTable extends UpstreamColumns, AmrColumn {
   device_code_hash: string;
   /** Normalised: upper-case, no dash. */
   user_code: string;

@@ -43,6 +43,13 @@ export interface InteractionRecord {
   /** The user once signed in during this interaction. */
   userId: string | null;
   authTime: Date | null;
+  /** How the user signed in during this interaction (RFC 8176); absent or null before. */
+  amr?: string[] | null;
+  /**
+   * A user whose password was right and who owes a second factor (or its enrolment) before the
+   * interaction goes on; absent or null when none does.
+   */
+  pendingUserId?: string | null;
   /** Anti-CSRF token the interaction's forms must echo. */
   /** SHA-256 of the CSRF token its forms carry (derived from the cookie secret, never stored). */
   csrfTokenHash: string;

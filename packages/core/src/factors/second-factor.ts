@@ -34,8 +34,8 @@ export interface SecondFactorContext {
  */
 export const SECOND_FACTOR_PROVIDER = 'second-factor';
 
-/** The longest factor name. */
-export const FACTOR_NAME_LENGTH = 64;
+/** The longest factor name, in characters. */
+export const FACTOR_NAME_LIMIT = 64;
 
 const sealContext = (factor: Pick<FactorRecord, 'userId' | 'id'>) => `factor:${factor.userId}:${factor.id}`;
 
@@ -60,6 +60,8 @@ export async function startTotpEnrolment(
   name: string,
   context: SecondFactorContext,
 ): Promise<TotpEnrolment> {
+  if (name.length === 0 || name.length > FACTOR_NAME_LIMIT)
+    throw new RangeError(`a factor name has 1 to ${FACTOR_NAME_LIMIT} characters`);
   const random = context.random ?? webCryptoRandom;
   const key = random.bytes(20);
   const id = crypto.randomUUID();
@@ -184,7 +186,7 @@ export interface SecondFactorNeed {
  */
 export async function secondFactorNeed(
   userId: string,
-  storage: Pick<Storage, 'factors'>,
+  storage: { factors: Pick<Storage['factors'], 'list' | 'isRequired'> },
 ): Promise<SecondFactorNeed> {
   const [factors, required] = await Promise.all([
     storage.factors.list(userId),

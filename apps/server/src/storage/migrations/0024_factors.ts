@@ -8,7 +8,8 @@ import type { Kysely } from 'kysely';
 // the user's current set, `used_at` set once. `mfa_requirements`: users an administrator requires
 // a second factor of. `amr` (JSON array of RFC 8176 values) on every record a sign-in flows
 // through, so the tokens in the end say how the person authenticated; null before this migration
-// (read as a password-only or upstream sign-in).
+// (read as a password-only or upstream sign-in). `interactions.pending_user_id`: a user whose
+// password was right and who owes a second factor before the sign-in goes on.
 
 const AMR_TABLES = [
   'browser_sessions',
@@ -57,9 +58,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     if (table?.columns.some((c) => c.name === 'amr')) continue;
     await db.schema.alterTable(name).addColumn('amr', 'text').execute();
   }
+  const interactions = tables.find((t) => t.name === 'interactions');
+  if (!interactions?.columns.some((c) => c.name === 'pending_user_id'))
+    await db.schema.alterTable('interactions').addColumn('pending_user_id', 'text').execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('interactions').dropColumn('pending_user_id').execute();
   for (const name of AMR_TABLES) await db.schema.alterTable(name).dropColumn('amr').execute();
   await db.schema.dropTable('mfa_requirements').ifExists().execute();
   await db.schema.dropTable('recovery_codes').ifExists().execute();

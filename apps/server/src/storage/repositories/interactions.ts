@@ -1,7 +1,15 @@
 import type { InteractionRecord, InteractionRepository, InteractionRequest } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { InteractionsTable } from '../schema.js';
-import { fromJsonObject, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import {
+  fromAmrColumn,
+  fromJsonObject,
+  toAmrColumn,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './columns.js';
 import {
   deleteRows,
   findRecord,
@@ -29,6 +37,8 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
         request: JSON.stringify(interaction.request),
         user_id: interaction.userId,
         auth_time: toMsOrNull(interaction.authTime),
+        amr: toAmrColumn(interaction.amr),
+        pending_user_id: interaction.pendingUserId ?? null,
         csrf_token: interaction.csrfTokenHash,
         created_at: toMs(interaction.createdAt),
         expires_at: toMs(interaction.expiresAt),
@@ -37,8 +47,17 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
 
     findById: (id) => findRecord(db, INTERACTIONS, 'id', id),
 
-    async setUser(id, userId, authTime) {
-      await updateRows(db, INTERACTIONS, 'id', id, { user_id: userId, auth_time: toMs(authTime) });
+    async setUser(id, userId, authTime, amr) {
+      await updateRows(db, INTERACTIONS, 'id', id, {
+        user_id: userId,
+        auth_time: toMs(authTime),
+        amr: toAmrColumn(amr),
+        pending_user_id: null,
+      });
+    },
+
+    async setPendingUser(id, userId) {
+      await updateRows(db, INTERACTIONS, 'id', id, { pending_user_id: userId });
     },
 
     async remove(id) {
@@ -56,6 +75,8 @@ function toInteraction(row: Selectable<InteractionsTable>): InteractionRecord {
     request: interactionRequest(row.request),
     userId: row.user_id,
     authTime: toDateOrNull(row.auth_time),
+    amr: fromAmrColumn(row.amr),
+    pendingUserId: row.pending_user_id,
     csrfTokenHash: row.csrf_token,
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),

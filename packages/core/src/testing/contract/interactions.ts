@@ -27,6 +27,20 @@ export function interactionsContract(subject: StorageUnderTest): void {
       expect(await storage.interactions.findById('missing')).toBeUndefined();
     });
 
+    it('holds a user owing a second factor until setUser records the sign-in and its amr', async () => {
+      const storage = subject();
+      await storage.interactions.create(newInteraction());
+      await storage.interactions.setPendingUser('i-1', 'u-alice');
+      expect(await storage.interactions.findById('i-1')).toStrictEqual(
+        newInteraction({ pendingUserId: 'u-alice' }),
+      );
+      const authTime = at('2026-01-01T10:05:00.000Z');
+      await storage.interactions.setUser('i-1', 'u-alice', authTime, ['pwd', 'otp', 'mfa']);
+      expect(await storage.interactions.findById('i-1')).toStrictEqual(
+        newInteraction({ userId: 'u-alice', authTime, amr: ['pwd', 'otp', 'mfa'] }),
+      );
+    });
+
     it('removes an interaction and says whether it was there', async () => {
       const storage = subject();
       await storage.interactions.create(newInteraction());
