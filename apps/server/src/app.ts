@@ -24,6 +24,7 @@ import { adminIdentityProviderRoutes } from './routes/admin/identity-providers.j
 import { adminBlockedAddressRoutes, adminNotBeforeRoutes } from './routes/admin/incident.js';
 import { adminSessionRoutes } from './routes/admin/sessions.js';
 import { adminSigningKeyRoutes } from './routes/admin/signing-keys.js';
+import { adminUserFactorRoutes } from './routes/admin/user-factors.js';
 import { adminUserIdentityRoutes } from './routes/admin/user-identities.js';
 import { adminUserRoutes } from './routes/admin/users.js';
 import { healthRoutes } from './routes/health.js';
@@ -185,6 +186,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(adminSigningKeyRoutes);
   await app.register(adminUserRoutes);
   await app.register(adminUserIdentityRoutes);
+  await app.register(adminUserFactorRoutes);
   await app.register(adminGroupRoutes);
   await app.register(adminAuditEventRoutes);
   await app.register(openapiRoutes, { catalog });

@@ -55,6 +55,7 @@ export {
   isAdminError,
   parseAdminInput,
 } from './admin/errors.js';
+export { listUserFactors, removeUserFactor, resetUserFactors, setMfaRequired } from './admin/factors.js';
 export { addGroupMember, listGroupMembers, listGroups, removeGroupMember } from './admin/groups.js';
 export { linkIdentity, listUserIdentities, unlinkIdentity } from './admin/identities.js';
 export {

@@ -23,6 +23,7 @@ export {
   ScopeToken,
   UpdateClientInput,
 } from './admin/clients.js';
+export { FactorsReset, MfaRequirement, UserFactor, UserFactors } from './admin/factors.js';
 export { Group, GroupName } from './admin/groups.js';
 export {
   BlockedAddress,
