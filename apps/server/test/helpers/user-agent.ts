@@ -187,6 +187,8 @@ export async function decideOnDevicePage(
   userCode: string,
   credentials: { username: string; password: string },
   decision: 'allow' | 'deny' = 'allow',
+  /** The code for the second-factor page after the password, from that page. */
+  secondFactor?: (page: string) => string,
 ): Promise<{ confirmation: string; done: string }> {
   const agent = new UserAgent();
   const follow = async (response: Response) => {
@@ -200,9 +202,17 @@ export async function decideOnDevicePage(
   const login = readForm(
     await follow(await agent.request(new URL(entry.action, issuer), { form: { user_code: userCode } })),
   );
-  const confirmation = await follow(
+  let confirmation = await follow(
     await agent.request(new URL(login.action, issuer), { form: { ...login.fields, ...credentials } }),
   );
+  if (secondFactor !== undefined && confirmation.includes('name="code"')) {
+    const step = readForm(confirmation);
+    confirmation = await follow(
+      await agent.request(new URL(step.action, issuer), {
+        form: { ...step.fields, code: secondFactor(confirmation) },
+      }),
+    );
+  }
   const form = readForm(confirmation);
   const done = await agent.request(new URL(form.action, issuer), { form: { ...form.fields, decision } });
   return { confirmation, done: await done.text() };

@@ -1,4 +1,10 @@
-import { type BrowserSessionRecord, isDeviceApproval, isStandalone, type UserRecord } from '@idgate/core';
+import {
+  type BrowserSessionRecord,
+  type InteractionRequest,
+  isDeviceApproval,
+  isStandalone,
+  type UserRecord,
+} from '@idgate/core';
 import { FormReader, type FormValues } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -32,6 +38,10 @@ const CodeForm = z.object({
 const ContinueForm = z.object({ interaction: Interaction, csrf: z.string() });
 
 const EXPIRED = (t: Messages) => t.errors.signInExpired;
+
+/** Where a finished sign-in may send the browser: the client's redirect URI, if any. */
+const redirectOf = (stored: InteractionRequest): string | undefined =>
+  isStandalone(stored) || isDeviceApproval(stored) ? undefined : stored.redirectUri;
 
 /** Where a sign-in goes for its second factor. */
 export function secondFactorUrl(issuer: string, interactionId: string): string {
@@ -70,14 +80,18 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
   ): Promise<FastifyReply> => {
     const look = flow.look(reply.request);
     const form = { interactionId: interaction.id, csrfToken: interaction.csrfToken };
+    // The form's answer may redirect to the application (CSP form-action), as the login form's.
+    const options = { formRedirects: [redirectOf(interaction.request)] };
     const need = await idgate.core.factors.need(user.id);
-    if (need.enrolled) return sendPage(reply, status, secondFactorPage({ look, action: path, form, error }));
+    if (need.enrolled)
+      return sendPage(reply, status, secondFactorPage({ look, action: path, form, error }), options);
     // None yet: enrol one now (a new key each time the page is shown, the unconfirmed one replaced).
     const enrolment = await idgate.core.factors.startTotp(user, look.t.factors.defaultName);
     return sendPage(
       reply,
       status,
       totpEnrolmentPage({ look, action: path, form, ...enrolment, required: true, error }),
+      options,
     );
   };
 
@@ -148,7 +162,9 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
                 action: continuePath,
                 form: { interactionId: interaction.id, csrfToken: interaction.csrfToken },
               };
-          return sendPage(reply, 200, recoveryCodesPage({ look, codes: done.recoveryCodes, next }));
+          return sendPage(reply, 200, recoveryCodesPage({ look, codes: done.recoveryCodes, next }), {
+            formRedirects: [redirectOf(interaction.request)],
+          });
         }
         return carryOn(reply, interaction, user, session);
       }
