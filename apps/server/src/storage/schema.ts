@@ -197,6 +197,8 @@ export interface InteractionsTable {
   /** Added by 0024_factors: how the user signed in (JSON array), and a user owing a second factor. */
   amr: string | null;
   pending_user_id: string | null;
+  /** The pending user's upstream identity (LDAP), as JSON with instants in ms. */
+  pending_upstream: string | null;
   /** SHA-256 of the interaction's CSRF token (the column name predates hashing it). */
   csrf_token: string;
   created_at: number;

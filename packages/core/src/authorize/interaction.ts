@@ -1,3 +1,4 @@
+import type { GrantUpstream } from '../model.js';
 import type { AuthorizationRequest } from './request.js';
 
 /** A sign-in on the login page with no application behind it. */
@@ -50,6 +51,11 @@ export interface InteractionRecord {
    * interaction goes on; absent or null when none does.
    */
   pendingUserId?: string | null;
+  /**
+   * The external identity (an LDAP directory's) the pending user's password was checked at, for
+   * the session the second factor opens; absent or null for none.
+   */
+  pendingUpstream?: GrantUpstream | null;
   /** Anti-CSRF token the interaction's forms must echo. */
   /** SHA-256 of the CSRF token its forms carry (derived from the cookie secret, never stored). */
   csrfTokenHash: string;

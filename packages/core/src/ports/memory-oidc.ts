@@ -333,10 +333,13 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
         interaction.authTime = new Date(authTime);
         interaction.amr = amr === undefined || amr === null ? null : [...amr];
         interaction.pendingUserId = null;
+        interaction.pendingUpstream = null;
       },
-      async setPendingUser(id, userId) {
+      async setPendingUser(id, userId, upstream) {
         const interaction = tables().interactions.get(id);
-        if (interaction !== undefined) interaction.pendingUserId = userId;
+        if (interaction === undefined) return;
+        interaction.pendingUserId = userId;
+        interaction.pendingUpstream = copy(upstream ?? null);
       },
       async remove(id) {
         return tables().interactions.delete(id);

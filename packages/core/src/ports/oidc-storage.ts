@@ -151,8 +151,11 @@ export interface InteractionRepository {
   findById(id: string): Promise<InteractionRecord | undefined>;
   /** Records the signed-in user, and how they signed in (`amr`), ending any pending second factor. */
   setUser(id: string, userId: string, authTime: Date, amr?: string[] | null): Promise<void>;
-  /** Records a user who gave the right password and owes a second factor. */
-  setPendingUser(id: string, userId: string): Promise<void>;
+  /**
+   * Records a user who gave the right password and owes a second factor, with the external
+   * identity the password was checked at (LDAP), if any.
+   */
+  setPendingUser(id: string, userId: string, upstream?: GrantUpstream | null): Promise<void>;
   /** Deletes it (finished or abandoned); false when it was not there. */
   remove(id: string): Promise<boolean>;
   purgeExpired(now: Date): Promise<number>;

@@ -250,7 +250,11 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       const need = await idgate.core.factors.need(login.user.id);
       const asked = !isStandalone(stored) && !isDeviceApproval(stored) && wantsMfa(stored.acrValues);
       if (need.enrolled || need.required || asked) {
-        await idgate.storage.interactions.setPendingUser(interaction.id, login.user.id);
+        await idgate.storage.interactions.setPendingUser(
+          interaction.id,
+          login.user.id,
+          login.upstream ?? null,
+        );
         return reply.redirect(secondFactorUrl(idgate.config.issuer, interaction.id), 303);
       }
       const session = await state.startSession(request, reply, login.user, login.upstream ?? null, ['pwd']);

@@ -222,7 +222,8 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
     user: UserRecord,
     amr: string[],
   ): Promise<BrowserSessionRecord> {
-    const session = await state.startSession(request, reply, user, null, amr);
+    // The directory identity the password was checked at (LDAP), for its grants to re-check.
+    const session = await state.startSession(request, reply, user, interaction.pendingUpstream ?? null, amr);
     await idgate.storage.interactions.setUser(interaction.id, user.id, session.authTime, amr);
     return session;
   }

@@ -9,7 +9,8 @@ import type { Kysely } from 'kysely';
 // a second factor of. `amr` (JSON array of RFC 8176 values) on every record a sign-in flows
 // through, so the tokens in the end say how the person authenticated; null before this migration
 // (read as a password-only or upstream sign-in). `interactions.pending_user_id`: a user whose
-// password was right and who owes a second factor before the sign-in goes on.
+// password was right and who owes a second factor before the sign-in goes on; `pending_upstream`
+// the LDAP identity that password was checked at, for the session the second factor opens.
 
 const AMR_TABLES = [
   'browser_sessions',
@@ -59,11 +60,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     await db.schema.alterTable(name).addColumn('amr', 'text').execute();
   }
   const interactions = tables.find((t) => t.name === 'interactions');
-  if (!interactions?.columns.some((c) => c.name === 'pending_user_id'))
-    await db.schema.alterTable('interactions').addColumn('pending_user_id', 'text').execute();
+  for (const column of ['pending_user_id', 'pending_upstream'])
+    if (!interactions?.columns.some((c) => c.name === column))
+      await db.schema.alterTable('interactions').addColumn(column, 'text').execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('interactions').dropColumn('pending_upstream').execute();
   await db.schema.alterTable('interactions').dropColumn('pending_user_id').execute();
   for (const name of AMR_TABLES) await db.schema.alterTable(name).dropColumn('amr').execute();
   await db.schema.dropTable('mfa_requirements').ifExists().execute();

@@ -1,4 +1,9 @@
-import type { InteractionRecord, InteractionRepository, InteractionRequest } from '@idgate/core';
+import type {
+  GrantUpstream,
+  InteractionRecord,
+  InteractionRepository,
+  InteractionRequest,
+} from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { InteractionsTable } from '../schema.js';
 import {
@@ -39,6 +44,7 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
         auth_time: toMsOrNull(interaction.authTime),
         amr: toAmrColumn(interaction.amr),
         pending_user_id: interaction.pendingUserId ?? null,
+        pending_upstream: pendingUpstreamColumn(interaction.pendingUpstream),
         csrf_token: interaction.csrfTokenHash,
         created_at: toMs(interaction.createdAt),
         expires_at: toMs(interaction.expiresAt),
@@ -53,11 +59,15 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
         auth_time: toMs(authTime),
         amr: toAmrColumn(amr),
         pending_user_id: null,
+        pending_upstream: null,
       });
     },
 
-    async setPendingUser(id, userId) {
-      await updateRows(db, INTERACTIONS, 'id', id, { pending_user_id: userId });
+    async setPendingUser(id, userId, upstream) {
+      await updateRows(db, INTERACTIONS, 'id', id, {
+        pending_user_id: userId,
+        pending_upstream: pendingUpstreamColumn(upstream),
+      });
     },
 
     async remove(id) {
@@ -77,6 +87,7 @@ function toInteraction(row: Selectable<InteractionsTable>): InteractionRecord {
     authTime: toDateOrNull(row.auth_time),
     amr: fromAmrColumn(row.amr),
     pendingUserId: row.pending_user_id,
+    pendingUpstream: pendingUpstreamOf(row.pending_upstream),
     csrfTokenHash: row.csrf_token,
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
@@ -87,4 +98,23 @@ function toInteraction(row: Selectable<InteractionsTable>): InteractionRecord {
 function interactionRequest(text: string): InteractionRequest {
   const request: object = fromJsonObject(text, 'interactions.request');
   return request as InteractionRequest;
+}
+
+/** A pending user's upstream identity as its column holds it: JSON, instants in ms. */
+function pendingUpstreamColumn(upstream: GrantUpstream | null | undefined): string | null {
+  if (upstream === undefined || upstream === null) return null;
+  return JSON.stringify({
+    ...upstream,
+    validatedAt: toMs(upstream.validatedAt),
+    checkedAt: toMs(upstream.checkedAt),
+  });
+}
+
+function pendingUpstreamOf(text: string | null): GrantUpstream | null {
+  if (text === null) return null;
+  const stored = fromJsonObject(text, 'interactions.pending_upstream') as Omit<
+    GrantUpstream,
+    'validatedAt' | 'checkedAt'
+  > & { validatedAt: number; checkedAt: number };
+  return { ...stored, validatedAt: toDate(stored.validatedAt), checkedAt: toDate(stored.checkedAt) };
 }

@@ -185,6 +185,7 @@ export function newInteraction(overrides: Partial<InteractionRecord> = {}): Inte
     authTime: null,
     amr: null,
     pendingUserId: null,
+    pendingUpstream: null,
     csrfTokenHash: 'csrf-token-hash-1',
     createdAt: at('2026-01-01T10:00:00.000Z'),
     expiresAt: at('2026-01-01T10:30:00.000Z'),
