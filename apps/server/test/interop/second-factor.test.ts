@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { signIn, UserAgent } from '../helpers/user-agent.js';
+import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
 
 const REDIRECT = 'https://rp.example.test/callback';
 const MFA = 'urn:idgate:acr:mfa';
@@ -26,7 +26,7 @@ describe.each(testDatabaseUrls())('second factors seen by openid-client on $name
 
   beforeAll(async () => {
     t = await startTestServer(kind, {}, { clock });
-    for (const name of ['erin', 'fred', 'gina', 'hugo']) await t.addUser(name, PASSWORD);
+    for (const name of ['erin', 'fred', 'gina', 'hugo', 'ivan']) await t.addUser(name, PASSWORD);
     client = await t.addClient({
       name: 'Dashboard',
       grants: ['authorization_code', 'refresh_token', 'password'],
@@ -153,6 +153,38 @@ describe.each(testDatabaseUrls())('second factors seen by openid-client on $name
       throw new Error('asked again');
     });
     expect(third.claims()).toMatchObject({ acr: MFA });
+  });
+
+  it('locks the second-factor page after five wrong codes: 429 with Retry-After, even for the right code', async () => {
+    const { secret } = await enrol('ivan');
+    clock.advance(30_000);
+    const agent = new UserAgent();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    });
+    let page = await agent.request(url);
+    while (page.status === 303)
+      page = await agent.request(new URL(page.headers.get('location') as string, t.issuer));
+    const login = readForm(await page.text());
+    let answer = await agent.request(new URL(login.action, t.issuer), {
+      form: { ...login.fields, username: 'ivan', password: PASSWORD },
+    });
+    const stepUrl = new URL(answer.headers.get('location') as string, t.issuer);
+    const step = readForm(await (await agent.request(stepUrl)).text());
+    const statuses: number[] = [];
+    for (const typed of ['000000', '111111', '222222', '333333', '444444', code(secret)]) {
+      answer = await agent.request(new URL(step.action, t.issuer), { form: { ...step.fields, code: typed } });
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+    // After the window, a new sign-in takes the right code (this one's interaction has expired).
+    clock.advance(15 * 60_000 + 1000);
+    const tokens = await authorize(new UserAgent(), 'ivan', {}, () => code(secret));
+    expect(tokens.claims()).toMatchObject({ acr: MFA });
   });
 
   it('refuses the password grant to a user with a second factor, saying why', async () => {
