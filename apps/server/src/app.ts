@@ -26,11 +26,13 @@ import { adminBlockedAddressRoutes, adminNotBeforeRoutes } from './routes/admin/
 import { adminSessionRoutes } from './routes/admin/sessions.js';
 import { adminSigningKeyRoutes } from './routes/admin/signing-keys.js';
 import { adminTrustRoutes } from './routes/admin/trusts.js';
+import { adminUserFactorRoutes } from './routes/admin/user-factors.js';
 import { adminUserIdentityRoutes } from './routes/admin/user-identities.js';
 import { adminUserRoutes } from './routes/admin/users.js';
 import { healthRoutes } from './routes/health.js';
 import { homeRoutes } from './routes/home.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { accountRoutes } from './routes/oauth/account.js';
 import { tokenReviewRoutes } from './routes/oauth/authenticate.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { deviceRoutes } from './routes/oauth/device.js';
@@ -40,6 +42,7 @@ import { federationRoutes } from './routes/oauth/federation.js';
 import { loginRoutes } from './routes/oauth/login.js';
 import { logoutRoutes } from './routes/oauth/logout.js';
 import { resourceRoutes } from './routes/oauth/resource.js';
+import { secondFactorRoutes } from './routes/oauth/second-factor.js';
 import { tokenRoutes } from './routes/oauth/token.js';
 import { openapiRoutes } from './routes/openapi.js';
 import { requestSpans } from './telemetry/request-spans.js';
@@ -167,6 +170,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await browser.register(fastifyCookie);
     await browser.register(authorizeRoutes);
     await browser.register(loginRoutes);
+    await browser.register(secondFactorRoutes);
+    await browser.register(accountRoutes);
     await browser.register(logoutRoutes);
     await browser.register(federationRoutes);
     await browser.register(deviceRoutes);
@@ -184,6 +189,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(adminSigningKeyRoutes);
   await app.register(adminUserRoutes);
   await app.register(adminUserIdentityRoutes);
+  await app.register(adminUserFactorRoutes);
   await app.register(adminGroupRoutes);
   await app.register(adminAuditEventRoutes);
   await app.register(adminDeclarationRoutes);

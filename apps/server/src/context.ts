@@ -207,5 +207,6 @@ function corePolicy(config: IdgateConfig, services: Services): IdgatePolicy {
     loginThrottle: config.bruteForce,
     passwordPolicy: config.passwordPolicy,
     declaredProviders: config.identityProviders,
+    productName: config.ui.productName,
   };
 }

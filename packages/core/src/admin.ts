@@ -68,6 +68,7 @@ export {
   isAdminError,
   parseAdminInput,
 } from './admin/errors.js';
+export { listUserFactors, removeUserFactor, resetUserFactors, setMfaRequired } from './admin/factors.js';
 export {
   addGroupMember,
   createGroup,

@@ -1,4 +1,5 @@
 import type { GrantType, ProviderMetadata, SigningAlgorithm } from '@idgate/schema';
+import { ACR_VALUES_SUPPORTED } from './factors/assurance.js';
 import { USER_SCOPES } from './scopes.js';
 
 /** The scopes idgate understands on behalf of users. */
@@ -16,6 +17,8 @@ export const SUPPORTED_CLAIMS = [
   'azp',
   'sid',
   'at_hash',
+  'acr',
+  'amr',
   'name',
   'preferred_username',
   'updated_at',
@@ -71,6 +74,7 @@ export function buildProviderMetadata(options: DiscoveryOptions): ProviderMetada
     token_endpoint_auth_methods_supported: [...options.tokenEndpointAuthMethods],
     claims_supported: [...SUPPORTED_CLAIMS],
     claim_types_supported: ['normal'],
+    acr_values_supported: [...ACR_VALUES_SUPPORTED],
     code_challenge_methods_supported: ['S256'],
     claims_parameter_supported: false,
     request_parameter_supported: false,

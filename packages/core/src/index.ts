@@ -79,6 +79,20 @@ export { formatUserCode } from './device/user-code.js';
 export { buildProviderMetadata, type DiscoveryOptions } from './discovery.js';
 export { type AnyIdgateError, isIdgateError } from './error-family.js';
 export { IdgateError, type IdgateErrorKind, type IdgateErrorOptions, OAuthProtocolError } from './errors.js';
+export {
+  ACR,
+  ACR_VALUES_SUPPORTED,
+  type AuthenticationMethod,
+  acrOf,
+  wantsMfa,
+} from './factors/assurance.js';
+export type {
+  FactorView,
+  SecondFactorCheck,
+  SecondFactorNeed,
+  TotpEnrolment,
+} from './factors/second-factor.js';
+export { FACTOR_NAME_LIMIT } from './factors/second-factor.js';
 export type {
   ExternalPasswordCheck,
   GrantLifetimes,
@@ -123,6 +137,8 @@ export type {
   ConsentRecord,
   DeviceAuthorizationRecord,
   DeviceAuthorizationStatus,
+  FactorKind,
+  FactorRecord,
   GrantRecord,
   GrantUpstream,
   GroupRecord,
@@ -187,6 +203,7 @@ export {
   type ApiKeyRepository,
   type ClientRepository,
   type ClusterRepository,
+  type FactorRepository,
   type NotBeforeRepository,
   type RevocationRepository,
   type SigningKeyRepository,

@@ -203,6 +203,11 @@ export interface GrantRecord {
   /** The external identity the grant came from, re-checked on refresh; absent or null for none. */
   upstream?: GrantUpstream | null;
   /**
+   * How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `mfa`), as the sign-in
+   * recorded it; absent or null for an upstream sign-in or one recorded before idgate kept it.
+   */
+  amr?: string[] | null;
+  /**
    * The audiences (RFC 8707 resources: cluster audiences, APIs) the person approved at sign-in;
    * every token of the grant is for some of them, and a refresh may ask for a subset, never
    * another (RFC 8707 §2.2). Absent or null for a grant opened before idgate recorded them: such
@@ -261,6 +266,11 @@ export interface AuthorizationCodeRecord {
    * grant the code opens so its refreshes re-check it upstream; absent or null for a local sign-in.
    */
   upstream?: GrantUpstream | null;
+  /**
+   * How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `mfa`), as the sign-in
+   * recorded it; absent or null for an upstream sign-in or one recorded before idgate kept it.
+   */
+  amr?: string[] | null;
   /** The grant the code was redeemed into; a replay revokes it. */
   grantId: string | null;
   createdAt: Date;
@@ -302,6 +312,11 @@ export interface BrowserSessionRecord {
    * provider), as the grants opened from this session carry it; absent or null for a local sign-in.
    */
   upstream?: GrantUpstream | null;
+  /**
+   * How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `mfa`), as the sign-in
+   * recorded it; absent or null for an upstream sign-in or one recorded before idgate kept it.
+   */
+  amr?: string[] | null;
 }
 
 /** A user's remembered consent to a client's scopes and resources. */
@@ -349,6 +364,11 @@ export interface DeviceAuthorizationRecord {
    * for a local sign-in.
    */
   upstream?: GrantUpstream | null;
+  /**
+   * How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `mfa`), as the sign-in
+   * recorded it; absent or null for an upstream sign-in or one recorded before idgate kept it.
+   */
+  amr?: string[] | null;
   createdAt: Date;
   expiresAt: Date;
   /** The device's latest poll; polling sooner than `interval` after it is `slow_down`. */
@@ -421,4 +441,27 @@ export interface LoginTransactionRecord {
   createdAt: Date;
   expiresAt: Date;
   consumedAt: Date | null;
+}
+
+/** What kind of second factor a {@link FactorRecord} is; WebAuthn credentials come later. */
+export type FactorKind = 'totp';
+
+/**
+ * A user's second factor, named by the user. A TOTP factor holds its secret sealed with the
+ * server secret (see `sealText`) and the last time step a code was accepted for, so a code is
+ * accepted once. A factor whose enrolment was not confirmed yet has `confirmedAt` null and does
+ * not count for sign-in.
+ */
+export interface FactorRecord {
+  id: string;
+  userId: string;
+  kind: FactorKind;
+  name: string;
+  /** The sealed secret (a TOTP key); never shown after enrolment. */
+  sealedSecret: string;
+  /** The last RFC 6238 time step accepted (TOTP); null before the first. */
+  lastUsedStep: number | null;
+  createdAt: Date;
+  confirmedAt: Date | null;
+  lastUsedAt: Date | null;
 }

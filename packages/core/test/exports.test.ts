@@ -53,6 +53,8 @@ describe('public surface of @idgate/core', () => {
 
   it('offers what a host runs idgate with: the instance, its ports, errors, keys and JWS, connectors, audit writers', () => {
     expect(Object.keys(core).sort()).toEqual([
+      'ACR',
+      'ACR_VALUES_SUPPORTED',
       'ADDRESS_LIFT',
       'ApiKeyError',
       'AuthorizationError',
@@ -60,6 +62,7 @@ describe('public surface of @idgate/core', () => {
       'DEFAULT_LOGIN_THROTTLE',
       'DEFAULT_PASSWORD_POLICY',
       'DEFAULT_REVALIDATE_MAX_STALENESS',
+      'FACTOR_NAME_LIMIT',
       'IdgateError',
       'KeyRing',
       'OAuthProtocolError',
@@ -73,6 +76,7 @@ describe('public surface of @idgate/core', () => {
       'TRUST_CLIENT_PREFIX',
       'TRUST_RULE_ERRORS',
       'TokenReviewTally',
+      'acrOf',
       'apiKeyFromAuthorization',
       'apiKeyScopes',
       'authenticateApiKey',
@@ -119,6 +123,7 @@ describe('public surface of @idgate/core', () => {
       'tokenExchangeGrant',
       'verifyCompactJws',
       'verifySecret',
+      'wantsMfa',
       'webCryptoJws',
       'webCryptoRandom',
     ]);
@@ -184,6 +189,7 @@ describe('public surface of @idgate/core', () => {
       'listNotBefore',
       'listSigningKeys',
       'listTrusts',
+      'listUserFactors',
       'listUserGrants',
       'listUserIdentities',
       'listUserPage',
@@ -201,6 +207,8 @@ describe('public surface of @idgate/core', () => {
       'removeGroupMember',
       'removeIdentityProvider',
       'removeTrust',
+      'removeUserFactor',
+      'resetUserFactors',
       'retireSigningKey',
       'revokeAllClientGrants',
       'revokeAllUserGrants',
@@ -211,6 +219,7 @@ describe('public surface of @idgate/core', () => {
       'rotateSigningKeys',
       'sealProviderConfig',
       'setIdentityProviderDisabled',
+      'setMfaRequired',
       'setNotBefore',
       'setUserDisabled',
       'setUserPassword',

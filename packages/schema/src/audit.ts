@@ -122,6 +122,38 @@ export const AUDIT_EVENT_SCHEMAS = {
       lockedUntil: Timestamp,
     }),
   ),
+  /**
+   * A second factor was enrolled: a TOTP authenticator confirmed with a valid code (by its user on
+   * the account page). Never the secret.
+   */
+  'factor.enrolled': event(
+    'factor.enrolled',
+    z.object({ factorId: z.string(), kind: z.enum(['totp']), name: z.string() }),
+  ),
+  /**
+   * Second factors were removed: one (`factorId`), or every factor and recovery code of the user
+   * (`factorId` null, `removed` counts them), by the user or an administrator (see `actor`).
+   */
+  'factor.removed': event(
+    'factor.removed',
+    z.object({ factorId: z.nullable(z.string()), removed: checked(z.int(), z.nonnegative()) }),
+  ),
+  /** A second factor signed someone in (or confirmed who they are): a TOTP code accepted. */
+  'factor.used': event('factor.used', z.object({ factorId: z.string(), kind: z.enum(['totp']) })),
+  /**
+   * A second factor was refused: `invalid_code` (wrong, stale or replayed code, or a used recovery
+   * code), `locked` (too many failures, see `bruteForce.*`).
+   */
+  'factor.failed': event('factor.failed', z.object({ reason: z.enum(['invalid_code', 'locked']) })),
+  /** A recovery code stood in for a second factor; `left` counts the unused codes after it. */
+  'recovery-code.used': event('recovery-code.used', z.object({ left: checked(z.int(), z.nonnegative()) })),
+  /** A new set of recovery codes replaced the old one (which no longer works). Never the codes. */
+  'recovery-codes.generated': event(
+    'recovery-codes.generated',
+    z.object({ count: checked(z.int(), z.positive()) }),
+  ),
+  /** An administrator required (or stopped requiring) a second factor of a user. */
+  'mfa.required': event('mfa.required', z.object({ required: z.boolean() })),
   /** A browser session ended (logout); `grantsRevoked` counts the grants its ending revoked. */
   'sign-out': event('sign-out', z.object({ grantsRevoked: checked(z.int(), z.nonnegative()) })),
   /**

@@ -65,6 +65,14 @@ export const AuthorizationRequestForm = /* @__PURE__ */ z.object({
     ),
   ),
   login_hint: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  acr_values: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.describe(
+        'OIDC Core §3.1.2.1: space-separated acr values in order of preference; urn:idgate:acr:mfa asks for a second factor',
+      ),
+    ),
+  ),
   resource: /* @__PURE__ */ z.optional(
     /* @__PURE__ */ checked(
       /* @__PURE__ */ z.union([

@@ -62,6 +62,7 @@ export const ProviderMetadata = /* @__PURE__ */ z.looseObject({
   userinfo_signing_alg_values_supported: /* @__PURE__ */ z.optional(
     /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()),
   ),
+  acr_values_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
   claim_types_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
   ui_locales_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
   claims_parameter_supported: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),

@@ -40,6 +40,7 @@ export {
   PlannedField,
   SecretReference,
 } from './admin/declarations.js';
+export { FactorsReset, MfaRequirement, UserFactor, UserFactors } from './admin/factors.js';
 export { CreateGroupInput, Group, GroupName, UpdateGroupInput } from './admin/groups.js';
 export {
   BlockedAddress,

@@ -116,6 +116,7 @@ export const ProblemCode = /* @__PURE__ */ z.enum([
   'group_has_members',
   'session_not_found',
   'grant_not_found',
+  'factor_not_found',
   'weak_password',
   // A user in `LIMITS.groupsPerUser` groups already, put in one more.
   'too_many_groups',

@@ -26,6 +26,7 @@ export type {
   CreateUserRequest,
   DeviceAuthorizationResponse,
   EndedSessions,
+  FactorsReset,
   GrantInfo,
   Group,
   IdentityProvider,
@@ -56,6 +57,8 @@ export type {
   UpdateClientInput,
   UpdateUserInput,
   User,
+  UserFactor,
+  UserFactors,
   UserInfo,
   UserStatus,
 } from '@idgate/schema';

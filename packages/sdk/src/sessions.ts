@@ -1,13 +1,22 @@
 import {
   EndedSessions,
+  FactorsReset,
   GrantId,
   GrantInfo,
   pageOf,
   RevokedGrants,
   SessionId,
   SessionInfo,
+  UserFactors,
 } from '@idgate/schema';
-import { ADMIN_CALL, NO_CONTENT, type PageOptions, queryString, usernameSegment } from './admin-http.js';
+import {
+  ADMIN_CALL,
+  jsonBody,
+  NO_CONTENT,
+  type PageOptions,
+  queryString,
+  usernameSegment,
+} from './admin-http.js';
 import { IdgateSdkError } from './errors.js';
 import { TrustMethods } from './trusts.js';
 
@@ -73,6 +82,35 @@ export interface IdgateSessionMethods {
    * @example const { revoked } = await admin.revokeUserGrants('alice');
    */
   revokeUserGrants(username: string): Promise<RevokedGrants>;
+
+  /**
+   * `GET /admin/v1/users/{username}/factors`: the user's second factors (kind, name, when enrolled
+   * and last used; never a secret), the unused recovery codes left, and whether a second factor
+   * is required of them.
+   * @example const { factors, mfaRequired } = await admin.listUserFactors('alice');
+   */
+  listUserFactors(username: string): Promise<UserFactors>;
+
+  /**
+   * `DELETE /admin/v1/users/{username}/factors/{id}`: removes one second factor. A 404
+   * (`factor_not_found`) when the user has no such factor. Never retried.
+   * @example await admin.removeUserFactor('alice', factors[0].id);
+   */
+  removeUserFactor(username: string, id: string): Promise<void>;
+
+  /**
+   * `DELETE /admin/v1/users/{username}/factors`: removes every second factor and recovery code
+   * of the user (for someone who lost them all); answers how many factors. Never retried.
+   * @example const { removed } = await admin.resetUserFactors('alice');
+   */
+  resetUserFactors(username: string): Promise<FactorsReset>;
+
+  /**
+   * `PUT /admin/v1/users/{username}/factors/requirement`: requires (or stops requiring) a second
+   * factor of the user; their next sign-in asks for it, or enrols one first.
+   * @example await admin.setMfaRequirement('alice', true);
+   */
+  setMfaRequirement(username: string, required: boolean): Promise<UserFactors>;
 }
 
 /** The session and grant methods of the admin client; its class extends this one. */
@@ -141,6 +179,51 @@ export class SessionMethods extends TrustMethods implements IdgateSessionMethods
       path: `${userPath(username, 'DELETE /admin/v1/users/{username}/grants')}/grants`,
       schema: RevokedGrants,
       schemaName: 'RevokedGrants',
+      retry: 0,
+    });
+  }
+
+  async listUserFactors(username: string): Promise<UserFactors> {
+    return this[ADMIN_CALL]({
+      method: 'GET',
+      path: `${userPath(username, 'GET /admin/v1/users/{username}/factors')}/factors`,
+      schema: UserFactors,
+      schemaName: 'UserFactors',
+    });
+  }
+
+  async removeUserFactor(username: string, id: string): Promise<void> {
+    const endpoint = 'DELETE /admin/v1/users/{username}/factors/{id}';
+    await this[ADMIN_CALL]({
+      method: 'DELETE',
+      path: `${userPath(username, endpoint)}/factors/${idSegment(SessionId, id, endpoint)}`,
+      schema: NO_CONTENT,
+      schemaName: 'an empty response',
+      retry: 0,
+    });
+  }
+
+  async resetUserFactors(username: string): Promise<FactorsReset> {
+    return this[ADMIN_CALL]({
+      method: 'DELETE',
+      path: `${userPath(username, 'DELETE /admin/v1/users/{username}/factors')}/factors`,
+      schema: FactorsReset,
+      schemaName: 'FactorsReset',
+      retry: 0,
+    });
+  }
+
+  async setMfaRequirement(username: string, required: boolean): Promise<UserFactors> {
+    const endpoint = 'PUT /admin/v1/users/{username}/factors/requirement';
+    if (typeof required !== 'boolean')
+      throw new IdgateSdkError('required must be true or false', { endpoint });
+    return this[ADMIN_CALL]({
+      method: 'PUT',
+      path: `${userPath(username, endpoint)}/factors/requirement`,
+      schema: UserFactors,
+      schemaName: 'UserFactors',
+      headers: { 'content-type': 'application/json' },
+      body: jsonBody({ required }, endpoint),
       retry: 0,
     });
   }

@@ -5,6 +5,7 @@ import {
   getUser,
   parseAdminInput,
   removeGroupMember,
+  setMfaRequired,
   unlockUser,
   updateUser,
   userView,
@@ -28,6 +29,8 @@ interface UpdateFlags {
   removeGroup?: string[];
   disable?: boolean;
   enable?: boolean;
+  /** `--require-mfa` true, `--no-require-mfa` false. */
+  requireMfa?: boolean;
   ifMatch?: string;
   json?: boolean;
 }
@@ -77,6 +80,8 @@ export function registerUserChanges(users: Command, ctx: CliContext): void {
     .option('--remove-group <group>', 'take the user out of a group (repeatable)', collect)
     .option('--disable', 'stop the user from signing in')
     .option('--enable', 'let the user sign in again')
+    .option('--require-mfa', 'require a second factor: the next sign-in asks for it, or enrols one first')
+    .option('--no-require-mfa', 'stop requiring a second factor (factors enrolled stay)')
     .option('--if-match <etag>', 'change only if the user still has this etag (from show --json)')
     .option('--json', 'print the user as JSON')
     .action(async (username: string, options: UpdateFlags, command: Command) => {
@@ -102,12 +107,17 @@ export function registerUserChanges(users: Command, ctx: CliContext): void {
         'user',
         { label: UPDATE_OPTIONS },
       );
-      if (Object.keys(patch).length === 0 && !memberships)
+      const changes = Object.keys(patch).length > 0;
+      if (!changes && !memberships && options.requireMfa === undefined)
         throw new CliError(
-          'nothing to change: give --email, --display-name, --groups, --add-group, --remove-group, --disable or --enable',
+          'nothing to change: give --email, --display-name, --groups, --add-group, --remove-group, --disable, --enable or --[no-]require-mfa',
         );
       await ctx.withAdmin(ctx.config(command), async (admin) => {
-        let user = await updateUser(admin, username, patch, { ifMatch: options.ifMatch });
+        let user =
+          changes || options.ifMatch !== undefined
+            ? await updateUser(admin, username, patch, { ifMatch: options.ifMatch })
+            : await getUser(admin, username);
+        if (options.requireMfa !== undefined) await setMfaRequired(admin, user.username, options.requireMfa);
         for (const group of options.addGroup ?? [])
           user = (await addGroupMember(admin, group, user.username)).user;
         for (const group of options.removeGroup ?? [])

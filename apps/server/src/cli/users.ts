@@ -22,6 +22,7 @@ import {
   table,
   when,
 } from './context.js';
+import { registerUserFactors } from './user-factors.js';
 import { registerUserIdentities } from './user-identities.js';
 import { registerUserChanges } from './users-manage.js';
 
@@ -195,6 +196,7 @@ export function registerUsers(program: Command, ctx: CliContext): void {
     });
 
   registerUserIdentities(users, ctx);
+  registerUserFactors(users, ctx);
   registerUserChanges(users, ctx);
 }
 

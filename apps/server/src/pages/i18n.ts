@@ -49,6 +49,36 @@ export interface Messages {
   signedOutMessage: string;
   signedIn: string;
   signInFailed: string;
+  /** The second-factor pages: the step after the password, and the account page. */
+  factors: {
+    title: string;
+    enterCode: string;
+    code: string;
+    verify: string;
+    setUpTitle: string;
+    setUpRequired: string;
+    scan: string;
+    qrLabel: string;
+    key: string;
+    name: string;
+    defaultName: string;
+    add: string;
+    recoveryTitle: string;
+    recoveryIntro: string;
+    continue: string;
+    regenerate: string;
+    remove: string;
+    none: string;
+    enrolled: string;
+    removed: string;
+    listTitle: string;
+    recoveryLeft(count: number): string;
+    lastUsed(at: string): string;
+    wrongCode: string;
+    nameTaken: string;
+    nameInvalid: string;
+    signInFirst: string;
+  };
   /** Error page headings by HTTP status; others keep their English name. */
   statusTitles: Readonly<Record<number, string>>;
   errors: {
@@ -126,6 +156,36 @@ const en: Messages = {
   signedOutMessage: 'You are signed out.',
   signedIn: 'Signed in',
   signInFailed: 'Sign-in failed',
+  factors: {
+    title: 'Two-step verification',
+    enterCode: 'Enter the 6-digit code from your authenticator app, or one of your recovery codes.',
+    code: 'Code',
+    verify: 'Verify',
+    setUpTitle: 'Set up an authenticator app',
+    setUpRequired: 'A second factor is required to sign in here: set up an authenticator app now.',
+    scan: 'Scan the QR code with an authenticator app, or type the key into it, then enter the 6-digit code it shows.',
+    qrLabel: 'QR code for your authenticator app',
+    key: 'Key',
+    name: 'Name',
+    defaultName: 'authenticator',
+    add: 'Add an authenticator app',
+    recoveryTitle: 'Your recovery codes',
+    recoveryIntro:
+      'Keep these codes somewhere safe. Each one signs you in once if you lose your authenticator. They are shown only now.',
+    continue: 'Continue',
+    regenerate: 'Make new recovery codes',
+    remove: 'Remove',
+    none: 'You have no second factor yet.',
+    enrolled: 'The authenticator app was added.',
+    removed: 'The second factor was removed.',
+    listTitle: 'Second factors',
+    recoveryLeft: (count) => `${count} unused recovery codes left.`,
+    lastUsed: (at) => `last used ${at}`,
+    wrongCode: 'That code is not valid. Each code works once.',
+    nameTaken: 'You already have a second factor with that name.',
+    nameInvalid: 'Give the authenticator a name of at most 64 characters.',
+    signInFirst: 'Sign in first to manage your second factors.',
+  },
   statusTitles: {},
   errors: {
     invalidCredentials: 'Invalid username or password.',
@@ -207,6 +267,38 @@ const de: Messages = {
   signedOutMessage: 'Sie sind abgemeldet.',
   signedIn: 'Angemeldet',
   signInFailed: 'Anmeldung fehlgeschlagen',
+  factors: {
+    title: 'Bestätigung in zwei Schritten',
+    enterCode:
+      'Geben Sie den 6-stelligen Code aus Ihrer Authenticator-App oder einen Ihrer Wiederherstellungscodes ein.',
+    code: 'Code',
+    verify: 'Bestätigen',
+    setUpTitle: 'Authenticator-App einrichten',
+    setUpRequired:
+      'Für die Anmeldung hier ist ein zweiter Faktor nötig: Richten Sie jetzt eine Authenticator-App ein.',
+    scan: 'Scannen Sie den QR-Code mit einer Authenticator-App oder tippen Sie den Schlüssel ein, und geben Sie dann den 6-stelligen Code ein, den sie zeigt.',
+    qrLabel: 'QR-Code für Ihre Authenticator-App',
+    key: 'Schlüssel',
+    name: 'Name',
+    defaultName: 'Authenticator',
+    add: 'Authenticator-App hinzufügen',
+    recoveryTitle: 'Ihre Wiederherstellungscodes',
+    recoveryIntro:
+      'Bewahren Sie diese Codes sicher auf. Jeder meldet Sie einmal an, falls Sie Ihren Authenticator verlieren. Sie werden nur jetzt angezeigt.',
+    continue: 'Weiter',
+    regenerate: 'Neue Wiederherstellungscodes erzeugen',
+    remove: 'Entfernen',
+    none: 'Sie haben noch keinen zweiten Faktor.',
+    enrolled: 'Die Authenticator-App wurde hinzugefügt.',
+    removed: 'Der zweite Faktor wurde entfernt.',
+    listTitle: 'Zweite Faktoren',
+    recoveryLeft: (count) => `Noch ${count} unbenutzte Wiederherstellungscodes.`,
+    lastUsed: (at) => `zuletzt benutzt ${at}`,
+    wrongCode: 'Dieser Code ist nicht gültig. Jeder Code gilt nur einmal.',
+    nameTaken: 'Sie haben schon einen zweiten Faktor mit diesem Namen.',
+    nameInvalid: 'Geben Sie dem Authenticator einen Namen mit höchstens 64 Zeichen.',
+    signInFirst: 'Melden Sie sich zuerst an, um Ihre zweiten Faktoren zu verwalten.',
+  },
   statusTitles: {
     400: 'Ungültige Anfrage',
     401: 'Nicht angemeldet',

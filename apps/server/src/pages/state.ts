@@ -86,6 +86,7 @@ export class BrowserState {
     reply: FastifyReply,
     user: UserRecord,
     upstream: GrantUpstream | null = null,
+    amr: string[] | null = null,
   ): Promise<BrowserSessionRecord> {
     const previous = await this.currentSession(request);
     if (previous !== undefined) await this.idgate.storage.sessions.end(previous.session.id, this.#now());
@@ -103,6 +104,8 @@ export class BrowserState {
       sourceAddress: request.ip,
       userAgent: storedUserAgent(request.headers['user-agent']),
       upstream,
+      // How the person signed in (RFC 8176): every code and device approval of the session says so.
+      amr,
     };
     await this.idgate.storage.sessions.create(session);
     this.#cookie(reply, SESSION_COOKIE, secret, this.idgate.config.session.ttl);
@@ -121,6 +124,7 @@ export class BrowserState {
       sessionId: session.id,
       fresh,
       upstream: session.upstream ?? null,
+      amr: session.amr ?? null,
     };
   }
 

@@ -130,6 +130,11 @@ export interface RevocationsTable {
  * browser session, handed to its authorization codes and device approvals, and kept on the grant,
  * whose refreshes re-check it. All null for a local sign-in.
  */
+/** The RFC 8176 `amr` of a sign-in, as a JSON array (0024_factors); null before it or for none. */
+export interface AmrColumn {
+  amr: string | null;
+}
+
 export interface UpstreamColumns {
   /** The identity provider's name. */
   upstream_provider: string | null;
@@ -142,7 +147,7 @@ export interface UpstreamColumns {
   upstream_state: string | null;
 }
 
-export interface GrantsTable extends UpstreamColumns {
+export interface GrantsTable extends UpstreamColumns, AmrColumn {
   id: string;
   user_id: string;
   client_id: string;
@@ -160,7 +165,7 @@ export interface GrantsTable extends UpstreamColumns {
   resources: string | null;
 }
 
-export interface AuthorizationCodesTable extends UpstreamColumns {
+export interface AuthorizationCodesTable extends UpstreamColumns, AmrColumn {
   hash: string;
   client_id: string;
   user_id: string;
@@ -192,7 +197,7 @@ export interface RefreshTokensTable {
   used_at: number | null;
 }
 
-export interface BrowserSessionsTable extends UpstreamColumns {
+export interface BrowserSessionsTable extends UpstreamColumns, AmrColumn {
   id: string;
   secret_hash: string;
   user_id: string;
@@ -222,13 +227,18 @@ export interface InteractionsTable {
   request: string;
   user_id: string | null;
   auth_time: number | null;
+  /** Added by 0024_factors: how the user signed in (JSON array), and a user owing a second factor. */
+  amr: string | null;
+  pending_user_id: string | null;
+  /** The pending user's upstream identity (LDAP), as JSON with instants in ms. */
+  pending_upstream: string | null;
   /** SHA-256 of the interaction's CSRF token (the column name predates hashing it). */
   csrf_token: string;
   created_at: number;
   expires_at: number;
 }
 
-export interface DeviceAuthorizationsTable extends UpstreamColumns {
+export interface DeviceAuthorizationsTable extends UpstreamColumns, AmrColumn {
   device_code_hash: string;
   /** Normalised: upper-case, no dash. */
   user_code: string;
@@ -303,6 +313,35 @@ export interface LoginTransactionsTable {
   consumed_at: number | null;
 }
 
+/** Second factors (0024_factors): `secret` sealed, `counter` a TOTP factor's last accepted step. */
+export interface FactorsTable {
+  id: string;
+  user_id: string;
+  kind: string;
+  name: string;
+  secret: string;
+  /** Null for TOTP; a WebAuthn credential's id. */
+  credential_id: string | null;
+  counter: number | null;
+  created_at: number;
+  confirmed_at: number | null;
+  last_used_at: number | null;
+}
+
+/** A user's recovery codes by SHA-256 (hex). */
+export interface RecoveryCodesTable {
+  user_id: string;
+  hash: string;
+  created_at: number;
+  used_at: number | null;
+}
+
+/** Users an administrator requires a second factor of. */
+export interface MfaRequirementsTable {
+  user_id: string;
+  required_at: number;
+}
+
 export interface Schema {
   users: UsersTable;
   oauth_clients: OAuthClientsTable;
@@ -328,6 +367,9 @@ export interface Schema {
   change_log: ChangeLogTable;
   audit_events: AuditEventsTable;
   audit_chain_anchors: AuditChainAnchorsTable;
+  factors: FactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  mfa_requirements: MfaRequirementsTable;
   declared_objects: DeclaredObjectsTable;
 }
 
@@ -393,6 +435,9 @@ export interface ChangeLogTable {
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
   'declared_objects',
+  'mfa_requirements',
+  'recovery_codes',
+  'factors',
   'audit_chain_anchors',
   'audit_events',
   'change_log',

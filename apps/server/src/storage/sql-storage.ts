@@ -11,6 +11,7 @@ import { createClusterRepository } from './repositories/clusters.js';
 import { createConsentRepository } from './repositories/consents.js';
 import { createDeclaredObjectRepository } from './repositories/declared-objects.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
+import { createFactorRepository } from './repositories/factors.js';
 import { createGrantRepository } from './repositories/grants.js';
 import { createGroupRepository } from './repositories/groups.js';
 import { createIdentityProviderRepository } from './repositories/identity-providers.js';
@@ -118,6 +119,7 @@ function bind(
     clusters: createClusterRepository(ctx),
     trusts: createTrustRepository(ctx),
     subjectTokenUses: createSubjectTokenUseRepository(ctx),
+    factors: createFactorRepository(ctx),
     auditEvents: auditRepository(events, audit, pending, (work) => storage.transaction(work)),
 
     transaction<T>(work: (storage: SqlStorage) => Promise<T>): Promise<T> {

@@ -78,7 +78,7 @@ describe.each(testDatabaseUrls())(
         [['--disable', '--enable'], 'idgate: --disable and --enable exclude each other\n'],
         [
           [],
-          'idgate: nothing to change: give --email, --display-name, --groups, --add-group, --remove-group, --disable or --enable\n',
+          'idgate: nothing to change: give --email, --display-name, --groups, --add-group, --remove-group, --disable, --enable or --[no-]require-mfa\n',
         ],
       ];
       for (const [flags, stderr] of cases) {

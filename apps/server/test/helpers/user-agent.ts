@@ -94,7 +94,16 @@ export interface SignInResult {
 export async function signIn(
   agent: UserAgent,
   authorizationUrl: string | URL,
-  options: { redirectPrefix: string; username?: string; password?: string; consent?: 'allow' | 'deny' },
+  options: {
+    redirectPrefix: string;
+    username?: string;
+    password?: string;
+    consent?: 'allow' | 'deny';
+    /** The code to type on the second-factor page (or to confirm an enrolment), from that page. */
+    secondFactor?: (page: string) => string;
+    /** Hears the recovery codes shown after an enrolment at sign-in. */
+    recoveryCodes?: (codes: string[]) => void;
+  },
 ): Promise<SignInResult> {
   let response = await agent.request(authorizationUrl);
   let sawLogin = false;
@@ -131,6 +140,16 @@ export async function signIn(
       response = await agent.request(new URL(action, base), {
         form: { ...fields, decision: options.consent ?? 'allow' },
       });
+    } else if (html.includes('name="code"') && options.secondFactor !== undefined) {
+      if (response.status !== 200) throw new Error(`second factor refused with ${response.status}`);
+      response = await agent.request(new URL(action, base), {
+        form: { ...fields, code: options.secondFactor(html) },
+      });
+    } else if (html.includes('class="recovery-codes"')) {
+      options.recoveryCodes?.(
+        [...html.matchAll(/<li><code>([^<]+)<\/code><\/li>/g)].map((m) => m[1] as string),
+      );
+      response = await agent.request(new URL(action, base), { form: fields });
     } else {
       throw new Error(`unexpected page:\n${html.slice(0, 400)}`);
     }
@@ -168,6 +187,8 @@ export async function decideOnDevicePage(
   userCode: string,
   credentials: { username: string; password: string },
   decision: 'allow' | 'deny' = 'allow',
+  /** The code for the second-factor page after the password, from that page. */
+  secondFactor?: (page: string) => string,
 ): Promise<{ confirmation: string; done: string }> {
   const agent = new UserAgent();
   const follow = async (response: Response) => {
@@ -181,9 +202,17 @@ export async function decideOnDevicePage(
   const login = readForm(
     await follow(await agent.request(new URL(entry.action, issuer), { form: { user_code: userCode } })),
   );
-  const confirmation = await follow(
+  let confirmation = await follow(
     await agent.request(new URL(login.action, issuer), { form: { ...login.fields, ...credentials } }),
   );
+  if (secondFactor !== undefined && confirmation.includes('name="code"')) {
+    const step = readForm(confirmation);
+    confirmation = await follow(
+      await agent.request(new URL(step.action, issuer), {
+        form: { ...step.fields, code: secondFactor(confirmation) },
+      }),
+    );
+  }
   const form = readForm(confirmation);
   const done = await agent.request(new URL(form.action, issuer), { form: { ...form.fields, decision } });
   return { confirmation, done: await done.text() };

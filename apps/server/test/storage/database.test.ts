@@ -66,6 +66,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0021_incident_response',
       '0022_audit_chain',
       '0023_groups',
+      '0024_factors',
       '0025_trusts',
       '0026_declared_objects',
     ];
@@ -215,6 +216,21 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       });
       const row = await database.db.selectFrom('device_authorizations').select('poll_slowed').execute();
       expect(row).toEqual([]);
+    },
+  );
+
+  it.runIf(name === 'sqlite')(
+    'finishes a half-applied 0024_factors (SQLite runs it outside a transaction)',
+    async () => {
+      const database = await fresh(create);
+      await migrateToLatest(database);
+      // As if the process died after the first amr column.
+      await sql`delete from kysely_migration where name >= ${'0024_factors'}`.execute(database.db);
+      await sql`alter table grants drop column amr`.execute(database.db);
+      expect(await migrateToLatest(database)).toEqual({
+        applied: MIGRATION_NAMES.filter((m) => m >= '0024_factors'),
+      });
+      expect(await database.db.selectFrom('factors').selectAll().execute()).toEqual([]);
     },
   );
 

@@ -33,6 +33,7 @@ export type AdminObject =
   | 'group'
   | 'session'
   | 'grant'
+  | 'factor'
   | 'audit_event'
   | 'not_before'
   | 'address'

@@ -293,7 +293,8 @@ export function updateUser(
 /**
  * Deletes a user and everything that lets it in, in one transaction: its grants are revoked (their
  * refresh tokens stop working; their access tokens go into the revocation set every replica
- * consults), its browser sessions end, its linked identities are removed. Records the sessions'
+ * consults), its browser sessions end, its linked identities, second factors and recovery codes
+ * are removed. Records the sessions'
  * ending and the grants' revocation (`token.revoked`, reason `user-deleted`) as disabling does, then
  * the deletion. `revokedGrants` counts the grants that were still live.
  * @throws AdminError `not_found`; `precondition_failed` for a stale `ifMatch`.
@@ -311,6 +312,9 @@ export function deleteUser(
     const access = await endUserAccess(storage, ports, user.id, 'user-deleted');
     const identities = await storage.identities.listByUser(user.id);
     for (const identity of identities) await storage.identities.unlink(identity.provider, identity.subject);
+    // Its second factors, recovery codes and MFA requirement go with it (no secret outlives its user).
+    await storage.factors.removeAll(user.id);
+    await storage.factors.setRequired(user.id, false, nowOf(ports));
     if (!(await storage.users.remove(user.id)))
       throw new AdminError('not_found', 'user', `no user ${username}`, { key: username });
     await recordObjectChange(

@@ -1,4 +1,5 @@
 import { type AuditEventIds, originFields, type RequestOrigin, recordAuditEvent } from '../audit/record.js';
+import { ACR, acrOf, wantsMfa } from '../factors/assurance.js';
 import type { ClientRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
 import type { AuthorizationCodeRepository, ConsentRepository } from '../ports/oidc-storage.js';
@@ -20,6 +21,8 @@ export interface Authentication {
    * local sign-in.
    */
   upstream?: GrantUpstream | null;
+  /** How the person signed in (RFC 8176), as the session recorded it; absent or null for none. */
+  amr?: string[] | null;
 }
 
 /** What the authorization endpoint does next. */
@@ -61,7 +64,9 @@ export async function nextAuthorizationStep(
     authentication === undefined ||
     authentication.user.disabled ||
     tooOld ||
-    (request.prompt.includes('login') && !authentication.fresh);
+    (request.prompt.includes('login') && !authentication.fresh) ||
+    // OIDC Core §3.1.2.1 acr_values: a session without a second factor signs in again with one.
+    (wantsMfa(request.acrValues) && acrOf(authentication.amr) !== ACR.mfa);
   if (needsLogin) {
     if (request.prompt.includes('none')) back('login_required', 'the user is not signed in');
     return { kind: 'login' };
@@ -117,6 +122,7 @@ export async function issueAuthorizationCode(
     authTime: authentication.authTime,
     sessionId: authentication.sessionId,
     upstream: authentication.upstream ?? null,
+    amr: authentication.amr ?? null,
     grantId: null,
     createdAt: new Date(now),
     expiresAt: new Date(now + AUTHORIZATION_CODE_TTL_SECONDS * 1000),

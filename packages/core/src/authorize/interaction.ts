@@ -1,3 +1,4 @@
+import type { GrantUpstream } from '../model.js';
 import type { AuthorizationRequest } from './request.js';
 
 /** A sign-in on the login page with no application behind it. */
@@ -43,6 +44,18 @@ export interface InteractionRecord {
   /** The user once signed in during this interaction. */
   userId: string | null;
   authTime: Date | null;
+  /** How the user signed in during this interaction (RFC 8176); absent or null before. */
+  amr?: string[] | null;
+  /**
+   * A user whose password was right and who owes a second factor (or its enrolment) before the
+   * interaction goes on; absent or null when none does.
+   */
+  pendingUserId?: string | null;
+  /**
+   * The external identity (an LDAP directory's) the pending user's password was checked at, for
+   * the session the second factor opens; absent or null for none.
+   */
+  pendingUpstream?: GrantUpstream | null;
   /** Anti-CSRF token the interaction's forms must echo. */
   /** SHA-256 of the CSRF token its forms carry (derived from the cookie secret, never stored). */
   csrfTokenHash: string;

@@ -26,6 +26,8 @@ export interface AuthorizationRequest {
   /** Seconds; the user must have authenticated at most this long ago. */
   maxAge?: number;
   loginHint?: string;
+  /** OIDC Core §3.1.2.1 `acr_values`, in order of preference; absent when not asked. */
+  acrValues?: string[];
   /**
    * RFC 8707 resource indicators: the audiences the grant of this request will cover, as the
    * consent page names them — those the request named, or all the client's audiences when it named
@@ -135,6 +137,14 @@ export async function validateAuthorizationRequest(
   if (maxAge !== undefined) request.maxAge = Number(maxAge);
   const loginHint = valueOr(form.field('login_hint'), invalid);
   if (loginHint !== undefined && loginHint.length <= 256) request.loginHint = loginHint;
+  const acrValues = valueOr(form.field('acr_values'), invalid);
+  if (acrValues !== undefined) {
+    const values = acrValues
+      .split(' ')
+      .filter((v) => v !== '')
+      .slice(0, 16);
+    if (values.length > 0) request.acrValues = values;
+  }
   const resource =
     checkResource(valueOr(form.field('resource'), invalid), client, back) ??
     approvedResources(undefined, client) ??

@@ -142,6 +142,8 @@ export interface DeviceApprover {
   authTime: Date;
   sessionId: string | null;
   upstream?: GrantUpstream | null;
+  /** How the approver signed in (RFC 8176), handed to the device's grant. */
+  amr?: string[] | null;
   /** Where the decision was sent from, for the audit trail. */
   origin?: RequestOrigin | undefined;
 }
@@ -164,6 +166,7 @@ async function decide(
         authTime: approver.authTime,
         sessionId: approver.sessionId,
         upstream: approver.upstream ?? null,
+        amr: approver.amr ?? null,
       }
     : { status: 'denied' as const, userId: approver.user.id };
   const { request } = found;

@@ -85,6 +85,7 @@ async function exchangeCode(
       sessionId: code.sessionId,
       // As the sign-in recorded it, so a refresh re-checks the identity upstream when due.
       upstream: code.upstream ?? null,
+      amr: code.amr ?? null,
       resources: covered,
     },
     (record) => storage.authorizationCodes.openGrant(hash, record),

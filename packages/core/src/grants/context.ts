@@ -11,7 +11,7 @@ import type {
   RefreshTokenRepository,
 } from '../ports/oidc-storage.js';
 import type { Clock, Random } from '../ports/runtime.js';
-import type { RevocationRepository, UserRepository } from '../ports/storage.js';
+import type { FactorRepository, RevocationRepository, UserRepository } from '../ports/storage.js';
 import type { LoginThrottle } from '../security/login-throttle.js';
 import type { PasswordLoginContext, PasswordLoginFailure } from '../users/authenticate.js';
 import type { TokenExchangeContext } from './token-exchange.js';
@@ -54,6 +54,8 @@ export interface GrantStorage {
   revocations: RevocationRepository;
   deviceAuthorizations: DeviceAuthorizationRepository;
   auditEvents: AuditEventRepository;
+  /** Read by the password grant: a user with a second factor, or who must have one, is refused. */
+  factors: Pick<FactorRepository, 'list' | 'isRequired'>;
   /** One transaction over these repositories: a change and its audit event land together. */
   transaction<T>(work: (storage: GrantStorage) => Promise<T>): Promise<T>;
 }

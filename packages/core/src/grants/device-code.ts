@@ -94,6 +94,7 @@ export async function deviceCodeGrant(
       authTime: approved.authTime,
       sessionId: approved.sessionId,
       upstream: approved.upstream ?? null,
+      amr: approved.amr ?? null,
       resources: covered,
     });
     return issueUserTokens(step, {

@@ -1,5 +1,6 @@
 import type { PasswordGrantRequest, TokenResponse } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
+import { secondFactorNeed } from '../factors/second-factor.js';
 import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
 import { signInWithPassword } from '../sign-in/password.js';
@@ -69,10 +70,17 @@ export async function passwordGrant(
       messages[login.failure],
     );
   }
+  const need = await secondFactorNeed(login.user.id, context.storage);
+  if (need.enrolled || need.required)
+    throw new OAuthProtocolError(
+      'invalid_grant',
+      'this account signs in with a second factor, which the password grant cannot ask for: use the authorization code or device flow',
+    );
   return issueSignInTokens(context, {
     user: login.user,
     client,
     scope,
+    amr: ['pwd'],
     ...(request.resource === undefined ? {} : { resource: request.resource }),
     upstream: login.upstream,
     grantType: 'password',

@@ -1,5 +1,6 @@
 import type { TokenResponse } from '@idgate/schema';
 import { type AuditEventDraft, recordAuditEvent } from '../audit/record.js';
+import { acrOf } from '../factors/assurance.js';
 import type { ClientRecord, GrantRecord, GrantUpstream, RefreshTokenRecord, UserRecord } from '../model.js';
 import { StorageConflictError } from '../ports/storage.js';
 import { tokenAudience } from '../scopes.js';
@@ -36,6 +37,8 @@ export async function openGrant(
     authTime: Date;
     sessionId: string | null;
     upstream?: GrantUpstream | null;
+    /** How the person signed in (RFC 8176); the grant's tokens carry it, and its `acr`. */
+    amr?: string[] | null;
     /** The audiences the sign-in approved (see `grantResources`). */
     resources: string[];
   },
@@ -85,6 +88,8 @@ export async function issueUserTokens(
 ): Promise<TokenResponse> {
   const { grant, client, user, scope } = request;
   const authTime = Math.floor(grant.authTime.getTime() / 1000);
+  // The grant's own sign-in, never more: a refresh reads the same record (no step-up by refresh).
+  const assurance = { acr: acrOf(grant.amr), ...(grant.amr ? { amr: grant.amr } : {}) };
   const { audience } = request;
   // Only a client with audiences of its own can be given a cluster's: the others (every web
   // application) issue without reading the cluster list.
@@ -101,7 +106,7 @@ export async function issueUserTokens(
       grantId: grant.id,
       authTime,
       lifetimeSeconds: client.accessTokenTtl,
-      ...(forCluster ? { claims: clusterClaims(user, scope) } : {}),
+      claims: forCluster ? { ...clusterClaims(user, scope), ...assurance } : assurance,
     },
     context.clock,
     context.random,
@@ -123,7 +128,7 @@ export async function issueUserTokens(
         grantId: grant.id,
         ...(request.nonce ? { nonce: request.nonce } : {}),
         accessToken: access.token,
-        claims: userClaims(user, scope),
+        claims: { ...userClaims(user, scope), ...assurance },
         lifetimeSeconds: context.lifetimes.idToken,
       },
       context.clock,
@@ -188,6 +193,8 @@ export async function issueSignInTokens(
     resource?: string | string[];
     /** The external identity the sign-in went through, re-checked on refresh. */
     upstream?: GrantUpstream | undefined;
+    /** How the person signed in (RFC 8176): `['pwd']` for the password grant. */
+    amr?: string[];
     grantType?: string;
   },
 ): Promise<TokenResponse> {
@@ -201,6 +208,7 @@ export async function issueSignInTokens(
     authTime: new Date(context.clock.now()),
     sessionId: null,
     upstream: request.upstream ?? null,
+    amr: request.amr ?? null,
     resources: audience,
   });
   return issueUserTokens(context, {

@@ -16,6 +16,17 @@ import {
 } from '../device/approval.js';
 import { startDeviceAuthorization } from '../device/authorization.js';
 import { buildProviderMetadata } from '../discovery.js';
+import {
+  confirmTotpEnrolment,
+  listFactors,
+  regenerateRecoveryCodes,
+  removeFactors,
+  requireSecondFactor,
+  type SecondFactorContext,
+  secondFactorNeed,
+  startTotpEnrolment,
+  verifySecondFactor,
+} from '../factors/second-factor.js';
 import type { GrantStorage, TokenEndpointContext } from '../grants/context.js';
 import { issueFederatedTokens } from '../grants/federation.js';
 import { refreshSuccessorKey } from '../grants/refresh-token.js';
@@ -131,6 +142,15 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     },
   });
   const users = grantUsers(storage);
+  const factorContext: SecondFactorContext = {
+    storage,
+    clock,
+    random,
+    secret,
+    productName: policy.productName ?? 'idgate',
+    throttle,
+    auditIds,
+  };
   const mapping = { storage, clock, auditIds };
   const directory = { ...mapping, providers, secret, random };
   const externalPasswords = (name: string, log?: Caller['log']) =>
@@ -291,6 +311,26 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     },
     metadata: (options) =>
       buildProviderMetadata({ issuer, grantTypes: TOKEN_ENDPOINT_GRANT_TYPES, ...options }),
+
+    factors: {
+      need: (userId) => secondFactorNeed(userId, storage),
+      list: (userId) => listFactors(userId, storage),
+      startTotp: (user, name) => startTotpEnrolment(user, name, factorContext),
+      confirmTotp: (user, factorId, code, caller) =>
+        confirmTotpEnrolment(user, factorId, code, caller, factorContext),
+      verify: (user, code, firstMethods, caller) =>
+        verifySecondFactor(
+          user,
+          code,
+          firstMethods,
+          { ...caller, address: caller.address ?? 'unknown' },
+          factorContext,
+        ),
+      regenerateRecoveryCodes: (user, caller) => regenerateRecoveryCodes(user, caller, factorContext),
+      remove: (user, factorId, actor, caller) => removeFactors(user, factorId, actor, caller, factorContext),
+      require: (user, required, actor, caller) =>
+        requireSecondFactor(user, required, actor, caller, factorContext),
+    },
 
     signIn: {
       password: (request) => signInWithPassword(request, passwordSignIn),

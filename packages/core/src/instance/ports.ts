@@ -90,6 +90,8 @@ export interface IdgatePolicy {
   device?: { codeTtl?: number; interval?: number };
   /** Seconds between re-checks of a federated grant's identity upstream; 0 never (default). */
   revalidateInterval?: number;
+  /** The issuer name authenticator apps show beside a TOTP account (default `idgate`). */
+  productName?: string;
   /**
    * Seconds a federated grant goes on refreshing after its provider last vouched for the person
    * while the provider cannot be asked; past them a refresh the provider does not answer revokes

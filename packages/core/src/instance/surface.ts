@@ -10,7 +10,7 @@ import type {
   UserInfo,
 } from '@idgate/schema';
 import type { AdminPorts } from '../admin/ports.js';
-import type { AuditEventIds, RequestOrigin } from '../audit/record.js';
+import type { AuditEventDraft, AuditEventIds, RequestOrigin } from '../audit/record.js';
 import type { ConsentGiven } from '../authorize/consent.js';
 import type { Authentication, AuthorizationStep } from '../authorize/flow.js';
 import type { AuthorizationRequest } from '../authorize/request.js';
@@ -23,6 +23,13 @@ import type {
   PendingDeviceAuthorization,
 } from '../device/approval.js';
 import type { DiscoveryOptions } from '../discovery.js';
+import type { AuthenticationMethod } from '../factors/assurance.js';
+import type {
+  FactorView,
+  SecondFactorCheck,
+  SecondFactorNeed,
+  TotpEnrolment,
+} from '../factors/second-factor.js';
 import type { ApiKeyRecord, ClientRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { Caller } from '../ports/caller.js';
 import type { Clock, Random } from '../ports/runtime.js';
@@ -153,5 +160,42 @@ export interface Idgate {
   readonly logout: {
     validate(params: FormValues): Promise<LogoutRequest>;
     endSession(sessionId: string, options: EndSessionOptions): Promise<number>;
+  };
+  /**
+   * Second factors: enrolment from the account page, the check after the password, and what
+   * administrators do (list, remove, reset, require). Codes are checked once per time step and
+   * counted by the login throttle under the account `second-factor`.
+   */
+  readonly factors: {
+    need(userId: string): Promise<SecondFactorNeed>;
+    list(userId: string): Promise<FactorView[]>;
+    startTotp(user: UserRecord, name: string): Promise<TotpEnrolment>;
+    confirmTotp(
+      user: UserRecord,
+      factorId: string,
+      code: string,
+      caller: Caller,
+    ): Promise<{ ok: true; recoveryCodes: string[] | null } | { ok: false }>;
+    /** Checks the code typed after `firstMethods` (`['pwd']`); the answer carries the sign-in's `amr`. */
+    verify(
+      user: UserRecord,
+      code: string,
+      firstMethods: readonly AuthenticationMethod[],
+      caller: Caller,
+    ): Promise<SecondFactorCheck>;
+    regenerateRecoveryCodes(user: UserRecord, caller: Caller): Promise<string[]>;
+    /** Removes one factor, or (`factorId` undefined) every factor and recovery code; how many factors. */
+    remove(
+      user: UserRecord,
+      factorId: string | undefined,
+      actor: AuditEventDraft['actor'],
+      caller: Caller,
+    ): Promise<number>;
+    require(
+      user: UserRecord,
+      required: boolean,
+      actor: AuditEventDraft['actor'],
+      caller: Caller,
+    ): Promise<void>;
   };
 }

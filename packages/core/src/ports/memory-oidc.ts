@@ -326,11 +326,20 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
       async findById(id) {
         return copy(tables().interactions.get(id));
       },
-      async setUser(id, userId, authTime) {
+      async setUser(id, userId, authTime, amr) {
         const interaction = tables().interactions.get(id);
         if (interaction === undefined) return;
         interaction.userId = userId;
         interaction.authTime = new Date(authTime);
+        interaction.amr = amr === undefined || amr === null ? null : [...amr];
+        interaction.pendingUserId = null;
+        interaction.pendingUpstream = null;
+      },
+      async setPendingUser(id, userId, upstream) {
+        const interaction = tables().interactions.get(id);
+        if (interaction === undefined) return;
+        interaction.pendingUserId = userId;
+        interaction.pendingUpstream = copy(upstream ?? null);
       },
       async remove(id) {
         return tables().interactions.delete(id);
@@ -383,6 +392,7 @@ export function createMemoryOidcRepositories(tables: () => OidcTables): OidcRepo
           record.authTime = new Date(decision.authTime);
           record.sessionId = decision.sessionId;
           record.upstream = copy(decision.upstream ?? null);
+          record.amr = copy(decision.amr ?? null);
         }
         return true;
       },

@@ -20,6 +20,7 @@ import {
   type DeclarationTables,
   emptyDeclarationTables,
 } from './memory-declarations.js';
+import { createMemoryFactorRepository, emptyFactorTables, type FactorTables } from './memory-factors.js';
 import {
   createMemoryFederationRepositories,
   emptyFederationTables,
@@ -29,7 +30,7 @@ import { createMemoryOidcRepositories, emptyOidcTables, type OidcTables } from '
 import type { PasswordHasher } from './runtime.js';
 import { type Storage, StorageConflictError, type StoredGroup, type UserPageQuery } from './storage.js';
 
-interface Tables extends OidcTables, FederationTables, AuditTables, DeclarationTables {
+interface Tables extends OidcTables, FederationTables, AuditTables, DeclarationTables, FactorTables {
   users: Map<string, UserRecord>;
   clients: Map<string, ClientRecord>;
   apiKeys: Map<string, ApiKeyRecord>;
@@ -62,6 +63,7 @@ function emptyTables(): Tables {
     ...emptyFederationTables(),
     ...emptyAuditTables(),
     ...emptyDeclarationTables(),
+    ...emptyFactorTables(),
   };
 }
 
@@ -504,6 +506,7 @@ export function createMemoryStorage(): Storage {
     ...createMemoryFederationRepositories(() => tables),
     ...createMemoryAuditRepository(() => tables),
     ...createMemoryDeclarationRepository(() => tables),
+    ...createMemoryFactorRepository(() => tables),
     async transaction(work) {
       const snapshot = copy(tables);
       try {

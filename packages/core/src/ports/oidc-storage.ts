@@ -149,8 +149,13 @@ export interface ConsentRepository {
 export interface InteractionRepository {
   create(interaction: InteractionRecord): Promise<void>;
   findById(id: string): Promise<InteractionRecord | undefined>;
-  /** Records the signed-in user. */
-  setUser(id: string, userId: string, authTime: Date): Promise<void>;
+  /** Records the signed-in user, and how they signed in (`amr`), ending any pending second factor. */
+  setUser(id: string, userId: string, authTime: Date, amr?: string[] | null): Promise<void>;
+  /**
+   * Records a user who gave the right password and owes a second factor, with the external
+   * identity the password was checked at (LDAP), if any.
+   */
+  setPendingUser(id: string, userId: string, upstream?: GrantUpstream | null): Promise<void>;
   /** Deletes it (finished or abandoned); false when it was not there. */
   remove(id: string): Promise<boolean>;
   purgeExpired(now: Date): Promise<number>;
@@ -209,6 +214,8 @@ export type DeviceDecision =
       sessionId: string | null;
       /** The approver's external identity, for the grant to re-check upstream. */
       upstream?: GrantUpstream | null;
+      /** How the approver signed in (RFC 8176). */
+      amr?: string[] | null;
     }
   | { status: 'denied'; userId: string };
 

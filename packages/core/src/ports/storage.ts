@@ -4,6 +4,7 @@ import type {
   ApiKeyRecord,
   ClientRecord,
   ClusterRecord,
+  FactorRecord,
   GroupRecord,
   NewUser,
   NotBeforeRecord,
@@ -329,6 +330,30 @@ export interface RevocationRepository {
 }
 
 /** Every repository, over one database. */
+/** A user's second factors, recovery codes, and whether an administrator requires a second factor. */
+export interface FactorRepository {
+  /** The user's factors, confirmed or not, oldest first. */
+  list(userId: string): Promise<FactorRecord[]>;
+  findById(userId: string, id: string): Promise<FactorRecord | undefined>;
+  /** @throws StorageConflictError (`name`) when the user has a factor of that name. */
+  create(factor: FactorRecord): Promise<FactorRecord>;
+  /** Confirms an enrolment with the step of the code that confirmed it; false when already confirmed or gone. */
+  confirm(userId: string, id: string, step: number, at: Date): Promise<boolean>;
+  /** Records `step` as used only when it is after the last one (compare-and-set): false on a replay. */
+  useStep(userId: string, id: string, step: number, at: Date): Promise<boolean>;
+  remove(userId: string, id: string): Promise<boolean>;
+  /** Removes every factor and recovery code of the user; how many factors. */
+  removeAll(userId: string): Promise<number>;
+  /** Replaces the user's recovery codes (by hash) with a new set. */
+  replaceRecoveryCodes(userId: string, hashes: readonly string[], at: Date): Promise<void>;
+  /** Marks the unused code of that hash used (compare-and-set): false when unknown or used. */
+  useRecoveryCode(userId: string, hash: string, at: Date): Promise<boolean>;
+  /** How many unused recovery codes the user has. */
+  recoveryCodesLeft(userId: string): Promise<number>;
+  setRequired(userId: string, required: boolean, at: Date): Promise<void>;
+  isRequired(userId: string): Promise<boolean>;
+}
+
 export interface Storage {
   readonly users: UserRepository;
   readonly groups: GroupRepository;
@@ -351,6 +376,7 @@ export interface Storage {
   readonly clusters: ClusterRepository;
   readonly trusts: TrustRepository;
   readonly subjectTokenUses: SubjectTokenUseRepository;
+  readonly factors: FactorRepository;
   /** The audit trail: append events through the transaction that makes the change they record. */
   readonly auditEvents: AuditEventRepository;
   /** Which objects declaration managers (`idgate apply`) own. */

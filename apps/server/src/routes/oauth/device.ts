@@ -196,7 +196,12 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       if (current === undefined) {
         return reply.redirect(`${loginPath}?interaction=${encodeURIComponent(interaction.id)}`, 303);
       }
-      await idgate.storage.interactions.setUser(interaction.id, current.user.id, current.session.authTime);
+      await idgate.storage.interactions.setUser(
+        interaction.id,
+        current.user.id,
+        current.session.authTime,
+        current.session.amr ?? null,
+      );
       return flow.confirmDevice(reply, interaction.id);
     },
   );
@@ -224,6 +229,8 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       sessionId: own?.session.id ?? null,
       // The sign-in's upstream identity, as its session recorded it, goes on to the device's grant.
       upstream: own?.session.upstream ?? null,
+      // How the approver signed in during this interaction (a second factor included).
+      amr: interaction.amr ?? null,
       origin: requestOrigin(request),
     };
     const allow = present(form.field('decision')) === 'allow';

@@ -6,6 +6,7 @@ import {
   isStandalone,
   OAuthProtocolError,
   type PasswordSignIn,
+  wantsMfa,
 } from '@idgate/core';
 import { FormReader, type FormValues } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -21,6 +22,7 @@ import { BrowserState, type LiveInteraction } from '../../pages/state.js';
 import { consentPage } from '../../pages/views/consent.js';
 import { loginPage } from '../../pages/views/login.js';
 import { messagePage } from '../../pages/views/message.js';
+import { secondFactorUrl } from './second-factor.js';
 
 // The page's query and forms, and what their handlers read the fields with. A field that cannot be
 // read is as good as absent: the page answers as it does for one that is missing (see `present`).
@@ -242,8 +244,20 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           }
         }
       }
-      const session = await state.startSession(request, reply, login.user, login.upstream ?? null);
       const stored = interaction.request;
+      // A second factor before any session: the password alone signs in no one who has one, or
+      // who must, or whom the application asked a second factor of (acr_values).
+      const need = await idgate.core.factors.need(login.user.id);
+      const asked = !isStandalone(stored) && !isDeviceApproval(stored) && wantsMfa(stored.acrValues);
+      if (need.enrolled || need.required || asked) {
+        await idgate.storage.interactions.setPendingUser(
+          interaction.id,
+          login.user.id,
+          login.upstream ?? null,
+        );
+        return reply.redirect(secondFactorUrl(idgate.config.issuer, interaction.id), 303);
+      }
+      const session = await state.startSession(request, reply, login.user, login.upstream ?? null, ['pwd']);
       if (isStandalone(stored)) {
         await state.finishInteraction(reply, interaction.id);
         return sendPage(
@@ -256,7 +270,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           }),
         );
       }
-      await idgate.storage.interactions.setUser(interaction.id, login.user.id, session.authTime);
+      await idgate.storage.interactions.setUser(interaction.id, login.user.id, session.authTime, ['pwd']);
       if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
       return proceedWith(reply, stored, state.authentication(session, login.user, true), interaction.id);
     },
@@ -295,6 +309,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         fresh: true,
         // The sign-in's upstream identity, as its session recorded it: only that user's own.
         upstream: current?.user.id === user.id ? (current.session.upstream ?? null) : null,
+        amr: interaction.amr ?? null,
       };
       if (present(form.field('decision')) !== 'allow') {
         await state.finishInteraction(reply, interaction.id);

@@ -22,6 +22,7 @@ import * as m0020 from './0020_audit_event_origin.js';
 import * as m0021 from './0021_incident_response.js';
 import * as m0022 from './0022_audit_chain.js';
 import * as m0023 from './0023_groups.js';
+import * as m0024 from './0024_factors.js';
 import * as m0025 from './0025_trusts.js';
 import * as m0026 from './0026_declared_objects.js';
 
@@ -51,6 +52,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0021_incident_response': m0021,
   '0022_audit_chain': m0022,
   '0023_groups': m0023,
+  '0024_factors': m0024,
   '0025_trusts': m0025,
   '0026_declared_objects': m0026,
 };

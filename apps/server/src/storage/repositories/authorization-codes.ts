@@ -6,7 +6,15 @@ import {
 } from '@idgate/core';
 import type { Kysely, Selectable } from 'kysely';
 import type { AuthorizationCodesTable, Schema } from '../schema.js';
-import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import {
+  fromAmrColumn,
+  fromJsonArray,
+  toAmrColumn,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './columns.js';
 import { grantRow, toGrant } from './grants.js';
 import {
   claimOnce,
@@ -46,6 +54,7 @@ export function createAuthorizationCodeRepository(ctx: RepositoryContext): Autho
         expires_at: toMs(code.expiresAt),
         consumed_at: toMsOrNull(code.consumedAt),
         ...upstreamColumns(code.upstream),
+        amr: toAmrColumn(code.amr),
       });
     },
 
@@ -111,6 +120,7 @@ function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCodeReco
     authTime: toDate(row.auth_time),
     sessionId: row.session_id,
     upstream: upstreamOf(row),
+    amr: fromAmrColumn(row.amr),
     grantId: row.grant_id,
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),

@@ -36,3 +36,11 @@ export function fromJsonObject(text: string, column: string): Record<string, unk
 }
 
 export const toCount = (row: { n: number | string | bigint }): number => Number(row.n);
+
+/** An RFC 8176 `amr` list as its column holds it: JSON, null for none. */
+export const toAmrColumn = (amr: readonly string[] | null | undefined): string | null =>
+  amr === undefined || amr === null ? null : JSON.stringify(amr);
+
+/** What {@link toAmrColumn} wrote. */
+export const fromAmrColumn = (text: string | null): string[] | null =>
+  text === null ? null : fromJsonArray(text, 'amr');

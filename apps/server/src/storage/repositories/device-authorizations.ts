@@ -5,7 +5,15 @@ import type {
 } from '@idgate/core';
 import { type Selectable, sql } from 'kysely';
 import type { DeviceAuthorizationsTable } from '../schema.js';
-import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import {
+  fromAmrColumn,
+  fromJsonArray,
+  toAmrColumn,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './columns.js';
 import {
   findRecord,
   insertRecord,
@@ -53,6 +61,7 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
         interval: record.interval,
         consumed_at: toMsOrNull(record.consumedAt),
         ...upstreamColumns(record.upstream),
+        amr: toAmrColumn(record.amr),
       });
     },
 
@@ -102,6 +111,7 @@ export function createDeviceAuthorizationRepository(ctx: RepositoryContext): Dev
                 auth_time: toMs(decision.authTime),
                 session_id: decision.sessionId,
                 ...upstreamColumns(decision.upstream),
+                amr: toAmrColumn(decision.amr),
               }
             : {}),
         })
@@ -143,6 +153,7 @@ function toAuthorization(row: Selectable<DeviceAuthorizationsTable>): DeviceAuth
     authTime: toDateOrNull(row.auth_time),
     sessionId: row.session_id,
     upstream: upstreamOf(row),
+    amr: fromAmrColumn(row.amr),
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
     lastPolledAt: toDateOrNull(row.last_polled_at),

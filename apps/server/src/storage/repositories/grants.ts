@@ -1,7 +1,15 @@
 import type { GrantRecord, GrantRepository } from '@idgate/core';
 import type { Insertable, Selectable } from 'kysely';
 import type { GrantsTable } from '../schema.js';
-import { fromJsonArray, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import {
+  fromAmrColumn,
+  fromJsonArray,
+  toAmrColumn,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './columns.js';
 import {
   findRecord,
   insertNewReturning,
@@ -116,6 +124,7 @@ export function grantRow(grant: GrantRecord): Insertable<GrantsTable> {
     last_used_address: grant.lastUsedAddress ?? null,
     resources: grant.resources == null ? null : JSON.stringify(grant.resources),
     ...upstreamColumns(grant.upstream),
+    amr: toAmrColumn(grant.amr),
   };
 }
 
@@ -133,6 +142,7 @@ export function toGrant(row: Selectable<GrantsTable>): GrantRecord {
     lastUsedAt: toDateOrNull(row.last_used_at),
     lastUsedAddress: row.last_used_address,
     upstream: upstreamOf(row),
+    amr: fromAmrColumn(row.amr),
     resources: row.resources === null ? null : fromJsonArray(row.resources, 'grants.resources'),
   };
 }

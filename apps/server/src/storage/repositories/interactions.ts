@@ -1,7 +1,20 @@
-import type { InteractionRecord, InteractionRepository, InteractionRequest } from '@idgate/core';
+import type {
+  GrantUpstream,
+  InteractionRecord,
+  InteractionRepository,
+  InteractionRequest,
+} from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { InteractionsTable } from '../schema.js';
-import { fromJsonObject, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import {
+  fromAmrColumn,
+  fromJsonObject,
+  toAmrColumn,
+  toDate,
+  toDateOrNull,
+  toMs,
+  toMsOrNull,
+} from './columns.js';
 import {
   deleteRows,
   findRecord,
@@ -29,6 +42,9 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
         request: JSON.stringify(interaction.request),
         user_id: interaction.userId,
         auth_time: toMsOrNull(interaction.authTime),
+        amr: toAmrColumn(interaction.amr),
+        pending_user_id: interaction.pendingUserId ?? null,
+        pending_upstream: pendingUpstreamColumn(interaction.pendingUpstream),
         csrf_token: interaction.csrfTokenHash,
         created_at: toMs(interaction.createdAt),
         expires_at: toMs(interaction.expiresAt),
@@ -37,8 +53,21 @@ export function createInteractionRepository(ctx: RepositoryContext): Interaction
 
     findById: (id) => findRecord(db, INTERACTIONS, 'id', id),
 
-    async setUser(id, userId, authTime) {
-      await updateRows(db, INTERACTIONS, 'id', id, { user_id: userId, auth_time: toMs(authTime) });
+    async setUser(id, userId, authTime, amr) {
+      await updateRows(db, INTERACTIONS, 'id', id, {
+        user_id: userId,
+        auth_time: toMs(authTime),
+        amr: toAmrColumn(amr),
+        pending_user_id: null,
+        pending_upstream: null,
+      });
+    },
+
+    async setPendingUser(id, userId, upstream) {
+      await updateRows(db, INTERACTIONS, 'id', id, {
+        pending_user_id: userId,
+        pending_upstream: pendingUpstreamColumn(upstream),
+      });
     },
 
     async remove(id) {
@@ -56,6 +85,9 @@ function toInteraction(row: Selectable<InteractionsTable>): InteractionRecord {
     request: interactionRequest(row.request),
     userId: row.user_id,
     authTime: toDateOrNull(row.auth_time),
+    amr: fromAmrColumn(row.amr),
+    pendingUserId: row.pending_user_id,
+    pendingUpstream: pendingUpstreamOf(row.pending_upstream),
     csrfTokenHash: row.csrf_token,
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
@@ -66,4 +98,23 @@ function toInteraction(row: Selectable<InteractionsTable>): InteractionRecord {
 function interactionRequest(text: string): InteractionRequest {
   const request: object = fromJsonObject(text, 'interactions.request');
   return request as InteractionRequest;
+}
+
+/** A pending user's upstream identity as its column holds it: JSON, instants in ms. */
+function pendingUpstreamColumn(upstream: GrantUpstream | null | undefined): string | null {
+  if (upstream === undefined || upstream === null) return null;
+  return JSON.stringify({
+    ...upstream,
+    validatedAt: toMs(upstream.validatedAt),
+    checkedAt: toMs(upstream.checkedAt),
+  });
+}
+
+function pendingUpstreamOf(text: string | null): GrantUpstream | null {
+  if (text === null) return null;
+  const stored = fromJsonObject(text, 'interactions.pending_upstream') as Omit<
+    GrantUpstream,
+    'validatedAt' | 'checkedAt'
+  > & { validatedAt: number; checkedAt: number };
+  return { ...stored, validatedAt: toDate(stored.validatedAt), checkedAt: toDate(stored.checkedAt) };
 }

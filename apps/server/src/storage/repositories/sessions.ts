@@ -1,7 +1,7 @@
 import type { BrowserSessionRecord, BrowserSessionRepository } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { BrowserSessionsTable } from '../schema.js';
-import { toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import { fromAmrColumn, toAmrColumn, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
 import {
   findRecord,
   insertRecord,
@@ -40,6 +40,7 @@ export function createBrowserSessionRepository(ctx: RepositoryContext): BrowserS
         source_address: session.sourceAddress ?? null,
         user_agent: session.userAgent ?? null,
         ...upstreamColumns(session.upstream),
+        amr: toAmrColumn(session.amr),
       });
     },
 
@@ -96,5 +97,6 @@ function toSession(row: Selectable<BrowserSessionsTable>): BrowserSessionRecord 
     sourceAddress: row.source_address,
     userAgent: row.user_agent,
     upstream: upstreamOf(row),
+    amr: fromAmrColumn(row.amr),
   };
 }

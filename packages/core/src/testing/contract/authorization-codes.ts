@@ -33,9 +33,9 @@ export function authorizationCodesContract(subject: StorageUnderTest): void {
       });
     });
 
-    it("hands on the upstream identity of the session's sign-in", async () => {
+    it("hands on the upstream identity and the amr of the session's sign-in", async () => {
       const storage = subject();
-      const code = newCode({ upstream: newUpstream() });
+      const code = newCode({ upstream: newUpstream(), amr: ['pwd', 'otp', 'mfa'] });
       await storage.authorizationCodes.create(code);
       expect(await storage.authorizationCodes.redeem(code.hash, REDEEMED_AT)).toStrictEqual({
         status: 'redeemed',

@@ -128,12 +128,24 @@ export function deviceAuthorizationsContract(subject: StorageUnderTest): void {
         newDevice({ deviceCodeHash: 'dc-hash-2', userCode: 'ZZZZZZZZ' }),
       );
       const approve = { status: 'approved', userId: 'u-alice', authTime: CREATED, sessionId: 's-1' } as const;
-      expect(await storage.deviceAuthorizations.decide('dc-hash-1', approve, LATER)).toBe(true);
+      expect(
+        await storage.deviceAuthorizations.decide(
+          'dc-hash-1',
+          { ...approve, amr: ['pwd', 'otp', 'mfa'] },
+          LATER,
+        ),
+      ).toBe(true);
       expect(
         await storage.deviceAuthorizations.decide('dc-hash-1', { status: 'denied', userId: 'u-bob' }, LATER),
       ).toBe(false);
       expect(await storage.deviceAuthorizations.findByDeviceCodeHash('dc-hash-1')).toStrictEqual(
-        newDevice({ status: 'approved', userId: 'u-alice', authTime: CREATED, sessionId: 's-1' }),
+        newDevice({
+          status: 'approved',
+          userId: 'u-alice',
+          authTime: CREATED,
+          sessionId: 's-1',
+          amr: ['pwd', 'otp', 'mfa'],
+        }),
       );
       expect(
         await storage.deviceAuthorizations.decide('dc-hash-2', approve, at('2026-01-01T10:10:00.000Z')),

@@ -12,7 +12,7 @@ export function grantsContract(subject: StorageUnderTest): void {
       const grant = newGrant();
       expect(await storage.grants.create(grant)).toStrictEqual(grant);
       expect(await storage.grants.findById('g-1')).toStrictEqual(grant);
-      const sessionless = newGrant({ id: 'g-2', sessionId: null, scope: [] });
+      const sessionless = newGrant({ id: 'g-2', sessionId: null, scope: [], amr: ['pwd', 'otp', 'mfa'] });
       await storage.grants.create(sessionless);
       expect(await storage.grants.findById('g-2')).toStrictEqual(sessionless);
       expect(await storage.grants.findById('missing')).toBeUndefined();

@@ -17,6 +17,7 @@ import { clientsContract } from './clients.js';
 import { clustersContract } from './clusters.js';
 import { declarationsContract } from './declarations.js';
 import { deviceAuthorizationsContract } from './device-authorizations.js';
+import { factorsContract } from './factors.js';
 import { grantsContract } from './grants.js';
 import { groupsContract } from './groups.js';
 import { identityProvidersContract } from './identity-providers.js';
@@ -62,6 +63,7 @@ export function describeStorageContract(name: string, makeStorage: () => Storage
     clientsContract(subject);
     apiKeysContract(subject);
     clustersContract(subject);
+    factorsContract(subject);
     signingKeysContract(subject);
     revocationsContract(subject);
     grantsContract(subject);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StorageConflictError } from '../../ports/storage.js';
-import { at, newInteraction } from './records.js';
+import { at, newInteraction, newUpstream } from './records.js';
 import type { StorageUnderTest } from './subject.js';
 
 export function interactionsContract(subject: StorageUnderTest): void {
@@ -25,6 +25,20 @@ export function interactionsContract(subject: StorageUnderTest): void {
       );
       await storage.interactions.setUser('missing', 'u-alice', authTime);
       expect(await storage.interactions.findById('missing')).toBeUndefined();
+    });
+
+    it('holds a user owing a second factor until setUser records the sign-in and its amr', async () => {
+      const storage = subject();
+      await storage.interactions.create(newInteraction());
+      await storage.interactions.setPendingUser('i-1', 'u-alice', newUpstream());
+      expect(await storage.interactions.findById('i-1')).toStrictEqual(
+        newInteraction({ pendingUserId: 'u-alice', pendingUpstream: newUpstream() }),
+      );
+      const authTime = at('2026-01-01T10:05:00.000Z');
+      await storage.interactions.setUser('i-1', 'u-alice', authTime, ['pwd', 'otp', 'mfa']);
+      expect(await storage.interactions.findById('i-1')).toStrictEqual(
+        newInteraction({ userId: 'u-alice', authTime, amr: ['pwd', 'otp', 'mfa'] }),
+      );
     });
 
     it('removes an interaction and says whether it was there', async () => {

@@ -109,6 +109,7 @@ export function newGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     lastUsedAt: null,
     lastUsedAddress: null,
     upstream: null,
+    amr: null,
     resources: null,
     ...overrides,
   };
@@ -128,6 +129,7 @@ export function newCode(overrides: Partial<AuthorizationCodeRecord> = {}): Autho
     authTime: at('2026-01-01T09:59:00.000Z'),
     sessionId: 's-1',
     upstream: null,
+    amr: null,
     grantId: null,
     createdAt: at('2026-01-01T10:00:00.000Z'),
     expiresAt: at('2026-01-01T10:01:00.000Z'),
@@ -162,6 +164,7 @@ export function newSession(overrides: Partial<BrowserSessionRecord> = {}): Brows
     sourceAddress: null,
     userAgent: null,
     upstream: null,
+    amr: null,
     ...overrides,
   };
 }
@@ -180,6 +183,9 @@ export function newInteraction(overrides: Partial<InteractionRecord> = {}): Inte
     },
     userId: null,
     authTime: null,
+    amr: null,
+    pendingUserId: null,
+    pendingUpstream: null,
     csrfTokenHash: 'csrf-token-hash-1',
     createdAt: at('2026-01-01T10:00:00.000Z'),
     expiresAt: at('2026-01-01T10:30:00.000Z'),
@@ -263,6 +269,7 @@ export function newDevice(overrides: Partial<DeviceAuthorizationRecord> = {}): D
     authTime: null,
     sessionId: null,
     upstream: null,
+    amr: null,
     createdAt: at('2026-01-01T10:00:00.000Z'),
     expiresAt: at('2026-01-01T10:10:00.000Z'),
     lastPolledAt: null,

@@ -7,7 +7,7 @@ export function sessionsAndConsentsContract(subject: StorageUnderTest): void {
   describe('browser sessions', () => {
     it('creates a session and finds it by id and by secret hash', async () => {
       const storage = subject();
-      const session = newSession();
+      const session = newSession({ amr: ['pwd', 'otp', 'mfa'] });
       await storage.sessions.create(session);
       expect(await storage.sessions.findById('s-1')).toStrictEqual(session);
       expect(await storage.sessions.findBySecretHash(session.secretHash)).toStrictEqual(session);
