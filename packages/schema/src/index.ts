@@ -35,6 +35,7 @@ export {
   DeclaredGroup,
   DeclaredIdentityProvider,
   DeclaredKind,
+  DeclaredTrust,
   DeclaredUser,
   PlannedChange,
   PlannedField,

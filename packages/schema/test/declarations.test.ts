@@ -11,6 +11,7 @@ import {
   DeclaredGroup,
   DeclaredIdentityProvider,
   DeclaredKind,
+  DeclaredTrust,
   DeclaredUser,
   PlannedChange,
   PlannedField,
@@ -82,6 +83,15 @@ describe('declarations (idgate apply)', () => {
       'scopes: give at least one scope or role',
     );
     expect(issue(DeclaredApiKey.safeParse({ name: 'hook', roles: ['admin'] }))).toMatch(/^key:/);
+    const gha = { name: 'gha', issuer: 'https://token.actions.githubusercontent.com', audience: 'idgate' };
+    expect(
+      DeclaredTrust.parse({ ...gha, username: 'ci:{repository}', clusters: ['prod'], maxTtl: 900 }),
+    ).toMatchObject({
+      groups: [],
+    });
+    expect(
+      issue(DeclaredTrust.safeParse({ ...gha, username: 'ci:{repository}', clusters: [], maxTtl: 900 })),
+    ).toBe('clusters: must name at least one cluster');
   });
 
   it('holds lists of each kind, refusing an unknown one', () => {
@@ -91,6 +101,7 @@ describe('declarations (idgate apply)', () => {
       groups: [],
       users: [],
       identityProviders: [],
+      trusts: [],
       apiKeys: [],
     });
     expect(Declarations.safeParse({ cluster: [] }).success).toBe(false);
@@ -98,6 +109,7 @@ describe('declarations (idgate apply)', () => {
       'identity-provider',
       'client',
       'cluster',
+      'trust',
       'group',
       'user',
       'api-key',

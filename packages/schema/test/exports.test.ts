@@ -61,6 +61,7 @@ describe('@idgate/schema exports', () => {
       'DeclaredGroup',
       'DeclaredIdentityProvider',
       'DeclaredKind',
+      'DeclaredTrust',
       'DeclaredUser',
       'DeviceAuthorizationRequest',
       'DeviceAuthorizationResponse',

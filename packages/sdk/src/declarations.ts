@@ -21,7 +21,7 @@ export interface IdgateDeclarationMethods {
   /**
    * `POST /admin/v1/declarations/apply` (scope `declarations:apply`, plus the write scope — for a
    * dry run the read scope — of every kind the plan touches): makes the server hold the declared
-   * clients, clusters, groups, identity providers, users and API keys, and answers each object's step
+   * clients, clusters, trusts, groups, identity providers, users and API keys, and answers each object's step
    * (`create`, `update`, `delete`, `unchanged`; `drift` when changed by hand). Secrets are
    * references to the server's environment variables named `IDGATE_DECLARED_*`. Never retried.
    * @example const { summary } = await admin.applyDeclarations(declarations, { prune: true });

@@ -55,7 +55,7 @@ export function planLines(result: ApplyResult): string[] {
 
 /**
  * `idgate apply -f FILE|DIR`: makes the database hold the objects declared in files (clients,
- * clusters, groups, identity providers, users and API keys), secrets by reference; `--dry-run` prints the
+ * clusters, trusts, groups, identity providers, users and API keys), secrets by reference; `--dry-run` prints the
  * plan, `--prune` deletes what the manager declared before and no longer does.
  */
 export function registerApply(program: Command, ctx: CliContext): void {

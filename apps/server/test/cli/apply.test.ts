@@ -302,6 +302,36 @@ describe.each(cliDatabaseUrls())('idgate apply on $name', ({ create }) => {
     expect(prune.stderr).toMatch(/^idgate: group empty has 1 member/);
   });
 
+  it('declares trusts of external issuers for token exchange, and keeps their clusters', async () => {
+    const trust = (maxTtl: number) =>
+      `trusts:\n  - name: gha\n    issuer: https://token.actions.githubusercontent.com\n    audience: idgate\n    condition: claims.repository == "acme/infra"\n    username: "ci:{repository}"\n    groups: [ci-deployers]\n    clusters: [prod]\n    maxTtl: ${maxTtl}\n`;
+    await writeFile(join(dir, 'trusts.yaml'), trust(900));
+    const both = ['apply', '-f', file, '-f', join(dir, 'trusts.yaml')];
+    const created = await runInProcess([...both, '--json'], { env });
+    expect(created.stderr).toBe('');
+    expect(steps(ApplyResult.parse(JSON.parse(created.stdout)))).toContain('create trust gha');
+    const shown = await runInProcess(['trusts', 'describe', 'gha', '--json'], { env });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      clusters: ['prod'],
+      maxTtl: 900,
+      groups: ['ci-deployers'],
+    });
+
+    await writeFile(join(dir, 'trusts.yaml'), trust(600));
+    const changed = await runInProcess([...both, '--dry-run'], { env });
+    expect(lines(changed.stdout)).toEqual([
+      '~ trust gha',
+      '    maxTtl: 900 → 600',
+      'Plan: 0 to create, 1 to update, 0 to delete, 4 unchanged.',
+    ]);
+
+    // A plan that deletes a cluster a declared trust still names is refused before anything changes.
+    await writeFile(file, declarations(keyFile, { withKey: false, cluster: 'staging' }));
+    const refused = await runInProcess([...both, '--prune'], { env });
+    expect(refused.stderr).toBe('idgate: trust gha names cluster prod, which this plan deletes\n');
+    expect((await stored()).clusters).toEqual(['prod kubernetes:prod']);
+  });
+
   it('reads a directory of files in name order, and prints a new key with api-keys generate', async () => {
     await rm(file);
     await writeFile(join(dir, '10-clusters.yaml'), 'clusters:\n  - name: a\n');

@@ -16,7 +16,7 @@ import { lacksScope } from '../api-keys/api-key.js';
 import { apiKeyScopes, missingScope } from '../api-keys/scopes.js';
 import { recordAdminChange } from '../audit/admin.js';
 import { sha256 } from '../internal/encoding.js';
-import type { ApiKeyRecord, ClientRecord } from '../model.js';
+import type { ApiKeyRecord, ClientRecord, TrustRecord } from '../model.js';
 import type { DeclaredObjectRecord } from '../ports/declaration-storage.js';
 import type { Storage } from '../ports/storage.js';
 import { hashSecret } from '../secrets.js';
@@ -28,6 +28,7 @@ import { createGroup, deleteGroup, updateGroup } from './groups.js';
 import { addIdentityProvider, removeIdentityProvider, updateIdentityProvider } from './identity-providers.js';
 import { type AdminPorts, nowOf } from './ports.js';
 import { describeIdentityProvider, describeStoredProvider } from './provider-config.js';
+import { addTrust, removeTrust, updateTrust } from './trusts.js';
 import { createUser, deleteUser, updateUser } from './users.js';
 
 /**
@@ -259,6 +260,62 @@ const clusterStore: KindStore = {
   },
   async remove(ports, stored) {
     await removeCluster(ports, stored.objectId);
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Trusts (token exchange)
+
+const TRUST_FIELDS = [
+  'issuer',
+  'audience',
+  'jwks',
+  'discoveryUrl',
+  'condition',
+  'username',
+  'groups',
+  'clusters',
+  'maxTtl',
+] as const;
+
+function trustProjection(trust: Omit<TrustRecord, 'name' | 'createdAt' | 'updatedAt'>): Projection {
+  return Object.fromEntries(TRUST_FIELDS.map((field) => [field, trust[field]]));
+}
+
+function desiredTrust(declared: Declarations['trusts'][number]): Desired {
+  const projection = trustProjection({
+    issuer: declared.issuer,
+    audience: declared.audience,
+    jwks: declared.jwks ?? null,
+    discoveryUrl: declared.discoveryUrl ?? null,
+    condition: declared.condition ?? null,
+    username: declared.username,
+    groups: [...new Set(declared.groups)],
+    clusters: [...new Set(declared.clusters)],
+    maxTtl: declared.maxTtl,
+  });
+  return {
+    kind: 'trust',
+    name: declared.name,
+    projection,
+    async create(ports) {
+      await addTrust(ports, declared);
+      return declared.name;
+    },
+    async update(ports) {
+      await updateTrust(ports, declared.name, projection);
+      return declared.name;
+    },
+  };
+}
+
+const trustStore: KindStore = {
+  async find(storage, name) {
+    const trust = await storage.trusts.findByName(name);
+    return trust === undefined ? undefined : { objectId: trust.name, projection: trustProjection(trust) };
+  },
+  async remove(ports, stored) {
+    await removeTrust(ports, stored.objectId);
   },
 };
 
@@ -513,6 +570,7 @@ const STORES: Record<DeclaredKind, KindStore> = {
   'identity-provider': providerStore,
   client: clientStore,
   cluster: clusterStore,
+  trust: trustStore,
   group: groupStore,
   user: userStore,
   'api-key': apiKeyStore,
@@ -526,6 +584,7 @@ async function readDeclarations(ports: DeclarationPorts, declarations: Declarati
   for (const [i, client] of declarations.clients.entries())
     desired.push(await desiredClient(ports, client, `clients[${i}]`));
   for (const cluster of declarations.clusters) desired.push(desiredCluster(cluster));
+  for (const trust of declarations.trusts) desired.push(desiredTrust(trust));
   for (const group of declarations.groups) desired.push(desiredGroup(group));
   for (const [i, user] of declarations.users.entries()) desired.push(desiredUser(user, `users[${i}]`));
   const clusters = new Map(
@@ -555,6 +614,7 @@ const KIND_SCOPES: Record<DeclaredKind, readonly [ApiKeyScope, ApiKeyScope]> = {
   'identity-provider': ['identity-providers:read', 'identity-providers:write'],
   client: ['clients:read', 'clients:write'],
   cluster: ['clusters:read', 'clusters:write'],
+  trust: ['trusts:read', 'trusts:write'],
   group: ['users:read', 'users:write'],
   user: ['users:read', 'users:write'],
   'api-key': ['api-keys:read', 'api-keys:write'],
@@ -656,12 +716,18 @@ export async function applyDeclarations(
       .filter((s) => s.change.kind === 'cluster' && s.change.action === 'delete')
       .map((s) => s.change.name),
   );
-  for (const step of steps)
+  for (const step of steps) {
     if (step.change.kind === 'api-key' && step.desired !== undefined) {
       const cluster = step.desired.projection.cluster;
       if (typeof cluster === 'string' && deletedClusters.has(cluster))
         throw invalid(`API key ${step.change.name} is bound to cluster ${cluster}, which this plan deletes`);
     }
+    if (step.change.kind === 'trust' && step.desired !== undefined) {
+      const gone = (step.desired.projection.clusters as string[]).find((c) => deletedClusters.has(c));
+      if (gone !== undefined)
+        throw invalid(`trust ${step.change.name} names cluster ${gone}, which this plan deletes`);
+    }
+  }
   refuseMissingScopes(ports, steps, options);
   if (!options.dryRun) for (const step of steps) await carryOut(ports, options.manager, step);
   const count = (action: PlannedChange['action']) => steps.filter((s) => s.change.action === action).length;

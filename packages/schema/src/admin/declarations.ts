@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { checked } from '../checked.js';
 import { ClusterAudience, ClusterName } from '../cluster.js';
 import { IdentityProviderName } from '../identity-provider.js';
+import { CreateTrustInput } from '../trust.js';
 import { ApiKeyRole, ApiKeyScope } from './api-keys.js';
 import { RegisterClientInput } from './clients.js';
 import { DisplayName, distinct, Email, Label, Timestamp } from './fields.js';
@@ -127,6 +128,10 @@ export const DeclaredApiKey = /* @__PURE__ */ checked(
 );
 export type DeclaredApiKey = z.infer<typeof DeclaredApiKey>;
 
+/** A declared trust of an external issuer (token exchange): the fields of `idgate trusts add`. */
+export const DeclaredTrust = CreateTrustInput;
+export type DeclaredTrust = z.infer<typeof DeclaredTrust>;
+
 /**
  * Everything a declarations file (`idgate apply -f`) holds, each list of one kind of object.
  * @example Declarations.parse({ clusters: [{ name: 'prod' }], groups: [{ name: 'sre' }] })
@@ -137,6 +142,7 @@ export const Declarations = /* @__PURE__ */ z.strictObject({
   groups: /* @__PURE__ */ z._default(/* @__PURE__ */ z.array(DeclaredGroup), []),
   users: /* @__PURE__ */ z._default(/* @__PURE__ */ z.array(DeclaredUser), []),
   identityProviders: /* @__PURE__ */ z._default(/* @__PURE__ */ z.array(DeclaredIdentityProvider), []),
+  trusts: /* @__PURE__ */ z._default(/* @__PURE__ */ z.array(DeclaredTrust), []),
   apiKeys: /* @__PURE__ */ z._default(/* @__PURE__ */ z.array(DeclaredApiKey), []),
 });
 export type Declarations = z.infer<typeof Declarations>;
@@ -155,6 +161,7 @@ export const DeclaredKind = /* @__PURE__ */ z.enum([
   'identity-provider',
   'client',
   'cluster',
+  'trust',
   'group',
   'user',
   'api-key',

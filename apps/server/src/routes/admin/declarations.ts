@@ -24,7 +24,7 @@ export async function adminDeclarationRoutes(app: FastifyInstance): Promise<void
         scope: 'declarations:apply',
         summary: 'Apply declared objects (or plan it)',
         description:
-          "Makes storage hold the declared clients, clusters, groups, identity providers, users and API keys, as `idgate apply -f` does: each object is created, updated (put back when changed by hand: `drift`) or left alone; with `prune`, objects this `manager` declared before and no longer does are deleted; with `dryRun`, nothing changes and the answer is the plan. Secrets are references: over this API only to the server's environment variables named `IDGATE_DECLARED_*`. The key needs, besides `declarations:apply`, the write scope of every kind the plan touches (the read scope for a dry run), and every scope a declared API key would have. Objects of another manager are refused (409 `declaration_conflict`).",
+          "Makes storage hold the declared clients, clusters, trusts, groups, identity providers, users and API keys, as `idgate apply -f` does: each object is created, updated (put back when changed by hand: `drift`) or left alone; with `prune`, objects this `manager` declared before and no longer does are deleted; with `dryRun`, nothing changes and the answer is the plan. Secrets are references: over this API only to the server's environment variables named `IDGATE_DECLARED_*`. The key needs, besides `declarations:apply`, the write scope of every kind the plan touches (the read scope for a dry run), and every scope a declared API key would have. Objects of another manager are refused (409 `declaration_conflict`).",
         tags: ['declarations'],
         body: { json: ApplyDeclarationsInput },
         responses: {
