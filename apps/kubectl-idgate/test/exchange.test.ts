@@ -437,6 +437,36 @@ describe('get-token --exchange with a token file or variable', () => {
     expect(renewed.code, renewed.stderr).toBe(0);
     expect(JSON.parse(renewed.stdout).status.token).not.toBe(credential.status.token);
     expect(exchanges(from)).toHaveLength(2);
+
+    // logout clears it (there is nothing to revoke): the next run exchanges the file's token again
+    const out = await runPlugin(['logout', '--cluster', 'prod', '--cache-dir', join(home, 'cache')]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stderr).toContain('Signed out of');
+    await writeFile(tokenFile, await serviceAccountToken());
+    const after = await runPlugin(args, { env });
+    expect(after.code, after.stderr).toBe(0);
+    expect(exchanges(from)).toHaveLength(3);
+  });
+
+  it('four plugins started together exchange the file once (its jti is single-use), all succeed', async () => {
+    const home = join(dir, 'sa-together');
+    await mkdir(home, { recursive: true });
+    const tokenFile = join(home, 'token');
+    await writeFile(tokenFile, await serviceAccountToken());
+    const args = [
+      ...['get-token', '--exchange', '--issuer', idgate.issuer, '--cluster', 'prod'],
+      ...['--token-file', tokenFile, '--cache-dir', join(home, 'cache')],
+    ];
+    const from = idgate.requests.length;
+    const runs = await Promise.all(
+      Array.from({ length: 4 }, () => runPlugin(args, { env: { NODE_EXTRA_CA_CERTS: idgate.caFile } })),
+    );
+    for (const run of runs) {
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+    }
+    expect(new Set(runs.map((run) => JSON.parse(run.stdout).status.token)).size).toBe(1);
+    expect(exchanges(from)).toHaveLength(1);
   });
 
   it('--token-env reads a GitLab-CI-style id_token variable', async () => {
@@ -500,6 +530,14 @@ describe('get-token --exchange with a token file or variable', () => {
     expect(badRequest.stderr).toContain("GitHub Actions' token request");
     expect(badRequest.stderr).toContain('answered 401');
     expect(badRequest.stderr).not.toContain('wrong-request-token');
+  });
+
+  it('get-token --help documents --exchange and its sources', async () => {
+    const help = await runPlugin(['get-token', '--help']);
+    expect(help.code).toBe(0);
+    for (const option of ['--exchange', '--exchange-audience', '--token-env', '--token-file'])
+      expect(help.stdout).toContain(option);
+    expect(help.stdout).toContain('ACTIONS_ID_TOKEN_REQUEST_URL');
   });
 
   it('flags of a sign-in do not go with --exchange', async () => {
