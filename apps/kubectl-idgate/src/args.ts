@@ -100,7 +100,8 @@ Options:
   --listen-address ADDR     where the browser sign-in comes back (127.0.0.1:PORT; default: any port)
   --cache-dir DIR           the token cache (default ~/.kube/cache/idgate)
   --timeout SECONDS         how long the browser sign-in may take (default 300)
-  --exchange                exchange the job's or workload's token instead of signing in (no --client-id)
+  --exchange                exchange the job's or workload's token instead of signing in (no
+                            --client-id; --issuer is idgate's, {base URL}/oauth)
   --exchange-audience AUD   GitHub Actions: the audience to ask the job's token for, the trust's
                             audience (default ${EXCHANGE_AUDIENCE_DEFAULT})
   --token-env VARIABLE      the variable holding the token (GitLab CI: a job's id_tokens entry)
@@ -313,9 +314,13 @@ function exchangeArgs(values: Record<string, string | boolean | undefined>): Exc
   if (given.length > 1) throw usageError(`pass one of ${given.join(', ')}: each names a different token`);
   if (tokenEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv))
     throw usageError(`--token-env must be a variable name, got "${tokenEnv}"`);
+  const issuer = checkIssuer(required(values, 'issuer'));
+  // the exchange is idgate's: its issuer is always {base URL}/oauth
+  if (!issuer.endsWith('/oauth'))
+    throw usageError(`--exchange needs idgate's issuer, {base URL}/oauth, got "${issuer}"`);
   return {
     command: 'exchange',
-    issuer: checkIssuer(required(values, 'issuer')),
+    issuer,
     audience: audienceOf(values, true) as string,
     subjectAudience: subjectAudience ?? EXCHANGE_AUDIENCE_DEFAULT,
     tokenEnv,

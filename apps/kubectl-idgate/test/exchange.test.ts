@@ -552,5 +552,10 @@ describe('get-token --exchange with a token file or variable', () => {
     ]);
     expect(two.code).toBe(2);
     expect(two.stderr).toContain('pass one of --token-env, --token-file');
+    const notIdgate = await runPlugin([
+      ...['get-token', '--exchange', '--issuer', 'https://accounts.example.com', '--cluster', 'prod'],
+    ]);
+    expect(notIdgate.code).toBe(2);
+    expect(notIdgate.stderr).toContain("--exchange needs idgate's issuer, {base URL}/oauth");
   });
 });
