@@ -20,6 +20,24 @@ export interface GetTokenArgs {
   timeoutSeconds: number;
 }
 
+/** Options of `kubectl-idgate get-token --exchange`: a CI job's or workload's token exchanged (RFC 8693). */
+export interface ExchangeArgs {
+  command: 'exchange';
+  issuer: string;
+  /** The cluster's audience (what the access token is for). */
+  audience: string;
+  /** The audience GitHub Actions' token is asked for: the trust's audience. */
+  subjectAudience: string;
+  /** The variable holding the token (GitLab CI's id_tokens). */
+  tokenEnv: string | undefined;
+  /** The file holding the token (a projected service-account token). */
+  tokenFile: string | undefined;
+  cacheDir: string | undefined;
+}
+
+/** The audience GitHub Actions' token is asked for unless `--exchange-audience` says otherwise. */
+export const EXCHANGE_AUDIENCE_DEFAULT = 'idgate';
+
 /** Options of `kubectl-idgate setup`. */
 export interface SetupArgs {
   command: 'setup';
@@ -50,6 +68,7 @@ export type HelpTopic = 'get-token' | 'setup' | 'logout';
 
 export type PluginArgs =
   | GetTokenArgs
+  | ExchangeArgs
   | SetupArgs
   | LogoutArgs
   | { command: 'help'; topic?: HelpTopic }
@@ -63,6 +82,13 @@ export const COMMAND_HELP: Record<HelpTopic, string> = {
                            [--cache-dir DIR] [--timeout SECONDS]
       The kubectl exec credential plugin: prints an ExecCredential with a token for the cluster,
       from the cache, by a silent refresh, or after a sign-in in the browser or on another device.
+  kubectl-idgate get-token --exchange --issuer URL (--cluster NAME | --audience A)
+                           [--exchange-audience AUD | --token-env VARIABLE | --token-file FILE]
+                           [--cache-dir DIR]
+      For CI jobs and workloads: exchanges the job's or pod's own token at idgate (RFC 8693, under
+      a trust) for a token for the cluster, and prints it as an ExecCredential, cached until
+      shortly before it expires. The token is GitHub Actions' (found by its variables), else the
+      one --token-env or --token-file names.
 
 Options:
   --issuer URL              the OpenID provider (idgate: {base URL}/oauth)
@@ -74,12 +100,22 @@ Options:
   --listen-address ADDR     where the browser sign-in comes back (127.0.0.1:PORT; default: any port)
   --cache-dir DIR           the token cache (default ~/.kube/cache/idgate)
   --timeout SECONDS         how long the browser sign-in may take (default 300)
+  --exchange                exchange the job's or workload's token instead of signing in (no
+                            --client-id; --issuer is idgate's, {base URL}/oauth)
+  --exchange-audience AUD   GitHub Actions: the audience to ask the job's token for, the trust's
+                            audience (default ${EXCHANGE_AUDIENCE_DEFAULT})
+  --token-env VARIABLE      the variable holding the token (GitLab CI: a job's id_tokens entry)
+  --token-file FILE         the file holding the token (a projected service-account token, read
+                            at each exchange, so a rotated token is picked up)
 
 Environment:
   BROWSER                   the browser to open, instead of the desktop's (xdg-open, open): a
                             command, or several separated by ':' tried in turn; "%s" in one stands
                             for the URL, else the URL is its last argument
   KUBERNETES_EXEC_INFO      set by kubectl: the ExecCredential version and whether someone is there
+  ACTIONS_ID_TOKEN_REQUEST_URL, ACTIONS_ID_TOKEN_REQUEST_TOKEN
+                            set by GitHub Actions in a job with "permissions: id-token: write":
+                            with --exchange, where the job's token is requested
 `,
   setup: `Usage:
   kubectl-idgate setup --issuer URL --client-id ID --cluster NAME --server URL
@@ -224,8 +260,12 @@ export function parseListenAddress(value: string): { host: string; port: number 
   return { host, port };
 }
 
-function parseGetToken(args: string[]): GetTokenArgs {
+function parseGetToken(args: string[]): GetTokenArgs | ExchangeArgs {
   const values = parse(args, {
+    exchange: { type: 'boolean' },
+    'exchange-audience': { type: 'string' },
+    'token-env': { type: 'string' },
+    'token-file': { type: 'string' },
     issuer: { type: 'string' },
     'client-id': { type: 'string' },
     cluster: { type: 'string' },
@@ -236,6 +276,10 @@ function parseGetToken(args: string[]): GetTokenArgs {
     'cache-dir': { type: 'string' },
     timeout: { type: 'string' },
   });
+  if (values.exchange === true) return exchangeArgs(values);
+  for (const name of ['exchange-audience', 'token-env', 'token-file']) {
+    if (values[name] !== undefined) throw usageError(`--${name} goes with --exchange`);
+  }
   const listen = optional(values, 'listen-address');
   const timeout = optional(values, 'timeout');
   const timeoutSeconds = timeout === undefined ? TIMEOUT_DEFAULT_S : Number(timeout);
@@ -252,6 +296,36 @@ function parseGetToken(args: string[]): GetTokenArgs {
     listen: listen === undefined ? { host: '127.0.0.1', port: 0 } : parseListenAddress(listen),
     cacheDir: optional(values, 'cache-dir'),
     timeoutSeconds,
+  };
+}
+
+function exchangeArgs(values: Record<string, string | boolean | undefined>): ExchangeArgs {
+  for (const name of ['client-id', 'device', 'no-browser', 'listen-address', 'timeout']) {
+    if (values[name] !== undefined) throw usageError(`--${name} does not go with --exchange (no sign-in)`);
+  }
+  const subjectAudience = optional(values, 'exchange-audience');
+  const tokenEnv = optional(values, 'token-env');
+  const tokenFile = optional(values, 'token-file');
+  const given = [
+    subjectAudience === undefined ? undefined : '--exchange-audience',
+    tokenEnv === undefined ? undefined : '--token-env',
+    tokenFile === undefined ? undefined : '--token-file',
+  ].filter((name) => name !== undefined);
+  if (given.length > 1) throw usageError(`pass one of ${given.join(', ')}: each names a different token`);
+  if (tokenEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv))
+    throw usageError(`--token-env must be a variable name, got "${tokenEnv}"`);
+  const issuer = checkIssuer(required(values, 'issuer'));
+  // the exchange is idgate's: its issuer is always {base URL}/oauth
+  if (!issuer.endsWith('/oauth'))
+    throw usageError(`--exchange needs idgate's issuer, {base URL}/oauth, got "${issuer}"`);
+  return {
+    command: 'exchange',
+    issuer,
+    audience: audienceOf(values, true) as string,
+    subjectAudience: subjectAudience ?? EXCHANGE_AUDIENCE_DEFAULT,
+    tokenEnv,
+    tokenFile,
+    cacheDir: optional(values, 'cache-dir'),
   };
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { COMMAND_HELP, type PluginArgs, parsePluginArgs, USAGE } from './args.js';
 import { oneLine, PluginError } from './errors.js';
+import { exchangeToken } from './exchange.js';
 import { getToken, type PluginContext } from './get-token.js';
 import { logout } from './logout.js';
 import { setup } from './setup.js';
@@ -18,7 +19,7 @@ export function pluginClock(env: NodeJS.ProcessEnv): () => number {
 }
 
 /**
- * Runs the plugin's command line. Only `get-token` writes to stdout (the ExecCredential); every
+ * Runs the plugin's command line. Only `get-token` (with or without `--exchange`) writes to stdout (the ExecCredential); every
  * message goes to stderr; a failure is one line there and a non-zero exit code.
  */
 export async function main(
@@ -41,6 +42,11 @@ export async function main(
         return 0;
       case 'get-token': {
         const credential = await getToken(args, context);
+        io.stdout(`${JSON.stringify(credential)}\n`);
+        return 0;
+      }
+      case 'exchange': {
+        const credential = await exchangeToken(args, context);
         io.stdout(`${JSON.stringify(credential)}\n`);
         return 0;
       }

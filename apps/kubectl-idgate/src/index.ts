@@ -10,12 +10,14 @@
  * });
  * @packageDocumentation
  */
-export type { GetTokenArgs, LogoutArgs, PluginArgs, SetupArgs } from './args.js';
-export { clusterAudience, parsePluginArgs } from './args.js';
+export type { ExchangeArgs, GetTokenArgs, LogoutArgs, PluginArgs, SetupArgs } from './args.js';
+export { clusterAudience, EXCHANGE_AUDIENCE_DEFAULT, parsePluginArgs } from './args.js';
 export type { AccessEntry, GrantEntry } from './cache.js';
 export { defaultCacheDir, TokenCache } from './cache.js';
 export { main, pluginClock, TEST_CLOCK_VARIABLE } from './cli.js';
 export { PluginError } from './errors.js';
+export type { SubjectSource } from './exchange.js';
+export { exchangeToken, readSubjectToken, subjectSource } from './exchange.js';
 export type { ExecInfo } from './exec-credential.js';
 export { execCredential, readExecInfo } from './exec-credential.js';
 export type { PluginContext } from './get-token.js';
