@@ -84,11 +84,6 @@ const UpstreamMfaValues = /* @__PURE__ */ checked(
 const UpstreamTrust = {
   /** See {@link UpstreamMfaValues}. */
   trustUpstreamMfa: /* @__PURE__ */ z._default(UpstreamMfaValues, () => []),
-  /**
-   * Take the upstream's `email_verified` into idgate's tokens and userinfo for users signed in
-   * through it (instead of `false`).
-   */
-  trustEmailVerified: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
 };
 
 /**
