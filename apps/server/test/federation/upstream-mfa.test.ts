@@ -20,7 +20,7 @@ describe.each(testDatabaseUrls())("an upstream's second factor, seen by openid-c
   beforeAll(async () => {
     t = await startTestServer(kind);
     upstream = await startUpstreamOidc({
-      redirectUris: ['trusted', 'by-acr', 'untrusted'].map((name) => `${t.issuer}/callback/${name}`),
+      redirectUris: ['trusted', 'by-acr', 'untrusted', 'with-userinfo'].map((name) => `${t.issuer}/callback/${name}`),
     });
     upstream.accounts.set('u-1', {
       sub: 'u-1',
@@ -52,6 +52,13 @@ describe.each(testDatabaseUrls())("an upstream's second factor, seen by openid-c
       trustUpstreamMfa: [UPSTREAM_ACR],
     });
     await addUpstreamProvider(t, upstream, { name: 'untrusted', displayName: 'Untrusted', scopes });
+    await addUpstreamProvider(t, upstream, {
+      name: 'with-userinfo',
+      displayName: 'With userinfo',
+      scopes,
+      useUserinfo: true,
+      trustUpstreamMfa: ['mfa'],
+    });
   });
   afterAll(async () => {
     await upstream?.stop();
@@ -136,6 +143,18 @@ describe.each(testDatabaseUrls())("an upstream's second factor, seen by openid-c
     expect(tokens.claims()?.acr).toBe(SINGLE);
     expect(tokens.claims()?.amr).toBeUndefined();
     expect(decodeJwt(tokens.access_token).acr).toBe(SINGLE);
+  });
+
+  it("never takes the upstream's amr from userinfo, only from its ID token", async () => {
+    upstream.accounts.set('u-2', { sub: 'u-2', preferred_username: 'dave', amr: ['mfa'] });
+    upstream.nextAccount = 'u-2';
+    upstream.nextLogin = { amr: ['pwd'] };
+    const before = upstream.requests.length;
+    const tokens = await viaProvider('with-userinfo');
+    const userinfo = upstream.requests.slice(before).filter((request) => request === 'GET /me');
+    expect(userinfo).toHaveLength(1);
+    expect(tokens.claims()?.acr).toBe(SINGLE);
+    expect(tokens.claims()?.amr).toBeUndefined();
   });
 
   it('the audit trail says whether the upstream second factor was trusted', async () => {

@@ -10,6 +10,8 @@ export interface UpstreamAccount {
   email_verified?: boolean;
   name?: string;
   groups?: string[];
+  /** An `amr` the account's claims (so userinfo) carry, apart from how the interaction signed in. */
+  amr?: string[];
 }
 
 /**
