@@ -20,7 +20,9 @@ describe.each(testDatabaseUrls())("an upstream's second factor, seen by openid-c
   beforeAll(async () => {
     t = await startTestServer(kind);
     upstream = await startUpstreamOidc({
-      redirectUris: ['trusted', 'by-acr', 'untrusted', 'with-userinfo'].map((name) => `${t.issuer}/callback/${name}`),
+      redirectUris: ['trusted', 'by-acr', 'untrusted', 'with-userinfo'].map(
+        (name) => `${t.issuer}/callback/${name}`,
+      ),
     });
     upstream.accounts.set('u-1', {
       sub: 'u-1',
