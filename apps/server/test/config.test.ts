@@ -484,6 +484,27 @@ describe('configuration', () => {
     expect(problems(() => loadConfig({ file: yamlFile(text), env: {} }))).toEqual([problem]);
   });
 
+  it("takes an OIDC provider's trustUpstreamMfa from the file, and names a bad value by its key path", () => {
+    const provider = [
+      'identityProviders:',
+      '  - type: oidc',
+      '    name: corp',
+      '    issuer: https://sso.example.com',
+      '    clientId: idgate',
+      '    clientSecret: s3cret',
+    ].join('\n');
+    const trusted = loadConfig({
+      file: yamlFile(`${provider}\n    trustUpstreamMfa: [mfa, hwk]\n`),
+      env: {},
+    });
+    expect(trusted.identityProviders[0]).toMatchObject({ trustUpstreamMfa: ['mfa', 'hwk'] });
+    expect(loadConfig({ file: yamlFile(`${provider}\n`), env: {} }).identityProviders[0]).toMatchObject({
+      trustUpstreamMfa: [],
+    });
+    const bad = () => loadConfig({ file: yamlFile(`${provider}\n    trustUpstreamMfa: ['a b']\n`), env: {} });
+    expect(problems(bad)[0]).toContain('identityProviders.0.trustUpstreamMfa.0');
+  });
+
   it('bounds every wait on the database: defaults, environment, and a query timeout no shorter than the statement timeout', () => {
     expect(loadConfig({ env: {} }).database).toEqual({
       url: 'sqlite:./data/idgate.db',

@@ -227,10 +227,13 @@ export {
 export type { EndSessionContext, LogoutRevocation } from './sessions/end-session.js';
 export type { LogoutRequest } from './sessions/logout.js';
 export {
+  type ExternalSignInResult,
+  FEDERATED_AMR,
   type IdentityMapping,
   type IdentityMappingContext,
   type IdentityMappingPolicy,
   signInWithExternalIdentity,
+  upstreamAmr,
 } from './sign-in/external.js';
 export type {
   PasswordSignIn,

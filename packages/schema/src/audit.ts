@@ -53,6 +53,11 @@ const SignInDetails = z.object({
    * refusals).
    */
   groupsDropped: z.nullable(checked(z.int(), z.nonnegative())),
+  /**
+   * An upstream sign-in only: whether the upstream's second factor was trusted (the provider's
+   * `trustUpstreamMfa` matched its ID token's `amr` or `acr`), so the sign-in counts as MFA.
+   */
+  upstreamMfaTrusted: z.optional(z.boolean()),
 });
 
 /** The fields every audit event carries; `details` is the type's own. */
@@ -342,7 +347,12 @@ export const AUDIT_EVENT_SCHEMAS = {
   /** A sign-in at an upstream identity provider came back (a callback, an LDAP bind). */
   'upstream.sign-in': event(
     'upstream.sign-in',
-    z.object({ provider: z.string(), reason: z.nullable(z.string()) }),
+    z.object({
+      provider: z.string(),
+      reason: z.nullable(z.string()),
+      /** Whether the upstream's second factor was trusted (see `sign-in.succeeded`); absent for LDAP. */
+      upstreamMfaTrusted: z.optional(z.boolean()),
+    }),
   ),
   /** A grant's upstream identity was checked again (on refresh); a failure revokes the grant. */
   'upstream.revalidated': event(

@@ -63,6 +63,30 @@ const ProviderBase = /* @__PURE__ */ z.strictObject({
 });
 
 /**
+ * The upstream `amr` values (RFC 8176, such as `mfa`, `hwk`, `otp`) and `acr` values that count
+ * as a second factor: a sign-in whose verified upstream ID token has one of them in its `amr`, or
+ * one of them as its `acr`, is an MFA sign-in at idgate too. Empty: never trusted.
+ * @example UpstreamMfaValues.parse(['mfa', 'hwk', 'urn:example:acr:mfa'])
+ */
+const UpstreamMfaValues = /* @__PURE__ */ checked(
+  /* @__PURE__ */ z.array(
+    /* @__PURE__ */ checked(
+      /* @__PURE__ */ z.string(),
+      /* @__PURE__ */ z.minLength(1),
+      /* @__PURE__ */ z.maxLength(256),
+      /* @__PURE__ */ z.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+    ),
+  ),
+  /* @__PURE__ */ z.maxLength(32),
+);
+
+/** What an OpenID Connect provider may be trusted for, of its verified ID token. */
+const UpstreamTrust = {
+  /** See {@link UpstreamMfaValues}. */
+  trustUpstreamMfa: /* @__PURE__ */ z._default(UpstreamMfaValues, () => []),
+};
+
+/**
  * What idgate asks an upstream OpenID Connect provider for unless told otherwise: `groups` too,
  * since group claims are what Kubernetes authorizes on.
  * @example const scopes = [...DEFAULT_OIDC_SCOPES]; // openid profile email groups
@@ -111,6 +135,7 @@ export const OidcProviderConfig = /* @__PURE__ */ z.extend(ProviderBase, {
   claims: /* @__PURE__ */ z.prefault(OidcClaimNames, {}),
   /** Also read the upstream userinfo endpoint after the code exchange. */
   useUserinfo: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
+  ...UpstreamTrust,
 });
 
 /**

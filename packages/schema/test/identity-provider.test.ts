@@ -71,7 +71,15 @@ describe('OidcProviderConfig', () => {
       scopes: ['openid', 'profile', 'email', 'groups'],
       claims: { username: 'preferred_username', email: 'email', groups: 'groups', name: 'name' },
       useUserinfo: false,
+      trustUpstreamMfa: [],
     });
+  });
+
+  it('takes trustUpstreamMfa: amr and acr values, printable, bounded', () => {
+    const values = ['mfa', 'hwk', 'urn:corp:acr:strong'];
+    expect(OidcProviderConfig.parse({ ...oidc, trustUpstreamMfa: values }).trustUpstreamMfa).toEqual(values);
+    for (const bad of [[''], ['two words'], ['x'.repeat(257)], Array.from({ length: 33 }, (_, i) => `v${i}`)])
+      expect(OidcProviderConfig.safeParse({ ...oidc, trustUpstreamMfa: bad }).success).toBe(false);
   });
 
   it('keeps what is given, claim names merged with the defaults', () => {

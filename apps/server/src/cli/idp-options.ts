@@ -50,6 +50,13 @@ const OPTIONS: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }
   { option: new Option('--use-userinfo', 'also read the userinfo endpoint (default: off)'), types: ['oidc'] },
   {
     option: new Option(
+      '--trust-upstream-mfa <value>',
+      'an upstream amr or acr value (from its verified ID token) that counts as a second factor, e.g. mfa, hwk (repeatable; default: none)',
+    ).argParser(collect),
+    types: ['oidc'],
+  },
+  {
+    option: new Option(
       '--base-url <url>',
       'the GitHub or GitLab host (default: https://github.com, https://gitlab.com)',
     ),
@@ -135,6 +142,7 @@ const FIELD_OPTION_NAMES: Readonly<Record<string, string>> = {
   apiUrl: '--api-url',
   allowedOrganizations: '--allowed-org',
   allowedGroups: '--allowed-group',
+  trustUpstreamMfa: '--trust-upstream-mfa',
   caCertificate: '--ca-file',
   bindDn: '--bind-dn',
   bindPassword: '--bind-password-stdin',
@@ -373,6 +381,7 @@ async function inputFrom(
     set('name', '--name-claim', claims);
     input.claims = claims;
     if (get('--use-userinfo') === true) input.useUserinfo = true;
+    set('trustUpstreamMfa', '--trust-upstream-mfa');
   }
   if (type === 'github') {
     set('apiUrl', '--api-url');

@@ -112,6 +112,8 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
       ],
       [{ ...PROVIDERS.gitlab, name: '9lives' }, 'name'],
       [{ ...PROVIDERS.ldap, name: 'ldap2', userSearch: {} }, 'userSearch.baseDn is required'],
+      [{ ...PROVIDERS.oidc, name: 'oidc2', trustUpstreamMfa: ['two words'] }, 'trustUpstreamMfa'],
+      [{ ...PROVIDERS.github, name: 'gh2', trustUpstreamMfa: ['mfa'] }, 'unknown field trustUpstreamMfa'],
     ];
     for (const [body, detail] of cases) {
       const error = await httpError(client.createIdentityProvider(body as IdentityProviderConfigInput));
@@ -215,6 +217,19 @@ describe.each(testDatabaseUrls())('admin identity provider API on $name', (kind)
     expect(response.headers.get('etag')).toBe(disabled.etag);
     expect(disabled.config.disabled).toBe(true);
     expect((await t.server.services.storage.identityProviders.findByName('patchable'))?.disabled).toBe(true);
+  });
+
+  it('takes trustUpstreamMfa on create and PATCH, and null puts it back to none', async () => {
+    const created = await client.createIdentityProvider({
+      ...PROVIDERS.oidc,
+      name: 'mfa-trusting',
+      trustUpstreamMfa: ['mfa', 'urn:corp:acr:strong'],
+    });
+    expect(created.config.trustUpstreamMfa).toEqual(['mfa', 'urn:corp:acr:strong']);
+    const patched = await client.updateIdentityProvider('mfa-trusting', { trustUpstreamMfa: ['hwk'] });
+    expect(patched.config.trustUpstreamMfa).toEqual(['hwk']);
+    const cleared = await client.updateIdentityProvider('mfa-trusting', { trustUpstreamMfa: null });
+    expect(cleared.config.trustUpstreamMfa).toEqual([]);
   });
 
   it('refuses a PATCH: 412 stale If-Match, 400 naming the field, 404 unknown, 415 not JSON', async () => {

@@ -84,6 +84,34 @@ describe('idgate idps add', () => {
     });
   });
 
+  it('--trust-upstream-mfa: adds, replaces and unsets the trusted upstream amr/acr values', async () => {
+    const add = ['idps', 'add', '--name', 'corp', '--type', 'oidc', '--issuer', 'https://sso.example.com'];
+    const trust = ['--trust-upstream-mfa', 'mfa', '--trust-upstream-mfa', 'urn:corp:acr:strong'];
+    const added = await runInProcess([...add, '--client-id', 'idgate', '--client-secret-stdin', ...trust], {
+      env,
+      input: CLIENT_SECRET,
+    });
+    expect(added).toMatchObject({ code: 0, stderr: '' });
+    expect((await stored(db.url)).configs[0]).toMatchObject({
+      trustUpstreamMfa: ['mfa', 'urn:corp:acr:strong'],
+    });
+    const replaced = await runInProcess(['idps', 'update', 'corp', '--trust-upstream-mfa', 'hwk'], { env });
+    expect(replaced).toMatchObject({ code: 0, stderr: '' });
+    expect((await stored(db.url)).configs[0]).toMatchObject({ trustUpstreamMfa: ['hwk'] });
+    const bad = await runInProcess(['idps', 'update', 'corp', '--trust-upstream-mfa', 'two words'], { env });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('--trust-upstream-mfa');
+    const cleared = await runInProcess(['idps', 'update', 'corp', '--unset', 'trust-upstream-mfa'], { env });
+    expect(cleared).toMatchObject({ code: 0, stderr: '' });
+    expect((await stored(db.url)).configs[0]).toMatchObject({ trustUpstreamMfa: [] });
+    const github = await runInProcess([...GITHUB, '--client-secret-stdin', '--trust-upstream-mfa', 'mfa'], {
+      env,
+      input: CLIENT_SECRET,
+    });
+    expect(github.code).not.toBe(0);
+    expect(github.stderr).toContain('--trust-upstream-mfa');
+  });
+
   it('adds an LDAP directory with a bind password from stdin and a CA file', async () => {
     const caFile = join(db.dir, 'ca.pem');
     const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

@@ -10,6 +10,8 @@ export interface UpstreamAccount {
   email_verified?: boolean;
   name?: string;
   groups?: string[];
+  /** An `amr` the account's claims (so userinfo) carry, apart from how the interaction signed in. */
+  amr?: string[];
 }
 
 /**
@@ -25,6 +27,8 @@ export interface UpstreamOidc {
   accounts: Map<string, UpstreamAccount>;
   /** Who the next interaction signs in; `null` makes it answer `access_denied`. */
   nextAccount: string | null;
+  /** How the next interactions say the person signed in: the ID token's `amr` and `acr`. */
+  nextLogin: { amr?: string[]; acr?: string };
   /** Every request the upstream received, as `METHOD /path`. */
   requests: string[];
   /** The W3C `traceparent` header of each request that carried one, as `METHOD /path` and its value. */
@@ -69,7 +73,8 @@ export async function startUpstreamOidc(options: {
       },
     ],
     claims: {
-      openid: ['sub'],
+      // How the person signed in (see `nextLogin`), in the ID token when the interaction says.
+      openid: ['sub', 'acr', 'amr'],
       profile: ['preferred_username', 'name'],
       email: ['email', 'email_verified'],
       groups: ['groups'],
@@ -104,6 +109,7 @@ export async function startUpstreamOidc(options: {
     provider,
     accounts,
     nextAccount: null,
+    nextLogin: {},
     requests: [],
     traceparents: [],
     down: async () => {},
@@ -134,7 +140,7 @@ export async function startUpstreamOidc(options: {
       await provider.interactionFinished(
         req,
         res,
-        { login: { accountId }, consent: { grantId } },
+        { login: { accountId, ...upstream.nextLogin }, consent: { grantId } },
         { mergeWithLastSubmission: false },
       );
     } catch (error) {

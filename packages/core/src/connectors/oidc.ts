@@ -33,6 +33,17 @@ function claimGroups(claims: Record<string, unknown>, name: string): string[] {
   return Array.isArray(value) ? value.filter((g): g is string => typeof g === 'string' && g !== '') : [];
 }
 
+/**
+ * The upstream `amr` and `acr` of a verified ID token's claims: strings only, at most 32 of the
+ * `amr` values, each at most 256 characters (an upstream cannot grow what is kept).
+ */
+function upstreamAuthentication(claims: Record<string, unknown>): { amr: string[]; acr: string | null } {
+  const fits = (value: unknown): value is string =>
+    typeof value === 'string' && value !== '' && value.length <= 256;
+  const amr = Array.isArray(claims.amr) ? claims.amr.filter(fits).slice(0, 32) : [];
+  return { amr, acr: fits(claims.acr) ? claims.acr : null };
+}
+
 /** The upstream state of an OIDC identity: its refresh token. */
 const stateOf = (refreshToken: string) => JSON.stringify({ refreshToken });
 
@@ -262,9 +273,11 @@ export function createOidcConnector(
       // The upstream refresh token is what lets a refresh of idgate's grant ask again later.
       const state =
         tokens.refresh_token === undefined ? {} : { upstreamState: stateOf(tokens.refresh_token) };
-      if (!config.useUserinfo) return { ...identityFrom(claims, claims.sub), ...state };
+      // How the person signed in upstream: from the verified ID token alone, whatever userinfo says.
+      const signedIn = { ...state, upstreamAuthentication: upstreamAuthentication(claims) };
+      if (!config.useUserinfo) return { ...identityFrom(claims, claims.sub), ...signedIn };
       const info = await userinfo(as, tokens.access_token, claims.sub, 'upstream_error');
-      return { ...identityFrom({ ...claims, ...info }, claims.sub), ...state };
+      return { ...identityFrom({ ...claims, ...info }, claims.sub), ...signedIn };
     },
 
     /**

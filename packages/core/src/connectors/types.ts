@@ -14,6 +14,13 @@ export interface ExternalIdentity {
   /** Group names as the provider gives them (org, org:team, group path, LDAP cn). */
   groups: string[];
   /**
+   * How the person signed in upstream, as the upstream's verified ID token says (its `amr` and
+   * `acr`), and only from it: never from userinfo, an introspection answer or the callback's
+   * query. Absent when the sign-in carried no ID token (GitHub, GitLab, LDAP, a presented access
+   * token). Whether it counts as a second factor is the provider's `trustUpstreamMfa`.
+   */
+  upstreamAuthentication?: { amr: string[]; acr: string | null } | undefined;
+  /**
    * What the connector needs to check this identity upstream again later (see
    * {@link RefreshConnector}): upstream tokens, so a secret; stored only sealed. Absent when the
    * connector cannot check again (no upstream refresh token was issued).

@@ -10,7 +10,8 @@ import { issueSignInTokens } from './user-tokens.js';
  * every user scope the client may have, and a refresh token when that includes `offline_access`.
  * `user` is the signed-in user; the ID token describes them as tokens do (identity groups
  * included), read through `context.storage.users`. `upstream` (see `grantUpstream`) lets the
- * grant's refreshes re-check the identity at the provider.
+ * grant's refreshes re-check the identity at the provider; `amr` (see `upstreamAmr`) is the
+ * sign-in's, which the grant's tokens carry with its `acr`.
  * @example const tokens = await issueFederatedTokens(user, tokenClient, context, upstream);
  */
 export async function issueFederatedTokens(
@@ -18,6 +19,7 @@ export async function issueFederatedTokens(
   client: ClientRecord,
   context: TokenEndpointContext,
   upstream?: GrantUpstream,
+  amr: string[] | null = null,
 ): Promise<TokenResponse> {
   const described = (await context.storage.users.findById(user.id)) ?? user;
   const scope = USER_SCOPES.filter((s) => client.scopes.includes(s));
@@ -26,6 +28,7 @@ export async function issueFederatedTokens(
     client,
     scope: [...scope],
     upstream,
+    ...(amr === null ? {} : { amr }),
     grantType: 'federation',
   });
 }

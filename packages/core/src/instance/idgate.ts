@@ -353,12 +353,13 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
         recordUpstreamRefusal(provider, reason, mapping, caller, forClient),
     },
     federation: {
-      issueTokens: (user, client, upstream, caller) =>
+      issueTokens: (user, client, upstream, caller, amr = null) =>
         issueFederatedTokens(
           user,
           client,
           { ...tokenEndpoint, sourceAddress: caller.address, origin: caller, log: caller.log },
           upstream,
+          amr,
         ),
     },
     authorize: {

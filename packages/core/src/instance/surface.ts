@@ -46,7 +46,11 @@ import type { LiveAccessToken } from '../tokens/access-token-check.js';
 import type { TrustKeySource } from '../trusts/keys.js';
 
 /** An external sign-in that found its user, with what the grants it opens keep to re-check them upstream. */
-export type ExternalSignIn = Extract<IdentityMapping, { ok: true }> & { upstream: GrantUpstream };
+export type ExternalSignIn = Extract<IdentityMapping, { ok: true }> & {
+  upstream: GrantUpstream;
+  /** How the person signed in (RFC 8176): `['fed', 'mfa']` when the upstream's second factor is trusted, else null. */
+  amr: string[] | null;
+};
 
 /** What an idgate instance ({@link createIdgate}) offers a host: every endpoint and use case, built once. */
 export interface Idgate {
@@ -126,6 +130,7 @@ export interface Idgate {
       client: ClientRecord,
       upstream: GrantUpstream | undefined,
       caller: Caller,
+      amr?: string[] | null,
     ): Promise<TokenResponse>;
   };
   readonly authorize: {

@@ -30,6 +30,34 @@ export interface IdentityMappingPolicy {
   linkByVerifiedEmail: boolean;
   /** What goes before each upstream group name. */
   groupsPrefix: string;
+  /**
+   * The upstream `amr` / `acr` values that count as a second factor (see {@link upstreamAmr});
+   * absent or empty: none.
+   */
+  trustUpstreamMfa?: readonly string[];
+}
+
+/**
+ * The `amr` value (RFC 8176 §2 leaves room for values of one's own) that says the person signed
+ * in at an upstream identity provider, which vouched for their second factor.
+ */
+export const FEDERATED_AMR = 'fed';
+
+/**
+ * The `amr` of a sign-in through an upstream provider: `['fed', 'mfa']` when the upstream's
+ * verified ID token has one of the `trusted` values in its `amr`, or one of them as its `acr`;
+ * else null, as every upstream sign-in was before (a single factor, as far as idgate knows).
+ * @example upstreamAmr({ ...identity, upstreamAuthentication: { amr: ['pwd', 'mfa'], acr: null } }, ['mfa']) // ['fed', 'mfa']
+ */
+export function upstreamAmr(
+  identity: Pick<ExternalIdentity, 'upstreamAuthentication'>,
+  trusted: readonly string[] | undefined,
+): string[] | null {
+  const said = identity.upstreamAuthentication;
+  if (said === undefined || trusted === undefined || trusted.length === 0) return null;
+  const vouched =
+    said.amr.some((value) => trusted.includes(value)) || (said.acr !== null && trusted.includes(said.acr));
+  return vouched ? [FEDERATED_AMR, 'mfa'] : null;
 }
 
 /** What mapping an identity reads and writes. */
@@ -224,7 +252,8 @@ export async function signInWithExternalIdentity(
   },
   origin: RequestOrigin = {},
   forClient: string | null = null,
-): Promise<IdentityMapping> {
+): Promise<ExternalSignInResult> {
+  const amr = upstreamAmr(identity, policy.trustUpstreamMfa);
   const attempt = {
     username: identity.username.slice(0, LIMITS.upstreamNameLength),
     sourceAddress,
@@ -238,8 +267,8 @@ export async function signInWithExternalIdentity(
       ...(newUserId === undefined ? {} : { newUserId }),
     });
     const outcome = result.ok
-      ? { userId: result.user.id, reason: null, groupsDropped: result.groupsDropped }
-      : { userId: result.userId ?? null, reason: result.reason, groupsDropped: null };
+      ? { userId: result.user.id, reason: null, groupsDropped: result.groupsDropped, amr }
+      : { userId: result.userId ?? null, reason: result.reason, groupsDropped: null, amr };
     await recordAuditEvent(
       storage,
       externalSignInEvents(policy.provider, identity.username, outcome, {
@@ -258,8 +287,16 @@ export async function signInWithExternalIdentity(
       ? { ...attempt, userId: mapped.user.id, success: true, reason: null }
       : { ...attempt, userId: mapped.userId ?? null, success: false, reason: mapped.reason },
   );
-  return mapped;
+  return mapped.ok ? { ...mapped, amr } : mapped;
 }
+
+/**
+ * What {@link signInWithExternalIdentity} answers: the mapping, and for a sign-in the `amr` its
+ * session or grant records (see {@link upstreamAmr}).
+ */
+export type ExternalSignInResult =
+  | (Extract<IdentityMapping, { ok: true }> & { amr: string[] | null })
+  | Extract<IdentityMapping, { ok: false }>;
 
 /**
  * Records a sign-in the upstream provider itself refused (its callback answered an `error`, such
@@ -277,7 +314,7 @@ export async function recordUpstreamRefusal(
   const events = externalSignInEvents(
     provider,
     null,
-    { userId: null, reason, groupsDropped: null },
+    { userId: null, reason, groupsDropped: null, amr: null },
     { ...origin, forClient },
   );
   await recordAuditEvent(context.storage, events, context.clock, context.auditIds);
@@ -286,10 +323,17 @@ export async function recordUpstreamRefusal(
 function externalSignInEvents(
   provider: string,
   upstreamUsername: string | null,
-  outcome: { userId: string | null; reason: string | null; groupsDropped: number | null },
+  outcome: {
+    userId: string | null;
+    reason: string | null;
+    groupsDropped: number | null;
+    amr: string[] | null;
+  },
   origin: RequestOrigin & { forClient: string | null },
 ): AuditEventDraft[] {
   const { userId, reason, groupsDropped } = outcome;
+  // Whether the upstream's second factor was taken as idgate's (its `trustUpstreamMfa`).
+  const upstreamMfaTrusted = outcome.amr !== null;
   const username =
     upstreamUsername === null ? null : upstreamUsername.slice(0, LIMITS.upstreamNameLength).toLowerCase();
   const ok = reason === null;
@@ -306,11 +350,19 @@ function externalSignInEvents(
     outcome: ok ? ('success' as const) : ('failure' as const),
   };
   return [
-    { ...envelope, type: 'upstream.sign-in', details: { provider, reason } },
+    { ...envelope, type: 'upstream.sign-in', details: { provider, reason, upstreamMfaTrusted } },
     {
       ...envelope,
       type: ok ? 'sign-in.succeeded' : 'sign-in.failed',
-      details: { method: 'upstream', provider, channel: 'browser', username, reason, groupsDropped },
+      details: {
+        method: 'upstream',
+        provider,
+        channel: 'browser',
+        username,
+        reason,
+        groupsDropped,
+        upstreamMfaTrusted,
+      },
     },
   ];
 }

@@ -33,5 +33,6 @@ export function mappingPolicy(provider: IdentityProvider): IdentityMappingPolicy
     mapping: provider.config.mapping,
     linkByVerifiedEmail: provider.config.linkByVerifiedEmail,
     groupsPrefix: provider.groupsPrefix,
+    trustUpstreamMfa: provider.config.type === 'oidc' ? provider.config.trustUpstreamMfa : [],
   };
 }

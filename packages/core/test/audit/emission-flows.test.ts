@@ -207,7 +207,7 @@ describe('sign-in through an external identity provider', () => {
       ['upstream.sign-in', 'success', userId, '203.0.113.9', 'Firefox'],
       ['sign-in.succeeded', 'success', userId, '203.0.113.9', 'Firefox'],
     ]);
-    expect(events[0]?.details).toEqual({ provider: 'corp', reason: 'not_linked' });
+    expect(events[0]?.details).toEqual({ provider: 'corp', reason: 'not_linked', upstreamMfaTrusted: false });
     expect(events[3]?.details).toEqual({
       method: 'upstream',
       provider: 'corp',
@@ -215,6 +215,7 @@ describe('sign-in through an external identity provider', () => {
       username: 'alice',
       reason: null,
       groupsDropped: 0,
+      upstreamMfaTrusted: false,
     });
     expect(JSON.stringify(events)).not.toContain('upstream-refresh-token');
   });

@@ -49,6 +49,7 @@ describe('upstream OpenID Connect sign-in', () => {
       emailVerified: true,
       displayName: null,
       groups: ['eng'],
+      upstreamAuthentication: { amr: [], acr: null },
     });
     const [request] = fake.upstream.requestsTo('POST /token');
     expect(Object.fromEntries(request?.form ?? [])).toEqual({
@@ -70,6 +71,19 @@ describe('upstream OpenID Connect sign-in', () => {
     expect(request?.headers.authorization).toBeUndefined();
     expect(request?.form.get('client_id')).toBe('idgate');
     expect(request?.form.get('client_secret')).toBe(CLIENT_SECRET);
+  });
+
+  it("reads the upstream's amr and acr from the ID token: strings only, bounded", async () => {
+    fake.idToken = await fake.sign({
+      amr: ['pwd', 'mfa', 7, '', 'x'.repeat(257)],
+      acr: 'urn:corp:acr:strong',
+    });
+    expect((await fake.exchange()).upstreamAuthentication).toEqual({
+      amr: ['pwd', 'mfa'],
+      acr: 'urn:corp:acr:strong',
+    });
+    fake.idToken = await fake.sign({ amr: 'mfa', acr: 5 });
+    expect((await fake.exchange()).upstreamAuthentication).toEqual({ amr: [], acr: null });
   });
 
   it('takes groups given as one string, and ignores what is not a string', async () => {

@@ -7,6 +7,7 @@ import {
   mapExternalIdentity,
   normalizeUsername,
   providerGroups,
+  upstreamAmr,
   upstreamGroups,
 } from '../../src/sign-in/external.js';
 import { createMemoryStorage } from '../../src/testing.js';
@@ -222,5 +223,26 @@ describe('consent and sign-out', () => {
     // A global logout takes the rest.
     expect(await endBrowserSession('s-1', { revokeGrants: 'all' }, context)).toBe(1);
     expect(await storage.revocations.isRevoked('sid', 'g-2', now)).toBe(true);
+  });
+});
+
+describe('upstreamAmr', () => {
+  const said = (amr: string[], acr: string | null = null) => ({ upstreamAuthentication: { amr, acr } });
+
+  it('is MFA when a trusted value is in the amr or is the acr', () => {
+    expect(upstreamAmr(said(['pwd', 'mfa']), ['mfa'])).toEqual(['fed', 'mfa']);
+    expect(upstreamAmr(said(['hwk']), ['mfa', 'hwk'])).toEqual(['fed', 'mfa']);
+    expect(upstreamAmr(said(['pwd'], 'urn:corp:acr:strong'), ['urn:corp:acr:strong'])).toEqual([
+      'fed',
+      'mfa',
+    ]);
+  });
+
+  it('is null when nothing is trusted, nothing matches, or no ID token said anything', () => {
+    expect(upstreamAmr(said(['mfa']), [])).toBeNull();
+    expect(upstreamAmr(said(['mfa']), undefined)).toBeNull();
+    expect(upstreamAmr(said(['pwd'], 'urn:corp:acr:weak'), ['mfa', 'urn:corp:acr:strong'])).toBeNull();
+    expect(upstreamAmr(said(['pwd'], 'mfa'), ['hwk'])).toBeNull();
+    expect(upstreamAmr({}, ['mfa'])).toBeNull();
   });
 });

@@ -285,7 +285,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     }
     // The upstream identity goes on with the session (then its codes and device approvals) or
     // the token answer's grant, so every grant of this sign-in re-checks the person upstream.
-    const { user, upstream } = mapped;
+    const { user, upstream, amr } = mapped;
 
     if (interactionId !== null) {
       if (interaction === undefined)
@@ -293,13 +293,14 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
           'invalid_request',
           'the sign-in request has expired or was started in another browser',
         );
-      const session = await state.startSession(request, reply, user, upstream);
+      // `amr` says whether the upstream's second factor counts here (its `trustUpstreamMfa`).
+      const session = await state.startSession(request, reply, user, upstream, amr);
       const stored = interaction.request;
       if (isStandalone(stored)) {
         await state.finishInteraction(reply, interaction.id);
         return reply.redirect(flow.loginPath, 303);
       }
-      await idgate.storage.interactions.setUser(interaction.id, user.id, session.authTime);
+      await idgate.storage.interactions.setUser(interaction.id, user.id, session.authTime, amr);
       if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
       const client = await idgate.storage.clients.findById(stored.clientId);
       if (client === undefined)
@@ -310,7 +311,7 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
     }
 
     const client = await tokenClientOf(provider);
-    const tokens = await idgate.core.federation.issueTokens(user, client, upstream, callerOf(request));
+    const tokens = await idgate.core.federation.issueTokens(user, client, upstream, callerOf(request), amr);
     return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(tokens);
   }
 }
