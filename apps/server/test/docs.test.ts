@@ -14,11 +14,14 @@ import { readDoc, userDocs } from './helpers/docs.js';
 const yamlBlocks = userDocs().flatMap(({ text }) =>
   [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1] as string),
 );
-const kubeconfigs = yamlBlocks.filter((block) => block.includes('kind: Config'));
-// A CI job or a pod spec says so on its first line (`# GitHub Actions job`, `# pod spec`): those
+// A CI job, a pod spec or a kubectl kubeconfig says so on its first line (`# GitHub Actions job`,
+// `# .gitlab-ci.yml`, `# kubeconfig …`): those
 // are read as YAML only. A declarations file (`idgate apply -f`) says so on its first line too.
-const FOREIGN = /^# (GitHub Actions job|GitLab CI job|pod spec)\b/;
+const FOREIGN =
+  /^# (GitHub Actions job|GitLab CI job|pod spec|\.github\/workflows\/|\.gitlab-ci\.yml|kubeconfig)/;
 const foreignYaml = yamlBlocks.filter((block) => FOREIGN.test(block));
+// The kube-apiserver's webhook kubeconfig (a CI job's says so on its first line, above).
+const kubeconfigs = yamlBlocks.filter((block) => block.includes('kind: Config') && !FOREIGN.test(block));
 const isDeclarations = (block: string) => /^# \S*declarations\.yaml$/.test(block.split('\n')[0] ?? '');
 const declarationFiles = yamlBlocks.filter(isDeclarations);
 const idgateConfigs = yamlBlocks.filter(

@@ -84,6 +84,7 @@ export {
   ACR_VALUES_SUPPORTED,
   type AuthenticationMethod,
   acrOf,
+  amrOf,
   wantsMfa,
 } from './factors/assurance.js';
 export type {

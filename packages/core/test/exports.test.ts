@@ -78,6 +78,7 @@ describe('public surface of @idgate/core', () => {
       'TRUST_RULE_ERRORS',
       'TokenReviewTally',
       'acrOf',
+      'amrOf',
       'apiKeyFromAuthorization',
       'apiKeyScopes',
       'authenticateApiKey',

@@ -76,6 +76,13 @@ describe.each(testDatabaseUrls())("an upstream's second factor, seen by openid-c
    * (its button on the login page, then the upstream and back), and the code exchanged.
    */
   async function viaProvider(provider: string, extra: Record<string, string> = {}) {
+    const outcome = await signInVia(provider, extra);
+    if (outcome === 'second-factor') throw new Error(`${provider}: idgate asked for its own second factor`);
+    return outcome;
+  }
+
+  /** The tokens, or `second-factor` when idgate stops the sign-in at its own second-factor page. */
+  async function signInVia(provider: string, extra: Record<string, string> = {}) {
     const agent = new UserAgent();
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
@@ -100,6 +107,7 @@ describe.each(testDatabaseUrls())("an upstream's second factor, seen by openid-c
         continue;
       }
       const next = new URL(location, at);
+      if (next.pathname.endsWith('/oauth/second-factor')) return 'second-factor' as const;
       if (next.toString().startsWith(REDIRECT)) {
         return oidc.authorizationCodeGrant(config, next, {
           pkceCodeVerifier: codeVerifier,
@@ -138,6 +146,33 @@ describe.each(testDatabaseUrls())("an upstream's second factor, seen by openid-c
     expect((await viaProvider('by-acr')).claims()).toMatchObject({ acr: MFA, amr: ['fed', 'mfa'] });
     upstream.nextLogin = { amr: ['pwd', 'mfa'], acr: 'urn:corp:acr:weak' };
     expect((await viaProvider('by-acr')).claims()?.acr).toBe(SINGLE);
+  });
+
+  it("asks for idgate's own second factor when the upstream's does not count and one is needed", async () => {
+    // Asked for with acr_values, the untrusted upstream's mfa is not enough; the trusted one's is.
+    expect(await signInVia('untrusted', { acr_values: MFA })).toBe('second-factor');
+    expect(await signInVia('trusted', { acr_values: MFA })).not.toBe('second-factor');
+    // A user who must use a second factor gets no session from an upstream sign-in alone.
+    const admin = await t.addApiKey(['admin']);
+    const sub = (await viaProvider('untrusted')).claims()?.sub;
+    const listed = await fetch(`${t.baseUrl}/admin/v1/users?limit=500`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    const { items } = (await listed.json()) as { items: Array<{ id: string; username: string }> };
+    const username = items.find((user) => user.id === sub)?.username as string;
+    const requirement = (required: boolean) =>
+      fetch(`${t.baseUrl}/admin/v1/users/${username}/factors/requirement`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ required }),
+      });
+    expect((await requirement(true)).status).toBe(200);
+    try {
+      expect(await signInVia('untrusted')).toBe('second-factor');
+    } finally {
+      await requirement(false);
+    }
+    expect(await signInVia('untrusted')).not.toBe('second-factor');
   });
 
   it('a provider not trusted: the upstream amr mfa is a single factor here', async () => {

@@ -4,6 +4,7 @@ import {
   isDeviceApproval,
   isStandalone,
   OAuthProtocolError,
+  wantsMfa,
 } from '@idgate/core';
 import { CallbackCodeQuery, CallbackErrorQuery, CallbackTokenQuery, TokenResponse } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -14,6 +15,7 @@ import type { ResponseDoc, RouteDoc } from '../../openapi/route-doc.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import type { Messages } from '../../pages/i18n.js';
 import { BrowserState, type LiveInteraction } from '../../pages/state.js';
+import { secondFactorUrl } from './second-factor.js';
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -293,9 +295,17 @@ export async function federationRoutes(app: FastifyInstance): Promise<void> {
           'invalid_request',
           'the sign-in request has expired or was started in another browser',
         );
-      // `amr` says whether the upstream's second factor counts here (its `trustUpstreamMfa`).
-      const session = await state.startSession(request, reply, user, upstream, amr);
       const stored = interaction.request;
+      // A second factor of idgate's own before any session, as after a password, unless the
+      // upstream's counts here (its `trustUpstreamMfa`): for a user who has one, or must, or whom
+      // the application asked a second factor of (acr_values).
+      const need = await idgate.core.factors.need(user.id);
+      const asked = !isStandalone(stored) && !isDeviceApproval(stored) && wantsMfa(stored.acrValues);
+      if (amr?.includes('mfa') !== true && (need.enrolled || need.required || asked)) {
+        await idgate.storage.interactions.setPendingUser(interaction.id, user.id, upstream);
+        return reply.redirect(secondFactorUrl(idgate.config.issuer, interaction.id), 303);
+      }
+      const session = await state.startSession(request, reply, user, upstream, amr);
       if (isStandalone(stored)) {
         await state.finishInteraction(reply, interaction.id);
         return reply.redirect(flow.loginPath, 303);

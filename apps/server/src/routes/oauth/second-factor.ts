@@ -1,4 +1,5 @@
 import {
+  amrOf,
   type BrowserSessionRecord,
   type InteractionRequest,
   isDeviceApproval,
@@ -151,7 +152,13 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
       if (!need.enrolled && factorId !== undefined) {
         const done = await idgate.core.factors.confirmTotp(user, factorId, code, caller);
         if (!done.ok) return show(reply, 401, interaction, user, t.factors.wrongCode);
-        const session = await finish(request, reply, interaction, user, ['pwd', 'otp', 'mfa']);
+        const session = await finish(
+          request,
+          reply,
+          interaction,
+          user,
+          amrOf([await firstFactor(interaction), 'otp']),
+        );
         if (done.recoveryCodes !== null) {
           const look = flow.look(request);
           const standalone = isStandalone(interaction.request);
@@ -168,7 +175,7 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
         }
         return carryOn(reply, interaction, user, session);
       }
-      const check = await idgate.core.factors.verify(user, code, ['pwd'], caller);
+      const check = await idgate.core.factors.verify(user, code, [await firstFactor(interaction)], caller);
       if (!check.ok) {
         if (check.failure === 'locked') {
           reply.header('retry-after', String(check.retryAfterSeconds));
@@ -213,6 +220,17 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
       return carryOn(reply, interaction, current.user, current.session);
     },
   );
+
+  /**
+   * What the user proved before this page: a password (here, or at an LDAP directory), or a
+   * sign-in at a redirecting upstream provider (`fed`).
+   */
+  async function firstFactor(interaction: LiveInteraction): Promise<'pwd' | 'fed'> {
+    const upstream = interaction.pendingUpstream;
+    if (upstream == null) return 'pwd';
+    const provider = await idgate.providers.get(upstream.provider);
+    return provider?.connector.kind === 'redirect' ? 'fed' : 'pwd';
+  }
 
   /** Signs the browser in with `amr` and records the sign-in in the interaction. */
   async function finish(
