@@ -65,11 +65,11 @@ export function registerClusters(program: Command, ctx: CliContext): void {
           const { cluster } = created;
           ctx.out(`registered cluster ${cluster.name}`);
           ctx.out(`audience: ${cluster.audience}`);
-          ctx.out(`require MFA: ${cluster.requireMfa ? 'yes' : 'no'}`);
           ctx.out(
             `kubectl client: ${cluster.kubectlClientId}${created.kubectlClientCreated ? ' (created; shared by every cluster)' : ''}`,
           );
           ctx.out(`tokenreview API key: ${created.apiKey}  (shown only once; bound to this cluster)`);
+          ctx.out(`require MFA: ${cluster.requireMfa ? 'yes' : 'no'}`);
         });
       },
     );

@@ -199,6 +199,7 @@ export async function updateCluster(
     await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: after.name }, before, after, [
       'name',
       'audience',
+      'requireMfa',
     ]);
     return clusterView(after, client?.clientId ?? null);
   });
@@ -225,6 +226,7 @@ export async function removeCluster(
     await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: record.name }, record, null, [
       'name',
       'audience',
+      'requireMfa',
     ]);
     return { name: record.name, revokedApiKeys };
   });
