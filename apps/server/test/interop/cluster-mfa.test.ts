@@ -1,4 +1,7 @@
+import { clusterAuthenticationConfiguration } from '@idgate/core/admin';
+import { DEVICE_CODE_GRANT_TYPE } from '@idgate/schema';
 import { createIdgateAdminClient, type IdgateAdminClient, IdgateHttpError } from '@idgate/sdk';
+import { evaluate as evaluateCel } from '@marcbachmann/cel-js';
 import { decodeJwt } from 'jose';
 import * as oidc from 'openid-client';
 import { generateSync } from 'otplib';
@@ -6,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { signIn, UserAgent } from '../helpers/user-agent.js';
+import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
 
 const REDIRECT = 'https://rp.example.test/callback';
 const MFA = 'urn:idgate:acr:mfa';
@@ -157,5 +160,81 @@ describe.each(testDatabaseUrls())('clusters that require a second factor, on $na
     } finally {
       await admin.updateCluster('dev', { requireMfa: false });
     }
+  });
+
+  it('the device flow for such a cluster signs a password-only session in again with a second factor', async () => {
+    const device = await t.addClient({
+      name: 'CLI',
+      public: true,
+      grants: [DEVICE_CODE_GRANT_TYPE, 'refresh_token'],
+      scopes: ['openid', 'offline_access'],
+      audiences: [PROD, DEV],
+    });
+    await t.addUser('dan', PASSWORD);
+    const agent = new UserAgent();
+    // The browser has a session without a second factor (dev requires none).
+    const first = await authorize(agent, 'dan', { resource: DEV });
+    expect(decodeJwt(first.access_token)).toMatchObject({ acr: SINGLE });
+    const started = await fetch(`${t.issuer}/device_authorization`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        client_id: device.clientId,
+        scope: 'openid offline_access',
+        resource: PROD,
+      }),
+    });
+    const authorization = (await started.json()) as { device_code: string; user_code: string };
+    let answer = await agent.request(`${t.issuer}/device`, { form: { user_code: authorization.user_code } });
+    const seen: string[] = [];
+    for (let hop = 0; hop < 12; hop++) {
+      const location = answer.headers.get('location');
+      if (location !== null) {
+        answer = await agent.request(new URL(location, t.issuer));
+        continue;
+      }
+      const html = await answer.text();
+      const { action, fields } = readForm(html);
+      const target = new URL(action, t.issuer);
+      if (html.includes('name="password"')) {
+        seen.push('login');
+        answer = await agent.request(target, { form: { ...fields, username: 'dan', password: PASSWORD } });
+      } else if (html.includes('id="totp-secret"')) {
+        seen.push('enrol');
+        answer = await agent.request(target, { form: { ...fields, code: code(shownSecret(html)) } });
+      } else if (html.includes('name="decision"')) {
+        seen.push('confirm');
+        answer = await agent.request(target, { form: { ...fields, decision: 'allow' } });
+        expect(answer.status).toBe(200);
+        break;
+      } else {
+        seen.push('other');
+        answer = await agent.request(target, { form: fields });
+      }
+    }
+    // The session alone did not do: the person signed in again, with a factor enrolled on the way.
+    expect(seen.slice(0, 2)).toEqual(['login', 'enrol']);
+    expect(seen.at(-1)).toBe('confirm');
+    const polled = await fetch(`${t.issuer}/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: DEVICE_CODE_GRANT_TYPE,
+        device_code: authorization.device_code,
+        client_id: device.clientId,
+      }),
+    });
+    expect(polled.status).toBe(200);
+    const tokens = (await polled.json()) as { access_token: string };
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: PROD, acr: MFA });
+    expect(await review('prod', tokens.access_token)).toMatchObject({ authenticated: true });
+    // The structured-authentication rules, evaluated by a CEL library on these real tokens' claims.
+    const config = clusterAuthenticationConfiguration(
+      { name: 'prod', audience: PROD, requireMfa: true },
+      { issuer: 'https://id.example.com/oauth', algorithm: 'RS256' },
+    );
+    const rules = config.jwt[0]?.claimValidationRules ?? [];
+    const accepts = (token: string) =>
+      rules.every((rule) => evaluateCel(rule.expression, { claims: decodeJwt(token) }) === true);
+    expect(accepts(tokens.access_token)).toBe(true);
+    expect(accepts(first.access_token)).toBe(false);
   });
 });
