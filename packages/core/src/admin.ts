@@ -146,6 +146,7 @@ export {
   type CelRule,
   clusterAuthenticationConfiguration,
   KUBERNETES_JWT_ALGORITHMS,
+  mfaClaimRule,
   type WebhookKubeconfig,
   webhookKubeconfig,
 } from './clusters/kubernetes.js';

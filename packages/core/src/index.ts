@@ -53,6 +53,7 @@ export {
   type Prompt,
 } from './authorize/request.js';
 export type { ClientAuthMethod, PresentedClientCredentials } from './clients/authenticate.js';
+export { assertMfaFor, clustersNeedingMfa, type MfaCluster, mfaShortfall } from './clusters/mfa.js';
 export { createGitHubConnector, type GitHubConnectorOptions } from './connectors/github.js';
 export { createGitLabConnector, type GitLabConnectorOptions } from './connectors/gitlab.js';
 export { createOidcConnector } from './connectors/oidc.js';

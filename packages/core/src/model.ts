@@ -89,6 +89,8 @@ export interface ClusterRecord {
   name: string;
   /** The `aud` of tokens for this cluster (RFC 8707 `resource`); unique. */
   audience: string;
+  /** Tokens for this cluster need the MFA `acr` (a sign-in with a second factor). */
+  requireMfa: boolean;
   createdAt: Date;
 }
 

@@ -44,11 +44,13 @@ export function defaultClusterAudience(name: string): string {
 export const CreateClusterInput = /* @__PURE__ */ z.strictObject({
   name: ClusterName,
   audience: /* @__PURE__ */ z.optional(ClusterAudience),
+  /** Tokens for the cluster need a sign-in with a second factor (`acr` urn:idgate:acr:mfa). Default false. */
+  requireMfa: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
 });
 export type CreateClusterInput = z.infer<typeof CreateClusterInput>;
 
 /**
- * A change of a cluster: a new name and/or a new audience. Its API keys stay bound to it (and
+ * A change of a cluster: a new name, a new audience and/or whether it requires a second factor. Its API keys stay bound to it (and
  * stay valid); TokenReview answers for the new audience from then on. At least one field.
  * @example UpdateClusterInput.parse({ audience: 'https://prod.k8s.example.com' })
  */
@@ -56,22 +58,24 @@ export const UpdateClusterInput = /* @__PURE__ */ checked(
   /* @__PURE__ */ z.strictObject({
     name: /* @__PURE__ */ z.optional(ClusterName),
     audience: /* @__PURE__ */ z.optional(ClusterAudience),
+    requireMfa: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
   }),
   /* @__PURE__ */ z.refine(
-    (input) => input.name !== undefined || input.audience !== undefined,
-    'must name at least one of name, audience',
+    (input) => input.name !== undefined || input.audience !== undefined || input.requireMfa !== undefined,
+    'must name at least one of name, audience, requireMfa',
   ),
 );
 export type UpdateClusterInput = z.infer<typeof UpdateClusterInput>;
 
 /**
- * A Kubernetes cluster as listed: its audience and the id of the public client kubectl signs in
- * with (one for every cluster; null when it was removed).
- * @example Cluster.parse({ name: 'prod', audience: 'kubernetes:prod', kubectlClientId: 'cl_abc', createdAt: '2026-01-01T00:00:00.000Z' })
+ * A Kubernetes cluster as listed: its audience, whether its tokens need a second factor, and the
+ * id of the public client kubectl signs in with (one for every cluster; null when it was removed).
+ * @example Cluster.parse({ name: 'prod', audience: 'kubernetes:prod', requireMfa: false, kubectlClientId: 'cl_abc', createdAt: '2026-01-01T00:00:00.000Z' })
  */
 export const Cluster = /* @__PURE__ */ z.object({
   name: /* @__PURE__ */ z.string(),
   audience: /* @__PURE__ */ z.string(),
+  requireMfa: /* @__PURE__ */ z.boolean(),
   kubectlClientId: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
   createdAt: Timestamp,
 });
@@ -80,7 +84,7 @@ export type Cluster = z.infer<typeof Cluster>;
 /**
  * A cluster just registered: the cluster, and the `tokenreview` API key bound to it for the
  * kube-apiserver's webhook — shown only this once (idgate keeps a hash).
- * @example CreatedCluster.parse({ cluster: { name: 'prod', audience: 'kubernetes:prod', kubectlClientId: 'cl_abc', createdAt: '2026-01-01T00:00:00.000Z' }, apiKey: 'idg_ab12cd34_…', apiKeyId: 'k1', kubectlClientCreated: true })
+ * @example CreatedCluster.parse({ cluster: { name: 'prod', audience: 'kubernetes:prod', requireMfa: false, kubectlClientId: 'cl_abc', createdAt: '2026-01-01T00:00:00.000Z' }, apiKey: 'idg_ab12cd34_…', apiKeyId: 'k1', kubectlClientCreated: true })
  */
 export const CreatedCluster = /* @__PURE__ */ z.object({
   cluster: Cluster,

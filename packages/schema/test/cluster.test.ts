@@ -6,11 +6,13 @@ import {
   CreateClusterInput,
   CreatedCluster,
   defaultClusterAudience,
+  UpdateClusterInput,
 } from '../src/index.js';
 
 const cluster = {
   name: 'prod',
   audience: 'kubernetes:prod',
+  requireMfa: false,
   kubectlClientId: 'cl_abc',
   createdAt: '2026-01-01T00:00:00.000Z',
 };
@@ -31,6 +33,16 @@ describe('CreateClusterInput', () => {
       expect(ClusterAudience.safeParse(audience).success, audience).toBe(false);
     expect(CreateClusterInput.safeParse({ name: 'a', extra: 1 }).success).toBe(false);
   });
+
+  it('takes requireMfa as a boolean only, and an update of requireMfa alone', () => {
+    expect(CreateClusterInput.parse({ name: 'a', requireMfa: true })).toEqual({
+      name: 'a',
+      requireMfa: true,
+    });
+    expect(CreateClusterInput.safeParse({ name: 'a', requireMfa: 'yes' }).success).toBe(false);
+    expect(UpdateClusterInput.parse({ requireMfa: false })).toEqual({ requireMfa: false });
+    expect(UpdateClusterInput.safeParse({}).success).toBe(false);
+  });
 });
 
 describe('Cluster and CreatedCluster', () => {
@@ -41,5 +53,6 @@ describe('Cluster and CreatedCluster', () => {
     expect(CreatedCluster.parse(created)).toEqual(created);
     expect(CreatedCluster.safeParse({ ...created, apiKey: undefined }).success).toBe(false);
     expect(Cluster.safeParse({ ...cluster, createdAt: 'yesterday' }).success).toBe(false);
+    expect(Cluster.safeParse({ ...cluster, requireMfa: undefined }).success).toBe(false);
   });
 });

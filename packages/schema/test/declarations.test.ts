@@ -51,7 +51,8 @@ describe('declarations (idgate apply)', () => {
   });
 
   it('declares clusters, groups, users, identity providers and API keys', () => {
-    expect(DeclaredCluster.parse({ name: 'Prod' })).toEqual({ name: 'prod' });
+    expect(DeclaredCluster.parse({ name: 'Prod' })).toEqual({ name: 'prod', requireMfa: false });
+    expect(DeclaredCluster.parse({ name: 'prod', requireMfa: true }).requireMfa).toBe(true);
     expect(DeclaredGroup.parse({ name: 'sre' })).toEqual({ name: 'sre' });
     expect(DeclaredGroup.safeParse({ name: 'system:masters' }).success).toBe(false);
     expect(DeclaredUser.parse({ username: 'alice' })).toEqual({

@@ -34,18 +34,21 @@ export interface IdgateClusterMethods {
 
   /**
    * `POST /admin/v1/clusters`: registers a cluster with its audience (default
-   * `kubernetes:<name>`) and answers, once, the `tokenreview` API key bound to it (its
+   * `kubernetes:<name>`) and whether its tokens need a sign-in with a second factor
+   * (`requireMfa`, default false), and answers, once, the `tokenreview` API key bound to it (its
    * kube-apiserver's webhook key) and the kubectl client id. A 400 (`invalid_cluster`) names the
    * first bad field; a 409 (`cluster_exists`) says the name or audience is taken. Never retried.
-   * @example const { apiKey, cluster } = await admin.createCluster({ name: 'prod' });
+   * @example const { apiKey, cluster } = await admin.createCluster({ name: 'prod', requireMfa: true });
    */
   createCluster(input: CreateClusterInput): Promise<CreatedCluster>;
 
   /**
-   * `PATCH /admin/v1/clusters/{name}`: renames a cluster and/or gives it another audience; its
+   * `PATCH /admin/v1/clusters/{name}`: renames a cluster, gives it another audience and/or sets
+   * `requireMfa` (tokens for it need the MFA `acr`); its
    * API keys stay valid and follow it (TokenReview answers for the new audience only). A 409
    * (`cluster_exists`) says the name or audience is another cluster's. Never retried.
    * @example await admin.updateCluster('prod', { audience: 'https://prod.k8s.example.com' });
+   * @example await admin.updateCluster('prod', { requireMfa: true });
    */
   updateCluster(name: string, patch: UpdateClusterInput): Promise<Cluster>;
 

@@ -17,10 +17,11 @@ const REVIEW_BUDGET = 25_000;
 /**
  * What a program calling every admin method may ship, in gzip bytes. It grows with the admin API:
  * 47 methods were 23.7 KB; incident response and the audit chain's verification made 59 methods,
- * 25.6 KB (about 0.16 KB a method, their schemas included). The budget is that and some room; a
- * jump past it without new methods means a dependency or a copy crept in.
+ * 25.6 KB (about 0.16 KB a method, their schemas included); groups, cluster changes, trusts,
+ * second factors and declarations made 75, 27.8 KB (0.14 KB a method). The budget is that and
+ * some room; a jump past it without new methods means a dependency or a copy crept in.
  */
-const ADMIN_BUDGET = 27_000;
+const ADMIN_BUDGET = 29_000;
 
 const REVIEW_PROGRAM = `
 import { createIdgateClient } from '@idgate/sdk';

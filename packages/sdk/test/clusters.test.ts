@@ -57,6 +57,7 @@ async function failure<T extends Error>(promise: Promise<unknown>, type: new (..
 const cluster = {
   name: 'prod',
   audience: 'kubernetes:prod',
+  requireMfa: false,
   kubectlClientId: 'cl_abc',
   createdAt: '2026-01-01T00:00:00.000Z',
 };

@@ -14,8 +14,14 @@ import type { SigningAlgorithm } from '@idgate/schema';
 import type { Command } from 'commander';
 import { type CliContext, CliError, optionLabels, table, when } from './context.js';
 
-const CLUSTER_OPTIONS = optionLabels({ name: 'NAME', audience: '--audience' });
-const UPDATE_OPTIONS = optionLabels({ name: '--name', audience: '--audience' });
+const CLUSTER_OPTIONS = optionLabels({ name: 'NAME', audience: '--audience', requireMfa: '--require-mfa' });
+const UPDATE_OPTIONS = optionLabels({
+  name: '--name',
+  audience: '--audience',
+  requireMfa: '--require-mfa',
+});
+const REQUIRE_MFA_HELP =
+  'tokens for the cluster need a sign-in with a second factor (acr urn:idgate:acr:mfa): idgate refuses to issue others, TokenReview refuses them, and --authentication-config gets a rule on acr';
 
 interface ShowOptions {
   json?: boolean;
@@ -37,24 +43,36 @@ export function registerClusters(program: Command, ctx: CliContext): void {
     )
     .argument('<name>', 'the cluster name (letters, digits and -)')
     .option('--audience <audience>', 'the audience of its tokens (default: kubernetes:<name>)')
+    .option('--require-mfa', REQUIRE_MFA_HELP)
     .option('--json', 'print the cluster and its key as JSON')
-    .action(async (name: string, options: { audience?: string; json?: boolean }, command: Command) => {
-      await ctx.withAdmin(ctx.config(command), async (admin) => {
-        const input = { name, ...(options.audience === undefined ? {} : { audience: options.audience }) };
-        const created = await addCluster(admin, input, { label: CLUSTER_OPTIONS });
-        if (options.json) {
-          ctx.json(created);
-          return;
-        }
-        const { cluster } = created;
-        ctx.out(`registered cluster ${cluster.name}`);
-        ctx.out(`audience: ${cluster.audience}`);
-        ctx.out(
-          `kubectl client: ${cluster.kubectlClientId}${created.kubectlClientCreated ? ' (created; shared by every cluster)' : ''}`,
-        );
-        ctx.out(`tokenreview API key: ${created.apiKey}  (shown only once; bound to this cluster)`);
-      });
-    });
+    .action(
+      async (
+        name: string,
+        options: { audience?: string; requireMfa?: boolean; json?: boolean },
+        command: Command,
+      ) => {
+        await ctx.withAdmin(ctx.config(command), async (admin) => {
+          const input = {
+            name,
+            ...(options.audience === undefined ? {} : { audience: options.audience }),
+            ...(options.requireMfa === true ? { requireMfa: true } : {}),
+          };
+          const created = await addCluster(admin, input, { label: CLUSTER_OPTIONS });
+          if (options.json) {
+            ctx.json(created);
+            return;
+          }
+          const { cluster } = created;
+          ctx.out(`registered cluster ${cluster.name}`);
+          ctx.out(`audience: ${cluster.audience}`);
+          ctx.out(
+            `kubectl client: ${cluster.kubectlClientId}${created.kubectlClientCreated ? ' (created; shared by every cluster)' : ''}`,
+          );
+          ctx.out(`tokenreview API key: ${created.apiKey}  (shown only once; bound to this cluster)`);
+          ctx.out(`require MFA: ${cluster.requireMfa ? 'yes' : 'no'}`);
+        });
+      },
+    );
 
   clusters
     .command('list')
@@ -73,8 +91,14 @@ export function registerClusters(program: Command, ctx: CliContext): void {
         }
         ctx.out(
           table(
-            ['NAME', 'AUDIENCE', 'KUBECTL_CLIENT', 'CREATED'],
-            all.map((c) => [c.name, c.audience, c.kubectlClientId ?? '-', when(new Date(c.createdAt))]),
+            ['NAME', 'AUDIENCE', 'MFA', 'KUBECTL_CLIENT', 'CREATED'],
+            all.map((c) => [
+              c.name,
+              c.audience,
+              c.requireMfa ? 'required' : '-',
+              c.kubectlClientId ?? '-',
+              when(new Date(c.createdAt)),
+            ]),
           ),
         );
       });
@@ -160,6 +184,7 @@ export function registerClusters(program: Command, ctx: CliContext): void {
         }
         ctx.out(`name: ${cluster.name}`);
         ctx.out(`audience: ${cluster.audience}`);
+        ctx.out(`require MFA: ${cluster.requireMfa ? 'yes' : 'no'}`);
         ctx.out(`kubectl client: ${cluster.kubectlClientId ?? '-'}`);
         ctx.out(`created: ${cluster.createdAt}`);
       });
@@ -168,24 +193,27 @@ export function registerClusters(program: Command, ctx: CliContext): void {
   clusters
     .command('update')
     .description(
-      'rename a cluster or change its audience; its API keys stay valid and follow it (TokenReview answers for the new audience)',
+      'rename a cluster, change its audience or whether it requires a second factor; its API keys stay valid and follow it (TokenReview answers for the new audience)',
     )
     .argument('<name>')
     .option('--name <new>', 'the new name')
     .option('--audience <audience>', 'the new audience of its tokens')
+    .option('--require-mfa', REQUIRE_MFA_HELP)
+    .option('--no-require-mfa', 'stop requiring a second factor for its tokens')
     .option('--json', 'print the cluster as JSON')
     .action(
       async (
         name: string,
-        options: { name?: string; audience?: string; json?: boolean },
+        options: { name?: string; audience?: string; requireMfa?: boolean; json?: boolean },
         command: Command,
       ) => {
-        if (options.name === undefined && options.audience === undefined)
-          throw new CliError('give --name, --audience or both');
+        if (options.name === undefined && options.audience === undefined && options.requireMfa === undefined)
+          throw new CliError('give --name, --audience, --require-mfa or --no-require-mfa');
         await ctx.withAdmin(ctx.config(command), async (admin) => {
           const input = {
             ...(options.name === undefined ? {} : { name: options.name }),
             ...(options.audience === undefined ? {} : { audience: options.audience }),
+            ...(options.requireMfa === undefined ? {} : { requireMfa: options.requireMfa }),
           };
           const cluster = await updateCluster(admin, name, input, { label: UPDATE_OPTIONS });
           if (options.json) {
@@ -194,6 +222,7 @@ export function registerClusters(program: Command, ctx: CliContext): void {
           }
           ctx.out(`updated cluster ${cluster.name}`);
           ctx.out(`audience: ${cluster.audience}`);
+          ctx.out(`require MFA: ${cluster.requireMfa ? 'yes' : 'no'}`);
           ctx.out(
             'its API keys follow it; print the new configuration with `idgate clusters show --authentication-config` where the API server verifies JWTs itself',
           );

@@ -71,6 +71,8 @@ export interface ClustersTable {
   /** Lower-case. */
   name: string;
   audience: string;
+  /** 0 or 1: tokens for the cluster need the MFA `acr`. */
+  require_mfa: number;
   created_at: number;
 }
 

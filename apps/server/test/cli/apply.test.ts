@@ -332,6 +332,38 @@ describe.each(cliDatabaseUrls())('idgate apply on $name', ({ create }) => {
     expect((await stored()).clusters).toEqual(['prod kubernetes:prod']);
   });
 
+  it('declares that a cluster requires a second factor, shows it as a change, and puts it back after drift', async () => {
+    expect((await apply()).code).toBe(0);
+    const clusterSteps = (result: ApplyResult) => steps(result).filter((s) => s.includes(' cluster '));
+    const required = declarations(keyFile).replace(
+      '  - name: prod\n',
+      '  - name: prod\n    requireMfa: true\n',
+    );
+    await writeFile(file, required);
+    const planned = await plan('--dry-run');
+    expect(planned.changes.find((c) => c.kind === 'cluster')).toMatchObject({
+      action: 'update',
+      fields: [{ field: 'requireMfa', after: true }],
+    });
+    expect(clusterSteps(await plan())).toEqual(['update cluster prod']);
+    expect((await runInProcess(['clusters', 'show', 'prod', '--json'], { env })).stdout).toContain(
+      '"requireMfa": true',
+    );
+    expect(clusterSteps(await plan())).toEqual(['unchanged cluster prod']);
+    // Turned off by hand: drift, put back by the next apply.
+    expect((await runInProcess(['clusters', 'update', 'prod', '--no-require-mfa'], { env })).code).toBe(0);
+    expect(clusterSteps(await plan())).toEqual(['update cluster prod drift']);
+    expect(
+      JSON.parse((await runInProcess(['clusters', 'show', 'prod', '--json'], { env })).stdout),
+    ).toMatchObject({ requireMfa: true });
+    // Left out of the file: false again.
+    await writeFile(file, declarations(keyFile));
+    expect(clusterSteps(await plan())).toEqual(['update cluster prod']);
+    expect(
+      JSON.parse((await runInProcess(['clusters', 'show', 'prod', '--json'], { env })).stdout),
+    ).toMatchObject({ requireMfa: false });
+  });
+
   it('reads a directory of files in name order, and prints a new key with api-keys generate', async () => {
     await rm(file);
     await writeFile(join(dir, '10-clusters.yaml'), 'clusters:\n  - name: a\n');

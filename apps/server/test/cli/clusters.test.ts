@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiKeyError, authenticateApiKey } from '@idgate/core';
 import { Cluster, CreatedCluster } from '@idgate/schema';
+import { evaluate as evaluateCel } from '@marcbachmann/cel-js';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { TestDatabase } from '../helpers/databases.js';
@@ -81,7 +82,8 @@ describe.each(cliDatabaseUrls())('idgate clusters on $name', ({ create }) => {
       ['staging', 'https://staging.k8s.example'],
     ]);
     const table = lines((await runInProcess(['clusters', 'list'], { env })).stdout);
-    expect(table[0]).toMatch(/^NAME +AUDIENCE +KUBECTL_CLIENT +CREATED$/);
+    expect(table[0]).toMatch(/^NAME +AUDIENCE +MFA +KUBECTL_CLIENT +CREATED$/);
+    expect(out[4]).toBe('require MFA: no');
     expect(table).toHaveLength(3);
     expect(lines((await runInProcess(['clusters', 'show', 'PROD'], { env })).stdout)[1]).toBe(
       'audience: kubernetes:prod',
@@ -96,6 +98,50 @@ describe.each(cliDatabaseUrls())('idgate clusters on $name', ({ create }) => {
       name: 'kubectl',
       audiences: ['kubernetes:prod', 'https://staging.k8s.example'],
     });
+  });
+
+  it('requires a second factor with --require-mfa, and prints a claim validation rule on acr that CEL enforces', async () => {
+    const added = await runInProcess(['clusters', 'add', 'prod', '--require-mfa', '--json'], { env });
+    expect(CreatedCluster.parse(JSON.parse(added.stdout)).cluster.requireMfa).toBe(true);
+    await runInProcess(['clusters', 'add', 'dev'], { env });
+    expect(lines((await runInProcess(['clusters', 'show', 'prod'], { env })).stdout)[2]).toBe(
+      'require MFA: yes',
+    );
+    const rulesOf = async (name: string) => {
+      const shown = await runInProcess(['clusters', 'show', name, '--authentication-config'], {
+        env: { ...env, ...HTTPS },
+      });
+      expect(shown.code).toBe(0);
+      const document = parseYaml(shown.stdout) as {
+        jwt: Array<{ claimValidationRules: Array<{ expression: string; message: string }> }>;
+      };
+      return document.jwt[0]?.claimValidationRules ?? [];
+    };
+    const rules = await rulesOf('prod');
+    expect(rules.at(-1)).toEqual({
+      expression: "has(claims.acr) && claims.acr == 'urn:idgate:acr:mfa'",
+      message:
+        'cluster prod requires a sign-in with a second factor (acr urn:idgate:acr:mfa): sign in again with kubectl idgate',
+    });
+    // As kube-apiserver would: every claim validation rule must be true, evaluated by a CEL library.
+    const base = { preferred_username: 'alice', client_id: 'cl_kubectl', sid: 'g1', sub: 'u1' };
+    const mfa = { ...base, acr: 'urn:idgate:acr:mfa', amr: ['pwd', 'otp', 'mfa'] };
+    const password = { ...base, acr: 'urn:idgate:acr:sf', amr: ['pwd'] };
+    const accepts = (all: typeof rules, claims: object) =>
+      all.every((rule) => evaluateCel(rule.expression, { claims }) === true);
+    expect(accepts(rules, mfa)).toBe(true);
+    expect(accepts(rules, password)).toBe(false);
+    expect(accepts(rules, base)).toBe(false);
+    // A cluster that does not require it has no such rule and takes both.
+    const devRules = await rulesOf('dev');
+    expect(devRules).toHaveLength(2);
+    expect(accepts(devRules, password)).toBe(true);
+
+    const off = await runInProcess(['clusters', 'update', 'prod', '--no-require-mfa'], { env });
+    expect(lines(off.stdout)[2]).toBe('require MFA: no');
+    expect(accepts(await rulesOf('prod'), password)).toBe(true);
+    const on = await runInProcess(['clusters', 'update', 'dev', '--require-mfa', '--json'], { env });
+    expect(Cluster.parse(JSON.parse(on.stdout)).requireMfa).toBe(true);
   });
 
   it('refuses a taken name, a bad name and an unknown cluster with one line', async () => {
@@ -339,7 +385,7 @@ describe.each(cliDatabaseUrls())('idgate clusters on $name', ({ create }) => {
     });
     expect(await runInProcess(['clusters', 'update', 'live'], { env })).toMatchObject({
       code: 1,
-      stderr: 'idgate: give --name, --audience or both\n',
+      stderr: 'idgate: give --name, --audience, --require-mfa or --no-require-mfa\n',
     });
     expect(await runInProcess(['clusters', 'update', 'nope', '--name', 'x'], { env })).toMatchObject({
       code: 1,

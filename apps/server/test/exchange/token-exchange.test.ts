@@ -271,6 +271,26 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
     await cold.close();
   });
 
+  it('refuses a token for a cluster that requires a second factor, which a workload cannot have', async () => {
+    const ok = { sub: 'repo:acme/infra', aud: 'idgate', repository: 'acme/infra', ref: 'refs/heads/main' };
+    expect((await admin('/clusters/prod', { method: 'PATCH', body: { requireMfa: true } })).status).toBe(200);
+    try {
+      const refused = await refusal(exchange(await gha.mint(ok, clock.now())));
+      expect(refused).toMatchObject({
+        error: 'invalid_target',
+        description:
+          'cluster prod requires a sign-in with a second factor, which a token exchange cannot give',
+      });
+    } finally {
+      expect((await admin('/clusters/prod', { method: 'PATCH', body: { requireMfa: false } })).status).toBe(
+        200,
+      );
+    }
+    await expect(exchange(await gha.mint(ok, clock.now()))).resolves.toMatchObject({
+      issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    });
+  });
+
   it('refuses each broken rule with its reason', async () => {
     const now = clock.now();
     const ok = { sub: 'repo:acme/infra', aud: 'idgate', repository: 'acme/infra', ref: 'refs/heads/main' };

@@ -211,6 +211,7 @@ describe.each(testDatabaseUrls())('RFC 8628 device authorization grant over HTTP
     await t.services.storage.clusters.create({
       name: 'alpha',
       audience: 'cluster-a',
+      requireMfa: false,
       createdAt: new Date(clock.now()),
     });
     try {

@@ -69,6 +69,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0024_factors',
       '0025_trusts',
       '0026_declared_objects',
+      '0027_cluster_mfa',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });

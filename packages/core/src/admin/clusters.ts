@@ -49,7 +49,12 @@ export async function addCluster(
   const fields = parseAdminInput(CreateClusterInput, input, 'cluster', options);
   const audience = fields.audience ?? defaultClusterAudience(fields.name);
   const now = nowOf(ports);
-  const record: ClusterRecord = { name: fields.name, audience, createdAt: now };
+  const record: ClusterRecord = {
+    name: fields.name,
+    audience,
+    requireMfa: fields.requireMfa ?? false,
+    createdAt: now,
+  };
   const { record: keyRecord, key } = await prepareApiKey(
     ports,
     { name: `cluster:${fields.name}`, scopes: ['tokenreview'] },
@@ -114,6 +119,7 @@ export async function registerClusterIn(
   await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: cluster.name }, null, cluster, [
     'name',
     'audience',
+    'requireMfa',
   ]);
   return { cluster, client, kubectlClientCreated };
 }
@@ -151,7 +157,8 @@ export async function getCluster(ports: Pick<AdminPorts, 'storage'>, name: strin
 }
 
 /**
- * Renames a cluster and/or gives it another audience, in one transaction, without revoking its
+ * Renames a cluster, gives it another audience and/or sets whether its tokens need a second
+ * factor (`requireMfa`), in one transaction, without revoking its
  * keys: every API key bound to it follows (a TokenReview through one then accepts tokens for the
  * new audience only), and the kubectl client gets the new audience instead of the old.
  * @throws AdminError `invalid_input` naming the bad field; `not_found`; `conflict` for a name or
@@ -181,6 +188,7 @@ export async function updateCluster(
         tx.clusters.update(before.name, {
           ...(fields.name === undefined ? {} : { name: fields.name }),
           ...(fields.audience === undefined ? {} : { audience: fields.audience }),
+          ...(fields.requireMfa === undefined ? {} : { requireMfa: fields.requireMfa }),
         }),
       () => taken('name', fields.name ?? before.name),
     );
@@ -191,6 +199,7 @@ export async function updateCluster(
     await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: after.name }, before, after, [
       'name',
       'audience',
+      'requireMfa',
     ]);
     return clusterView(after, client?.clientId ?? null);
   });
@@ -217,6 +226,7 @@ export async function removeCluster(
     await recordObjectChange(tx, ports, { objectKind: 'cluster', objectId: record.name }, record, null, [
       'name',
       'audience',
+      'requireMfa',
     ]);
     return { name: record.name, revokedApiKeys };
   });

@@ -233,21 +233,32 @@ const clientStore: KindStore = {
 // ---------------------------------------------------------------------------------------------
 // Clusters
 
+/**
+ * What a cluster's declaration compares: its audience, and `requireMfa` only when set, so that
+ * clusters applied before the setting existed keep their hash (and show no drift).
+ */
+function clusterProjection(cluster: { audience: string; requireMfa: boolean }): Projection {
+  return cluster.requireMfa
+    ? { audience: cluster.audience, requireMfa: true }
+    : { audience: cluster.audience };
+}
+
 function desiredCluster(declared: Declarations['clusters'][number]): Desired {
   const audience = declared.audience ?? defaultClusterAudience(declared.name);
+  const requireMfa = declared.requireMfa ?? false;
   return {
     kind: 'cluster',
     name: declared.name,
-    projection: { audience },
+    projection: clusterProjection({ audience, requireMfa }),
     async create(ports) {
       await ports.storage.transaction((tx) =>
-        registerClusterIn(tx, ports, { name: declared.name, audience, createdAt: nowOf(ports) }),
+        registerClusterIn(tx, ports, { name: declared.name, audience, requireMfa, createdAt: nowOf(ports) }),
       );
       return declared.name;
     },
     async update(ports) {
       // The cluster's keys follow its new audience (nothing is revoked).
-      await updateCluster(ports, declared.name, { audience });
+      await updateCluster(ports, declared.name, { audience, requireMfa });
       return declared.name;
     },
   };
@@ -256,7 +267,7 @@ function desiredCluster(declared: Declarations['clusters'][number]): Desired {
 const clusterStore: KindStore = {
   async find(storage, name) {
     const cluster = await storage.clusters.findByName(name);
-    return cluster === undefined ? undefined : { objectId: name, projection: { audience: cluster.audience } };
+    return cluster === undefined ? undefined : { objectId: name, projection: clusterProjection(cluster) };
   },
   async remove(ports, stored) {
     await removeCluster(ports, stored.objectId);

@@ -125,6 +125,7 @@ export function clusterView(cluster: ClusterRecord, kubectlClientId: string | nu
   return Cluster.parse({
     name: cluster.name,
     audience: cluster.audience,
+    requireMfa: cluster.requireMfa,
     kubectlClientId,
     createdAt: cluster.createdAt.toISOString(),
   });

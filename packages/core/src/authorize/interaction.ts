@@ -14,6 +14,11 @@ export interface StandaloneSignIn {
 export interface DeviceApprovalRequest {
   device: { deviceCodeHash: string };
   clientId: string;
+  /**
+   * `[urn:idgate:acr:mfa]` when the device asked for a cluster that requires a second factor:
+   * the approver signs in with one, as `acr_values` asks of an authorization request.
+   */
+  acrValues?: string[];
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { SigningAlgorithm } from '@idgate/schema';
 import { AdminError } from '../admin/errors.js';
+import { ACR } from '../factors/assurance.js';
 import type { ClusterRecord } from '../model.js';
 import { TOKEN_REVIEW_EXTRA } from '../token-review/review.js';
 
@@ -48,13 +49,15 @@ export interface AuthenticationConfiguration {
  * `discoveryURL` is given when the API server should fetch discovery elsewhere than
  * `{issuer}/.well-known/openid-configuration` (an in-cluster address, say); `certificateAuthority`
  * (PEM) when the system roots of the API server do not vouch for idgate's certificate, as the
- * webhook kubeconfig's `certificate-authority-data` does for the webhook.
+ * webhook kubeconfig's `certificate-authority-data` does for the webhook. A cluster that requires
+ * a second factor gets one more claim validation rule: `acr` must be the MFA one, so the API
+ * server refuses a password-only token even if idgate were bypassed.
  * @throws AdminError `invalid_input` for an issuer that is not https, or a signing algorithm
  * Kubernetes does not accept (EdDSA).
  * @example const config = clusterAuthenticationConfiguration(cluster, { issuer: 'https://id.example.com/oauth', algorithm: 'RS256' });
  */
 export function clusterAuthenticationConfiguration(
-  cluster: Pick<ClusterRecord, 'name' | 'audience'>,
+  cluster: Pick<ClusterRecord, 'name' | 'audience'> & { requireMfa?: boolean },
   options: {
     issuer: string;
     algorithm: SigningAlgorithm;
@@ -94,6 +97,7 @@ export function clusterAuthenticationConfiguration(
             expression: 'has(claims.client_id) && has(claims.sid)',
             message: 'the token is not an idgate access token of a signed-in user',
           },
+          ...(cluster.requireMfa === true ? [mfaClaimRule(cluster.name)] : []),
         ],
         claimMappings: {
           username: { claim: 'preferred_username', prefix: '' },
@@ -116,6 +120,18 @@ export function clusterAuthenticationConfiguration(
         ],
       },
     ],
+  };
+}
+
+/**
+ * The claim validation rule of a cluster that requires a second factor: the token's `acr` is the
+ * MFA one (`amr` is an array whose values idgate may extend; `acr` says it in one value).
+ * @example mfaClaimRule('prod').expression // "has(claims.acr) && claims.acr == 'urn:idgate:acr:mfa'"
+ */
+export function mfaClaimRule(cluster: string): CelRule {
+  return {
+    expression: `has(claims.acr) && claims.acr == '${ACR.mfa}'`,
+    message: `cluster ${cluster} requires a sign-in with a second factor (acr ${ACR.mfa}): sign in again with kubectl idgate`,
   };
 }
 

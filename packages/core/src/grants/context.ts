@@ -1,5 +1,6 @@
 import type { AuditBatcher } from '../audit/batcher.js';
 import { type AuditEventIds, originFields, type RequestOrigin } from '../audit/record.js';
+import type { MfaCluster } from '../clusters/mfa.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { ClientRecord, GrantRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { AuditEventRepository } from '../ports/audit-storage.js';
@@ -102,6 +103,11 @@ export interface TokenEndpointContext {
    * the claims Kubernetes maps a user from (see `clusterClaims`). None when not given.
    */
   clusterAudiences?: () => Promise<readonly string[]>;
+  /**
+   * The clusters that require a second factor: a token for one needs a grant whose sign-in had
+   * one (see `assertMfaFor`). None when not given.
+   */
+  mfaClusters?: () => Promise<readonly MfaCluster[]>;
   /** A new grant id; defaults to a random UUID. */
   newGrantId?: () => string;
   /**

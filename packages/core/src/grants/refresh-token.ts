@@ -1,5 +1,6 @@
 import type { RefreshTokenGrantRequest, TokenResponse } from '@idgate/schema';
 import { recordAuditEvent } from '../audit/record.js';
+import { assertMfaFor } from '../clusters/mfa.js';
 import { OAuthProtocolError } from '../errors.js';
 import { base64url, utf8 } from '../internal/encoding.js';
 import type { ClientRecord, GrantRecord, RefreshTokenRecord } from '../model.js';
@@ -46,10 +47,12 @@ export async function refreshTokenGrant(
   // approved at sign-in), never another; checked before the token rotates, so a bad resource does
   // not burn it.
   const resource = refreshResource(request.resource);
-  if (resource !== undefined) {
+  // So is a token for a cluster that requires a second factor the grant's sign-in did not have.
+  const mfaClusters = client.audiences.length > 0 ? ((await context.mfaClusters?.()) ?? []) : [];
+  if (resource !== undefined || mfaClusters.length > 0) {
     const grant = await storage.grants.findById(presented.grantId);
     // A grant that is gone is refused as such when the token is claimed.
-    if (grant !== undefined) refreshAudience(resource, grant, client);
+    if (grant !== undefined) assertMfaFor(mfaClusters, refreshAudience(resource, grant, client), grant.amr);
   }
   const widened = requested?.filter((scope) => !presented.scope.includes(scope)) ?? [];
   if (widened.length > 0) {

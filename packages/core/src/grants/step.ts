@@ -24,12 +24,17 @@ export async function grantStep<T>(
     client.audiences.length > 0 && context.clusterAudiences !== undefined
       ? await context.clusterAudiences()
       : undefined;
+  const mfaClusters =
+    client.audiences.length > 0 && context.mfaClusters !== undefined
+      ? await context.mfaClusters()
+      : undefined;
   const outcome = await context.storage.transaction(async (tx) => {
     try {
       const step: TokenEndpointContext = {
         ...context,
         storage: tx,
         ...(clusters === undefined ? {} : { clusterAudiences: async () => clusters }),
+        ...(mfaClusters === undefined ? {} : { mfaClusters: async () => mfaClusters }),
       };
       return { ok: true as const, value: await work(step) };
     } catch (error) {

@@ -149,6 +149,14 @@ export async function tokenExchangeGrant(
     throw error;
   }
   audit.cluster = cluster.name;
+  // A workload has no second factor: a cluster that requires one takes no exchanged token (its
+  // TokenReview and its structured-authentication rule would refuse it anyway).
+  if (cluster.requireMfa)
+    return refuse(
+      'invalid_target',
+      `cluster ${cluster.name} requires a sign-in with a second factor, which a token exchange cannot give`,
+      'target',
+    );
 
   const trusts = await exchange.trusts();
   const decision = await evaluateSubjectToken(request.subject_token, trusts, {

@@ -1,5 +1,6 @@
 import type { TokenResponse } from '@idgate/schema';
 import { type AuditEventDraft, recordAuditEvent } from '../audit/record.js';
+import { assertMfaFor } from '../clusters/mfa.js';
 import { acrOf } from '../factors/assurance.js';
 import type { ClientRecord, GrantRecord, GrantUpstream, RefreshTokenRecord, UserRecord } from '../model.js';
 import { StorageConflictError } from '../ports/storage.js';
@@ -95,6 +96,8 @@ export async function issueUserTokens(
   // application) issue without reading the cluster list.
   const clusters = client.audiences.length > 0 ? ((await context.clusterAudiences?.()) ?? []) : [];
   const forCluster = audience.some((aud) => clusters.includes(aud));
+  // A cluster that requires a second factor gets no token from a sign-in without one.
+  if (forCluster) assertMfaFor((await context.mfaClusters?.()) ?? [], audience, grant.amr);
   const access = await issueAccessToken(
     context.keys,
     context.issuer,

@@ -7,6 +7,7 @@ import { giveConsent } from '../authorize/consent.js';
 import { issueAuthorizationCode, nextAuthorizationStep } from '../authorize/flow.js';
 import { type AuthorizationRequestOptions, validateAuthorizationRequest } from '../authorize/request.js';
 import { authenticateClient } from '../clients/authenticate.js';
+import { clustersNeedingMfa } from '../clusters/mfa.js';
 import {
   approveDeviceAuthorization,
   type DeviceApprovalContext,
@@ -16,6 +17,7 @@ import {
 } from '../device/approval.js';
 import { startDeviceAuthorization } from '../device/authorization.js';
 import { buildProviderMetadata } from '../discovery.js';
+import { ACR } from '../factors/assurance.js';
 import {
   confirmTotpEnrolment,
   listFactors,
@@ -39,6 +41,7 @@ import {
 import type { Caller } from '../ports/caller.js';
 import { pooledRandom, systemClock } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
+import { grantResources } from '../scopes.js';
 import { generateSecret } from '../secrets.js';
 import { DEFAULT_LOGIN_THROTTLE, LoginThrottle } from '../security/login-throttle.js';
 import { endBrowserSession } from '../sessions/end-session.js';
@@ -199,6 +202,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     externalPasswords,
     throttle,
     clusterAudiences: async () => (await storage.clusters.list()).map((cluster) => cluster.audience),
+    mfaClusters: async () => (await storage.clusters.list()).filter((cluster) => cluster.requireMfa),
     exchange: {
       trusts: () => storage.trusts.list(),
       clusters: () => storage.clusters.list(),
@@ -286,7 +290,19 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     trustKeys,
 
     token: (form, authorization, caller) => handleTokenRequest(form, authorization, tokenEndpoint, caller),
-    reviewToken: (review, reviewer) => reviewToken(review, live, reviewer),
+    reviewToken: (review, reviewer) =>
+      reviewToken(
+        review,
+        {
+          ...live,
+          // A getter: a spread would read the key ring once, here.
+          get keys() {
+            return ports.keys();
+          },
+          clusterRequiresMfa: async (name) => (await storage.clusters.findByName(name))?.requireMfa === true,
+        },
+        reviewer,
+      ),
     userinfo: (token) => userinfo(token, live),
     introspect: (token, hint) => introspectToken(token, hint, introspection),
     revoke: (token, hint, client, caller) =>
@@ -363,7 +379,19 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
         ),
     },
     authorize: {
-      validate: (params) => validateAuthorizationRequest(params, authorizationOptions),
+      validate: async (params) => {
+        const validated = await validateAuthorizationRequest(params, authorizationOptions);
+        // A cluster that requires a second factor asks for one as acr_values=urn:idgate:acr:mfa
+        // would, whatever the client sent: the grant covers the request's resources, or the
+        // client's audiences when it names none.
+        const { request, client } = validated;
+        if (client.audiences.length > 0) {
+          const covered = grantResources(request.resource ?? null, client);
+          const mfaClusters = (await storage.clusters.list()).filter((cluster) => cluster.requireMfa);
+          if (clustersNeedingMfa(mfaClusters, covered).length > 0) request.acrValues = [ACR.mfa];
+        }
+        return validated;
+      },
       next: (request, client, authentication, options = {}) =>
         nextAuthorizationStep(
           request,

@@ -442,6 +442,7 @@ export function createMemoryStorage(): Storage {
           ...current,
           ...(changes.name === undefined ? {} : { name: changes.name.toLowerCase() }),
           ...(changes.audience === undefined ? {} : { audience: changes.audience }),
+          ...(changes.requireMfa === undefined ? {} : { requireMfa: changes.requireMfa }),
         };
         if (next.name !== current.name && tables.clusters.has(next.name))
           throw new StorageConflictError('name');

@@ -256,11 +256,15 @@ export interface ClusterRepository {
   /** All clusters ordered by name. */
   list(): Promise<ClusterRecord[]>;
   /**
-   * Renames the cluster `name` and/or gives it another audience; undefined when there is no such
+   * Renames the cluster `name`, gives it another audience and/or sets whether it requires a
+   * second factor; undefined when there is no such
    * cluster. Its API keys are the caller's to rebind ({@link ApiKeyRepository.rebindCluster}).
    * @throws StorageConflictError('name') or ('audience') when taken by another cluster.
    */
-  update(name: string, changes: { name?: string; audience?: string }): Promise<ClusterRecord | undefined>;
+  update(
+    name: string,
+    changes: { name?: string; audience?: string; requireMfa?: boolean },
+  ): Promise<ClusterRecord | undefined>;
   /** Returns false when there was no such cluster. */
   remove(name: string): Promise<boolean>;
 }

@@ -4,6 +4,7 @@ import type {
   TokenReviewStatus,
   TokenReviewUser,
 } from '@idgate/schema';
+import { ACR } from '../factors/assurance.js';
 import { ACCESS_TOKEN_REJECTION_MESSAGES, type LiveTokenRejection } from '../tokens/access-token.js';
 import { checkAccessToken, type LiveTokenContext } from '../tokens/access-token-check.js';
 
@@ -25,10 +26,21 @@ export const SERVICE_IDENTITY = {
 } as const;
 
 /** What a token review reads: the keys, and lookups that may be served from memory. */
-export type TokenReviewContext = LiveTokenContext;
+export type TokenReviewContext = LiveTokenContext & {
+  /**
+   * Whether the cluster `name` requires a second factor (its tokens need the MFA `acr`). Omitted:
+   * none does.
+   */
+  clusterRequiresMfa?(name: string): Promise<boolean>;
+};
 
 /** Why a TokenReview did not authenticate: no token, a token that is not live, or one for other audiences. */
-export type TokenReviewDenial = 'missing' | LiveTokenRejection | 'audience_mismatch' | 'cluster_mismatch';
+export type TokenReviewDenial =
+  | 'missing'
+  | LiveTokenRejection
+  | 'audience_mismatch'
+  | 'cluster_mismatch'
+  | 'mfa_required';
 
 /**
  * The `status.error` of each {@link TokenReviewDenial}: what Kubernetes logs, and what a metric
@@ -40,6 +52,7 @@ export const TOKEN_REVIEW_DENIAL_MESSAGES: Readonly<Record<TokenReviewDenial, st
   ...ACCESS_TOKEN_REJECTION_MESSAGES,
   audience_mismatch: 'token audience does not match',
   cluster_mismatch: 'token is not for this cluster',
+  mfa_required: `this cluster requires a sign-in with a second factor (acr ${ACR.mfa}) and the token's had none: sign in again`,
 };
 
 /** Who asks for a review: an API key bound to a cluster answers only for that cluster. */
@@ -63,7 +76,8 @@ function denied(denial: TokenReviewDenial): TokenReviewStatus {
  * `status.audiences`, which Kubernetes reads as "valid for the API server's own audiences".
  *
  * A `reviewer` bound to a cluster (its API key's) authenticates only tokens whose `aud` includes
- * that cluster's audience, and answers `status.audiences: [that audience]` (left out when the
+ * that cluster's audience — and, when the cluster requires a second factor, whose `acr` is the MFA
+ * one — and answers `status.audiences: [that audience]` (left out when the
  * request names other audiences only: the API server's own, which the binding vouches for).
  * @example
  * const review = await reviewToken({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }, context);
@@ -99,6 +113,9 @@ async function decide(
     // then the answer leaves `status.audiences` out, which it reads as "valid for mine" — the
     // key's binding is what vouches for that.
     if (!audience.includes(cluster.audience)) return denied('cluster_mismatch');
+    // A cluster that requires a second factor: only a token of a sign-in that had one (its `acr`).
+    if (claims.acr !== ACR.mfa && (await context.clusterRequiresMfa?.(cluster.name)) === true)
+      return denied('mfa_required');
     const asked = requestedAudiences ?? [];
     if (asked.length === 0 || asked.includes(cluster.audience)) audiences = [cluster.audience];
   } else if (requestedAudiences !== undefined && requestedAudiences.length > 0) {

@@ -66,10 +66,15 @@ export const DeclaredClient = /* @__PURE__ */ checked(
 );
 export type DeclaredClient = z.infer<typeof DeclaredClient>;
 
-/** A declared Kubernetes cluster: its name and audience (by default `kubernetes:<name>`). Its webhook key is an `apiKeys` entry. */
+/**
+ * A declared Kubernetes cluster: its name, audience (by default `kubernetes:<name>`) and whether
+ * its tokens need a sign-in with a second factor (`requireMfa`, default false). Its webhook key
+ * is an `apiKeys` entry.
+ */
 export const DeclaredCluster = /* @__PURE__ */ z.strictObject({
   name: ClusterName,
   audience: /* @__PURE__ */ z.optional(ClusterAudience),
+  requireMfa: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
 });
 export type DeclaredCluster = z.infer<typeof DeclaredCluster>;
 

@@ -1,4 +1,12 @@
-import { type DeviceApprovalRequest, formatUserCode, isDeviceApproval } from '@idgate/core';
+import {
+  ACR,
+  acrOf,
+  clustersNeedingMfa,
+  type DeviceApprovalRequest,
+  formatUserCode,
+  isDeviceApproval,
+  wantsMfa,
+} from '@idgate/core';
 import { FormReader, type FormValues } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -187,13 +195,19 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
             return showCodeForm(reply, 400, typed, WRONG_CODE);
         }
       }
+      // A device asking for a cluster that requires a second factor is approved by a sign-in
+      // with one: a session without it signs in again.
+      const covered = found.request.resource ?? found.client.audiences;
+      const mfaClusters = (await idgate.storage.clusters.list()).filter((cluster) => cluster.requireMfa);
+      const needsMfa = clustersNeedingMfa(mfaClusters, covered).length > 0;
       const stored: DeviceApprovalRequest = {
         device: { deviceCodeHash: found.request.deviceCodeHash },
         clientId: found.client.clientId,
+        ...(needsMfa ? { acrValues: [ACR.mfa] } : {}),
       };
       const interaction = await state.createInteraction(reply, stored);
       const current = await state.currentSession(request);
-      if (current === undefined) {
+      if (current === undefined || (needsMfa && acrOf(current.session.amr) !== ACR.mfa)) {
         return reply.redirect(`${loginPath}?interaction=${encodeURIComponent(interaction.id)}`, 303);
       }
       await idgate.storage.interactions.setUser(
@@ -221,6 +235,9 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
     }
     const user = await idgate.storage.users.findById(interaction.userId as string);
     if (user === undefined || user.disabled) return flow.errorPage(reply, 400, EXPIRED);
+    // The sign-in of this interaction had the second factor a cluster of the device requires.
+    if (wantsMfa(stored.acrValues) && acrOf(interaction.amr) !== ACR.mfa)
+      return flow.errorPage(reply, 400, EXPIRED);
     const current = await state.currentSession(request);
     const own = current?.user.id === user.id ? current : undefined;
     const approver = {

@@ -246,9 +246,10 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       }
       const stored = interaction.request;
       // A second factor before any session: the password alone signs in no one who has one, or
-      // who must, or whom the application asked a second factor of (acr_values).
+      // who must, or whom the application asked a second factor of (acr_values, or a cluster that
+      // requires one, for a device too).
       const need = await idgate.core.factors.need(login.user.id);
-      const asked = !isStandalone(stored) && !isDeviceApproval(stored) && wantsMfa(stored.acrValues);
+      const asked = !isStandalone(stored) && wantsMfa(stored.acrValues);
       if (need.enrolled || need.required || asked) {
         await idgate.storage.interactions.setPendingUser(
           interaction.id,

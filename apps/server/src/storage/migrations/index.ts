@@ -25,6 +25,7 @@ import * as m0023 from './0023_groups.js';
 import * as m0024 from './0024_factors.js';
 import * as m0025 from './0025_trusts.js';
 import * as m0026 from './0026_declared_objects.js';
+import * as m0027 from './0027_cluster_mfa.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -55,6 +56,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0024_factors': m0024,
   '0025_trusts': m0025,
   '0026_declared_objects': m0026,
+  '0027_cluster_mfa': m0027,
 };
 
 /** The names of every migration, in the order they apply. */

@@ -1,7 +1,7 @@
 import type { ClusterRecord, ClusterRepository } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { ClustersTable } from '../schema.js';
-import { toDate, toMs } from './columns.js';
+import { fromFlag, toDate, toFlag, toMs } from './columns.js';
 import {
   deleteRows,
   findRecord,
@@ -33,6 +33,7 @@ export function createClusterRepository(ctx: RepositoryContext): ClusterReposito
       return insertRecordReturning(ctx, CLUSTERS, {
         name: fold(cluster.name),
         audience: cluster.audience,
+        require_mfa: toFlag(cluster.requireMfa),
         created_at: toMs(cluster.createdAt),
       });
     },
@@ -50,6 +51,7 @@ export function createClusterRepository(ctx: RepositoryContext): ClusterReposito
       const set = {
         ...(changes.name === undefined ? {} : { name: fold(changes.name) }),
         ...(changes.audience === undefined ? {} : { audience: changes.audience }),
+        ...(changes.requireMfa === undefined ? {} : { require_mfa: toFlag(changes.requireMfa) }),
       };
       if (Object.keys(set).length === 0) return findRecord(db, CLUSTERS, 'name', fold(name));
       return insertUnique(ctx, CLUSTERS.conflicts, CLUSTERS.conflictField, () =>
@@ -64,5 +66,10 @@ export function createClusterRepository(ctx: RepositoryContext): ClusterReposito
 }
 
 function toCluster(row: Selectable<ClustersTable>): ClusterRecord {
-  return { name: row.name, audience: row.audience, createdAt: toDate(row.created_at) };
+  return {
+    name: row.name,
+    audience: row.audience,
+    requireMfa: fromFlag(row.require_mfa),
+    createdAt: toDate(row.created_at),
+  };
 }

@@ -8,6 +8,7 @@ export function clustersContract(subject: StorageUnderTest): void {
     const cluster = (name: string, audience = `kubernetes:${name.toLowerCase()}`) => ({
       name,
       audience,
+      requireMfa: false,
       createdAt: at('2026-01-01T00:00:00.001Z'),
     });
 
@@ -49,6 +50,22 @@ export function clustersContract(subject: StorageUnderTest): void {
         field: 'audience',
       });
       expect(await storage.clusters.update('nope', { name: 'x' })).toBeUndefined();
+    });
+
+    it('keeps whether a cluster requires a second factor, false unless set', async () => {
+      const storage = subject();
+      await storage.clusters.create(cluster('dev'));
+      await storage.clusters.create({ ...cluster('prod'), requireMfa: true });
+      expect((await storage.clusters.list()).map((c) => [c.name, c.requireMfa])).toEqual([
+        ['dev', false],
+        ['prod', true],
+      ]);
+      expect(await storage.clusters.update('prod', { requireMfa: false })).toStrictEqual(cluster('prod'));
+      expect(await storage.clusters.update('dev', { requireMfa: true })).toStrictEqual({
+        ...cluster('dev'),
+        requireMfa: true,
+      });
+      expect((await storage.clusters.findByName('dev'))?.requireMfa).toBe(true);
     });
 
     it('rebinds every key of a cluster, revoked ones too, to its new name and audience', async () => {
