@@ -28,7 +28,7 @@ import { createGroup, deleteGroup, updateGroup } from './groups.js';
 import { addIdentityProvider, removeIdentityProvider, updateIdentityProvider } from './identity-providers.js';
 import { type AdminPorts, nowOf } from './ports.js';
 import { describeIdentityProvider, describeStoredProvider } from './provider-config.js';
-import { addTrust, removeTrust, updateTrust } from './trusts.js';
+import { addTrust, removeTrust, TRUST_FIELDS, updateTrust } from './trusts.js';
 import { createUser, deleteUser, updateUser } from './users.js';
 
 /**
@@ -276,18 +276,6 @@ const clusterStore: KindStore = {
 
 // ---------------------------------------------------------------------------------------------
 // Trusts (token exchange)
-
-const TRUST_FIELDS = [
-  'issuer',
-  'audience',
-  'jwks',
-  'discoveryUrl',
-  'condition',
-  'username',
-  'groups',
-  'clusters',
-  'maxTtl',
-] as const;
 
 function trustProjection(trust: Omit<TrustRecord, 'name' | 'createdAt' | 'updatedAt'>): Projection {
   return Object.fromEntries(TRUST_FIELDS.map((field) => [field, trust[field]]));

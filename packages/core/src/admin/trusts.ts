@@ -15,7 +15,8 @@ import { type AdminPorts, nowOf } from './ports.js';
 
 type Ports = Pick<AdminPorts, 'storage' | 'clock' | 'auditActor' | 'auditIds'>;
 
-const FIELDS = [
+/** A trust's fields besides its name: what its `admin.changed` events show and a declared trust sets. */
+export const TRUST_FIELDS = [
   'issuer',
   'audience',
   'jwks',
@@ -104,7 +105,7 @@ export async function addTrust(
     const stored = await refusingConflicts(() => tx.trusts.create(record), taken);
     await recordObjectChange(tx, ports, { objectKind: 'trust', objectId: stored.name }, null, stored, [
       'name',
-      ...FIELDS,
+      ...TRUST_FIELDS,
     ]);
     return trustView(stored);
   });
@@ -156,7 +157,7 @@ export async function updateTrust(
     const stored = await tx.trusts.update(after);
     if (stored === undefined) throw notFound(name);
     await recordObjectChange(tx, ports, { objectKind: 'trust', objectId: stored.name }, before, stored, [
-      ...FIELDS,
+      ...TRUST_FIELDS,
     ]);
     return trustView(stored);
   });
@@ -172,7 +173,7 @@ export async function removeTrust(ports: Ports, name: string): Promise<void> {
     if (record === undefined || !(await tx.trusts.remove(record.name))) throw notFound(name);
     await recordObjectChange(tx, ports, { objectKind: 'trust', objectId: record.name }, record, null, [
       'name',
-      ...FIELDS,
+      ...TRUST_FIELDS,
     ]);
   });
 }
