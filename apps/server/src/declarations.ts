@@ -1,4 +1,5 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { AdminError, applyDeclarations, type SecretReader } from '@idgate/core/admin';
 import {
@@ -9,7 +10,6 @@ import {
   describeFirstIssue,
   type SecretReference,
 } from '@idgate/schema';
-import { parseAllDocuments } from 'yaml';
 import { adminPorts } from './admin-ports.js';
 import type { Services } from './services.js';
 import { withDeclarationsLock } from './storage/locks.js';
@@ -46,6 +46,8 @@ export async function readDeclarationFiles(
       files.push(...names.map((name) => join(path, name)));
     }
   }
+  // Loaded here: a server that reads no declarations never parses YAML.
+  const { parseAllDocuments } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   const joined: Record<string, unknown[]> = {};
   for (const file of files) {
     const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {

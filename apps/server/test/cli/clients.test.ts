@@ -65,7 +65,7 @@ describe('idgate clients add validation', () => {
     [[...add, '--grant', 'password'], '--grant password: allowed only for a --trusted client'],
     [
       [...add, '--grant', 'implicit'],
-      '--grant "implicit": Invalid option: expected one of "authorization_code"|"refresh_token"|"client_credentials"|"password"|"urn:ietf:params:oauth:grant-type:device_code"',
+      '--grant "implicit": Invalid option: expected one of "authorization_code"|"refresh_token"|"client_credentials"|"password"|"urn:ietf:params:oauth:grant-type:device_code"|"urn:ietf:params:oauth:grant-type:token-exchange"',
     ],
     [[...add, '--scope', 'open"id'], '--scope "open\\"id": not a valid scope (RFC 6749 §3.3)'],
     [
