@@ -187,7 +187,11 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
     const answer = await exchange(ghaToken);
     expect(answer.issued_token_type).toBe('urn:ietf:params:oauth:token-type:access_token');
     expect(answer.refresh_token).toBeUndefined();
-    expect(answer.expires_in).toBe(600);
+    // The subject token's remaining 600 s (599 once a second turned since it was made), under the
+    // trust's 900 s; the token never outlives the subject token.
+    expect(answer.expires_in).toBeGreaterThanOrEqual(599);
+    expect(answer.expires_in).toBeLessThanOrEqual(600);
+    expect(decodeJwt(answer.access_token).exp).toBeLessThanOrEqual(decodeJwt(ghaToken).exp as number);
     const reviewed = await review(prodKey, answer.access_token);
     expect(reviewed).toMatchObject({
       authenticated: true,
@@ -220,6 +224,7 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
       user: { username: 'gitlab:acme/app', groups: ['ci'] },
     });
 
+    const subjectExp = Math.floor(clock.now() / 1000) + 100;
     const saToken = await sa.mint(
       {
         sub: 'system:serviceaccount:deploy:runner',
@@ -227,10 +232,14 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
         'kubernetes.io': { namespace: 'deploy', pod: { name: 'runner-1' } },
       },
       clock.now(),
-      { exp: Math.floor(clock.now() / 1000) + 100 },
+      { exp: subjectExp },
     );
     const pod = await exchange(saToken, { resource: 'kubernetes:prod' });
-    expect(pod.expires_in).toBe(100);
+    // Capped by what the subject token has left (100 s, or 99 once a second turned since it was
+    // made), not by the trust's 900 s; the token never outlives the subject token.
+    expect(pod.expires_in).toBeGreaterThanOrEqual(99);
+    expect(pod.expires_in).toBeLessThanOrEqual(100);
+    expect(decodeJwt(pod.access_token).exp).toBeLessThanOrEqual(subjectExp);
     expect((await review(prodKey, pod.access_token)).user).toMatchObject({
       username: 'system-a:system:serviceaccount:deploy:runner',
     });
