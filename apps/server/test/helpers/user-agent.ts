@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import * as oidc from 'openid-client';
 
 /**
  * A browser without a browser: fetch with a cookie jar and manual redirects, enough to walk
@@ -216,4 +217,33 @@ export async function decideOnDevicePage(
   const form = readForm(confirmation);
   const done = await agent.request(new URL(form.action, issuer), { form: { ...form.fields, decision } });
   return { confirmation, done: await done.text() };
+}
+
+/**
+ * An authorization code flow of openid-client's `config` with PKCE and state: the request (scope
+ * `openid offline_access` and `extra`), the sign-in in `agent` (password, and the second factor
+ * or enrolment when the page asks), and the code exchanged, the ID token expected.
+ */
+export async function authorizeWithPassword(
+  config: oidc.Configuration,
+  agent: UserAgent,
+  options: Parameters<typeof signIn>[2] & { redirectUri: string; extra?: Record<string, string> },
+): Promise<oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers> {
+  const { redirectUri, extra = {}, ...signInOptions } = options;
+  const codeVerifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: 'openid offline_access',
+    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+    state,
+    ...extra,
+  });
+  const result = await signIn(agent, url, signInOptions);
+  return oidc.authorizationCodeGrant(config, result.callback, {
+    pkceCodeVerifier: codeVerifier,
+    expectedState: state,
+    idTokenExpected: true,
+  });
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
+import { authorizeWithPassword, readForm, UserAgent } from '../helpers/user-agent.js';
 
 const REDIRECT = 'https://rp.example.test/callback';
 const MFA = 'urn:idgate:acr:mfa';
@@ -55,32 +55,19 @@ describe.each(testDatabaseUrls())('clusters that require a second factor, on $na
   });
   afterAll(async () => t?.close());
 
-  async function authorize(
+  function authorize(
     agent: UserAgent,
     username: string,
     extra: Record<string, string>,
     secondFactor?: (page: string) => string,
   ) {
-    const codeVerifier = oidc.randomPKCECodeVerifier();
-    const state = oidc.randomState();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: 'openid offline_access',
-      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
-      code_challenge_method: 'S256',
-      state,
-      ...extra,
-    });
-    const result = await signIn(agent, url, {
+    return authorizeWithPassword(config, agent, {
+      redirectUri: REDIRECT,
       redirectPrefix: REDIRECT,
+      extra,
       username,
       password: PASSWORD,
       ...(secondFactor === undefined ? {} : { secondFactor }),
-    });
-    return oidc.authorizationCodeGrant(config, result.callback, {
-      pkceCodeVerifier: codeVerifier,
-      expectedState: state,
-      idTokenExpected: true,
     });
   }
 

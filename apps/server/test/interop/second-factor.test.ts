@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { readForm, signIn, UserAgent } from '../helpers/user-agent.js';
+import { authorizeWithPassword, readForm, UserAgent } from '../helpers/user-agent.js';
 
 const REDIRECT = 'https://rp.example.test/callback';
 const MFA = 'urn:idgate:acr:mfa';
@@ -40,34 +40,21 @@ describe.each(testDatabaseUrls())('second factors seen by openid-client on $name
   });
   afterAll(async () => t?.close());
 
-  async function authorize(
+  function authorize(
     agent: UserAgent,
     username: string,
     extra: Record<string, string> = {},
     secondFactor?: (page: string) => string,
     recoveryCodes?: (codes: string[]) => void,
   ) {
-    const codeVerifier = oidc.randomPKCECodeVerifier();
-    const state = oidc.randomState();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: 'openid offline_access',
-      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
-      code_challenge_method: 'S256',
-      state,
-      ...extra,
-    });
-    const result = await signIn(agent, url, {
+    return authorizeWithPassword(config, agent, {
+      redirectUri: REDIRECT,
       redirectPrefix: REDIRECT,
+      extra,
       username,
       password: PASSWORD,
       ...(secondFactor === undefined ? {} : { secondFactor }),
       ...(recoveryCodes === undefined ? {} : { recoveryCodes }),
-    });
-    return oidc.authorizationCodeGrant(config, result.callback, {
-      pkceCodeVerifier: codeVerifier,
-      expectedState: state,
-      idTokenExpected: true,
     });
   }
 
