@@ -9,7 +9,9 @@ export type ChangeTopic =
   | 'revocation'
   | 'signing_key'
   | 'identity_provider'
-  | 'not_before';
+  | 'not_before'
+  | 'cluster'
+  | 'trust';
 
 /** The PostgreSQL channel every replica listens on. */
 export const CHANGE_CHANNEL = 'idgate_changes';
@@ -66,8 +68,18 @@ function wrap(
       await change(args, result);
       return result;
     };
-  const { users, clients, apiKeys, revocations, signingKeys, identityProviders, identities, notBefore } =
-    storage;
+  const {
+    users,
+    clients,
+    apiKeys,
+    revocations,
+    signingKeys,
+    identityProviders,
+    identities,
+    notBefore,
+    clusters,
+    trusts,
+  } = storage;
   return {
     ...storage,
     users: {
@@ -126,6 +138,27 @@ function wrap(
       // The instant in force rides in the key: every process applies it without reading it back.
       raise: after(notBefore.raise.bind(notBefore), (_args, inForce) =>
         log('not_before', `${inForce.notBefore.getTime()} ${inForce.scope}:${inForce.subject}`),
+      ),
+    },
+    // Clusters and trusts are read on every token request and review (held whole in memory).
+    clusters: {
+      ...clusters,
+      create: after(clusters.create.bind(clusters), ([cluster]) => log('cluster', cluster.name)),
+      update: after(clusters.update.bind(clusters), ([name], updated) =>
+        updated === undefined ? undefined : log('cluster', name.toLowerCase()),
+      ),
+      remove: after(clusters.remove.bind(clusters), ([name], removed) =>
+        removed ? log('cluster', name.toLowerCase()) : undefined,
+      ),
+    },
+    trusts: {
+      ...trusts,
+      create: after(trusts.create.bind(trusts), ([trust]) => log('trust', trust.name)),
+      update: after(trusts.update.bind(trusts), ([trust], updated) =>
+        updated === undefined ? undefined : log('trust', trust.name),
+      ),
+      remove: after(trusts.remove.bind(trusts), ([name], removed) =>
+        removed ? log('trust', name.toLowerCase()) : undefined,
       ),
     },
     identityProviders: {

@@ -3,10 +3,12 @@ import {
   type AccessTokenVerification,
   type ApiKeyRecord,
   type Clock,
+  type ClusterRecord,
   type ReadCache,
   type RevocationKind,
   type Storage,
   StorageUnavailableError,
+  type TrustRecord,
   type UserRecord,
 } from '@idgate/core';
 import type { Change, ChangeFeed } from './change-feed.js';
@@ -180,6 +182,14 @@ export class Directory implements ReadCache {
   readonly #subjects = new Generations<UserRecord | undefined>(MAX_USERS);
   readonly #clients = new Generations<Awaited<ReturnType<Storage['clients']['findById']>>>(10_000);
   readonly #apiKeys = new Generations<ApiKeyRecord | undefined>(10_000);
+  /**
+   * Clusters and trusts, read on every token request and review: a few dozen rows, held whole
+   * (the list under `*`, each by name) and forgotten whole when one changes.
+   */
+  readonly #clusters = new Generations<ClusterRecord[]>(1);
+  readonly #clusterByName = new Generations<ClusterRecord | undefined>(1_000);
+  readonly #trusts = new Generations<TrustRecord[]>(1);
+  readonly #trustByName = new Generations<TrustRecord | undefined>(1_000);
   /** Tokens that verified, until their `exp`. */
   readonly #verified = new Bounded<AccessTokenVerification>(MAX_VERIFIED_TOKENS);
   /**
@@ -203,7 +213,7 @@ export class Directory implements ReadCache {
     this.#options = options;
     this.#syncedAt = options.clock.now();
     const { storage } = options;
-    const { users, clients, apiKeys, revocations, notBefore } = storage;
+    const { users, clients, apiKeys, revocations, notBefore, clusters, trusts } = storage;
     this.storage = {
       ...storage,
       users: { ...users, findById: (id) => this.#memo(this.#users, id, (key) => users.findById(key)) },
@@ -214,6 +224,19 @@ export class Directory implements ReadCache {
       apiKeys: {
         ...apiKeys,
         findByPrefix: (prefix) => this.#memo(this.#apiKeys, prefix, (key) => apiKeys.findByPrefix(key)),
+      },
+      // A copy of the held list each time: a caller may sort what it is given.
+      clusters: {
+        ...clusters,
+        list: async () => [...(await this.#memo(this.#clusters, '*', () => clusters.list()))],
+        findByName: (name) =>
+          this.#memo(this.#clusterByName, name.toLowerCase(), () => clusters.findByName(name)),
+      },
+      trusts: {
+        ...trusts,
+        list: async () => [...(await this.#memo(this.#trusts, '*', () => trusts.list()))],
+        findByName: (name) =>
+          this.#memo(this.#trustByName, name.toLowerCase(), () => trusts.findByName(name)),
       },
       revocations: {
         ...revocations,
@@ -282,6 +305,10 @@ export class Directory implements ReadCache {
     this.#subjects.turn();
     this.#clients.turn();
     this.#apiKeys.turn();
+    this.#clusters.turn();
+    this.#clusterByName.turn();
+    this.#trusts.turn();
+    this.#trustByName.turn();
     this.#presentedKeys.clear();
     this.#verified.clear();
     this.#refused.clear();
@@ -367,6 +394,14 @@ export class Directory implements ReadCache {
           await this.#options.reloadKeys().catch(() => undefined);
           this.#verified.clear();
           this.#refused.clear();
+          break;
+        case 'cluster':
+          this.#clusters.clear();
+          this.#clusterByName.clear();
+          break;
+        case 'trust':
+          this.#trusts.clear();
+          this.#trustByName.clear();
           break;
         case 'identity_provider':
           break;

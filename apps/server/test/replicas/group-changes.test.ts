@@ -1,4 +1,5 @@
 import { createIdgateAdminClient, createIdgateClient } from '@idgate/sdk';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import {
@@ -13,7 +14,7 @@ import { freePort } from '../helpers/server.js';
 const SECRET = 'replica-test-secret-0123456789abcdefghij';
 const postgres = testDatabaseUrls().find((kind) => kind.name === 'postgres');
 
-describe.runIf(postgres !== undefined)('group changes across replicas on one PostgreSQL database', () => {
+describe.runIf(postgres !== undefined)('changes across replicas on one PostgreSQL database', () => {
   let database: TestDatabase;
   let replicas: ServeProcess[] = [];
   let creds: InitCredentials;
@@ -60,5 +61,54 @@ describe.runIf(postgres !== undefined)('group changes across replicas on one Pos
 
     await a.removeGroupMember('sre', creds.admin.username);
     await within(1000, async () => !(await groupsOnB()).includes('sre'));
+  });
+
+  it('clusters and trusts changed on A apply to B’s token exchange and TokenReview, heard through the change feed', async () => {
+    const [onA, onB] = replicas;
+    if (onA === undefined || onB === undefined) throw new Error('two replicas');
+    const a = createIdgateAdminClient({ baseUrl: onA.url, apiKey: creds.apiKey });
+    // A CI issuer whose key the trust holds inline.
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'ci', alg: 'ES256' };
+    let counter = 0;
+    const job = (repository: string) =>
+      new SignJWT({ repository, jti: `job-${++counter}` })
+        .setProtectedHeader({ alg: 'ES256', kid: 'ci' })
+        .setIssuer('https://ci.example')
+        .setAudience('idgate')
+        .setSubject(`repo:${repository}`)
+        .setIssuedAt()
+        .setExpirationTime('10m')
+        .sign(privateKey);
+    const { apiKey: prodKey } = await a.createCluster({ name: 'prod' });
+    await a.createTrust({
+      name: 'ci',
+      issuer: 'https://ci.example',
+      audience: 'idgate',
+      jwks: { keys: [jwk] },
+      condition: 'claims.repository == "acme/infra"',
+      username: 'ci:{repository}',
+      clusters: ['prod'],
+      maxTtl: 600,
+    });
+    const b = createIdgateClient({ baseUrl: onB.url });
+    const reviewer = createIdgateClient({ baseUrl: onB.url, apiKey: prodKey });
+    const exchangeOnB = async (repository: string) =>
+      b.tokenExchange({ subjectToken: await job(repository), audience: 'prod' }).then(
+        (tokens) => tokens.access_token,
+        (error: Error) => error.message,
+      );
+    const token = await exchangeOnB('acme/infra');
+    expect((await reviewer.reviewToken(token)).status.user?.username).toBe('ci:acme/infra');
+
+    // B has read (and holds) the trust and the cluster: changes made on A reach it.
+    await a.updateTrust('ci', { condition: 'claims.repository == "acme/web"' });
+    await within(5000, async () => (await exchangeOnB('acme/infra')).includes('condition'));
+    expect(await exchangeOnB('acme/web')).toMatch(/^eyJ/);
+
+    await a.updateCluster('prod', { requireMfa: true });
+    await within(5000, async () => (await reviewer.reviewToken(token)).status.authenticated === false);
+    expect((await reviewer.reviewToken(token)).status.error).toMatch(/second factor/);
+    expect(await exchangeOnB('acme/web')).toMatch(/requires a sign-in with a second factor/);
   });
 });
