@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, chownSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -76,8 +77,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function statusOf(url: string): Promise<number> {
-  for (let attempt = 0; attempt < 60; attempt++) {
+/** The status `url` answers with once it answers, or 0: after a minute, or once `alive()` says the server exited. */
+async function statusOf(url: string, alive: () => boolean = () => true): Promise<number> {
+  for (let attempt = 0; attempt < 60 && alive(); attempt++) {
     const status = await fetch(url).then(
       (r) => r.status,
       () => 0,
@@ -117,8 +119,12 @@ describe('deploy/Dockerfile, built and started', () => {
   let server: ChildProcess | undefined;
   let container: string | undefined;
   let serverPort = 0;
+  let serverOutput = '';
+  let exited: string | undefined;
+  let dataDir: string | undefined;
   afterAll(async () => {
     if (server !== undefined) await stopChrooted(server, serverPort);
+    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
     if (builder !== undefined && reason === undefined) {
       if (container !== undefined) run('buildah', ['rm', container], 60_000);
       if (builder.endsWith('podman')) run(builder, ['rm', '--force', '--ignore', NAME], 60_000);
@@ -150,12 +156,18 @@ describe('deploy/Dockerfile, built and started', () => {
       // entrypoint in a chroot of its filesystem instead, as its user, on the host's network.
       console.warn(`notice: the image runs in a chroot, not a container: ${lastLine(started.out)}`);
       container = run('buildah', ['from', TAG], 60_000).out.split('\n').at(-1);
+      // The data directory is a volume, as in Kubernetes: a host directory owned by the image's uid
+      // (what buildah would put there is not the same from one version or storage driver to another).
+      dataDir = mkdtempSync(join(tmpdir(), 'idgate-image-data-'));
+      chownSync(dataDir, 10001, 10001);
       const inImage = (args: string[], env: string[] = []) => [
         'run',
         '--isolation',
         'chroot',
         '--network',
         'host',
+        '--volume',
+        `${dataDir}:/var/lib/idgate:rw`,
         ...env.flatMap((e) => ['--env', e]),
         container as string,
         '--',
@@ -178,10 +190,18 @@ describe('deploy/Dockerfile, built and started', () => {
       server = spawn(
         'buildah',
         inImage([...entrypoint, 'serve'], [`IDGATE_PORT=${port}`, 'IDGATE_HOST=127.0.0.1']),
-        {
-          stdio: 'ignore',
-        },
+        { stdio: ['ignore', 'pipe', 'pipe'] },
       );
+      const chrooted = server;
+      chrooted.stdout?.on('data', (chunk: Buffer) => {
+        serverOutput += chunk.toString();
+      });
+      chrooted.stderr?.on('data', (chunk: Buffer) => {
+        serverOutput += chunk.toString();
+      });
+      chrooted.once('exit', (code, signal) => {
+        exited = `exited (${signal ?? code})`;
+      });
       base = `http://127.0.0.1:${port}`;
     } else {
       const who = run(
@@ -191,7 +211,9 @@ describe('deploy/Dockerfile, built and started', () => {
       );
       expect(who.out).toBe('10001');
     }
-    expect(await statusOf(`${base}/healthz`)).toBe(200);
+    const healthz = await statusOf(`${base}/healthz`, () => exited === undefined);
+    // What the server printed is what tells why it does not answer.
+    expect(healthz, `the server ${exited ?? 'did not answer'}:\n${serverOutput.slice(-4000)}`).toBe(200);
     expect(await statusOf(`${base}/readyz`)).toBe(200);
     const discovery = (await (await fetch(`${base}/oauth/.well-known/openid-configuration`)).json()) as {
       issuer: string;
