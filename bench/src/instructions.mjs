@@ -6,7 +6,8 @@
 //
 // SCENARIO: discovery | warm (TokenReview of one user token) | garbage (TokenReview of random
 // JWT-shaped text) | expired (TokenReview of a different expired token each time) | cc (token
-// endpoint, client_credentials). DIR is a built checkout (`pnpm build`, or
+// endpoint, client_credentials) | exchange (token endpoint, RFC 8693 token exchange of a different
+// CI job token each time, as `pnpm bench`'s idgate.token-exchange). DIR is a built checkout (`pnpm build`, or
 // `node scripts/build-js.mjs --with-deps apps/server`), this one by default: point it at a clone of
 // another commit to compare two builds. The server runs under callgrind with instrumentation off;
 // N requests on 8 keep-alive connections warm it up (the JIT settles), the next ones are counted.
@@ -24,7 +25,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { IDGATE_NODE_FLAGS } from './cli.mjs';
-import { idgateEnvironment, seed } from './idgate.mjs';
+import { idgateEnvironment, seed, subjectTokens } from './idgate.mjs';
 import { freePort } from './processes.mjs';
 import { reviewBody } from './reads.mjs';
 
@@ -90,7 +91,10 @@ try {
       {
         method: 'POST',
         path: '/oauth/token',
-        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          ...(authorization === '' ? {} : { authorization }),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
       },
       body,
     );
@@ -147,6 +151,22 @@ try {
     scenarios.expired = async () => {
       const res = await review(tokens[next++]);
       return { ok: res.body.includes('"authenticated":false'), body: res.body };
+    };
+  }
+  if (scenario === 'exchange') {
+    // Each subject jti is accepted once: one signed job token per request.
+    const file = join(tmp, 'subject-tokens.txt');
+    subjectTokens(seeded.ciKey, warm + measure, file);
+    const tokens = readFileSync(file, 'utf8').trimEnd().split('\n');
+    let next = 0;
+    scenarios.exchange = async () => {
+      const res = await form(
+        '',
+        'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
+          '&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt&audience=bench-soak' +
+          `&subject_token=${tokens[next++]}`,
+      );
+      return { ok: res.body.includes('"access_token"'), body: res.body };
     };
   }
   const one = scenarios[scenario];

@@ -69,7 +69,7 @@ describe.runIf(postgres !== undefined)('changes across replicas on one PostgreSQ
     const a = createIdgateAdminClient({ baseUrl: onA.url, apiKey: creds.apiKey });
     // A CI issuer whose key the trust holds inline.
     const { privateKey, publicKey } = await generateKeyPair('ES256');
-    const jwk = { ...(await exportJWK(publicKey)), kid: 'ci', alg: 'ES256' };
+    const jwk = { ...(await exportJWK(publicKey)), kty: 'EC', kid: 'ci', alg: 'ES256' };
     let counter = 0;
     const job = (repository: string) =>
       new SignJWT({ repository, jti: `job-${++counter}` })
@@ -88,6 +88,7 @@ describe.runIf(postgres !== undefined)('changes across replicas on one PostgreSQ
       jwks: { keys: [jwk] },
       condition: 'claims.repository == "acme/infra"',
       username: 'ci:{repository}',
+      groups: [],
       clusters: ['prod'],
       maxTtl: 600,
     });

@@ -57,6 +57,7 @@ import { type IntrospectionContext, introspectToken } from '../tokens/introspect
 import { revokeToken } from '../tokens/revocation.js';
 import { userinfo } from '../tokens/userinfo.js';
 import { createTrustKeySource } from '../trusts/keys.js';
+import { groupSpends } from '../trusts/spent.js';
 import { withIdentityGroups } from '../users/effective.js';
 import type { IdgatePolicy, IdgatePorts } from './ports.js';
 import type { Idgate } from './surface.js';
@@ -207,7 +208,10 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       trusts: () => storage.trusts.list(),
       clusters: () => storage.clusters.list(),
       keys: trustKeys,
-      uses: storage.subjectTokenUses,
+      uses: {
+        ...storage.subjectTokenUses,
+        spend: groupSpends(storage, ports.schedule === undefined ? {} : { schedule: ports.schedule }),
+      },
     },
     refreshReuse: {
       windowSeconds: tokens.refreshReuseWindow ?? 0,
