@@ -4,7 +4,11 @@ import { createMemoryStorage } from '../../src/testing.js';
 import { groupSpends, type SpendBatchStorage } from '../../src/trusts/spent.js';
 
 const now = new Date('2026-11-27T00:00:00Z');
-const use = (jti: string) => ({ issuer: 'https://ci.example', jti, expiresAt: new Date(now.getTime() + 600_000) });
+const use = (jti: string) => ({
+  issuer: 'https://ci.example',
+  jti,
+  expiresAt: new Date(now.getTime() + 600_000),
+});
 
 /** Memory storage counting its transactions, whose next ones fail while `failing` is set. */
 function countingStorage() {
