@@ -108,6 +108,16 @@ describe('step-up against an issuer whose sign-in does not give the acr asked fo
       // the second run: the first token is fresh by the clock, but without the acr alpha requires
       expect(run.stdout).not.toContain(token);
     }
+    // A refresh that succeeds without the acr alpha is now known to require is no better.
+    idp.refuseRefreshFor = undefined;
+    idp.requests.length = 0;
+    idp.grants.length = 0;
+    const renewed = await runWithBrowser(idp, args, later);
+    expect(renewed.code).toBe(1);
+    expect(idp.grants[0]).toBe('refresh_token');
+    expect(renewed.stderr).toContain(`signing in again with acr_values=${MFA_ACR}.`);
+    expect(idp.requests.filter((line) => line === 'GET /auth')).toHaveLength(1);
+    expect(renewed.stderr).toContain('had none (acr absent)');
     // what was learnt is kept; no token without the acr was cached
     const files = await readdir(cacheDir);
     const clusters = files.find((name) => name.endsWith('.clusters.json')) as string;

@@ -105,16 +105,22 @@ export async function startOidcProviderIssuer(
     },
   };
   const provider = new Provider(issuer, configuration);
+  // Refuses before the provider sees the request, so that, as at idgate, a refused refresh does not
+  // use up its refresh token (the body read here is handed on as an already parsed one).
   provider.use(async (ctx, next) => {
-    await next();
     const acr = testIssuer.refuseRefreshFor;
-    if (acr !== undefined && ctx.path === '/token' && ctx.oidc?.params?.grant_type === 'refresh_token') {
-      ctx.status = 400;
-      ctx.body = {
-        error: 'invalid_grant',
-        error_description: `cluster alpha requires a sign-in with a second factor (acr ${acr}), and this grant's sign-in had none: sign in again (authorization code or device flow) with acr_values=${acr}`,
-      };
-    }
+    if (acr === undefined || ctx.path !== '/token' || ctx.method !== 'POST') return next();
+    const chunks: Buffer[] = [];
+    for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    (ctx.req as typeof ctx.req & { body?: string }).body = body;
+    if (new URLSearchParams(body).get('grant_type') !== 'refresh_token') return next();
+    testIssuer.grants.push('refresh_token');
+    ctx.status = 400;
+    ctx.body = {
+      error: 'invalid_grant',
+      error_description: `cluster alpha requires a sign-in with a second factor (acr ${acr}), and this grant's sign-in had none: sign in again (authorization code or device flow) with acr_values=${acr}`,
+    };
   });
   const callback = provider.callback();
   const recordGrant = (ctx: KoaContextWithOIDC) => {
