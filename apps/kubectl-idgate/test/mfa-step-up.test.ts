@@ -105,11 +105,11 @@ describe('kubectl-idgate meets a cluster that starts requiring a second factor',
   it('signs in again once with acr_values, and the new token passes the TokenReview of the bound key', async () => {
     const cacheDir = join(dir, 'cache-alice');
     const alice = withAuthenticator('alice');
-    const getToken = (env: Record<string, string> = {}) => {
+    const getToken = (env: Record<string, string> = {}, cluster = 'prod') => {
       let approval: Promise<unknown> | undefined;
       return runPlugin(
         [
-          ...['get-token', '--issuer', idgate.issuer, '--client-id', clientId, '--cluster', 'prod'],
+          ...['get-token', '--issuer', idgate.issuer, '--client-id', clientId, '--cluster', cluster],
           ...['--cache-dir', cacheDir, '--device'],
         ],
         {
@@ -127,6 +127,15 @@ describe('kubectl-idgate meets a cluster that starts requiring a second factor',
     };
     const tokenOf = (run: PluginRun) => JSON.parse(run.stdout).status.token as string;
 
+    // both clusters set up: one sign-in covers them
+    for (const cluster of ['prod', 'stage']) {
+      const setup = await runPlugin([
+        ...['setup', '--issuer', idgate.issuer, '--client-id', clientId, '--cluster', cluster],
+        ...['--server', (stubs[cluster] as StubApiServer).url, '--kubeconfig', join(dir, 'config-alice')],
+        ...['--cache-dir', cacheDir],
+      ]);
+      expect(setup.code, setup.stderr).toBe(0);
+    }
     // a password-only sign-in while prod asks for no second factor
     const first = await getToken();
     expect(first.code, first.stderr).toBe(0);
@@ -134,6 +143,9 @@ describe('kubectl-idgate meets a cluster that starts requiring a second factor',
     expect(claims(passwordOnly).acr).toBe(SINGLE);
     expect(alice.secret()).toBe('');
     expect(await getApi(stubs.prod as StubApiServer, passwordOnly)).toBe(200);
+    const stageFirst = await getToken({}, 'stage');
+    expect(stageFirst.code, stageFirst.stderr).toBe(0);
+    expect(claims(tokenOf(stageFirst)).acr).toBe(SINGLE);
 
     await idgateCli(['clusters', 'update', 'prod', '--require-mfa']);
     // the bound key's TokenReview refuses it once the server has read the change (every second on SQLite)
@@ -153,7 +165,7 @@ describe('kubectl-idgate meets a cluster that starts requiring a second factor',
     expect(asked[0]).toMatchObject({ line: 'POST /oauth/token', grantType: 'refresh_token' });
     // one sign-in, with acr_values; then the refused grant is revoked
     expect(asked.filter((r) => r.line === 'POST /oauth/device_authorization')).toEqual([
-      expect.objectContaining({ acrValues: MFA, resource: 'kubernetes:prod' }),
+      expect.objectContaining({ acrValues: MFA, resource: 'kubernetes:prod,kubernetes:stage' }),
     ]);
     expect(asked.at(-1)?.line).toBe('POST /oauth/revoke');
     expect(alice.secret()).toMatch(/^[A-Z2-7]{32}$/);
@@ -161,11 +173,23 @@ describe('kubectl-idgate meets a cluster that starts requiring a second factor',
     expect(claims(withMfa)).toMatchObject({ aud: 'kubernetes:prod', acr: MFA });
     expect(await getApi(stubs.prod as StubApiServer, withMfa)).toBe(200);
     expect(stubs.prod?.users.at(-1)?.username).toBe('alice');
+    // stage's cached token came from the sign-in without it: renewed from the new one, acr and all
+    idgate.requests.length = 0;
+    const stage = await getToken({}, 'stage');
+    expect(stage.code, stage.stderr).toBe(0);
+    expect(claims(tokenOf(stage))).toMatchObject({ aud: 'kubernetes:stage', acr: MFA });
+    expect(idgate.requests.filter((r) => r.line === 'POST /oauth/token')).toEqual([
+      expect.objectContaining({ grantType: 'refresh_token', resource: 'kubernetes:stage' }),
+    ]);
 
     // A cached token without the second factor is not handed out for prod any more, however fresh:
     // the plugin renews it from the new sign-in instead.
-    const file = (await readdir(cacheDir)).find((name) => name.endsWith('.token.json')) as string;
-    const entry = JSON.parse(await readFile(join(cacheDir, file), 'utf8'));
+    let file = '';
+    let entry: Record<string, unknown> = {};
+    for (const name of (await readdir(cacheDir)).filter((n) => n.endsWith('.token.json'))) {
+      const read = JSON.parse(await readFile(join(cacheDir, name), 'utf8'));
+      if (read.audience === 'kubernetes:prod') [file, entry] = [name, read];
+    }
     await writeFile(
       join(cacheDir, file),
       JSON.stringify({ ...entry, accessToken: passwordOnly, acr: SINGLE, expiresAt: Date.now() + 3_600_000 }),
