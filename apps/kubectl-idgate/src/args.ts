@@ -82,6 +82,8 @@ export const COMMAND_HELP: Record<HelpTopic, string> = {
                            [--cache-dir DIR] [--timeout SECONDS]
       The kubectl exec credential plugin: prints an ExecCredential with a token for the cluster,
       from the cache, by a silent refresh, or after a sign-in in the browser or on another device.
+      A cluster that requires a second factor: signs in again once with acr_values when idgate
+      refuses the refresh for want of one.
   kubectl-idgate get-token --exchange --issuer URL (--cluster NAME | --audience A)
                            [--exchange-audience AUD | --token-env VARIABLE | --token-file FILE]
                            [--cache-dir DIR]

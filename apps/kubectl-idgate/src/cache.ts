@@ -29,6 +29,11 @@ export interface ClustersEntry {
   issuer: string;
   clientId: string;
   audiences: string[];
+  /**
+   * The `acr` a token for an audience must have, by audience: learnt when idgate refused a
+   * refresh for it for want of a second factor. A cached token without it is not used.
+   */
+  requiredAcr?: Record<string, string>;
 }
 
 /** An access token for one audience, with its expiry in milliseconds since the epoch. */
@@ -38,6 +43,8 @@ export interface AccessEntry {
   audience: string;
   accessToken: string;
   expiresAt: number;
+  /** The token's `acr` claim (absent in a cache written before the plugin recorded it). */
+  acr?: string;
 }
 
 /** `~/.kube/cache/idgate`, where kubectl keeps its other caches. */
@@ -114,11 +121,31 @@ export class TokenCache {
 
   /** The audiences of `clientId` at `issuer` the plugin knows of (none when it knows none). */
   async readClusters(issuer: string, clientId: string): Promise<string[]> {
+    return (await this.#readClustersEntry(issuer, clientId))?.audiences ?? [];
+  }
+
+  /** The `acr` each audience of `clientId` at `issuer` is known to require (see {@link ClustersEntry}). */
+  async readRequiredAcr(issuer: string, clientId: string): Promise<Record<string, string>> {
+    return (await this.#readClustersEntry(issuer, clientId))?.requiredAcr ?? {};
+  }
+
+  /** Remembers that tokens for `audience` need `acr`. Call it holding the sign-in's lock. */
+  async requireAcr(issuer: string, clientId: string, audience: string, acr: string): Promise<void> {
+    const entry = (await this.#readClustersEntry(issuer, clientId)) ?? { issuer, clientId, audiences: [] };
+    if (entry.requiredAcr?.[audience] === acr) return;
+    await writeAtomically(this.clustersPath(issuer, clientId), {
+      ...entry,
+      audiences: entry.audiences.includes(audience) ? entry.audiences : [...entry.audiences, audience],
+      requiredAcr: { ...entry.requiredAcr, [audience]: acr },
+    });
+  }
+
+  async #readClustersEntry(issuer: string, clientId: string): Promise<ClustersEntry | undefined> {
     const path = this.clustersPath(issuer, clientId);
     const entry = await readEntry(path);
-    if (entry === undefined) return [];
+    if (entry === undefined) return undefined;
     if (!isClusters(entry) || entry.issuer !== issuer || entry.clientId !== clientId) throw corrupt(path);
-    return entry.audiences;
+    return entry;
   }
 
   /**
@@ -133,9 +160,17 @@ export class TokenCache {
     return all;
   }
 
-  /** Replaces the audiences the plugin knows of for the entry's issuer and client. */
-  writeClusters(entry: ClustersEntry): Promise<void> {
-    return writeAtomically(this.clustersPath(entry.issuer, entry.clientId), entry);
+  /**
+   * Replaces the audiences the plugin knows of for the entry's issuer and client; the `acr` they
+   * require is kept unless the entry gives it.
+   */
+  async writeClusters(entry: ClustersEntry): Promise<void> {
+    const requiredAcr =
+      entry.requiredAcr ?? (await this.#readClustersEntry(entry.issuer, entry.clientId))?.requiredAcr;
+    await writeAtomically(
+      this.clustersPath(entry.issuer, entry.clientId),
+      requiredAcr === undefined ? entry : { ...entry, requiredAcr },
+    );
   }
 
   clustersPath(issuer: string, clientId: string): string {
@@ -300,7 +335,16 @@ function isGrant(entry: Record<string, unknown>): entry is Record<string, unknow
 }
 
 function isClusters(entry: Record<string, unknown>): entry is Record<string, unknown> & ClustersEntry {
-  return isString(entry.issuer) && isString(entry.clientId) && isStringList(entry.audiences);
+  return (
+    isString(entry.issuer) &&
+    isString(entry.clientId) &&
+    isStringList(entry.audiences) &&
+    (entry.requiredAcr === undefined ||
+      (typeof entry.requiredAcr === 'object' &&
+        entry.requiredAcr !== null &&
+        !Array.isArray(entry.requiredAcr) &&
+        Object.values(entry.requiredAcr).every(isString)))
+  );
 }
 
 function isAccess(entry: Record<string, unknown>): entry is Record<string, unknown> & AccessEntry {
@@ -310,7 +354,8 @@ function isAccess(entry: Record<string, unknown>): entry is Record<string, unkno
     isString(entry.audience) &&
     isString(entry.accessToken) &&
     typeof entry.expiresAt === 'number' &&
-    Number.isFinite(entry.expiresAt)
+    Number.isFinite(entry.expiresAt) &&
+    (entry.acr === undefined || isString(entry.acr))
   );
 }
 

@@ -29,6 +29,8 @@ export interface BrowserSignInOptions {
   audience: string;
   /** Every audience the sign-in is to cover (RFC 8707 `resource`), `audience` among them. */
   resources: readonly string[];
+  /** `acr_values` to ask for (a second factor: `urn:idgate:acr:mfa`). */
+  acrValues?: string | undefined;
   listen: { host: string; port: number };
   /** Open a browser: `BROWSER`'s, else the system's (the URL is printed in any case). */
   open: boolean;
@@ -58,6 +60,7 @@ export async function browserSignIn(
       redirectUri,
       scope: SCOPES,
       resource: options.resources,
+      acrValues: options.acrValues,
     });
     const issuer = client.metadata.authorization_response_iss_parameter_supported
       ? client.metadata.issuer
@@ -168,9 +171,18 @@ function escapeHtml(text: string): string {
  */
 export async function deviceSignIn(
   client: NativeClient,
-  options: { audience: string; resources: readonly string[]; log: (line: string) => void },
+  options: {
+    audience: string;
+    resources: readonly string[];
+    acrValues?: string | undefined;
+    log: (line: string) => void;
+  },
 ): Promise<TokenResponse> {
-  const device = await client.requestDeviceAuthorization({ scope: SCOPES, resource: options.resources });
+  const device = await client.requestDeviceAuthorization({
+    scope: SCOPES,
+    resource: options.resources,
+    acrValues: options.acrValues,
+  });
   options.log(`To sign in to ${client.metadata.issuer}, open this page on any device:`);
   options.log(`  ${device.verification_uri_complete ?? device.verification_uri}`);
   options.log(`and check that it shows the code ${device.user_code}.`);

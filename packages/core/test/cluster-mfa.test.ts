@@ -34,4 +34,20 @@ describe('clusters that require a second factor', () => {
     expect((thrown as OAuthProtocolError).oauthError).toBe('invalid_grant');
     expect((thrown as OAuthProtocolError).message).toContain('acr_values=urn:idgate:acr:mfa');
   });
+
+  it('keeps the step-up contract clients read: invalid_grant, the description ending in " acr_values=<acr>"', () => {
+    // kubectl-idgate (apps/kubectl-idgate/src/step-up.ts) and docs/kubernetes/clusters.md rely on it
+    for (const audience of [['kubernetes:prod'], ['kubernetes:prod', 'kubernetes:live']]) {
+      let thrown: unknown;
+      try {
+        assertMfaFor(clusters, audience, ['pwd']);
+      } catch (error) {
+        thrown = error;
+      }
+      expect((thrown as OAuthProtocolError).oauthError).toBe('invalid_grant');
+      expect(/(?:^|\s)acr_values=(\S+)$/.exec((thrown as OAuthProtocolError).message)?.[1]).toBe(
+        'urn:idgate:acr:mfa',
+      );
+    }
+  });
 });

@@ -131,7 +131,18 @@ export async function buildAuthorizationRequest(
   if (prompts.length > 0) query.set('prompt', prompts.join(' '));
   if (maxAge !== undefined) query.set('max_age', String(maxAge));
   if (loginHint !== undefined && loginHint !== '') query.set('login_hint', loginHint);
+  const acrValues = acrValuesParameter(parameters.acrValues);
+  if (acrValues !== undefined) query.set('acr_values', acrValues);
   return nonce === undefined ? { url, codeVerifier, state } : { url, codeVerifier, state, nonce };
+}
+
+/** `acr_values` as sent: the values space-separated, undefined when there are none. */
+export function acrValuesParameter(acrValues: string | readonly string[] | undefined): string | undefined {
+  const values = [acrValues ?? []]
+    .flat()
+    .flatMap((value) => value.split(' '))
+    .filter((value) => value !== '');
+  return values.length === 0 ? undefined : values.join(' ');
 }
 
 /** RFC 6749 §3.1.2: the redirection endpoint URI must be absolute and carry no fragment. */

@@ -4,7 +4,7 @@ import {
   ProviderMetadata,
   TokenResponse,
 } from '@idgate/schema';
-import { buildAuthorizationRequest } from './authorization.js';
+import { acrValuesParameter, buildAuthorizationRequest } from './authorization.js';
 import { IdgateDeviceFlowError } from './device-flow-error.js';
 import { type FormValue, formBody } from './encoding.js';
 import { IdgateHttpError, IdgateSdkError } from './errors.js';
@@ -118,7 +118,11 @@ class Native implements NativeClient {
   }
 
   async requestDeviceAuthorization(
-    parameters: { scope?: string | undefined; resource?: string | readonly string[] | undefined } = {},
+    parameters: {
+      scope?: string | undefined;
+      resource?: string | readonly string[] | undefined;
+      acrValues?: string | readonly string[] | undefined;
+    } = {},
   ): Promise<DeviceAuthorizationResponse> {
     const endpoint = this.metadata.device_authorization_endpoint;
     if (endpoint === undefined) {
@@ -128,7 +132,12 @@ class Native implements NativeClient {
     }
     return this.#post(
       endpoint,
-      { client_id: this.clientId, scope: parameters.scope, resource: parameters.resource },
+      {
+        client_id: this.clientId,
+        scope: parameters.scope,
+        resource: parameters.resource,
+        acr_values: acrValuesParameter(parameters.acrValues),
+      },
       [],
       DeviceAuthorizationResponse,
       'DeviceAuthorizationResponse',

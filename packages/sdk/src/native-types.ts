@@ -120,6 +120,11 @@ export interface NativeClient {
      * grant is to cover, as the verification page names them.
      */
     resource?: string | readonly string[] | undefined;
+    /**
+     * `acr_values` (sent space-separated) for the approval, e.g. `urn:idgate:acr:mfa`. idgate asks
+     * for a second factor on its verification page when a resource is a cluster that requires one.
+     */
+    acrValues?: string | readonly string[] | undefined;
   }): Promise<DeviceAuthorizationResponse>;
   /**
    * Polls the token endpoint with the device code (RFC 8628 §3.4, §3.5) until the person approves:

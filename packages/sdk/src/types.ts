@@ -301,6 +301,11 @@ export interface AuthorizationRequestParameters {
   maxAge?: number | undefined;
   /** `login_hint`: the username to pre-fill on the login page. */
   loginHint?: string | undefined;
+  /**
+   * OIDC Core §3.1.2.1 `acr_values`, in order of preference (sent space-separated): e.g.
+   * `urn:idgate:acr:mfa` to have the person sign in with a second factor.
+   */
+  acrValues?: string | readonly string[] | undefined;
 }
 
 /**

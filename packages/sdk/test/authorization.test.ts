@@ -120,6 +120,18 @@ describe('createAuthorizationRequest', () => {
     expect(none.url.searchParams.get('prompt')).toBe('none');
   });
 
+  it('sends acr_values space-separated, and none when empty', async () => {
+    const one = await createAuthorizationRequest({ ...options, acrValues: 'urn:idgate:acr:mfa' });
+    expect(one.url.searchParams.get('acr_values')).toBe('urn:idgate:acr:mfa');
+    const two = await createAuthorizationRequest({
+      ...options,
+      acrValues: ['urn:idgate:acr:mfa', 'urn:idgate:acr:sf'],
+    });
+    expect(two.url.searchParams.get('acr_values')).toBe('urn:idgate:acr:mfa urn:idgate:acr:sf');
+    const empty = await createAuthorizationRequest({ ...options, acrValues: [] });
+    expect(empty.url.searchParams.has('acr_values')).toBe(false);
+  });
+
   it.each([
     ['a baseUrl', { baseUrl: 'https://id.example.com' }, 'https://id.example.com/oauth/authorize'],
     [

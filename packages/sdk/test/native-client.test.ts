@@ -136,6 +136,13 @@ describe('RFC 8628 device authorization grant', () => {
     expect(requests[0]?.form.getAll('resource')).toEqual(['kubernetes:a', 'kubernetes:b']);
   });
 
+  it('sends acr_values when asked for', async () => {
+    const { client } = await fakeTimeClient();
+    answers.push({ status: 200, body: device });
+    await client.requestDeviceAuthorization({ scope: 'openid', acrValues: ['urn:idgate:acr:mfa'] });
+    expect(requests[0]?.form.get('acr_values')).toBe('urn:idgate:acr:mfa');
+  });
+
   it('says so when discovery has no device authorization endpoint', async () => {
     const client = createNativeClient({
       metadata: { ...(await discoverIssuer(issuer)), device_authorization_endpoint: undefined },

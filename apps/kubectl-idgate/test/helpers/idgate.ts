@@ -29,6 +29,8 @@ export interface SeenRequest {
   line: string;
   grantType?: string | undefined;
   resource?: string | undefined;
+  /** The `acr_values` of a device authorization request. */
+  acrValues?: string | undefined;
 }
 
 /**
@@ -55,7 +57,7 @@ export interface IdgateIssuer {
   confirmations: string[];
   approveDevice(
     verificationUriComplete: string,
-    person: { username: string; password: string },
+    person: Person,
     decision?: 'allow' | 'deny',
   ): Promise<string>;
   /** GET or POST through the https front with its CA. */
@@ -72,6 +74,16 @@ async function freePort(): Promise<number> {
   const { port } = probe.address() as AddressInfo;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
+}
+
+/**
+ * Who signs in on idgate's pages. `secondFactor`, when idgate asks for a code (an authenticator
+ * app to enrol, or one enrolled), answers the page with one; without it such a page is an error.
+ */
+export interface Person {
+  username: string;
+  password: string;
+  secondFactor?: (page: string) => string;
 }
 
 export async function startIdgate(options: { dir: string; accessTokenTtl?: number }): Promise<IdgateIssuer> {
@@ -109,6 +121,7 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
         seen.grantType = form.get('grant_type') ?? undefined;
         // every resource of the request, in order
         seen.resource = form.getAll('resource').join(',') || undefined;
+        if (form.has('acr_values')) seen.acrValues = form.get('acr_values') ?? undefined;
       }
       requests.push(seen);
       const upstream = httpRequest(
@@ -204,7 +217,7 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
   /** A person's browser reduced to a cookie jar and HTML forms, through the https front. */
   async function approveDevice(
     uri: string,
-    person: { username: string; password: string },
+    person: Person,
     decision: 'allow' | 'deny' = 'allow',
   ): Promise<string> {
     const jar = new Map<string, string>();
@@ -242,11 +255,23 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
     const codeForm = readForm(entry.html, entry.url);
     const login = await submit(codeForm.action, codeForm.fields);
     const loginForm = readForm(login.html, login.url);
-    const confirm = await submit(loginForm.action, {
+    let confirm = await submit(loginForm.action, {
       ...loginForm.fields,
       username: person.username,
       password: person.password,
     });
+    // a second factor asked for: enrol an authenticator app (then go on past the recovery codes),
+    // or enter a code of the enrolled one
+    for (let step = 0; step < 4 && !/name="decision"/.test(confirm.html); step++) {
+      const next = readForm(confirm.html, confirm.url);
+      if (!/name="code"/.test(confirm.html)) {
+        confirm = await submit(next.action, next.fields);
+        continue;
+      }
+      if (person.secondFactor === undefined)
+        throw new Error(`idgate asked ${person.username} for a second factor: ${confirm.url}`);
+      confirm = await submit(next.action, { ...next.fields, code: person.secondFactor(confirm.html) });
+    }
     confirmations.push(confirm.html);
     const confirmForm = readForm(confirm.html, confirm.url);
     const done = await submit(confirmForm.action, { ...confirmForm.fields, decision });

@@ -24,6 +24,12 @@ export interface TestIssuer {
   followAuthorization(url: string): Promise<Response>;
   /** Lifetime of the access tokens, in seconds. */
   accessTokenTtl: number;
+  /**
+   * When set, every refresh is refused as idgate refuses one for a cluster that requires a second
+   * factor: `invalid_grant` whose description ends with `acr_values=<this>`. Its tokens never
+   * carry that `acr`.
+   */
+  refuseRefreshFor: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -99,6 +105,23 @@ export async function startOidcProviderIssuer(
     },
   };
   const provider = new Provider(issuer, configuration);
+  // Refuses before the provider sees the request, so that, as at idgate, a refused refresh does not
+  // use up its refresh token (the body read here is handed on as an already parsed one).
+  provider.use(async (ctx, next) => {
+    const acr = testIssuer.refuseRefreshFor;
+    if (acr === undefined || ctx.path !== '/token' || ctx.method !== 'POST') return next();
+    const chunks: Buffer[] = [];
+    for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    (ctx.req as typeof ctx.req & { body?: string }).body = body;
+    if (new URLSearchParams(body).get('grant_type') !== 'refresh_token') return next();
+    testIssuer.grants.push('refresh_token');
+    ctx.status = 400;
+    ctx.body = {
+      error: 'invalid_grant',
+      error_description: `cluster alpha requires a sign-in with a second factor (acr ${acr}), and this grant's sign-in had none: sign in again (authorization code or device flow) with acr_values=${acr}`,
+    };
+  });
   const callback = provider.callback();
   const recordGrant = (ctx: KoaContextWithOIDC) => {
     testIssuer.grants.push(String(ctx.oidc.params?.grant_type ?? ''));
@@ -112,6 +135,7 @@ export async function startOidcProviderIssuer(
     grants: [],
     nextAccount: 'alice',
     accessTokenTtl,
+    refuseRefreshFor: undefined,
     approveDevice: (uri, approveOptions) => approveDevice(uri, approveOptions?.deny === true),
     followAuthorization: async (url) => {
       const jar = new Map<string, string>();

@@ -41,7 +41,9 @@ export function mfaShortfall(
 /**
  * Refuses a token for a cluster that requires a second factor from a grant whose sign-in had
  * none: `invalid_grant` (RFC 6749 §5.2; the token endpoint has no step-up error of its own), whose
- * description tells the client to sign in again with `acr_values=urn:idgate:acr:mfa`.
+ * description tells the client to sign in again with `acr_values=urn:idgate:acr:mfa`. That the
+ * description ends with ` acr_values=<acr>` is a contract (docs/kubernetes/clusters.md):
+ * kubectl-idgate reads the acr of its step-up sign-in there.
  * @throws OAuthProtocolError invalid_grant.
  * @example assertMfaFor(clusters, ['kubernetes:prod'], grant.amr);
  */
