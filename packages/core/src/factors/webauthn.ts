@@ -362,16 +362,23 @@ export async function verifyPasskeyAssertion(
   const credential = parseCredential(answer);
   const clientData = credential === undefined ? undefined : clientDataOf(credential);
   if (credential === undefined || clientData === undefined) return fail('invalid');
-  if (!(await takeChallenge(clientData.challenge, 'authenticate', interactionId, user?.id ?? null, context)))
-    return fail('challenge');
+  const taken = await takeChallenge(
+    clientData.challenge,
+    'authenticate',
+    interactionId,
+    user?.id ?? null,
+    context,
+  );
   const factor = await storage.factors.findByCredentialId(credential.id);
-  if (factor === undefined || factor.confirmedAt === null || (user !== null && factor.userId !== user.id))
-    return fail('unknown_credential');
-  if (owner === null) {
+  const known =
+    factor !== undefined && factor.confirmedAt !== null && (user === null || factor.userId === user.id);
+  if (known && owner === null) {
+    // The credential names its user: a refusal from here on is recorded about them.
     const found = await storage.users.findById(factor.userId);
-    if (found === undefined || found.disabled) return fail('unknown_credential');
-    owner = found;
+    if (found !== undefined && !found.disabled) owner = found;
   }
+  if (!taken) return fail('challenge', known ? factor.id : undefined);
+  if (!known || owner === null) return fail('unknown_credential');
   const data = authenticatorDataOf(credential.response.authenticatorData, relyingParty.id);
   if (data === undefined) return fail('invalid', factor.id);
   if (clientData.origin !== relyingParty.origin || !data.rpMatches) return fail('origin', factor.id);
