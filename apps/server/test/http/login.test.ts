@@ -66,7 +66,12 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(html).toContain('<label for="password">Password</label>');
     expect(html).toContain('autocomplete="current-password"');
     expect(html).toContain('Grafana &lt;script&gt;');
-    expect(html).not.toContain('<script');
+    // The client's name is escaped; the one script is idgate's own passkey script, by URL.
+    expect(html.match(/<script[^>]*>/g)).toEqual(['<script src="/oauth/assets/passkey.js" defer>']);
+    expect(html).toContain('autocomplete="username webauthn"');
+    const script = await t.fetch(`${t.issuer}/assets/passkey.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await script.text()).toContain('navigator.credentials.get');
     const css = await t.fetch(`${t.issuer}/assets/idgate.css`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
   });
