@@ -96,7 +96,7 @@ export type {
 } from './factors/second-factor.js';
 export { FACTOR_NAME_LIMIT } from './factors/second-factor.js';
 export type { PasskeyCheck, PasskeyRegistration, RelyingParty, WebAuthnFailure } from './factors/webauthn.js';
-export { relyingPartyOf, WEBAUTHN_CHALLENGE_SECONDS } from './factors/webauthn.js';
+export { passkeysPossible, relyingPartyOf, WEBAUTHN_CHALLENGE_SECONDS } from './factors/webauthn.js';
 export type {
   ExternalPasswordCheck,
   GrantLifetimes,

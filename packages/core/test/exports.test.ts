@@ -114,6 +114,7 @@ describe('public surface of @idgate/core', () => {
       'openPrivateKey',
       'openText',
       'originFields',
+      'passkeysPossible',
       'pooledRandom',
       'purgeAuditEvents',
       'purgeExpiredRecords',

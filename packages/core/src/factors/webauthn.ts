@@ -27,6 +27,18 @@ export function relyingPartyOf(issuer: string, name: string): RelyingParty {
   return { id: url.hostname, origin: url.origin, name };
 }
 
+/**
+ * Whether browsers can use passkeys with an issuer: WebAuthn needs a secure context (https, or
+ * `localhost`) and a domain as the RP ID, never an IP address. The pages offer no passkey otherwise.
+ * @example passkeysPossible('http://127.0.0.1:8080/oauth') // false
+ */
+export function passkeysPossible(issuer: string): boolean {
+  const { protocol, hostname } = new URL(issuer);
+  const ip = /^\d+\.\d+\.\d+\.\d+$/.test(hostname) || hostname.startsWith('[');
+  const local = hostname === 'localhost' || hostname.endsWith('.localhost');
+  return !ip && (protocol === 'https:' || local);
+}
+
 /** How long a browser has to answer a WebAuthn challenge, in seconds. */
 export const WEBAUTHN_CHALLENGE_SECONDS = 300;
 

@@ -1,4 +1,10 @@
-import { FACTOR_NAME_LIMIT, isStandalone, StorageConflictError, type UserRecord } from '@idgate/core';
+import {
+  FACTOR_NAME_LIMIT,
+  isStandalone,
+  passkeysPossible,
+  StorageConflictError,
+  type UserRecord,
+} from '@idgate/core';
 import { FormReader } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -84,7 +90,12 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
   ) => {
     const interaction = await state.createInteraction(reply, { standalone: true });
     // A new challenge each time the page is shown, bound to the page's interaction.
-    const passkeyOptions = await idgate.core.factors.startPasskeyRegistration(user, interaction.id);
+    const passkey = passkeysPossible(idgate.config.issuer)
+      ? {
+          action: paths.passkeys,
+          options: await idgate.core.factors.startPasskeyRegistration(user, interaction.id),
+        }
+      : undefined;
     return sendPage(
       reply,
       status,
@@ -95,7 +106,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
         form: { interactionId: interaction.id, csrfToken: interaction.csrfToken },
         factors: await idgate.core.factors.list(user.id),
         recoveryLeft: await idgate.storage.factors.recoveryCodesLeft(user.id),
-        passkey: { action: paths.passkeys, options: passkeyOptions },
+        passkey,
         ...extra,
       }),
     );

@@ -6,6 +6,7 @@ import {
   isStandalone,
   OAuthProtocolError,
   type PasswordSignIn,
+  passkeysPossible,
   wantsMfa,
 } from '@idgate/core';
 import { FormReader, type FormValues } from '@idgate/schema';
@@ -76,6 +77,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
   const { loginPath } = flow;
   const consentPath = `${new URL(idgate.config.issuer).pathname}/consent`;
   const passkeyPath = `${loginPath}/passkey`;
+  const passkeys = passkeysPossible(idgate.config.issuer);
   const clientName = async (stored: InteractionRequest) =>
     isStandalone(stored) ? undefined : (await idgate.storage.clients.findById(stored.clientId))?.name;
 
@@ -108,10 +110,12 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           })),
         passwordProviders: enabled.filter((p) => p.connector.kind === 'password').map(named),
         // A passkey sign-in: a new single-use challenge each time the page is shown.
-        passkey: {
-          action: passkeyPath,
-          options: await idgate.core.factors.startPasskeyAssertion(null, interaction.id),
-        },
+        passkey: passkeys
+          ? {
+              action: passkeyPath,
+              options: await idgate.core.factors.startPasskeyAssertion(null, interaction.id),
+            }
+          : undefined,
         ...extra,
       }),
       { formRedirects: [redirectOf(stored)] },

@@ -4,6 +4,7 @@ import {
   type InteractionRequest,
   isDeviceApproval,
   isStandalone,
+  passkeysPossible,
   type UserRecord,
 } from '@idgate/core';
 import { FormReader, type FormValues } from '@idgate/schema';
@@ -95,12 +96,13 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
     const need = await idgate.core.factors.need(user.id);
     if (need.enrolled) {
       const factors = await idgate.core.factors.list(user.id);
-      const passkey = factors.some((f) => f.kind === 'webauthn')
-        ? {
-            action: passkeyPath,
-            options: await idgate.core.factors.startPasskeyAssertion(user, interaction.id),
-          }
-        : undefined;
+      const passkey =
+        passkeysPossible(idgate.config.issuer) && factors.some((f) => f.kind === 'webauthn')
+          ? {
+              action: passkeyPath,
+              options: await idgate.core.factors.startPasskeyAssertion(user, interaction.id),
+            }
+          : undefined;
       return sendPage(reply, status, secondFactorPage({ look, action: path, form, passkey, error }), options);
     }
     // None yet: enrol one now (a new key each time the page is shown, the unconfirmed one replaced).
