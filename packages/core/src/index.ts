@@ -95,6 +95,8 @@ export type {
   TotpEnrolment,
 } from './factors/second-factor.js';
 export { FACTOR_NAME_LIMIT } from './factors/second-factor.js';
+export type { PasskeyCheck, PasskeyRegistration, RelyingParty, WebAuthnFailure } from './factors/webauthn.js';
+export { passkeysPossible, relyingPartyOf, WEBAUTHN_CHALLENGE_SECONDS } from './factors/webauthn.js';
 export type {
   ExternalPasswordCheck,
   GrantLifetimes,
@@ -159,6 +161,7 @@ export type {
   TrustRecord,
   UserPatch,
   UserRecord,
+  WebAuthnChallengeRecord,
 } from './model.js';
 export type { AuditEventListQuery, AuditEventRepository } from './ports/audit-storage.js';
 export type { Caller, RequestLog } from './ports/caller.js';

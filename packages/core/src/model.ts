@@ -445,8 +445,8 @@ export interface LoginTransactionRecord {
   consumedAt: Date | null;
 }
 
-/** What kind of second factor a {@link FactorRecord} is; WebAuthn credentials come later. */
-export type FactorKind = 'totp';
+/** What kind of second factor a {@link FactorRecord} is: a TOTP authenticator, or a WebAuthn credential (a passkey or security key). */
+export type FactorKind = 'totp' | 'webauthn';
 
 /**
  * A user's second factor, named by the user. A TOTP factor holds its secret sealed with the
@@ -459,11 +459,37 @@ export interface FactorRecord {
   userId: string;
   kind: FactorKind;
   name: string;
-  /** The sealed secret (a TOTP key); never shown after enrolment. */
+  /**
+   * The sealed secret (a TOTP key), never shown after enrolment; for a WebAuthn credential its
+   * COSE public key in base64url (public, so not sealed, and never shown either).
+   */
   sealedSecret: string;
-  /** The last RFC 6238 time step accepted (TOTP); null before the first. */
+  /**
+   * The last RFC 6238 time step accepted (TOTP); null before the first. For a WebAuthn
+   * credential, its signature counter (0 for authenticators that keep none).
+   */
   lastUsedStep: number | null;
+  /** A WebAuthn credential's id (base64url), unique across users; null for TOTP. */
+  credentialId: string | null;
+  /** A WebAuthn credential's transports as its authenticator reported them; null for TOTP. */
+  transports: string[] | null;
   createdAt: Date;
   confirmedAt: Date | null;
   lastUsedAt: Date | null;
+}
+
+/**
+ * A WebAuthn challenge handed to a browser: single use (taken once, whatever the outcome), short
+ * lived, and bound to the interaction (sign-in or account page form) it was issued for, and for a
+ * registration to the user.
+ */
+export interface WebAuthnChallengeRecord {
+  /** SHA-256 (base64url) of the challenge; the challenge itself is not stored. */
+  id: string;
+  purpose: 'register' | 'authenticate';
+  interactionId: string;
+  /** The user registering, or the user owing a second factor; null for a passkey sign-in. */
+  userId: string | null;
+  createdAt: Date;
+  expiresAt: Date;
 }

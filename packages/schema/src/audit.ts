@@ -128,12 +128,12 @@ export const AUDIT_EVENT_SCHEMAS = {
     }),
   ),
   /**
-   * A second factor was enrolled: a TOTP authenticator confirmed with a valid code (by its user on
-   * the account page). Never the secret.
+   * A second factor was enrolled: a TOTP authenticator confirmed with a valid code, or a passkey
+   * (`webauthn`) registered, by its user on the account page. Never the secret or key.
    */
   'factor.enrolled': event(
     'factor.enrolled',
-    z.object({ factorId: z.string(), kind: z.enum(['totp']), name: z.string() }),
+    z.object({ factorId: z.string(), kind: z.enum(['totp', 'webauthn']), name: z.string() }),
   ),
   /**
    * Second factors were removed: one (`factorId`), or every factor and recovery code of the user
@@ -144,12 +144,41 @@ export const AUDIT_EVENT_SCHEMAS = {
     z.object({ factorId: z.nullable(z.string()), removed: checked(z.int(), z.nonnegative()) }),
   ),
   /** A second factor signed someone in (or confirmed who they are): a TOTP code accepted. */
-  'factor.used': event('factor.used', z.object({ factorId: z.string(), kind: z.enum(['totp']) })),
+  'factor.used': event(
+    'factor.used',
+    z.object({
+      factorId: z.string(),
+      kind: z.enum(['totp', 'webauthn']),
+      passwordless: z.optional(z.boolean()),
+    }),
+  ),
   /**
    * A second factor was refused: `invalid_code` (wrong, stale or replayed code, or a used recovery
-   * code), `locked` (too many failures, see `bruteForce.*`).
+   * code), `locked` (too many failures, see `bruteForce.*`). For a passkey (`kind` `webauthn`, in
+   * its `ceremony`, `register` or `authenticate`, of `factorId` when known): `challenge` (unknown,
+   * used, expired or issued for another form), `unknown_credential` (unknown or removed),
+   * `origin` (another origin or RP ID), `user_verification` (none where it is required), `counter`
+   * (the signature counter did not move forward), `name_taken`, `invalid` (anything else).
    */
-  'factor.failed': event('factor.failed', z.object({ reason: z.enum(['invalid_code', 'locked']) })),
+  'factor.failed': event(
+    'factor.failed',
+    z.object({
+      reason: z.enum([
+        'invalid_code',
+        'locked',
+        'challenge',
+        'unknown_credential',
+        'origin',
+        'user_verification',
+        'counter',
+        'name_taken',
+        'invalid',
+      ]),
+      kind: z.optional(z.enum(['totp', 'webauthn'])),
+      ceremony: z.optional(z.enum(['register', 'authenticate'])),
+      factorId: z.optional(z.string()),
+    }),
+  ),
   /** A recovery code stood in for a second factor; `left` counts the unused codes after it. */
   'recovery-code.used': event('recovery-code.used', z.object({ left: checked(z.int(), z.nonnegative()) })),
   /** A new set of recovery codes replaced the old one (which no longer works). Never the codes. */

@@ -13,7 +13,8 @@ export interface PageHeaders {
   policy(formRedirects: readonly string[]): string;
 }
 
-// What the pages load: one stylesheet and its images from idgate, no script, no font, no frame.
+// What the pages load: one stylesheet and its images from idgate, one script from idgate (the
+// passkey ceremony, `/oauth/assets/passkey.js`; no inline script), no font, no frame.
 const DIRECTIVES = {
   defaultSrc: ["'none'"],
   baseUri: ["'none'"],
@@ -21,7 +22,7 @@ const DIRECTIVES = {
   formAction: ["'self'"],
   frameAncestors: ["'none'"],
   imgSrc: ["'self'"],
-  scriptSrc: null,
+  scriptSrc: ["'self'"],
   styleSrc: ["'self'"],
 } as const;
 

@@ -79,6 +79,27 @@ export interface Messages {
     nameInvalid: string;
     signInFirst: string;
   };
+  /** Passkeys (WebAuthn): signing in with one, as a second factor, adding one on the account page. */
+  passkeys: {
+    signIn: string;
+    useAsSecondFactor: string;
+    add: string;
+    defaultName: string;
+    added: string;
+    cancelled: string;
+    kind: string;
+    created(at: string): string;
+    refused: Record<
+      | 'challenge'
+      | 'unknown_credential'
+      | 'origin'
+      | 'user_verification'
+      | 'counter'
+      | 'name_taken'
+      | 'invalid',
+      string
+    >;
+  };
   /** Error page headings by HTTP status; others keep their English name. */
   statusTitles: Readonly<Record<number, string>>;
   errors: {
@@ -185,6 +206,27 @@ const en: Messages = {
     nameTaken: 'You already have a second factor with that name.',
     nameInvalid: 'Give the authenticator a name of at most 64 characters.',
     signInFirst: 'Sign in first to manage your second factors.',
+  },
+  passkeys: {
+    signIn: 'Sign in with a passkey',
+    useAsSecondFactor: 'Use a passkey or security key',
+    add: 'Add a passkey or security key',
+    defaultName: 'Passkey',
+    added: 'Passkey added.',
+    cancelled: 'The passkey was not used: the browser cancelled or has none for this site.',
+    kind: 'passkey',
+    created: (at) => `added ${at}`,
+    refused: {
+      challenge: 'This passkey request expired or was already used. Try again.',
+      unknown_credential: 'This passkey is not registered here (it may have been removed).',
+      origin: 'This passkey answer came from another site and was refused.',
+      user_verification:
+        'Signing in with a passkey alone needs your device to verify you (PIN or biometrics). Use a password instead, or a device that verifies you.',
+      counter:
+        'This security key reported a signature counter that did not move forward; it may have been cloned. Contact your administrator.',
+      name_taken: 'You already have a second factor of that name.',
+      invalid: 'The passkey answer could not be verified.',
+    },
   },
   statusTitles: {},
   errors: {
@@ -298,6 +340,28 @@ const de: Messages = {
     nameTaken: 'Sie haben schon einen zweiten Faktor mit diesem Namen.',
     nameInvalid: 'Geben Sie dem Authenticator einen Namen mit höchstens 64 Zeichen.',
     signInFirst: 'Melden Sie sich zuerst an, um Ihre zweiten Faktoren zu verwalten.',
+  },
+  passkeys: {
+    signIn: 'Mit einem Passkey anmelden',
+    useAsSecondFactor: 'Passkey oder Sicherheitsschlüssel verwenden',
+    add: 'Passkey oder Sicherheitsschlüssel hinzufügen',
+    defaultName: 'Passkey',
+    added: 'Passkey hinzugefügt.',
+    cancelled:
+      'Der Passkey wurde nicht verwendet: Der Browser hat abgebrochen oder hat keinen für diese Seite.',
+    kind: 'Passkey',
+    created: (at) => `hinzugefügt ${at}`,
+    refused: {
+      challenge: 'Diese Passkey-Anfrage ist abgelaufen oder wurde schon verwendet. Versuchen Sie es erneut.',
+      unknown_credential: 'Dieser Passkey ist hier nicht registriert (vielleicht wurde er entfernt).',
+      origin: 'Diese Passkey-Antwort kam von einer anderen Seite und wurde abgelehnt.',
+      user_verification:
+        'Die Anmeldung nur mit einem Passkey verlangt, dass Ihr Gerät Sie prüft (PIN oder Biometrie). Verwenden Sie ein Passwort oder ein Gerät, das Sie prüft.',
+      counter:
+        'Dieser Sicherheitsschlüssel meldete einen Signaturzähler, der nicht weiterzählte; er könnte kopiert worden sein. Wenden Sie sich an Ihre Administration.',
+      name_taken: 'Sie haben schon einen zweiten Faktor mit diesem Namen.',
+      invalid: 'Die Passkey-Antwort konnte nicht geprüft werden.',
+    },
   },
   statusTitles: {
     400: 'Ungültige Anfrage',

@@ -325,9 +325,21 @@ export interface FactorsTable {
   /** Null for TOTP; a WebAuthn credential's id. */
   credential_id: string | null;
   counter: number | null;
+  /** Added by 0028_webauthn: a WebAuthn credential's transports (JSON array); null for TOTP. */
+  transports: string | null;
   created_at: number;
   confirmed_at: number | null;
   last_used_at: number | null;
+}
+
+/** WebAuthn challenges (0028_webauthn), by the SHA-256 of the challenge; taken once. */
+export interface WebauthnChallengesTable {
+  id: string;
+  purpose: string;
+  interaction_id: string;
+  user_id: string | null;
+  created_at: number;
+  expires_at: number;
 }
 
 /** A user's recovery codes by SHA-256 (hex). */
@@ -372,6 +384,7 @@ export interface Schema {
   factors: FactorsTable;
   recovery_codes: RecoveryCodesTable;
   mfa_requirements: MfaRequirementsTable;
+  webauthn_challenges: WebauthnChallengesTable;
   declared_objects: DeclaredObjectsTable;
 }
 
@@ -436,6 +449,7 @@ export interface ChangeLogTable {
 
 /** Every table, children first, for code that must visit all of them. */
 export const TABLES = [
+  'webauthn_challenges',
   'declared_objects',
   'mfa_requirements',
   'recovery_codes',

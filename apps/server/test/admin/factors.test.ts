@@ -162,5 +162,35 @@ describe.each(testDatabaseUrls())(
       expect(tokens.claims()).toMatchObject({ acr: 'urn:idgate:acr:mfa', amr: ['pwd', 'otp', 'mfa'] });
       expect(decodeJwt(tokens.access_token)).toMatchObject({ acr: 'urn:idgate:acr:mfa' });
     });
+
+    it('lists a passkey as kind webauthn without its key or credential id, and removes it', async () => {
+      const kai = (await t.server.services.storage.users.findByUsername('kai'))?.id as string;
+      const at = new Date(clock.now());
+      await t.server.services.storage.factors.create({
+        id: 'pk-kai',
+        userId: kai,
+        kind: 'webauthn',
+        name: 'yubikey',
+        sealedSecret: 'pQECAyYgASFYIKEY',
+        lastUsedStep: 0,
+        credentialId: 'cred-kai',
+        transports: ['usb'],
+        createdAt: at,
+        confirmedAt: at,
+        lastUsedAt: null,
+      });
+      const listed = await admin.listUserFactors('kai');
+      expect(listed.factors).toContainEqual({
+        id: 'pk-kai',
+        kind: 'webauthn',
+        name: 'yubikey',
+        createdAt: at.toISOString(),
+        lastUsedAt: null,
+      });
+      expect(JSON.stringify(listed)).not.toMatch(/cred-kai|pQECAyYgASFYIKEY|usb/);
+      await admin.removeUserFactor('kai', 'pk-kai');
+      expect((await admin.listUserFactors('kai')).factors.map((f) => f.kind)).not.toContain('webauthn');
+      expect(await t.server.services.storage.factors.findByCredentialId('cred-kai')).toBeUndefined();
+    });
   },
 );

@@ -25,20 +25,22 @@ export async function freePort(): Promise<number> {
  */
 export interface TestServer extends TestHarness {
   server: RunningServer;
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>` (or `http://localhost:<port>`) */
   baseUrl: string;
 }
 
 export async function startTestServer(
   kind: TestDatabaseKind,
   overrides: IdgateConfigInput = {},
-  options: { clock?: Clock } = {},
+  options: { clock?: Clock; hostname?: 'localhost' } = {},
 ): Promise<TestServer> {
   const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
+  // WebAuthn refuses IP literals as RP IDs: a passkey test names the issuer `localhost`.
+  const { hostname = '127.0.0.1', ...rest } = options;
+  const baseUrl = `http://${hostname}:${port}`;
   const harness = await startHarness(
     kind,
-    { issuer: `${baseUrl}/oauth`, overrides: { host: '127.0.0.1', port, ...overrides }, ...options },
+    { issuer: `${baseUrl}/oauth`, overrides: { host: '127.0.0.1', port, ...overrides }, ...rest },
     (config, composeOptions) => startServer(config, composeOptions),
   );
   return { ...harness, baseUrl };

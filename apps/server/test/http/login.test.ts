@@ -66,7 +66,13 @@ describe.each(testDatabaseUrls())('the login page on $name', (kind) => {
     expect(html).toContain('<label for="password">Password</label>');
     expect(html).toContain('autocomplete="current-password"');
     expect(html).toContain('Grafana &lt;script&gt;');
+    // The client's name is escaped; an http issuer not on localhost cannot have passkeys, so its
+    // page has no passkey form and no script (test/browser/passkeys.test.ts has the one with them).
     expect(html).not.toContain('<script');
+    expect(html).toContain('autocomplete="username"');
+    const script = await t.fetch(`${t.issuer}/assets/passkey.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await script.text()).toContain('navigator.credentials.get');
     const css = await t.fetch(`${t.issuer}/assets/idgate.css`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
   });

@@ -24,6 +24,7 @@ const POLICY = [
   "frame-ancestors 'none'",
   "img-src 'self'",
   "object-src 'none'",
+  "script-src 'self'",
   "script-src-attr 'none'",
   "style-src 'self'",
 ];

@@ -12,10 +12,13 @@ export const ACR_VALUES_SUPPORTED: readonly string[] = [ACR.mfa, ACR.singleFacto
 
 /**
  * RFC 8176 authentication method references: `pwd` a password, `otp` a one-time password (a TOTP
- * code, and a recovery code, which is a one-time password too), `mfa` more than one factor; and
+ * code, and a recovery code, which is a one-time password too), `hwk` a hardware-bound key (a
+ * WebAuthn passkey or security key), `user` the authenticator verified its user (a WebAuthn
+ * assertion with the UV flag: a PIN or a biometric, the authenticator does not say which), `mfa`
+ * more than one factor; and
  * idgate's own `fed`, a sign-in at an upstream identity provider (RFC 8176 §2 allows more values).
  */
-export type AuthenticationMethod = 'pwd' | 'fed' | 'otp' | 'mfa';
+export type AuthenticationMethod = 'pwd' | 'fed' | 'otp' | 'hwk' | 'user' | 'mfa';
 
 /**
  * The `amr` of a sign-in: its methods, plus `mfa` when there were two factors.

@@ -78,6 +78,8 @@ export async function startTotpEnrolment(
     name,
     sealedSecret: await sealText(secret, context.secret, sealContext({ userId: user.id, id }), random),
     lastUsedStep: null,
+    credentialId: null,
+    transports: null,
     createdAt: new Date(context.clock.now()),
     confirmedAt: null,
     lastUsedAt: null,

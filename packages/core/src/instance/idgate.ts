@@ -29,6 +29,13 @@ import {
   startTotpEnrolment,
   verifySecondFactor,
 } from '../factors/second-factor.js';
+import {
+  finishPasskeyRegistration,
+  relyingPartyOf,
+  startPasskeyAuthentication,
+  startPasskeyRegistration,
+  verifyPasskeyAssertion,
+} from '../factors/webauthn.js';
 import type { GrantStorage, TokenEndpointContext } from '../grants/context.js';
 import { issueFederatedTokens } from '../grants/federation.js';
 import { refreshSuccessorKey } from '../grants/refresh-token.js';
@@ -154,6 +161,11 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     productName: policy.productName ?? 'idgate',
     throttle,
     auditIds,
+  };
+  const webauthnContext = {
+    ...factorContext,
+    storage,
+    relyingParty: relyingPartyOf(issuer, factorContext.productName),
   };
   const mapping = { storage, clock, auditIds };
   const directory = { ...mapping, providers, secret, random };
@@ -346,6 +358,14 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
           { ...caller, address: caller.address ?? 'unknown' },
           factorContext,
         ),
+      startPasskeyRegistration: (user, interactionId) =>
+        startPasskeyRegistration(user, interactionId, webauthnContext),
+      finishPasskeyRegistration: (user, interactionId, name, answer, caller) =>
+        finishPasskeyRegistration(user, interactionId, name, answer, caller, webauthnContext),
+      startPasskeyAssertion: (user, interactionId) =>
+        startPasskeyAuthentication(user, interactionId, webauthnContext),
+      verifyPasskey: (user, interactionId, answer, firstMethods, caller) =>
+        verifyPasskeyAssertion(user, interactionId, answer, firstMethods, caller, webauthnContext),
       regenerateRecoveryCodes: (user, caller) => regenerateRecoveryCodes(user, caller, factorContext),
       remove: (user, factorId, actor, caller) => removeFactors(user, factorId, actor, caller, factorContext),
       require: (user, required, actor, caller) =>

@@ -30,6 +30,7 @@ import type {
   SecondFactorNeed,
   TotpEnrolment,
 } from '../factors/second-factor.js';
+import type { PasskeyCheck, PasskeyRegistration } from '../factors/webauthn.js';
 import type { ApiKeyRecord, ClientRecord, GrantUpstream, UserRecord } from '../model.js';
 import type { Caller } from '../ports/caller.js';
 import type { Clock, Random } from '../ports/runtime.js';
@@ -188,6 +189,29 @@ export interface Idgate {
       firstMethods: readonly AuthenticationMethod[],
       caller: Caller,
     ): Promise<SecondFactorCheck>;
+    /** The `navigator.credentials.create()` options for a passkey of `user`, bound to the form's interaction. */
+    startPasskeyRegistration(user: UserRecord, interactionId: string): Promise<Record<string, unknown>>;
+    /** Verifies the browser's answer (its JSON) and stores the passkey named `name`. */
+    finishPasskeyRegistration(
+      user: UserRecord,
+      interactionId: string,
+      name: string,
+      answer: string,
+      caller: Caller,
+    ): Promise<PasskeyRegistration>;
+    /**
+     * The `navigator.credentials.get()` options: for a passkey sign-in (`user` null, user
+     * verification required) or as the second factor of `user`.
+     */
+    startPasskeyAssertion(user: UserRecord | null, interactionId: string): Promise<Record<string, unknown>>;
+    /** Verifies a passkey assertion (its JSON); the answer carries the sign-in's user and `amr`. */
+    verifyPasskey(
+      user: UserRecord | null,
+      interactionId: string,
+      answer: string,
+      firstMethods: readonly AuthenticationMethod[],
+      caller: Caller,
+    ): Promise<PasskeyCheck>;
     regenerateRecoveryCodes(user: UserRecord, caller: Caller): Promise<string[]>;
     /** Removes one factor, or (`factorId` undefined) every factor and recovery code; how many factors. */
     remove(

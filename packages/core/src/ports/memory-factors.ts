@@ -1,4 +1,4 @@
-import type { FactorRecord } from '../model.js';
+import type { FactorRecord, WebAuthnChallengeRecord } from '../model.js';
 import { type FactorRepository, StorageConflictError } from './storage.js';
 
 /** The factor tables of the in-memory storage. */
@@ -7,10 +7,16 @@ export interface FactorTables {
   /** Keyed by `userId:hash`; the value is when the code was used, null while unused. */
   recoveryCodes: Map<string, { userId: string; usedAt: Date | null }>;
   mfaRequired: Set<string>;
+  webauthnChallenges: Map<string, WebAuthnChallengeRecord>;
 }
 
 export function emptyFactorTables(): FactorTables {
-  return { factors: new Map(), recoveryCodes: new Map(), mfaRequired: new Set() };
+  return {
+    factors: new Map(),
+    recoveryCodes: new Map(),
+    mfaRequired: new Set(),
+    webauthnChallenges: new Map(),
+  };
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -37,6 +43,8 @@ export function createMemoryFactorRepository(tables: () => FactorTables): { fact
         if (tables().factors.has(factor.id)) throw new StorageConflictError('id');
         if (all.some((f) => f.userId === factor.userId && f.name === factor.name))
           throw new StorageConflictError('name');
+        if (factor.credentialId !== null && all.some((f) => f.credentialId === factor.credentialId))
+          throw new StorageConflictError('credentialId');
         tables().factors.set(factor.id, copy(factor));
         return copy(factor);
       },
@@ -53,6 +61,17 @@ export function createMemoryFactorRepository(tables: () => FactorTables): { fact
         if (factor === undefined || factor.confirmedAt === null) return false;
         if (factor.lastUsedStep !== null && factor.lastUsedStep >= step) return false;
         factor.lastUsedStep = step;
+        factor.lastUsedAt = new Date(at);
+        return true;
+      },
+      async findByCredentialId(credentialId) {
+        return copy([...tables().factors.values()].find((f) => f.credentialId === credentialId));
+      },
+      async useSignCount(userId, id, previous, next, at) {
+        const factor = own(userId, id);
+        if (factor === undefined || factor.confirmedAt === null || factor.lastUsedStep !== previous)
+          return false;
+        factor.lastUsedStep = next;
         factor.lastUsedAt = new Date(at);
         return true;
       },
@@ -88,6 +107,17 @@ export function createMemoryFactorRepository(tables: () => FactorTables): { fact
       },
       async isRequired(userId) {
         return tables().mfaRequired.has(userId);
+      },
+      async saveChallenge(challenge, now) {
+        const challenges = tables().webauthnChallenges;
+        for (const [id, c] of challenges) if (c.expiresAt.getTime() <= now.getTime()) challenges.delete(id);
+        challenges.set(challenge.id, copy(challenge));
+      },
+      async takeChallenge(id) {
+        const challenges = tables().webauthnChallenges;
+        const challenge = challenges.get(id);
+        challenges.delete(id);
+        return copy(challenge);
       },
     },
   };

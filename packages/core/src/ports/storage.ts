@@ -16,6 +16,7 @@ import type {
   TrustRecord,
   UserPatch,
   UserRecord,
+  WebAuthnChallengeRecord,
 } from '../model.js';
 import type { AuditEventRepository } from './audit-storage.js';
 import type { DeclaredObjectRepository } from './declaration-storage.js';
@@ -345,6 +346,13 @@ export interface FactorRepository {
   confirm(userId: string, id: string, step: number, at: Date): Promise<boolean>;
   /** Records `step` as used only when it is after the last one (compare-and-set): false on a replay. */
   useStep(userId: string, id: string, step: number, at: Date): Promise<boolean>;
+  /** The confirmed or unconfirmed WebAuthn factor of that credential id, whoever's it is. */
+  findByCredentialId(credentialId: string): Promise<FactorRecord | undefined>;
+  /**
+   * Records a WebAuthn assertion: the signature counter becomes `next` only while it is still
+   * `previous` (compare-and-set, so of two assertions one wins); false otherwise or when gone.
+   */
+  useSignCount(userId: string, id: string, previous: number, next: number, at: Date): Promise<boolean>;
   remove(userId: string, id: string): Promise<boolean>;
   /** Removes every factor and recovery code of the user; how many factors. */
   removeAll(userId: string): Promise<number>;
@@ -356,6 +364,10 @@ export interface FactorRepository {
   recoveryCodesLeft(userId: string): Promise<number>;
   setRequired(userId: string, required: boolean, at: Date): Promise<void>;
   isRequired(userId: string): Promise<boolean>;
+  /** Stores a WebAuthn challenge, dropping the expired ones. */
+  saveChallenge(challenge: WebAuthnChallengeRecord, now: Date): Promise<void>;
+  /** Takes (deletes and returns) a challenge by id: once only, expired or not. */
+  takeChallenge(id: string): Promise<WebAuthnChallengeRecord | undefined>;
 }
 
 export interface Storage {

@@ -8,8 +8,8 @@ import { Timestamp } from './fields.js';
  */
 export const UserFactor = /* @__PURE__ */ z.object({
   id: /* @__PURE__ */ z.string(),
-  /** `totp` (an authenticator app); WebAuthn credentials will come as another kind. */
-  kind: /* @__PURE__ */ z.enum(['totp']),
+  /** `totp` (an authenticator app) or `webauthn` (a passkey or security key). */
+  kind: /* @__PURE__ */ z.enum(['totp', 'webauthn']),
   name: /* @__PURE__ */ z.string(),
   createdAt: Timestamp,
   lastUsedAt: /* @__PURE__ */ z.nullable(Timestamp),

@@ -1,5 +1,6 @@
 import type { PageLook } from '../look.js';
 import { type Html, html, page } from './html.js';
+import { passkeyForm } from './passkey.js';
 
 /** An external identity provider offered on the login page. */
 export interface LoginProvider {
@@ -21,6 +22,8 @@ export function loginPage(options: {
   /** Password providers (LDAP) the form may check the credentials with, besides local accounts. */
   passwordProviders?: Array<{ name: string; displayName: string }>;
   provider?: string | undefined;
+  /** Signing in with a passkey alone: where the answer posts and the `get()` options. */
+  passkey?: { action: string; options: Record<string, unknown> } | undefined;
 }): string {
   const { look } = options;
   const { t } = look;
@@ -48,11 +51,24 @@ ${(options.passwordProviders ?? []).map((p) => html`<option value="${p.name}"${p
 </select>`
 }
 <label for="username">${t.username}</label>
-<input type="text" id="username" name="username" value="${options.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required${options.error === undefined ? '' : ' aria-describedby="login-error"'} autofocus>
+<input type="text" id="username" name="username" value="${options.username ?? ''}" autocomplete="${options.passkey === undefined ? 'username' : 'username webauthn'}" autocapitalize="none" spellcheck="false" required${options.error === undefined ? '' : ' aria-describedby="login-error"'} autofocus>
 <label for="password">${t.password}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <button type="submit">${t.signIn}</button>
 </form>
+${
+  options.passkey === undefined
+    ? undefined
+    : passkeyForm({
+        look,
+        action: options.passkey.action,
+        form: { interactionId: options.interactionId, csrfToken: options.csrfToken },
+        // After a refusal the autofill is not offered again at once: the button is.
+        kind: options.error === undefined ? 'conditional' : 'authenticate',
+        webauthn: options.passkey.options,
+        label: t.passkeys.signIn,
+      })
+}
 ${
   providers.length === 0
     ? undefined

@@ -1,6 +1,7 @@
 import { renderSVG } from 'uqr';
 import type { PageLook } from '../look.js';
 import { Html, html, page } from './html.js';
+import { passkeyForm } from './passkey.js';
 
 /** The hidden fields every second-factor form carries: the interaction and its CSRF token. */
 export interface FormBinding {
@@ -19,11 +20,13 @@ const codeInput = (look: PageLook, error: string | undefined, autocomplete: stri
   html`<label for="code">${look.t.factors.code}</label>
 <input type="text" id="code" name="code" inputmode="text" autocomplete="${autocomplete}" autocapitalize="none" spellcheck="false" maxlength="32" required${error === undefined ? '' : html` aria-describedby="code-error"`} autofocus>`;
 
-/** The step after the password: a TOTP code or a recovery code. */
+/** The step after the password: a TOTP code or a recovery code, or a passkey. */
 export function secondFactorPage(options: {
   look: PageLook;
   action: string;
   form: FormBinding;
+  /** The user's passkeys, when they have any: where the answer posts and the `get()` options. */
+  passkey?: { action: string; options: Record<string, unknown> } | undefined;
   error?: string | undefined;
 }): string {
   const { look } = options;
@@ -38,7 +41,19 @@ ${alertOf(options.error)}
 ${hidden(options.form)}
 ${codeInput(look, options.error, 'one-time-code')}
 <button type="submit">${t.factors.verify}</button>
-</form>`,
+</form>
+${
+  options.passkey === undefined
+    ? undefined
+    : passkeyForm({
+        look,
+        action: options.passkey.action,
+        form: options.form,
+        kind: 'authenticate',
+        webauthn: options.passkey.options,
+        label: t.passkeys.useAsSecondFactor,
+      })
+}`,
   });
 }
 
@@ -116,7 +131,9 @@ ${hidden(next.form)}
 /** A factor as the account page lists it. */
 export interface ListedFactor {
   id: string;
+  kind: 'totp' | 'webauthn';
   name: string;
+  createdAt: Date;
   lastUsedAt: Date | null;
 }
 
@@ -128,6 +145,8 @@ export function accountPage(options: {
   form: FormBinding;
   factors: readonly ListedFactor[];
   recoveryLeft: number;
+  /** Adding a passkey: where its form posts and the `navigator.credentials.create()` options. */
+  passkey?: { action: string; options: Record<string, unknown> } | undefined;
   notice?: string | undefined;
   error?: string | undefined;
 }): string {
@@ -136,7 +155,7 @@ export function accountPage(options: {
   const listed = options.factors.map(
     (
       f,
-    ) => html`<li><strong>${f.name}</strong>${f.lastUsedAt === null ? undefined : html` <span class="muted">(${t.factors.lastUsed(f.lastUsedAt.toISOString().slice(0, 10))})</span>`}
+    ) => html`<li><strong>${f.name}</strong>${f.kind === 'webauthn' ? html` <span class="muted">(${t.passkeys.kind})</span>` : undefined} <span class="muted">${t.passkeys.created(f.createdAt.toISOString().slice(0, 10))}</span>${f.lastUsedAt === null ? undefined : html` <span class="muted">(${t.factors.lastUsed(f.lastUsedAt.toISOString().slice(0, 10))})</span>`}
 <form method="post" action="${paths.remove}">
 ${hidden(form)}
 <input type="hidden" name="factor" value="${f.id}">
@@ -157,6 +176,20 @@ ${hidden(form)}
 <input type="text" id="name" name="name" value="${t.factors.defaultName}" maxlength="64" required>
 <button type="submit">${t.factors.add}</button>
 </form>
+${
+  options.passkey === undefined
+    ? undefined
+    : passkeyForm({
+        look,
+        action: options.passkey.action,
+        form,
+        kind: 'register',
+        webauthn: options.passkey.options,
+        label: t.passkeys.add,
+        fields: html`<label for="passkey-name">${t.factors.name}</label>
+<input type="text" id="passkey-name" name="name" value="${t.passkeys.defaultName}" maxlength="64" required>`,
+      })
+}
 ${
   options.factors.length === 0
     ? undefined

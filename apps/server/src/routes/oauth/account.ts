@@ -1,4 +1,10 @@
-import { FACTOR_NAME_LIMIT, isStandalone, StorageConflictError, type UserRecord } from '@idgate/core';
+import {
+  FACTOR_NAME_LIMIT,
+  isStandalone,
+  passkeysPossible,
+  StorageConflictError,
+  type UserRecord,
+} from '@idgate/core';
 import { FormReader } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -19,6 +25,14 @@ const BoundForm = z.object(Binding);
 const AddForm = z.object({
   ...Binding,
   name: z.string().trim().min(1).max(FACTOR_NAME_LIMIT).describe('what the user calls the authenticator'),
+});
+const PasskeyForm = z.object({
+  ...Binding,
+  name: z.string().trim().min(1).max(FACTOR_NAME_LIMIT).describe('what the user calls the passkey'),
+  credential: z
+    .string()
+    .max(64 * 1024)
+    .describe("the browser's answer to navigator.credentials.create(), as JSON (RegistrationResponseJSON)"),
 });
 const FactorForm = z.object({ ...Binding, factor: z.string().max(64).describe('the factor id') });
 const ConfirmForm = z.object({
@@ -49,6 +63,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     add: `${base}/totp`,
     confirm: `${base}/totp/confirm`,
     remove: `${base}/factors/remove`,
+    passkeys: `${base}/passkeys`,
     recoveryCodes: `${base}/recovery-codes`,
   };
 
@@ -74,6 +89,13 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     extra: { notice?: string; error?: string } = {},
   ) => {
     const interaction = await state.createInteraction(reply, { standalone: true });
+    // A new challenge each time the page is shown, bound to the page's interaction.
+    const passkey = passkeysPossible(idgate.config.issuer)
+      ? {
+          action: paths.passkeys,
+          options: await idgate.core.factors.startPasskeyRegistration(user, interaction.id),
+        }
+      : undefined;
     return sendPage(
       reply,
       status,
@@ -84,6 +106,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
         form: { interactionId: interaction.id, csrfToken: interaction.csrfToken },
         factors: await idgate.core.factors.list(user.id),
         recoveryLeft: await idgate.storage.factors.recoveryCodesLeft(user.id),
+        passkey,
         ...extra,
       }),
     );
@@ -191,6 +214,54 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
       if (!done.ok) return showEnrolment(request, reply, got.user, factor.name, 401, t.factors.wrongCode);
       if (done.recoveryCodes === null)
         return showAccount(request, reply, got.user, 200, { notice: t.factors.enrolled });
+      const look = flow.look(request);
+      return sendPage(
+        reply,
+        200,
+        recoveryCodesPage({ look, codes: done.recoveryCodes, next: { href: base } }),
+      );
+    },
+  );
+
+  app.post<{ Body: FormBody | undefined }>(
+    '/oauth/account/passkeys',
+    pageRoute({
+      operationId: 'registerPasskey',
+      summary: 'Add a passkey or security key',
+      description:
+        "The browser's answer to the account page's WebAuthn registration options (a discoverable credential, user verification required), verified for the issuer's origin and RP ID and the page's single-use challenge.",
+      body: { form: PasskeyForm },
+      responses: {
+        ...formAnswers,
+        401: PAGE_ANSWERS.error('not signed in, or the answer was refused (the message says why)'),
+        409: PAGE_ANSWERS.error('a second factor of that name exists'),
+      },
+    }),
+    async (request, reply) => {
+      const got = await bound(request, reply, PasskeyForm);
+      if ('answer' in got) return got.answer;
+      const { t } = flow.look(request);
+      const name = present(got.form.field('name'));
+      const answer = present(got.form.field('credential'));
+      const interactionId = present(got.form.field('interaction')) as string;
+      if (name === undefined)
+        return showAccount(request, reply, got.user, 400, { error: t.factors.nameInvalid });
+      if (answer === undefined)
+        return showAccount(request, reply, got.user, 400, { error: t.passkeys.refused.invalid });
+      const caller = { ...requestOrigin(request), address: request.ip };
+      const done = await idgate.core.factors.finishPasskeyRegistration(
+        got.user,
+        interactionId,
+        name,
+        answer,
+        caller,
+      );
+      if (!done.ok)
+        return showAccount(request, reply, got.user, done.failure === 'name_taken' ? 409 : 401, {
+          error: t.passkeys.refused[done.failure],
+        });
+      if (done.recoveryCodes === null)
+        return showAccount(request, reply, got.user, 200, { notice: t.passkeys.added });
       const look = flow.look(request);
       return sendPage(
         reply,

@@ -8,6 +8,7 @@ import { AuthorizationRequestForm } from '@idgate/schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { extensionOf, LOGO_TYPES } from '../../config.js';
 import { type FormBody, isFormRequest } from '../../http/form.js';
+import { PASSKEY_SCRIPT } from '../../pages/assets/passkey-script.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute } from '../../pages/form-action.js';
 import { BrowserState } from '../../pages/state.js';
@@ -90,6 +91,34 @@ export async function authorizeRoutes(app: FastifyInstance): Promise<void> {
     },
     async (_request, reply) =>
       reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=86400').send(css),
+  );
+
+  app.get(
+    `/oauth/assets/passkey.js`,
+    {
+      config: {
+        doc: {
+          operationId: 'getPasskeyScript',
+          summary: "The pages' passkey script",
+          description:
+            "The only script of the pages (CSP `script-src 'self'`): runs the WebAuthn ceremony of a passkey form and posts its answer.",
+          tags: ['pages'],
+          responses: {
+            200: {
+              description: 'the script',
+              content: { 'text/javascript': 'JavaScript' },
+              headers: { 'Cache-Control': 'public, max-age=86400' },
+            },
+          },
+        },
+      },
+    },
+    async (_request, reply) =>
+      reply
+        .type('text/javascript; charset=utf-8')
+        .header('cache-control', 'public, max-age=86400')
+        .header('x-content-type-options', 'nosniff')
+        .send(PASSKEY_SCRIPT),
   );
 
   if (logo !== undefined) {

@@ -6,6 +6,7 @@ import {
   isStandalone,
   OAuthProtocolError,
   type PasswordSignIn,
+  passkeysPossible,
   wantsMfa,
 } from '@idgate/core';
 import { FormReader, type FormValues } from '@idgate/schema';
@@ -29,6 +30,14 @@ import { secondFactorUrl } from './second-factor.js';
 const Interaction = InteractionId.describe('the sign-in request (interaction) the form belongs to');
 const LoginQuery = z.object({ interaction: Interaction.optional() });
 const Csrf = z.string().describe("the form's CSRF token");
+const PasskeyForm = z.object({
+  interaction: InteractionId.describe('the sign-in request (interaction) the form belongs to'),
+  csrf: z.string().describe("the form's CSRF token"),
+  credential: z
+    .string()
+    .max(64 * 1024)
+    .describe("the browser's answer to navigator.credentials.get(), as JSON (AuthenticationResponseJSON)"),
+});
 const LoginForm = z.object({
   interaction: Interaction,
   csrf: Csrf,
@@ -67,6 +76,8 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
   const flow = new AuthorizationFlow(idgate, state);
   const { loginPath } = flow;
   const consentPath = `${new URL(idgate.config.issuer).pathname}/consent`;
+  const passkeyPath = `${loginPath}/passkey`;
+  const passkeys = passkeysPossible(idgate.config.issuer);
   const clientName = async (stored: InteractionRequest) =>
     isStandalone(stored) ? undefined : (await idgate.storage.clients.findById(stored.clientId))?.name;
 
@@ -98,6 +109,13 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
             href: `${loginPath}/${p.config.name}?interaction=${encodeURIComponent(interaction.id)}`,
           })),
         passwordProviders: enabled.filter((p) => p.connector.kind === 'password').map(named),
+        // A passkey sign-in: a new single-use challenge each time the page is shown.
+        passkey: passkeys
+          ? {
+              action: passkeyPath,
+              options: await idgate.core.factors.startPasskeyAssertion(null, interaction.id),
+            }
+          : undefined,
         ...extra,
       }),
       { formRedirects: [redirectOf(stored)] },
@@ -274,6 +292,60 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       await idgate.storage.interactions.setUser(interaction.id, login.user.id, session.authTime, ['pwd']);
       if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
       return proceedWith(reply, stored, state.authentication(session, login.user, true), interaction.id);
+    },
+  );
+
+  app.post<{ Body: FormBody | undefined }>(
+    '/oauth/login/passkey',
+    pageRoute({
+      operationId: 'signInWithPasskey',
+      summary: 'Sign in with a passkey alone',
+      description:
+        "The browser's answer to the login page's WebAuthn options (a discoverable credential, user verification required, also from the username field's autofill), for the page's single-use challenge. A multi-factor sign-in by itself: `amr` `hwk user mfa`, `acr` `urn:idgate:acr:mfa`.",
+      body: { form: PasskeyForm },
+      responses: {
+        200: PAGE_ANSWERS.page('the consent page, or a standalone sign-in done'),
+        303: PAGE_ANSWERS.redirect('back to the application, or on to the next step of the flow'),
+        400: PAGE_ANSWERS.error('the sign-in request expired'),
+        401: PAGE_ANSWERS.error('the passkey was refused: the message says why'),
+        403: PAGE_ANSWERS.error('the CSRF token does not match'),
+      },
+    }),
+    async (request, reply) => {
+      const form = new FormReader(PasskeyForm, request.body ?? {});
+      const interaction = await state.loadInteraction(request, present(form.field('interaction')));
+      if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
+      if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
+        return flow.errorPage(reply, 403, (t) => t.errors.notFromSignInPage);
+      }
+      const { t } = flow.look(request);
+      const answer = present(form.field('credential'));
+      if (answer === undefined)
+        return showLogin(reply, 400, interaction, { error: t.passkeys.refused.invalid });
+      const check = await idgate.core.factors.verifyPasskey(null, interaction.id, answer, [], {
+        ...requestOrigin(request),
+        address: request.ip,
+      });
+      if (!check.ok) return showLogin(reply, 401, interaction, { error: t.passkeys.refused[check.failure] });
+      const user = await idgate.storage.users.findById(check.userId);
+      if (user === undefined) return flow.errorPage(reply, 400, EXPIRED);
+      const stored = interaction.request;
+      const session = await state.startSession(request, reply, user, null, check.amr);
+      if (isStandalone(stored)) {
+        await state.finishInteraction(reply, interaction.id);
+        return sendPage(
+          reply,
+          200,
+          messagePage({
+            look: flow.look(request),
+            title: t.signedIn,
+            message: t.signedInMessage(user.username),
+          }),
+        );
+      }
+      await idgate.storage.interactions.setUser(interaction.id, user.id, session.authTime, check.amr);
+      if (isDeviceApproval(stored)) return flow.confirmDevice(reply, interaction.id);
+      return proceedWith(reply, stored, state.authentication(session, user, true), interaction.id);
     },
   );
 

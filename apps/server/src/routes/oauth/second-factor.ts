@@ -4,6 +4,7 @@ import {
   type InteractionRequest,
   isDeviceApproval,
   isStandalone,
+  passkeysPossible,
   type UserRecord,
 } from '@idgate/core';
 import { FormReader, type FormValues } from '@idgate/schema';
@@ -37,6 +38,14 @@ const CodeForm = z.object({
     .describe('the factor being enrolled, when the code confirms an enrolment at sign-in'),
 });
 const ContinueForm = z.object({ interaction: Interaction, csrf: z.string() });
+const PasskeyForm = z.object({
+  interaction: Interaction,
+  csrf: z.string().describe("the form's CSRF token"),
+  credential: z
+    .string()
+    .max(64 * 1024)
+    .describe("the browser's answer to navigator.credentials.get(), as JSON (AuthenticationResponseJSON)"),
+});
 
 const EXPIRED = (t: Messages) => t.errors.signInExpired;
 
@@ -62,6 +71,7 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
   const flow = new AuthorizationFlow(idgate, state);
   const path = `${new URL(idgate.config.issuer).pathname}/second-factor`;
   const continuePath = `${path}/continue`;
+  const passkeyPath = `${path}/passkey`;
 
   /** The interaction and the user owing it a second factor, when the browser holds both. */
   const pending = async (request: FastifyRequest, sent: string | undefined) => {
@@ -84,8 +94,17 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
     // The form's answer may redirect to the application (CSP form-action), as the login form's.
     const options = { formRedirects: [redirectOf(interaction.request)] };
     const need = await idgate.core.factors.need(user.id);
-    if (need.enrolled)
-      return sendPage(reply, status, secondFactorPage({ look, action: path, form, error }), options);
+    if (need.enrolled) {
+      const factors = await idgate.core.factors.list(user.id);
+      const passkey =
+        passkeysPossible(idgate.config.issuer) && factors.some((f) => f.kind === 'webauthn')
+          ? {
+              action: passkeyPath,
+              options: await idgate.core.factors.startPasskeyAssertion(user, interaction.id),
+            }
+          : undefined;
+      return sendPage(reply, status, secondFactorPage({ look, action: path, form, passkey, error }), options);
+    }
     // None yet: enrol one now (a new key each time the page is shown, the unconfirmed one replaced).
     const enrolment = await idgate.core.factors.startTotp(user, look.t.factors.defaultName);
     return sendPage(
@@ -189,6 +208,47 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
         }
         return show(reply, 401, interaction, user, t.factors.wrongCode);
       }
+      const session = await finish(request, reply, interaction, user, check.amr);
+      return carryOn(reply, interaction, user, session);
+    },
+  );
+
+  app.post<{ Body: FormBody | undefined }>(
+    '/oauth/second-factor/passkey',
+    pageRoute({
+      operationId: 'verifySecondFactorPasskey',
+      summary: 'Give a passkey as the second factor of a sign-in',
+      description:
+        "The browser's answer to the second-factor page's WebAuthn options: one of the user's passkeys (user verification preferred, not required), for the page's single-use challenge; the sign-in's `amr` is then `pwd hwk mfa`.",
+      body: { form: PasskeyForm },
+      responses: {
+        200: PAGE_ANSWERS.page('a standalone sign-in done'),
+        303: PAGE_ANSWERS.redirect('back to the application, or on to the next step of the flow'),
+        400: PAGE_ANSWERS.error('the sign-in request expired'),
+        401: PAGE_ANSWERS.error('the passkey was refused: the message says why'),
+        403: PAGE_ANSWERS.error('the CSRF token does not match'),
+      },
+    }),
+    async (request, reply) => {
+      const form = new FormReader(PasskeyForm, request.body ?? {});
+      const found = await pending(request, present(form.field('interaction')));
+      if (found === undefined) return flow.errorPage(reply, 400, EXPIRED);
+      const { interaction, user } = found;
+      if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
+        return flow.errorPage(reply, 403, (t) => t.errors.notFromSignInPage);
+      }
+      const { t } = flow.look(request);
+      const answer = present(form.field('credential'));
+      if (answer === undefined) return show(reply, 400, interaction, user, t.passkeys.refused.invalid);
+      const caller = { ...requestOrigin(request), address: request.ip };
+      const check = await idgate.core.factors.verifyPasskey(
+        user,
+        interaction.id,
+        answer,
+        [await firstFactor(interaction)],
+        caller,
+      );
+      if (!check.ok) return show(reply, 401, interaction, user, t.passkeys.refused[check.failure]);
       const session = await finish(request, reply, interaction, user, check.amr);
       return carryOn(reply, interaction, user, session);
     },

@@ -1,4 +1,4 @@
-import type { FactorKind, FactorRecord, FactorRepository } from '@idgate/core';
+import type { FactorKind, FactorRecord, FactorRepository, WebAuthnChallengeRecord } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { FactorsTable } from '../schema.js';
 import { toCount, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
@@ -11,6 +11,8 @@ const FACTORS: UniqueTable<'factors', FactorRecord> = {
     factors_pkey: 'id',
     'factors.id': 'id',
     factors_user_name_unique: 'name',
+    factors_credential_id_unique: 'credentialId',
+    'factors.credential_id': 'credentialId',
     'factors.user_id': 'name',
     'factors.name': 'name',
   },
@@ -38,8 +40,9 @@ export function createFactorRepository(ctx: RepositoryContext): FactorRepository
         kind: factor.kind,
         name: factor.name,
         secret: factor.sealedSecret,
-        credential_id: null,
+        credential_id: factor.credentialId,
         counter: factor.lastUsedStep,
+        transports: factor.transports === null ? null : JSON.stringify(factor.transports),
         created_at: toMs(factor.createdAt),
         confirmed_at: toMsOrNull(factor.confirmedAt),
         last_used_at: toMsOrNull(factor.lastUsedAt),
@@ -67,6 +70,60 @@ export function createFactorRepository(ctx: RepositoryContext): FactorRepository
         .where((eb) => eb.or([eb('counter', 'is', null), eb('counter', '<', step)]))
         .executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
+    },
+
+    async findByCredentialId(credentialId) {
+      const row = await db
+        .selectFrom('factors')
+        .selectAll()
+        .where('credential_id', '=', credentialId)
+        .executeTakeFirst();
+      return row === undefined ? undefined : toFactor(row);
+    },
+
+    async useSignCount(userId, id, previous, next, at) {
+      // Compare-and-set on the counter: of two assertions read at one counter, one updates the row.
+      const result = await db
+        .updateTable('factors')
+        .set({ counter: next, last_used_at: toMs(at) })
+        .where('user_id', '=', userId)
+        .where('id', '=', id)
+        .where('confirmed_at', 'is not', null)
+        .where('counter', '=', previous)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    async saveChallenge(challenge, now) {
+      await db.deleteFrom('webauthn_challenges').where('expires_at', '<=', toMs(now)).execute();
+      await db
+        .insertInto('webauthn_challenges')
+        .values({
+          id: challenge.id,
+          purpose: challenge.purpose,
+          interaction_id: challenge.interactionId,
+          user_id: challenge.userId,
+          created_at: toMs(challenge.createdAt),
+          expires_at: toMs(challenge.expiresAt),
+        })
+        .execute();
+    },
+
+    async takeChallenge(id) {
+      const row = await db
+        .deleteFrom('webauthn_challenges')
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      if (row === undefined) return undefined;
+      return {
+        id: row.id,
+        purpose: row.purpose as WebAuthnChallengeRecord['purpose'],
+        interactionId: row.interaction_id,
+        userId: row.user_id,
+        createdAt: toDate(row.created_at),
+        expiresAt: toDate(row.expires_at),
+      };
     },
 
     async remove(userId, id) {
@@ -145,6 +202,8 @@ function toFactor(row: Selectable<FactorsTable>): FactorRecord {
     name: row.name,
     sealedSecret: row.secret,
     lastUsedStep: row.counter === null ? null : Number(row.counter),
+    credentialId: row.credential_id,
+    transports: row.transports === null ? null : (JSON.parse(row.transports) as string[]),
     createdAt: toDate(row.created_at),
     confirmedAt: toDateOrNull(row.confirmed_at),
     lastUsedAt: toDateOrNull(row.last_used_at),

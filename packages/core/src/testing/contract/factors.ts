@@ -12,6 +12,8 @@ export function factorsContract(subject: StorageUnderTest): void {
       name,
       sealedSecret: `v1.sealed-${id}`,
       lastUsedStep: null,
+      credentialId: null,
+      transports: null,
       createdAt: at(`2026-01-01T00:00:0${id.slice(-1)}.000Z`),
       confirmedAt: null,
       lastUsedAt: null,
@@ -82,6 +84,65 @@ export function factorsContract(subject: StorageUnderTest): void {
       expect(await factors.isRequired('u-bob')).toBe(false);
       await factors.setRequired('u-alice', false, at('2026-01-01T00:00:02.000Z'));
       expect(await factors.isRequired('u-alice')).toBe(false);
+    });
+
+    it('stores WebAuthn credentials: found by credential id, counter moved by compare-and-set', async () => {
+      const { factors } = subject();
+      const passkey: FactorRecord = {
+        ...factor('f-5', 'laptop passkey'),
+        kind: 'webauthn',
+        sealedSecret: 'cose-public-key',
+        lastUsedStep: 0,
+        credentialId: 'cred-1',
+        transports: ['internal', 'hybrid'],
+        confirmedAt: at('2026-01-01T00:00:05.000Z'),
+      };
+      expect(await factors.create(passkey)).toStrictEqual(passkey);
+      expect(await factors.findByCredentialId('cred-1')).toStrictEqual(passkey);
+      expect(await factors.findByCredentialId('cred-2')).toBeUndefined();
+      await expect(
+        factors.create({ ...passkey, id: 'f-6', name: 'other', userId: 'u-bob' }),
+      ).rejects.toMatchObject({ field: 'credentialId' });
+      const used = at('2026-01-01T00:05:00.000Z');
+      expect(await factors.useSignCount('u-bob', 'f-5', 0, 1, used)).toBe(false);
+      expect(await factors.useSignCount('u-alice', 'f-5', 3, 4, used)).toBe(false);
+      expect(await factors.useSignCount('u-alice', 'f-5', 0, 7, used)).toBe(true);
+      expect(await factors.useSignCount('u-alice', 'f-5', 0, 8, used)).toBe(false);
+      expect(await factors.findById('u-alice', 'f-5')).toMatchObject({ lastUsedStep: 7, lastUsedAt: used });
+      expect(await factors.remove('u-alice', 'f-5')).toBe(true);
+      expect(await factors.findByCredentialId('cred-1')).toBeUndefined();
+    });
+
+    it('takes a WebAuthn challenge once, and drops expired ones when storing new ones', async () => {
+      const { factors } = subject();
+      const challenge = (id: string, expiresAt: string) => ({
+        id,
+        purpose: 'authenticate' as const,
+        interactionId: 'i-1',
+        userId: null,
+        createdAt: at('2026-01-01T00:00:00.000Z'),
+        expiresAt: at(expiresAt),
+      });
+      await factors.saveChallenge(
+        challenge('c-1', '2026-01-01T00:05:00.000Z'),
+        at('2026-01-01T00:00:00.000Z'),
+      );
+      await factors.saveChallenge(
+        { ...challenge('c-2', '2026-01-01T00:05:00.000Z'), purpose: 'register', userId: 'u-alice' },
+        at('2026-01-01T00:00:00.000Z'),
+      );
+      expect(await factors.takeChallenge('c-2')).toStrictEqual({
+        ...challenge('c-2', '2026-01-01T00:05:00.000Z'),
+        purpose: 'register',
+        userId: 'u-alice',
+      });
+      expect(await factors.takeChallenge('c-2')).toBeUndefined();
+      await factors.saveChallenge(
+        challenge('c-3', '2026-01-01T00:15:00.000Z'),
+        at('2026-01-01T00:10:00.000Z'),
+      );
+      expect(await factors.takeChallenge('c-1')).toBeUndefined();
+      expect(await factors.takeChallenge('c-3')).toMatchObject({ id: 'c-3' });
     });
   });
 }
