@@ -45,7 +45,7 @@ describe('groupSpends', () => {
   it('fails every spend of a batch the database refused, and spends nothing of it', async () => {
     const { counted, state } = countingStorage();
     const spend = groupSpends(counted);
-    state.failing = new StorageUnavailableError('database unavailable');
+    state.failing = new StorageUnavailableError('unreachable');
     const settled = await Promise.allSettled([spend(use('a'), now), spend(use('b'), now)]);
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
     expect((settled[0] as PromiseRejectedResult).reason).toBeInstanceOf(StorageUnavailableError);
