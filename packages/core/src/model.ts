@@ -53,6 +53,8 @@ export interface ClientRecord {
   /** SHA-256 of the secret a rotation replaced, accepted until `previousSecretExpiresAt`; absent or null for none. */
   previousSecretHash?: string | null;
   previousSecretExpiresAt?: Date | null;
+  /** Every sign-in for this client needs a second factor (the MFA `acr`); absent means false. */
+  requireMfa?: boolean;
   createdAt: Date;
 }
 
@@ -101,6 +103,8 @@ export interface ClusterRecord {
 export interface GroupRecord {
   name: string;
   description: string | null;
+  /** Its members sign in with a second factor (the MFA `acr`); absent means false. */
+  requireMfa?: boolean;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -70,6 +70,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0025_trusts',
       '0026_declared_objects',
       '0027_cluster_mfa',
+      '0029_mfa_policies',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });

@@ -26,6 +26,7 @@ import * as m0024 from './0024_factors.js';
 import * as m0025 from './0025_trusts.js';
 import * as m0026 from './0026_declared_objects.js';
 import * as m0027 from './0027_cluster_mfa.js';
+import * as m0029 from './0029_mfa_policies.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -57,6 +58,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0025_trusts': m0025,
   '0026_declared_objects': m0026,
   '0027_cluster_mfa': m0027,
+  '0029_mfa_policies': m0029,
 };
 
 /** The names of every migration, in the order they apply. */
