@@ -97,8 +97,8 @@ export const OAuthClient = /* @__PURE__ */ z.object({
   accessTokenTtl: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.positive()),
   refreshTokenTtl: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.positive()),
   previousSecretExpiresAt: /* @__PURE__ */ z.nullable(Timestamp),
-  /** Every sign-in for the client needs a second factor (the MFA `acr`). */
-  requireMfa: /* @__PURE__ */ z.boolean(),
+  /** Every sign-in for the client needs a second factor (the MFA `acr`); an idgate from before the setting leaves it out. */
+  requireMfa: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
   createdAt: Timestamp,
   etag: /* @__PURE__ */ z.string(),
 });

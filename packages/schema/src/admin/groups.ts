@@ -27,7 +27,8 @@ export const GroupName = /* @__PURE__ */ checked(
 export const Group = /* @__PURE__ */ z.object({
   name: /* @__PURE__ */ z.string(),
   description: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
-  requireMfa: /* @__PURE__ */ z.boolean(),
+  // Defaulted: an idgate from before the setting leaves it out.
+  requireMfa: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
   members: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.nonnegative()),
   createdAt: Timestamp,
   updatedAt: Timestamp,
