@@ -301,6 +301,8 @@ export interface LinkedIdentitiesTable {
   user_id: string;
   username: string;
   email: string | null;
+  /** Added by 0029_mfa_policies: 0 or 1, a trusted provider verified `email` at the latest sign-in. */
+  email_verified: number;
   /** JSON array of strings. */
   groups: string;
   linked_at: number;
