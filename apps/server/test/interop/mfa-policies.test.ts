@@ -1,3 +1,4 @@
+import { DEVICE_CODE_GRANT_TYPE } from '@idgate/schema';
 import { createIdgateAdminClient, type IdgateAdminClient } from '@idgate/sdk';
 import { decodeJwt } from 'jose';
 import * as oidc from 'openid-client';
@@ -6,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testClock } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { authorizeWithPassword, UserAgent } from '../helpers/user-agent.js';
+import { authorizeWithPassword, readForm, UserAgent } from '../helpers/user-agent.js';
 
 const REDIRECT = 'https://rp.example.test/callback';
 const MFA = 'urn:idgate:acr:mfa';
@@ -183,5 +184,62 @@ describe.each(testDatabaseUrls())('groups and clients that require a second fact
     }
     const again = await oidc.refreshTokenGrant(configs.open, tokens.refresh_token as string);
     expect(again.claims()).toMatchObject({ acr: SINGLE });
+  });
+
+  it('the device flow of a client that requires it signs the person in with a second factor', async () => {
+    const device = await t.addClient({
+      name: 'CLI',
+      public: true,
+      grants: [DEVICE_CODE_GRANT_TYPE],
+      scopes: ['openid'],
+    });
+    await admin.updateClient(device.clientId, { requireMfa: true });
+    await t.addUser('vera', PASSWORD);
+    const started = await fetch(`${t.issuer}/device_authorization`, {
+      method: 'POST',
+      body: new URLSearchParams({ client_id: device.clientId, scope: 'openid' }),
+    });
+    const authorization = (await started.json()) as { device_code: string; user_code: string };
+    const agent = new UserAgent();
+    let answer = await agent.request(`${t.issuer}/device`, { form: { user_code: authorization.user_code } });
+    const seen: string[] = [];
+    for (let hop = 0; hop < 12; hop++) {
+      const location = answer.headers.get('location');
+      if (location !== null) {
+        answer = await agent.request(new URL(location, t.issuer));
+        continue;
+      }
+      const html = await answer.text();
+      const { action, fields } = readForm(html);
+      const target = new URL(action, t.issuer);
+      if (html.includes('name="password"')) {
+        seen.push('login');
+        answer = await agent.request(target, { form: { ...fields, username: 'vera', password: PASSWORD } });
+      } else if (html.includes('id="totp-secret"')) {
+        seen.push('enrol');
+        answer = await agent.request(target, { form: { ...fields, code: enrolling(html) } });
+      } else if (html.includes('name="decision"')) {
+        seen.push('confirm');
+        answer = await agent.request(target, { form: { ...fields, decision: 'allow' } });
+        expect(answer.status).toBe(200);
+        break;
+      } else {
+        seen.push('other');
+        answer = await agent.request(target, { form: fields });
+      }
+    }
+    expect(seen.slice(0, 2)).toEqual(['login', 'enrol']);
+    expect(seen.at(-1)).toBe('confirm');
+    const polled = await fetch(`${t.issuer}/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: DEVICE_CODE_GRANT_TYPE,
+        device_code: authorization.device_code,
+        client_id: device.clientId,
+      }),
+    });
+    expect(polled.status).toBe(200);
+    const tokens = (await polled.json()) as { access_token: string };
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ acr: MFA });
   });
 });
