@@ -12,6 +12,12 @@ export interface UserRecord {
   disabled: boolean;
   createdAt: Date;
   updatedAt: Date;
+  /**
+   * Read, never stored on the user: `email` is the one a linked identity's provider verified at its
+   * latest sign-in, and the provider is trusted for it (`trustEmailVerified`). See
+   * `withIdentityGroups`; absent means not.
+   */
+  emailVerified?: boolean;
 }
 
 /** The fields a caller supplies to create a user. */
@@ -53,6 +59,8 @@ export interface ClientRecord {
   /** SHA-256 of the secret a rotation replaced, accepted until `previousSecretExpiresAt`; absent or null for none. */
   previousSecretHash?: string | null;
   previousSecretExpiresAt?: Date | null;
+  /** Every sign-in for this client needs a second factor (the MFA `acr`); absent means false. */
+  requireMfa?: boolean;
   createdAt: Date;
 }
 
@@ -101,6 +109,8 @@ export interface ClusterRecord {
 export interface GroupRecord {
   name: string;
   description: string | null;
+  /** Its members sign in with a second factor (the MFA `acr`); absent means false. */
+  requireMfa?: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -421,6 +431,11 @@ export interface LinkedIdentityRecord {
   userId: string;
   username: string;
   email: string | null;
+  /**
+   * The provider verified `email` at the latest sign-in, and is trusted for it
+   * (`trustEmailVerified`); absent means not.
+   */
+  emailVerified?: boolean;
   groups: string[];
   linkedAt: Date;
   lastLoginAt: Date | null;

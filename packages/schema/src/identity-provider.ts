@@ -80,6 +80,16 @@ const UpstreamMfaValues = /* @__PURE__ */ checked(
   /* @__PURE__ */ z.maxLength(32),
 );
 
+/**
+ * Whether the provider's word that an email is verified (OIDC `email_verified`, GitHub's verified
+ * primary email, GitLab's confirmed account) goes on into idgate's tokens as `email_verified: true`
+ * for a user whose email is that one. Default false: idgate then says `false`, as it verifies no
+ * address itself.
+ */
+const TrustEmailVerified = {
+  trustEmailVerified: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
+};
+
 /** What an OpenID Connect provider may be trusted for, of its verified ID token. */
 const UpstreamTrust = {
   /** See {@link UpstreamMfaValues}. */
@@ -136,6 +146,7 @@ export const OidcProviderConfig = /* @__PURE__ */ z.extend(ProviderBase, {
   /** Also read the upstream userinfo endpoint after the code exchange. */
   useUserinfo: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
   ...UpstreamTrust,
+  ...TrustEmailVerified,
 });
 
 /**
@@ -163,6 +174,7 @@ export const GitHubProviderConfig = /* @__PURE__ */ z.extend(ProviderBase, {
   ),
   /** Groups are `org` and `org:team-slug` for every team membership. */
   loadTeams: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), true),
+  ...TrustEmailVerified,
 });
 
 /**
@@ -185,6 +197,7 @@ export const GitLabProviderConfig = /* @__PURE__ */ z.extend(ProviderBase, {
     ),
     [],
   ),
+  ...TrustEmailVerified,
 });
 
 /**

@@ -124,11 +124,18 @@ describe('idgate admin OAuthClient', () => {
     refreshTokenTtl: 2_592_000,
     createdAt: at,
     previousSecretExpiresAt: null,
+    requireMfa: true,
     etag: '"0123456789abcdef"',
   };
 
   it('accepts a client and drops a secret', () => {
     expect(OAuthClient.parse({ ...client, clientSecret: 's' })).toEqual(client);
+  });
+
+  it('reads a client from an idgate without requireMfa as not requiring a second factor', () => {
+    const { requireMfa: _set, ...older } = client;
+    expect(OAuthClient.parse(older).requireMfa).toBe(false);
+    expect(rejectedAt(OAuthClient, { ...client, requireMfa: 'yes' })).toEqual(['requireMfa']);
   });
 
   it('rejects an unknown grant type and non-positive or fractional TTLs', () => {

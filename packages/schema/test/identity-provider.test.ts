@@ -72,7 +72,13 @@ describe('OidcProviderConfig', () => {
       claims: { username: 'preferred_username', email: 'email', groups: 'groups', name: 'name' },
       useUserinfo: false,
       trustUpstreamMfa: [],
+      trustEmailVerified: false,
     });
+  });
+
+  it('takes trustEmailVerified: a boolean, off unless set', () => {
+    expect(OidcProviderConfig.parse({ ...oidc, trustEmailVerified: true }).trustEmailVerified).toBe(true);
+    expect(OidcProviderConfig.safeParse({ ...oidc, trustEmailVerified: 'yes' }).success).toBe(false);
   });
 
   it('takes trustUpstreamMfa: amr and acr values, printable, bounded', () => {
@@ -146,6 +152,7 @@ describe('GitHubProviderConfig', () => {
       apiUrl: 'https://api.github.com',
       allowedOrganizations: [],
       loadTeams: true,
+      trustEmailVerified: false,
     });
   });
 
@@ -156,6 +163,7 @@ describe('GitHubProviderConfig', () => {
       apiUrl: 'https://github.example.com/api/v3',
       allowedOrganizations: ['acme'],
       loadTeams: false,
+      trustEmailVerified: false,
     };
     expect(GitHubProviderConfig.parse(enterprise)).toStrictEqual({ ...enterprise, ...COMMON_DEFAULTS });
   });
@@ -182,6 +190,7 @@ describe('GitLabProviderConfig', () => {
       ...COMMON_DEFAULTS,
       baseUrl: 'https://gitlab.com',
       allowedGroups: [],
+      trustEmailVerified: false,
     });
   });
 

@@ -38,6 +38,7 @@ describe('idgate admin users and groups', () => {
     const dev = {
       name: 'dev',
       description: null,
+      requireMfa: false,
       members: 2,
       createdAt: '2026-01-01T00:00:00.000Z',
       updatedAt: '2026-01-01T00:00:00.000Z',

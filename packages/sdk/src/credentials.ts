@@ -50,7 +50,8 @@ export interface IdgateClientAdminMethods {
   /**
    * `PATCH /admin/v1/clients/{clientId}`: changes the fields given. With `ifMatch` (an `etag`
    * read before) a concurrent change makes it a 412 (`precondition_failed`) instead of being
-   * overwritten. The kubectl client's audiences are a 409 (`client_read_only`).
+   * overwritten. The kubectl client's audiences are a 409 (`client_read_only`). `requireMfa: true`
+   * makes every sign-in for the client need a second factor.
    * @example await admin.updateClient(client.clientId, { trusted: true }, { ifMatch: client.etag });
    */
   updateClient(

@@ -138,16 +138,16 @@ export interface IdgateUserMethods {
   getGroup(group: string): Promise<Group>;
 
   /**
-   * `POST /admin/v1/groups`: creates a group with no member (409 `group_exists` for a name taken).
-   * Never retried.
-   * @example await admin.createGroup({ name: 'dev', description: 'Developers' });
+   * `POST /admin/v1/groups`: creates a group with no member (409 `group_exists` for a name taken);
+   * `requireMfa: true` makes its members sign in with a second factor. Never retried.
+   * @example await admin.createGroup({ name: 'ops', description: 'Operators', requireMfa: true });
    */
   createGroup(input: CreateGroupInput): Promise<Group>;
 
   /**
    * `PATCH /admin/v1/groups/{group}`: renames the group (on every member, in one transaction)
-   * and/or changes its description (null removes it). 409 `group_exists` for a new name taken.
-   * Never retried.
+   * and/or changes its description (null removes it) or `requireMfa`. 409 `group_exists` for a
+   * new name taken. Never retried.
    * @example await admin.updateGroup('dev', { name: 'developers' });
    */
   updateGroup(group: string, patch: UpdateGroupInput): Promise<Group>;

@@ -25,6 +25,7 @@ const CLIENT_OPTIONS = optionLabels({
   audiences: '--audience',
   public: '--public',
   trusted: '--trusted',
+  requireMfa: '--require-mfa',
   accessTokenTtl: '--access-token-ttl',
   refreshTokenTtl: '--refresh-token-ttl',
   gracePeriod: '--grace-period',
@@ -39,6 +40,7 @@ interface AddOptions {
   audience?: string[];
   public?: boolean;
   trusted?: boolean;
+  requireMfa?: boolean;
   accessTokenTtl?: string;
   refreshTokenTtl?: string;
   json?: boolean;
@@ -61,6 +63,7 @@ interface UpdateOptions {
   accessTokenTtl?: string;
   refreshTokenTtl?: string;
   trusted?: boolean;
+  requireMfa?: boolean;
   ifMatch?: string;
   json?: boolean;
 }
@@ -73,6 +76,7 @@ function describeClient(client: OAuthClient): string[] {
     `name:                      ${client.name}`,
     `type:                      ${client.public ? 'public' : 'confidential'}`,
     `trusted:                   ${client.trusted ? 'yes' : 'no'}`,
+    `require MFA:               ${client.requireMfa ? 'yes' : 'no'}`,
     `grants:                    ${list(client.grantTypes)}`,
     `scopes:                    ${list(client.scopes)}`,
     `redirect URIs:             ${list(client.redirectUris)}`,
@@ -116,6 +120,7 @@ function clientPatch(options: UpdateOptions, current: OAuthClient): Record<strin
   if (options.refreshTokenTtl !== undefined)
     patch.refreshTokenTtl = parseTtl(options.refreshTokenTtl, '--refresh-token-ttl');
   if (options.trusted !== undefined) patch.trusted = options.trusted;
+  if (options.requireMfa !== undefined) patch.requireMfa = options.requireMfa;
   return patch;
 }
 
@@ -143,6 +148,7 @@ export function registerClients(program: Command, ctx: CliContext): void {
     .option('--audience <audience...>', 'an audience its access tokens may carry (repeatable)')
     .option('--public', 'a public client (no secret: native and browser apps)')
     .option('--trusted', 'may use the password grant and skips consent')
+    .option('--require-mfa', 'every sign-in for it needs a second factor (acr urn:idgate:acr:mfa)')
     .option(
       '--access-token-ttl <duration>',
       'access token lifetime, e.g. 600 or 10m (default: tokens.accessTokenTtl)',
@@ -165,6 +171,7 @@ export function registerClients(program: Command, ctx: CliContext): void {
           audiences: options.audience,
           public: options.public === true,
           trusted: options.trusted === true,
+          ...(options.requireMfa === true ? { requireMfa: true } : {}),
           accessTokenTtl: parseTtl(options.accessTokenTtl),
           refreshTokenTtl: parseTtl(options.refreshTokenTtl, '--refresh-token-ttl'),
         },
@@ -244,6 +251,8 @@ export function registerClients(program: Command, ctx: CliContext): void {
     .option('--refresh-token-ttl <duration>', 'refresh token lifetime, e.g. 30d')
     .option('--trusted', 'may use the password grant and skips consent')
     .option('--no-trusted', 'no longer trusted')
+    .option('--require-mfa', 'every sign-in for it needs a second factor (acr urn:idgate:acr:mfa)')
+    .option('--no-require-mfa', 'sign-ins for it no longer need a second factor')
     .option('--if-match <etag>', 'change it only if its ETag (clients show --json) is still this')
     .option('--json', 'print the changed client as JSON')
     .action(async (clientId: string, options: UpdateOptions, command: Command) => {

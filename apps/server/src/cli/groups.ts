@@ -12,7 +12,7 @@ import {
 } from '@idgate/core/admin';
 import { type Group, PageQuery } from '@idgate/schema';
 import type { Command } from 'commander';
-import { type CliContext, definedOnly, optionLabels, table } from './context.js';
+import { type CliContext, CliError, definedOnly, optionLabels, table } from './context.js';
 import { userTable } from './users.js';
 
 interface PageFlags {
@@ -27,7 +27,11 @@ const pageQuery = (options: PageFlags, object: 'group' | 'user') =>
     label: (path) => `--${path}`,
   });
 
-const GROUP_OPTIONS = optionLabels({ name: 'NAME', description: '--description' });
+const GROUP_OPTIONS = optionLabels({
+  name: 'NAME',
+  description: '--description',
+  requireMfa: '--require-mfa',
+});
 const RENAME_OPTIONS = optionLabels({ name: 'NEW' });
 
 /** A group's description as given on the command line: `''` removes it. */
@@ -46,6 +50,7 @@ export function registerGroups(program: Command, ctx: CliContext): void {
     if (done !== undefined) ctx.out(done);
     ctx.out(`name: ${group.name}`);
     ctx.out(`description: ${group.description ?? '-'}`);
+    ctx.out(`require MFA: ${group.requireMfa ? 'yes' : 'no'}`);
     ctx.out(`members: ${group.members}`);
     ctx.out(`created: ${group.createdAt}`);
     ctx.out(`updated: ${group.updatedAt}`);
@@ -56,14 +61,25 @@ export function registerGroups(program: Command, ctx: CliContext): void {
     .description('create a group, with no member yet')
     .argument('<name>')
     .option('--description <text>', 'what the group is for')
+    .option('--require-mfa', 'its members sign in with a second factor (enrolling one if they have none)')
     .option('--json', 'print the group as JSON')
-    .action(async (name: string, options: { description?: string; json?: boolean }, command: Command) => {
-      await ctx.withAdmin(ctx.config(command), async (admin) => {
-        const input = { name, ...descriptionOf(options.description) };
-        const group = await createGroup(admin, input, { label: GROUP_OPTIONS });
-        printGroup(group, options, `created group ${group.name}`);
-      });
-    });
+    .action(
+      async (
+        name: string,
+        options: { description?: string; requireMfa?: boolean; json?: boolean },
+        command: Command,
+      ) => {
+        await ctx.withAdmin(ctx.config(command), async (admin) => {
+          const input = {
+            name,
+            ...descriptionOf(options.description),
+            ...(options.requireMfa === true ? { requireMfa: true } : {}),
+          };
+          const group = await createGroup(admin, input, { label: GROUP_OPTIONS });
+          printGroup(group, options, `created group ${group.name}`);
+        });
+      },
+    );
 
   groups
     .command('describe')
@@ -91,18 +107,30 @@ export function registerGroups(program: Command, ctx: CliContext): void {
 
   groups
     .command('update')
-    .description("change a group's description")
+    .description("change a group's description, or whether its members need a second factor")
     .argument('<name>')
-    .requiredOption('--description <text>', "the new description ('' removes it)")
+    .option('--description <text>', "the new description ('' removes it)")
+    .option('--require-mfa', 'its members sign in with a second factor (enrolling one if they have none)')
+    .option('--no-require-mfa', 'its members no longer need a second factor for being in it')
     .option('--json', 'print the group as JSON')
-    .action(async (name: string, options: { description: string; json?: boolean }, command: Command) => {
-      await ctx.withAdmin(ctx.config(command), async (admin) => {
-        const group = await updateGroup(admin, name, descriptionOf(options.description), {
-          label: GROUP_OPTIONS,
+    .action(
+      async (
+        name: string,
+        options: { description?: string; requireMfa?: boolean; json?: boolean },
+        command: Command,
+      ) => {
+        if (options.description === undefined && options.requireMfa === undefined)
+          throw new CliError('nothing to change: give --description, --require-mfa or --no-require-mfa');
+        await ctx.withAdmin(ctx.config(command), async (admin) => {
+          const input = {
+            ...descriptionOf(options.description),
+            ...(options.requireMfa === undefined ? {} : { requireMfa: options.requireMfa }),
+          };
+          const group = await updateGroup(admin, name, input, { label: GROUP_OPTIONS });
+          printGroup(group, options, `updated group ${group.name}`);
         });
-        printGroup(group, options, `updated group ${group.name}`);
-      });
-    });
+      },
+    );
 
   groups
     .command('delete')

@@ -57,6 +57,13 @@ const OPTIONS: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }
   },
   {
     option: new Option(
+      '--trust-email-verified',
+      "put the provider's verified email into tokens as email_verified: true (default: off)",
+    ),
+    types: OAUTH,
+  },
+  {
+    option: new Option(
       '--base-url <url>',
       'the GitHub or GitLab host (default: https://github.com, https://gitlab.com)',
     ),
@@ -111,6 +118,10 @@ const OPTIONS: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }
 const UPDATE_ONLY: ReadonlyArray<{ option: Option; types?: readonly ProviderType[] }> = [
   { option: new Option('--no-link-by-verified-email', 'stop signing in users by verified email') },
   { option: new Option('--no-use-userinfo', 'stop reading the userinfo endpoint'), types: ['oidc'] },
+  {
+    option: new Option('--no-trust-email-verified', "stop trusting the provider's verified email"),
+    types: OAUTH,
+  },
   { option: new Option('--teams', 'load team memberships as groups again'), types: ['github'] },
   { option: new Option('--no-start-tls', 'stop upgrading ldap:// with StartTLS'), types: ['ldap'] },
   {
@@ -143,6 +154,7 @@ const FIELD_OPTION_NAMES: Readonly<Record<string, string>> = {
   allowedOrganizations: '--allowed-org',
   allowedGroups: '--allowed-group',
   trustUpstreamMfa: '--trust-upstream-mfa',
+  trustEmailVerified: '--trust-email-verified',
   caCertificate: '--ca-file',
   bindDn: '--bind-dn',
   bindPassword: '--bind-password-stdin',
@@ -266,6 +278,7 @@ export async function providerPatchFromCommand(
   for (const [field, flag] of [
     ['linkByVerifiedEmail', '--link-by-verified-email'],
     ['useUserinfo', '--use-userinfo'],
+    ['trustEmailVerified', '--trust-email-verified'],
     ['startTls', '--start-tls'],
     ['loadTeams', '--teams'],
   ] as const) {
@@ -371,6 +384,7 @@ async function inputFrom(
   }
   set('clientId', '--client-id');
   set('baseUrl', '--base-url');
+  if (get('--trust-email-verified') === true) input.trustEmailVerified = true;
   if (type === 'oidc') {
     set('issuer', '--issuer');
     set('scopes', '--scope');

@@ -39,6 +39,8 @@ export interface OAuthClientsTable {
   /** Added by 0010_client_secrets: the secret a rotation replaced, and until when it is accepted. */
   previous_secret_hash: string | null;
   previous_secret_expires_at: number | null;
+  /** Added by 0029_mfa_policies: 0 or 1, every sign-in for the client needs a second factor. */
+  require_mfa: number;
   created_at: number;
 }
 
@@ -63,6 +65,8 @@ export interface ApiKeysTable {
 export interface GroupsTable {
   name: string;
   description: string | null;
+  /** Added by 0029_mfa_policies: 0 or 1, its members sign in with a second factor. */
+  require_mfa: number;
   created_at: number;
   updated_at: number;
 }
@@ -297,6 +301,8 @@ export interface LinkedIdentitiesTable {
   user_id: string;
   username: string;
   email: string | null;
+  /** Added by 0029_mfa_policies: 0 or 1, a trusted provider verified `email` at the latest sign-in. */
+  email_verified: number;
   /** JSON array of strings. */
   groups: string;
   linked_at: number;

@@ -364,6 +364,34 @@ describe.each(cliDatabaseUrls())('idgate apply on $name', ({ create }) => {
     ).toMatchObject({ requireMfa: false });
   });
 
+  it('declares that a client and a group require a second factor, and puts both back after drift', async () => {
+    expect((await apply()).code).toBe(0);
+    const policySteps = (result: ApplyResult) =>
+      steps(result).filter((s) => s.includes(' client ') || s.includes(' group '));
+    const required = `${declarations(keyFile).replace(
+      '    secret: { env: WEB_SECRET }\n',
+      '    secret: { env: WEB_SECRET }\n    requireMfa: true\n',
+    )}groups:\n  - name: ops\n    requireMfa: true\n`;
+    await writeFile(file, required);
+    const planned = await plan('--dry-run');
+    expect(planned.changes.find((c) => c.kind === 'client')).toMatchObject({
+      action: 'update',
+      fields: [{ field: 'requireMfa', after: true }],
+    });
+    expect(policySteps(await plan())).toEqual(['update client web', 'create group ops']);
+    const show = async (...args: string[]) =>
+      JSON.parse((await runInProcess([...args, '--json'], { env })).stdout) as { requireMfa: boolean };
+    expect(await show('clients', 'show', 'web')).toMatchObject({ requireMfa: true });
+    expect(await show('groups', 'describe', 'ops')).toMatchObject({ requireMfa: true });
+    expect(policySteps(await plan())).toEqual(['unchanged client web', 'unchanged group ops']);
+    // Turned off by hand: drift, put back by the next apply.
+    expect((await runInProcess(['clients', 'update', 'web', '--no-require-mfa'], { env })).code).toBe(0);
+    expect((await runInProcess(['groups', 'update', 'ops', '--no-require-mfa'], { env })).code).toBe(0);
+    expect(policySteps(await plan())).toEqual(['update client web drift', 'update group ops drift']);
+    expect(await show('clients', 'show', 'web')).toMatchObject({ requireMfa: true });
+    expect(await show('groups', 'describe', 'ops')).toMatchObject({ requireMfa: true });
+  });
+
   it('reads a directory of files in name order, and prints a new key with api-keys generate', async () => {
     await rm(file);
     await writeFile(join(dir, '10-clusters.yaml'), 'clusters:\n  - name: a\n');

@@ -95,6 +95,11 @@ describe('idgate clients show, update, rotate-secret and delete', () => {
       await json(['clients', 'update', clientId, '--no-trusted', '--json']),
     );
     expect(untrusted.trusted).toBe(false);
+    // Every sign-in for it needs a second factor, and then no longer.
+    const strict = await cli(['clients', 'update', clientId, '--require-mfa']);
+    expect(strict.stdout).toContain('require MFA:               yes\n');
+    const lax = OAuthClient.parse(await json(['clients', 'update', clientId, '--no-require-mfa', '--json']));
+    expect(lax.requireMfa).toBe(false);
     // Dropping refresh_token drops offline_access with it.
     const noRefresh = OAuthClient.parse(
       await json(['clients', 'update', clientId, '--grant', 'authorization_code', '--json']),

@@ -85,10 +85,11 @@ describe.each(testDatabaseUrls())('idgate groups on $name', ({ create }) => {
   it('creates, describes, renames, updates and deletes groups', async () => {
     const created = await cli(['groups', 'create', 'web', '--description', 'Web team']);
     expect(created.code).toBe(0);
-    expect(lines(created.stdout).slice(0, 4)).toEqual([
+    expect(lines(created.stdout).slice(0, 5)).toEqual([
       'created group web',
       'name: web',
       'description: Web team',
+      'require MFA: no',
       'members: 0',
     ]);
     expect(await cli(['groups', 'create', 'web'])).toMatchObject({
@@ -133,6 +134,21 @@ describe.each(testDatabaseUrls())('idgate groups on $name', ({ create }) => {
     ).toMatchObject({
       description: null,
     });
+    // Whether its members need a second factor: on, off, and nothing to change refused.
+    expect(await cli(['groups', 'update', 'frontend', '--require-mfa'])).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('require MFA: yes\n'),
+    });
+    expect(
+      JSON.parse((await cli(['groups', 'update', 'frontend', '--no-require-mfa', '--json'])).stdout),
+    ).toMatchObject({ requireMfa: false, description: null });
+    expect(await cli(['groups', 'update', 'frontend'])).toMatchObject({
+      code: 1,
+      stderr: 'idgate: nothing to change: give --description, --require-mfa or --no-require-mfa\n',
+    });
+    expect(
+      JSON.parse((await cli(['groups', 'create', 'ops', '--require-mfa', '--json'])).stdout),
+    ).toMatchObject({ name: 'ops', requireMfa: true });
 
     expect(await cli(['groups', 'delete', 'frontend'])).toMatchObject({
       code: 1,

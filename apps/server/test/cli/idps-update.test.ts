@@ -102,6 +102,18 @@ describe.each(testDatabaseUrls())('idgate idps update on $name', ({ create }) =>
     expect(text).toMatchObject({ code: 0, stderr: '' });
     expect(text.stdout).toMatch(/^updated identity provider github \(github\)\n/);
     expect(text.stdout).toMatch(/^ {2}loadTeams: +true$/m);
+    // Trusting the provider's verified email, and no longer.
+    const trusting = await runInProcess(['idps', 'update', 'github', '--trust-email-verified', '--json'], {
+      env,
+    });
+    expect(JSON.parse(trusting.stdout).config).toMatchObject({ trustEmailVerified: true });
+    const distrusting = await runInProcess(
+      ['idps', 'update', 'github', '--no-trust-email-verified', '--json'],
+      {
+        env,
+      },
+    );
+    expect(JSON.parse(distrusting.stdout).config).toMatchObject({ trustEmailVerified: false });
     const shown = await runInProcess(['idps', 'get', 'github'], { env });
     expect(shown.stdout).toMatch(/^ {2}etag: "[0-9a-f]{16}"$/m);
   }, 120_000);

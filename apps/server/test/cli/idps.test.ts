@@ -22,7 +22,10 @@ afterEach(async () => {
 describe('idgate idps add', () => {
   it('reads the client secret from stdin, stores it sealed and never prints it', async () => {
     const args = [...GITHUB, '--client-secret-stdin', '--allowed-org', 'acme', '--allowed-org', 'globex'];
-    const result = await run([...args, '--no-teams', '--json'], { env, input: `${CLIENT_SECRET}\n` });
+    const result = await run([...args, '--no-teams', '--trust-email-verified', '--json'], {
+      env,
+      input: `${CLIENT_SECRET}\n`,
+    });
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).not.toContain(CLIENT_SECRET);
     const printed = IdentityProvider.parse(JSON.parse(result.stdout));
@@ -39,6 +42,7 @@ describe('idgate idps add', () => {
       apiUrl: 'https://api.github.com',
       allowedOrganizations: ['acme', 'globex'],
       loadTeams: false,
+      trustEmailVerified: true,
     });
 
     const { rows, configs } = await stored(db.url);

@@ -71,6 +71,7 @@ describe.each(testDatabaseUrls())('migrations on $name', ({ name, create }) => {
       '0026_declared_objects',
       '0027_cluster_mfa',
       '0028_webauthn',
+      '0029_mfa_policies',
     ];
     expect(await pendingMigrations(database)).toEqual(all);
     expect(await migrateToLatest(database)).toEqual({ applied: all });

@@ -47,10 +47,15 @@ function recordClientChange(
     storage,
     ports,
     { objectKind: 'client', objectId: clientId, clientId },
-    before,
-    after,
-    CLIENT_FIELDS,
+    before && withPolicy(before),
+    after && withPolicy(after),
+    [...CLIENT_FIELDS, 'requireMfa'],
   );
+}
+
+/** A client with `requireMfa` told either way, as its change events compare it. */
+function withPolicy(client: ClientRecord): ClientRecord {
+  return { ...client, requireMfa: client.requireMfa === true };
 }
 
 /** The scopes a client is allowed unless told otherwise. */
@@ -168,6 +173,7 @@ export function parseClientRegistration(
     audiences: fields.audiences,
     accessTokenTtl: fields.accessTokenTtl ?? lifetimes.accessTokenTtl,
     refreshTokenTtl: fields.refreshTokenTtl ?? lifetimes.refreshTokenTtl,
+    ...(fields.requireMfa === true ? { requireMfa: true } : {}),
   };
   checkClientSettings(settings, lifetimes, label);
   return settings;
@@ -330,6 +336,7 @@ export async function updateClient(
       accessTokenTtl: patch.accessTokenTtl ?? current.accessTokenTtl,
       refreshTokenTtl: patch.refreshTokenTtl ?? current.refreshTokenTtl,
       trusted: patch.trusted ?? current.trusted,
+      ...(patch.requireMfa === undefined ? {} : { requireMfa: patch.requireMfa }),
     };
     checkClientSettings(next, ports.lifetimes, label);
     if (!(await tx.clients.update(next))) throw notFound(clientId);

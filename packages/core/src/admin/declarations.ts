@@ -131,6 +131,8 @@ function clientProjection(client: Omit<ClientRecord, 'clientId' | 'createdAt'>):
   const projection: Projection = {};
   for (const field of CLIENT_PROJECTED) projection[field] = client[field];
   projection.secret = client.secretHash;
+  // Only when set, so that clients applied before the setting existed keep their hash.
+  if (client.requireMfa === true) projection.requireMfa = true;
   return projection;
 }
 
@@ -193,6 +195,8 @@ async function desiredClient(
       for (const field of CLIENT_PROJECTED)
         if (field !== 'public' && canonical(current.projection[field]) !== canonical(settings[field]))
           patch[field] = settings[field];
+      if ((current.projection.requireMfa === true) !== (settings.requireMfa === true))
+        patch.requireMfa = settings.requireMfa === true;
       if (Object.keys(patch).length > 0) await updateClient(ports, clientId, patch);
       if (current.projection.secret !== secretHash && secretHash !== null)
         await ports.storage.transaction(async (tx) => {
@@ -321,18 +325,32 @@ const trustStore: KindStore = {
 // ---------------------------------------------------------------------------------------------
 // Groups
 
+/**
+ * What a group's declaration compares: its description, and `requireMfa` only when set, so that
+ * groups applied before the setting existed keep their hash (and show no drift).
+ */
+function groupProjection(group: {
+  description: string | null;
+  requireMfa?: boolean | undefined;
+}): Projection {
+  return group.requireMfa === true
+    ? { description: group.description, requireMfa: true }
+    : { description: group.description };
+}
+
 function desiredGroup(declared: Declarations['groups'][number]): Desired {
   const description = declared.description ?? null;
+  const requireMfa = declared.requireMfa ?? false;
   return {
     kind: 'group',
     name: declared.name,
-    projection: { description },
+    projection: groupProjection({ description, requireMfa }),
     async create(ports) {
-      await createGroup(ports, { name: declared.name, description });
+      await createGroup(ports, { name: declared.name, description, requireMfa });
       return declared.name;
     },
     async update(ports) {
-      await updateGroup(ports, declared.name, { description });
+      await updateGroup(ports, declared.name, { description, requireMfa });
       return declared.name;
     },
   };
@@ -341,9 +359,7 @@ function desiredGroup(declared: Declarations['groups'][number]): Desired {
 const groupStore: KindStore = {
   async find(storage, name) {
     const group = await storage.groups.find(name);
-    return group === undefined
-      ? undefined
-      : { objectId: name, projection: { description: group.description } };
+    return group === undefined ? undefined : { objectId: name, projection: groupProjection(group) };
   },
   async remove(ports, stored) {
     // Members the declarations do not hold keep it: the deletion is refused, naming how many.

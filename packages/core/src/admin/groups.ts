@@ -19,7 +19,13 @@ type Ports = Pick<AdminPorts, 'storage' | 'clock' | 'auditActor'>;
 /** Users renamed or taken out of a group per round trip. */
 const MEMBERS_PER_BATCH = 200;
 
-const GROUP_FIELDS = ['name', 'description'] as const;
+const GROUP_FIELDS = ['name', 'description', 'requireMfa'] as const;
+
+/** A group with `requireMfa` told either way, as its change events compare it. */
+const withPolicy = <T extends GroupRecord>(group: T): T => ({
+  ...group,
+  requireMfa: group.requireMfa === true,
+});
 
 const notFound = (name: string) => new AdminError('not_found', 'group', `no group ${name}`, { key: name });
 const taken = (name: string) =>
@@ -30,6 +36,7 @@ export function groupView(group: StoredGroup): Group {
   return {
     name: group.name,
     description: group.description,
+    requireMfa: group.requireMfa === true,
     members: group.members,
     createdAt: group.createdAt.toISOString(),
     updatedAt: group.updatedAt.toISOString(),
@@ -88,6 +95,7 @@ export async function createGroup(
   const record: GroupRecord = {
     name: fields.name,
     description: fields.description ?? null,
+    ...(fields.requireMfa === true ? { requireMfa: true } : {}),
     createdAt: now,
     updatedAt: now,
   };
@@ -96,9 +104,14 @@ export async function createGroup(
       () => tx.groups.create(record),
       () => taken(record.name),
     );
-    await recordObjectChange(tx, ports, { objectKind: 'group', objectId: created.name }, null, created, [
-      ...GROUP_FIELDS,
-    ]);
+    await recordObjectChange(
+      tx,
+      ports,
+      { objectKind: 'group', objectId: created.name },
+      null,
+      withPolicy(created),
+      [...GROUP_FIELDS],
+    );
     return groupView({ ...created, members: 0 });
   });
 }
@@ -129,6 +142,7 @@ export async function updateGroup(
           updatedAt: now,
           ...(rename === undefined ? {} : { name: rename }),
           ...(fields.description === undefined ? {} : { description: fields.description }),
+          ...(fields.requireMfa === undefined ? {} : { requireMfa: fields.requireMfa }),
         }),
       () => taken(rename ?? name),
     );
@@ -145,8 +159,8 @@ export async function updateGroup(
         objectId: updated.name,
         ...(rename === undefined ? {} : { operation: 'rename' }),
       },
-      before,
-      updated,
+      withPolicy(before),
+      withPolicy(updated),
       [...GROUP_FIELDS],
     );
     return groupView({ ...updated, members: before.members });
@@ -186,7 +200,7 @@ export async function deleteGroup(
       ),
     );
     if (!(await tx.groups.remove(name))) throw notFound(name);
-    await recordObjectChange(tx, ports, { objectKind: 'group', objectId: name }, before, null, [
+    await recordObjectChange(tx, ports, { objectKind: 'group', objectId: name }, withPolicy(before), null, [
       ...GROUP_FIELDS,
     ]);
     return { name, removedMembers };

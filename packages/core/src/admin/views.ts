@@ -58,7 +58,10 @@ export function clientView(client: ClientRecord): OAuthClient {
     previousSecretExpiresAt: client.previousSecretExpiresAt?.toISOString() ?? null,
     createdAt: client.createdAt.toISOString(),
   };
-  return OAuthClient.parse({ ...fields, etag: etagOf(fields) });
+  const requireMfa = client.requireMfa === true;
+  // The etag covers `requireMfa` only when set: a client saved before the setting keeps its etag.
+  const versioned = requireMfa ? { ...fields, requireMfa } : fields;
+  return OAuthClient.parse({ ...fields, requireMfa, etag: etagOf(versioned) });
 }
 
 /** @example linkedIdentityView(identity).lastLoginAt // null until the first sign-in */

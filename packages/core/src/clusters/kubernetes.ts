@@ -44,8 +44,8 @@ export interface AuthenticationConfiguration {
  * cluster: the cluster's audience, and the user as TokenReview reports it — username from
  * `preferred_username` and groups from `groups`, both without a further prefix (idgate's groups
  * of external providers carry theirs already), uid from `sub`, and the TokenReview `extra` keys.
- * Email is not mapped (idgate does not verify addresses, so `email_verified` is false and
- * Kubernetes would refuse it as a username). Names Kubernetes reserves (`system:`) are refused.
+ * Email is not mapped: `email_verified` is true only for emails a trusted upstream verified
+ * (`trustEmailVerified`), and Kubernetes would refuse every other user's token. Names Kubernetes reserves (`system:`) are refused.
  * `discoveryURL` is given when the API server should fetch discovery elsewhere than
  * `{issuer}/.well-known/openid-configuration` (an in-cluster address, say); `certificateAuthority`
  * (PEM) when the system roots of the API server do not vouch for idgate's certificate, as the

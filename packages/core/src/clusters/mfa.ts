@@ -21,17 +21,26 @@ export function clustersNeedingMfa(
     .map((cluster) => cluster.name);
 }
 
+/** A client as far as its second-factor policy goes. */
+export interface MfaClient {
+  clientId: string;
+  requireMfa?: boolean;
+}
+
 /**
- * Why a sign-in that reached `amr` may not have a token for `audience`: the clusters that require a
- * second factor it lacks, told as a sentence; undefined when it may.
+ * Why a sign-in that reached `amr` may not have a token for `audience` (for `client`): the client
+ * that requires a second factor, or the clusters that do, told as a sentence; undefined when it may.
  * @example mfaShortfall(clusters, ['kubernetes:prod'], ['pwd']) // 'cluster prod requires a sign-in with a second factor (acr urn:idgate:acr:mfa)'
  */
 export function mfaShortfall(
   clusters: ReadonlyArray<MfaCluster & { requireMfa?: boolean }>,
   audience: readonly string[],
   amr: readonly string[] | null | undefined,
+  client?: MfaClient,
 ): string | undefined {
   if (acrOf(amr) === ACR.mfa) return undefined;
+  if (client?.requireMfa === true)
+    return `client ${client.clientId} requires a sign-in with a second factor (acr ${ACR.mfa})`;
   const names = clustersNeedingMfa(clusters, audience);
   if (names.length === 0) return undefined;
   const which = names.length === 1 ? `cluster ${names[0]} requires` : `clusters ${names.join(', ')} require`;
@@ -39,10 +48,10 @@ export function mfaShortfall(
 }
 
 /**
- * Refuses a token for a cluster that requires a second factor from a grant whose sign-in had
- * none: `invalid_grant` (RFC 6749 §5.2; the token endpoint has no step-up error of its own), whose
- * description tells the client to sign in again with `acr_values=urn:idgate:acr:mfa`. That the
- * description ends with ` acr_values=<acr>` is a contract (docs/kubernetes/clusters.md):
+ * Refuses a token for a cluster, or a client, that requires a second factor from a grant whose
+ * sign-in had none: `invalid_grant` (RFC 6749 §5.2; the token endpoint has no step-up error of its
+ * own), whose description tells the client to sign in again with `acr_values=urn:idgate:acr:mfa`.
+ * That the description ends with ` acr_values=<acr>` is a contract (docs/kubernetes/clusters.md):
  * kubectl-idgate reads the acr of its step-up sign-in there.
  * @throws OAuthProtocolError invalid_grant.
  * @example assertMfaFor(clusters, ['kubernetes:prod'], grant.amr);
@@ -51,8 +60,9 @@ export function assertMfaFor(
   clusters: ReadonlyArray<MfaCluster & { requireMfa?: boolean }>,
   audience: readonly string[],
   amr: readonly string[] | null | undefined,
+  client?: MfaClient,
 ): void {
-  const shortfall = mfaShortfall(clusters, audience, amr);
+  const shortfall = mfaShortfall(clusters, audience, amr, client);
   if (shortfall === undefined) return;
   throw new OAuthProtocolError(
     'invalid_grant',

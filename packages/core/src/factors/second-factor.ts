@@ -178,23 +178,37 @@ export async function regenerateRecoveryCodes(
 export interface SecondFactorNeed {
   /** The user has at least one confirmed factor. */
   enrolled: boolean;
-  /** An administrator requires a second factor of the user. */
+  /** An administrator requires a second factor of the user, or of a group of theirs. */
   required: boolean;
+  /** The user's groups that require a second factor (`requireMfa`), in the user's order. */
+  groups: string[];
 }
 
 /**
- * Whether `user` has a confirmed second factor, and whether one is required of them.
- * @example const { enrolled } = await secondFactorNeed(user.id, storage);
+ * Whether `user` has a confirmed second factor, and whether one is required of them: of the user
+ * (an administrator's requirement), or of one of `groups` (the user's groups) whose `requireMfa`
+ * is set.
+ * @example const { enrolled } = await secondFactorNeed(user.id, storage, user.groups);
  */
 export async function secondFactorNeed(
   userId: string,
-  storage: { factors: Pick<Storage['factors'], 'list' | 'isRequired'> },
+  storage: {
+    factors: Pick<Storage['factors'], 'list' | 'isRequired'>;
+    groups?: Pick<Storage['groups'], 'find'>;
+  },
+  groups: readonly string[] = [],
 ): Promise<SecondFactorNeed> {
-  const [factors, required] = await Promise.all([
+  const [factors, required, found] = await Promise.all([
     storage.factors.list(userId),
     storage.factors.isRequired(userId),
+    Promise.all(groups.map((name) => storage.groups?.find(name))),
   ]);
-  return { enrolled: factors.some((f) => f.confirmedAt !== null), required };
+  const requiring = found.filter((group) => group?.requireMfa === true).map((group) => group?.name as string);
+  return {
+    enrolled: factors.some((f) => f.confirmedAt !== null),
+    required: required || requiring.length > 0,
+    groups: requiring,
+  };
 }
 
 /** The outcome of a second-factor check at sign-in. */

@@ -1,5 +1,6 @@
 import type { PasswordGrantRequest, TokenResponse } from '@idgate/schema';
 import { OAuthProtocolError } from '../errors.js';
+import { ACR } from '../factors/assurance.js';
 import { secondFactorNeed } from '../factors/second-factor.js';
 import type { ClientRecord } from '../model.js';
 import { grantedScope, parseScope, tokenAudience } from '../scopes.js';
@@ -22,6 +23,12 @@ export async function passwordGrant(
     throw new OAuthProtocolError(
       'unauthorized_client',
       'the password grant is allowed only for trusted clients',
+    );
+  // Every sign-in for this client needs a second factor, which this grant cannot ask for.
+  if (client.requireMfa === true)
+    throw new OAuthProtocolError(
+      'invalid_grant',
+      `client ${client.clientId} requires a sign-in with a second factor (acr ${ACR.mfa}), which the password grant cannot ask for: use the authorization code or device flow`,
     );
   const scope = grantedScope(parseScope(request.scope), client.scopes);
   tokenAudience(request.resource, client);
@@ -70,7 +77,14 @@ export async function passwordGrant(
       messages[login.failure],
     );
   }
-  const need = await secondFactorNeed(login.user.id, context.storage);
+  // The user's groups as tokens tell them (the grant's storage adds the linked identities').
+  const subject = await context.storage.users.findById(login.user.id);
+  const need = await secondFactorNeed(login.user.id, context.storage, subject?.groups ?? login.user.groups);
+  if (need.groups.length > 0)
+    throw new OAuthProtocolError(
+      'invalid_grant',
+      `group ${need.groups[0]} requires a sign-in with a second factor (acr ${ACR.mfa}), which the password grant cannot ask for: use the authorization code or device flow`,
+    );
   if (need.enrolled || need.required)
     throw new OAuthProtocolError(
       'invalid_grant',

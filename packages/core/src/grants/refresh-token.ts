@@ -47,12 +47,14 @@ export async function refreshTokenGrant(
   // approved at sign-in), never another; checked before the token rotates, so a bad resource does
   // not burn it.
   const resource = refreshResource(request.resource);
-  // So is a token for a cluster that requires a second factor the grant's sign-in did not have.
+  // So is a token for a cluster, or a client, that requires a second factor the grant's sign-in
+  // did not have: a refresh never raises assurance.
   const mfaClusters = client.audiences.length > 0 ? ((await context.mfaClusters?.()) ?? []) : [];
-  if (resource !== undefined || mfaClusters.length > 0) {
+  if (resource !== undefined || mfaClusters.length > 0 || client.requireMfa === true) {
     const grant = await storage.grants.findById(presented.grantId);
     // A grant that is gone is refused as such when the token is claimed.
-    if (grant !== undefined) assertMfaFor(mfaClusters, refreshAudience(resource, grant, client), grant.amr);
+    if (grant !== undefined)
+      assertMfaFor(mfaClusters, refreshAudience(resource, grant, client), grant.amr, client);
   }
   const widened = requested?.filter((scope) => !presented.scope.includes(scope)) ?? [];
   if (widened.length > 0) {

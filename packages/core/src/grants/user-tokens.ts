@@ -96,8 +96,9 @@ export async function issueUserTokens(
   // application) issue without reading the cluster list.
   const clusters = client.audiences.length > 0 ? ((await context.clusterAudiences?.()) ?? []) : [];
   const forCluster = audience.some((aud) => clusters.includes(aud));
-  // A cluster that requires a second factor gets no token from a sign-in without one.
-  if (forCluster) assertMfaFor((await context.mfaClusters?.()) ?? [], audience, grant.amr);
+  // A cluster, or a client, that requires a second factor gets no token from a sign-in without one.
+  if (forCluster || client.requireMfa === true)
+    assertMfaFor(forCluster ? ((await context.mfaClusters?.()) ?? []) : [], audience, grant.amr, client);
   const access = await issueAccessToken(
     context.keys,
     context.issuer,

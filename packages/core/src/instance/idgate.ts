@@ -345,7 +345,8 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       buildProviderMetadata({ issuer, grantTypes: TOKEN_ENDPOINT_GRANT_TYPES, ...options }),
 
     factors: {
-      need: (userId) => secondFactorNeed(userId, storage),
+      // The user's groups as tokens tell them (their linked identities' too).
+      need: async (userId) => secondFactorNeed(userId, storage, (await users.findById(userId))?.groups ?? []),
       list: (userId) => listFactors(userId, storage),
       startTotp: (user, name) => startTotpEnrolment(user, name, factorContext),
       confirmTotp: (user, factorId, code, caller) =>
@@ -414,6 +415,8 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
           const mfaClusters = (await storage.clusters.list()).filter((cluster) => cluster.requireMfa);
           if (clustersNeedingMfa(mfaClusters, covered).length > 0) request.acrValues = [ACR.mfa];
         }
+        // So does a client that requires one for every sign-in.
+        if (client.requireMfa === true) request.acrValues = [ACR.mfa];
         return validated;
       },
       next: (request, client, authentication, options = {}) =>

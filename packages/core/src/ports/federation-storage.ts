@@ -32,11 +32,14 @@ export interface LinkedIdentityRepository {
   listByUser(userId: string): Promise<LinkedIdentityRecord[]>;
   /** How many identities are linked through the provider (its lower-case name). */
   countByProvider(provider: string): Promise<number>;
-  /** Records a sign-in: the username, email and groups the provider gave this time. */
+  /**
+   * Records a sign-in: the username, email and groups the provider gave this time, and whether it
+   * vouched for the email (absent: it did not).
+   */
   recordSignIn(
     provider: string,
     subject: string,
-    fields: { username: string; email: string | null; groups: string[]; at: Date },
+    fields: { username: string; email: string | null; emailVerified?: boolean; groups: string[]; at: Date },
   ): Promise<void>;
   /** False when it was not linked. */
   unlink(provider: string, subject: string): Promise<boolean>;

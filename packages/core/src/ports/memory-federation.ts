@@ -74,8 +74,11 @@ export function createMemoryFederationRepositories(tables: () => FederationTable
         const key = identityKey(identity.provider, identity.subject);
         const { linkedIdentities } = tables();
         if (linkedIdentities.has(key)) throw new StorageConflictError('subject');
-        linkedIdentities.set(key, copy(identity));
-        return copy(identity);
+        // `emailVerified` only when true, as the databases answer it.
+        const { emailVerified, ...rest } = identity;
+        const stored = emailVerified === true ? { ...rest, emailVerified } : rest;
+        linkedIdentities.set(key, copy(stored));
+        return copy(stored);
       },
       async find(provider, subject) {
         return copy(tables().linkedIdentities.get(identityKey(provider, subject)));
@@ -92,6 +95,8 @@ export function createMemoryFederationRepositories(tables: () => FederationTable
         if (identity === undefined) return;
         identity.username = fields.username;
         identity.email = fields.email;
+        if (fields.emailVerified === true) identity.emailVerified = true;
+        else delete identity.emailVerified;
         identity.groups = [...fields.groups];
         identity.lastLoginAt = new Date(fields.at);
       },

@@ -185,8 +185,9 @@ export function createMemoryStorage(): Storage {
     clients: {
       async create(client) {
         if (tables.clients.has(client.clientId)) throw new StorageConflictError('clientId');
-        tables.clients.set(client.clientId, copy(client));
-        return copy(client);
+        const stored = withoutFalsePolicy(client);
+        tables.clients.set(client.clientId, copy(stored));
+        return copy(stored);
       },
       async findById(clientId) {
         return copy(tables.clients.get(clientId));
@@ -207,7 +208,10 @@ export function createMemoryStorage(): Storage {
       async update(client) {
         const current = tables.clients.get(client.clientId);
         if (current === undefined) return false;
-        tables.clients.set(client.clientId, copy({ ...client, createdAt: current.createdAt }));
+        tables.clients.set(
+          client.clientId,
+          copy(withoutFalsePolicy({ ...client, createdAt: current.createdAt })),
+        );
         return true;
       },
       async remove(clientId) {
@@ -383,7 +387,7 @@ export function createMemoryStorage(): Storage {
     groups: {
       async create(group) {
         if (tables.groups.has(group.name)) throw new StorageConflictError('name');
-        tables.groups.set(group.name, copy(group));
+        tables.groups.set(group.name, copy(withoutFalsePolicy(group)));
         return copy(group);
       },
       async ensure(names, at) {
@@ -403,10 +407,10 @@ export function createMemoryStorage(): Storage {
       async update(name, changes) {
         const current = tables.groups.get(name);
         if (current === undefined) return undefined;
-        const next: GroupRecord = {
+        const next: GroupRecord = withoutFalsePolicy({
           ...current,
           ...copy(changes),
-        };
+        });
         if (next.name !== name) {
           if (tables.groups.has(next.name)) throw new StorageConflictError('name');
           tables.groups.delete(name);
@@ -550,4 +554,11 @@ function byCreationThenId(
   const time = a.createdAt.getTime() - b.createdAt.getTime();
   if (time !== 0) return time;
   return a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0;
+}
+
+/** A record with `requireMfa` only when true, as the databases answer it. */
+function withoutFalsePolicy<T extends { requireMfa?: boolean }>(record: T): T {
+  if (record.requireMfa === true || !('requireMfa' in record)) return record;
+  const { requireMfa: _false, ...rest } = record;
+  return rest as T;
 }

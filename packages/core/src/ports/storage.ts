@@ -137,6 +137,7 @@ export interface StoredGroup extends GroupRecord {
 export interface GroupChanges {
   name?: string;
   description?: string | null;
+  requireMfa?: boolean;
   updatedAt: Date;
 }
 

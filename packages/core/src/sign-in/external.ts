@@ -35,6 +35,8 @@ export interface IdentityMappingPolicy {
    * absent or empty: none.
    */
   trustUpstreamMfa?: readonly string[];
+  /** Keep the provider's `emailVerified` for tokens' `email_verified` (absent: false). */
+  trustEmailVerified?: boolean;
 }
 
 /**
@@ -164,7 +166,16 @@ export async function mapExternalIdentity(
   const now = new Date(context.clock.now());
   const identity = boundedIdentity(reported);
   const { groups, dropped: groupsDropped } = upstreamGroups(identity.groups, policy.groupsPrefix);
-  const signIn = { username: identity.username, email: identity.email, groups, at: now };
+  // The provider's word that the email is verified, kept only when it is trusted for it.
+  const emailVerified =
+    policy.trustEmailVerified === true && identity.emailVerified && identity.email !== null;
+  const signIn = {
+    username: identity.username,
+    email: identity.email,
+    ...(emailVerified ? { emailVerified: true } : {}),
+    groups,
+    at: now,
+  };
 
   const linked = await storage.identities.find(policy.provider, identity.subject);
   if (linked !== undefined) {

@@ -34,5 +34,6 @@ export function mappingPolicy(provider: IdentityProvider): IdentityMappingPolicy
     linkByVerifiedEmail: provider.config.linkByVerifiedEmail,
     groupsPrefix: provider.groupsPrefix,
     trustUpstreamMfa: provider.config.type === 'oidc' ? provider.config.trustUpstreamMfa : [],
+    trustEmailVerified: provider.config.type !== 'ldap' && provider.config.trustEmailVerified === true,
   };
 }

@@ -14,8 +14,8 @@ export function userClaims(user: UserRecord, scope: readonly string[]): Record<s
   }
   if (scope.includes('email') && user.email !== null) {
     claims.email = user.email;
-    // Emails are typed in by an administrator, not proven by a verification mail.
-    claims.email_verified = false;
+    // idgate sends no verification mail: only a trusted upstream's word makes it verified.
+    claims.email_verified = user.emailVerified === true;
   }
   if (scope.includes('groups')) claims.groups = [...user.groups];
   return claims;
@@ -35,7 +35,7 @@ export function clusterClaims(user: UserRecord, scope: readonly string[]): Recor
   };
   if (scope.includes('email') && user.email !== null) {
     claims.email = user.email;
-    claims.email_verified = false;
+    claims.email_verified = user.emailVerified === true;
   }
   return claims;
 }

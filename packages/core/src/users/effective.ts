@@ -2,16 +2,25 @@ import type { UserRecord } from '../model.js';
 import type { LinkedIdentityRepository } from '../ports/federation-storage.js';
 import type { Storage, UserRepository } from '../ports/storage.js';
 
-/** `user` with the groups their linked identities got at their latest sign-in added to their own. */
+/**
+ * `user` with the groups their linked identities got at their latest sign-in added to their own,
+ * and `emailVerified` when their email is, exactly, one that a linked identity's provider
+ * verified at its latest sign-in and is trusted for (`trustEmailVerified`): an email changed since,
+ * by an administrator or the provider, is not verified.
+ */
 export async function withIdentityGroups(
   user: UserRecord,
   identities: Pick<LinkedIdentityRepository, 'listByUser'>,
 ): Promise<UserRecord> {
   const linked = await identities.listByUser(user.id);
   if (linked.length === 0) return user;
+  const verified =
+    user.email !== null &&
+    linked.some((identity) => identity.emailVerified === true && identity.email === user.email);
   return {
     ...user,
     groups: [...new Set([...user.groups, ...linked.flatMap((identity) => identity.groups)])].sort(),
+    ...(verified ? { emailVerified: true } : {}),
   };
 }
 

@@ -72,6 +72,8 @@ export const RegisterClientInput = /* @__PURE__ */ z.strictObject({
   trusted: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
   accessTokenTtl: /* @__PURE__ */ z.optional(Seconds),
   refreshTokenTtl: /* @__PURE__ */ z.optional(Seconds),
+  /** Every sign-in for the client needs a second factor (the MFA `acr`); default false. */
+  requireMfa: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
 });
 export type RegisterClientInput = z.infer<typeof RegisterClientInput>;
 
@@ -79,7 +81,7 @@ export type RegisterClientInput = z.infer<typeof RegisterClientInput>;
  * An OAuth client as listed (never its secret or secret hash). `etag` is its version, for
  * `If-Match`; `previousSecretExpiresAt` says until when the secret replaced by the last rotation
  * is still accepted (null when none is).
- * @example OAuthClient.parse({ clientId: 'c', name: 'CI', public: false, trusted: true, redirectUris: [], postLogoutRedirectUris: [], grantTypes: ['client_credentials'], scopes: ['openid'], audiences: [], accessTokenTtl: 3600, refreshTokenTtl: 2592000, previousSecretExpiresAt: null, createdAt: '2026-01-01T00:00:00.000Z', etag: '"0123456789abcdef"' })
+ * @example OAuthClient.parse({ clientId: 'c', name: 'CI', public: false, trusted: true, redirectUris: [], postLogoutRedirectUris: [], grantTypes: ['client_credentials'], scopes: ['openid'], audiences: [], accessTokenTtl: 3600, refreshTokenTtl: 2592000, previousSecretExpiresAt: null, requireMfa: false, createdAt: '2026-01-01T00:00:00.000Z', etag: '"0123456789abcdef"' })
  */
 export const OAuthClient = /* @__PURE__ */ z.object({
   clientId: /* @__PURE__ */ z.string(),
@@ -95,6 +97,8 @@ export const OAuthClient = /* @__PURE__ */ z.object({
   accessTokenTtl: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.positive()),
   refreshTokenTtl: /* @__PURE__ */ checked(/* @__PURE__ */ z.int(), /* @__PURE__ */ z.positive()),
   previousSecretExpiresAt: /* @__PURE__ */ z.nullable(Timestamp),
+  /** Every sign-in for the client needs a second factor (the MFA `acr`); an idgate from before the setting leaves it out. */
+  requireMfa: /* @__PURE__ */ z._default(/* @__PURE__ */ z.boolean(), false),
   createdAt: Timestamp,
   etag: /* @__PURE__ */ z.string(),
 });
@@ -125,6 +129,7 @@ export const UpdateClientInput = /* @__PURE__ */ z.strictObject({
   accessTokenTtl: /* @__PURE__ */ z.optional(Seconds),
   refreshTokenTtl: /* @__PURE__ */ z.optional(Seconds),
   trusted: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
+  requireMfa: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
 });
 export type UpdateClientInput = z.infer<typeof UpdateClientInput>;
 

@@ -78,10 +78,14 @@ export const DeclaredCluster = /* @__PURE__ */ z.strictObject({
 });
 export type DeclaredCluster = z.infer<typeof DeclaredCluster>;
 
-/** A declared group, with or without members. */
+/**
+ * A declared group, with or without members, and whether its members sign in with a second
+ * factor (`requireMfa`, default false).
+ */
 export const DeclaredGroup = /* @__PURE__ */ z.strictObject({
   name: GroupName,
   description: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(DisplayName)),
+  requireMfa: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
 });
 export type DeclaredGroup = z.infer<typeof DeclaredGroup>;
 

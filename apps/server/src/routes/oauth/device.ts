@@ -199,7 +199,8 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
       // with one: a session without it signs in again.
       const covered = found.request.resource ?? found.client.audiences;
       const mfaClusters = (await idgate.storage.clusters.list()).filter((cluster) => cluster.requireMfa);
-      const needsMfa = clustersNeedingMfa(mfaClusters, covered).length > 0;
+      const needsMfa =
+        found.client.requireMfa === true || clustersNeedingMfa(mfaClusters, covered).length > 0;
       const stored: DeviceApprovalRequest = {
         device: { deviceCodeHash: found.request.deviceCodeHash },
         clientId: found.client.clientId,

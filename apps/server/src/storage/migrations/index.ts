@@ -27,6 +27,7 @@ import * as m0025 from './0025_trusts.js';
 import * as m0026 from './0026_declared_objects.js';
 import * as m0027 from './0027_cluster_mfa.js';
 import * as m0028 from './0028_webauthn.js';
+import * as m0029 from './0029_mfa_policies.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Listed in code rather than read from
@@ -59,6 +60,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0026_declared_objects': m0026,
   '0027_cluster_mfa': m0027,
   '0028_webauthn': m0028,
+  '0029_mfa_policies': m0029,
 };
 
 /** The names of every migration, in the order they apply. */

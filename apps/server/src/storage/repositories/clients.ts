@@ -80,6 +80,7 @@ function settingColumns(client: ClientRecord) {
     refresh_token_ttl: client.refreshTokenTtl,
     previous_secret_hash: client.previousSecretHash ?? null,
     previous_secret_expires_at: toMsOrNull(client.previousSecretExpiresAt ?? null),
+    require_mfa: toFlag(client.requireMfa ?? false),
   };
 }
 
@@ -102,6 +103,8 @@ function toClient(row: Selectable<OAuthClientsTable>): ClientRecord {
     refreshTokenTtl: Number(row.refresh_token_ttl),
     previousSecretHash: row.previous_secret_hash,
     previousSecretExpiresAt: toDateOrNull(row.previous_secret_expires_at),
+    // Only when set, as the record leaves it out for false.
+    ...(fromFlag(row.require_mfa) ? { requireMfa: true } : {}),
     createdAt: toDate(row.created_at),
   };
 }

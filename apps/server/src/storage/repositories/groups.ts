@@ -1,7 +1,7 @@
 import type { GroupRecord, GroupRepository, StoredGroup } from '@idgate/core';
 import { type Selectable, sql, type Updateable } from 'kysely';
 import type { GroupsTable } from '../schema.js';
-import { toDate, toMs } from './columns.js';
+import { fromFlag, toDate, toFlag, toMs } from './columns.js';
 import {
   deleteRows,
   inByteOrder,
@@ -50,6 +50,7 @@ export function createGroupRepository(ctx: RepositoryContext): GroupRepository {
           distinct.map((name) => ({
             name,
             description: null,
+            require_mfa: 0,
             created_at: ms,
             updated_at: ms,
           })),
@@ -76,6 +77,7 @@ export function createGroupRepository(ctx: RepositoryContext): GroupRepository {
       const set: Updateable<GroupsTable> = { updated_at: toMs(changes.updatedAt) };
       if (changes.name !== undefined) set.name = changes.name;
       if (changes.description !== undefined) set.description = changes.description;
+      if (changes.requireMfa !== undefined) set.require_mfa = toFlag(changes.requireMfa);
       return insertUnique(ctx, GROUPS.conflicts, 'name', () => updateRecord(db, GROUPS, 'name', name, set));
     },
 
@@ -89,6 +91,7 @@ function toRow(group: GroupRecord): GroupsTable {
   return {
     name: group.name,
     description: group.description,
+    require_mfa: toFlag(group.requireMfa ?? false),
     created_at: toMs(group.createdAt),
     updated_at: toMs(group.updatedAt),
   };
@@ -98,6 +101,8 @@ function toGroup(row: Selectable<GroupsTable>): GroupRecord {
   return {
     name: row.name,
     description: row.description,
+    // Only when set, as the record leaves it out for false.
+    ...(fromFlag(row.require_mfa) ? { requireMfa: true } : {}),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };

@@ -1,7 +1,16 @@
 import type { LinkedIdentityRecord, LinkedIdentityRepository } from '@idgate/core';
 import type { Selectable } from 'kysely';
 import type { LinkedIdentitiesTable } from '../schema.js';
-import { fromJsonArray, toCount, toDate, toDateOrNull, toMs, toMsOrNull } from './columns.js';
+import {
+  fromFlag,
+  fromJsonArray,
+  toCount,
+  toDate,
+  toDateOrNull,
+  toFlag,
+  toMs,
+  toMsOrNull,
+} from './columns.js';
 import { inByteOrder, insertRecordReturning, type RepositoryContext, type UniqueTable } from './support.js';
 
 const IDENTITIES: UniqueTable<'linked_identities', LinkedIdentityRecord> = {
@@ -24,6 +33,7 @@ export function createLinkedIdentityRepository(ctx: RepositoryContext): LinkedId
         user_id: identity.userId,
         username: identity.username,
         email: identity.email,
+        email_verified: toFlag(identity.emailVerified === true),
         groups: JSON.stringify(identity.groups),
         linked_at: toMs(identity.linkedAt),
         last_login_at: toMsOrNull(identity.lastLoginAt),
@@ -66,6 +76,7 @@ export function createLinkedIdentityRepository(ctx: RepositoryContext): LinkedId
         .set({
           username: fields.username,
           email: fields.email,
+          email_verified: toFlag(fields.emailVerified === true),
           groups: JSON.stringify(fields.groups),
           last_login_at: toMs(fields.at),
         })
@@ -92,6 +103,8 @@ function toIdentity(row: Selectable<LinkedIdentitiesTable>): LinkedIdentityRecor
     userId: row.user_id,
     username: row.username,
     email: row.email,
+    // Only when set, as the record leaves it out for false.
+    ...(fromFlag(row.email_verified) ? { emailVerified: true } : {}),
     groups: fromJsonArray(row.groups, 'linked_identities.groups'),
     linkedAt: toDate(row.linked_at),
     lastLoginAt: toDateOrNull(row.last_login_at),

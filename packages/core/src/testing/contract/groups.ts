@@ -81,6 +81,25 @@ export function groupsContract(subject: StorageUnderTest): void {
       });
     });
 
+    it('keeps whether a group requires a second factor, told only when it does', async () => {
+      const storage = subject();
+      await storage.groups.create(group('ops', { requireMfa: true }));
+      await storage.groups.create(group('dev', { requireMfa: false }));
+      expect(await storage.groups.find('ops')).toMatchObject({ requireMfa: true });
+      expect(await storage.groups.find('dev')).toStrictEqual({ ...group('dev'), members: 0 });
+      const when = at('2026-02-01T00:00:00.000Z');
+      expect(await storage.groups.update('ops', { requireMfa: false, updatedAt: when })).toStrictEqual(
+        group('ops', { updatedAt: when }),
+      );
+      expect(await storage.groups.update('dev', { requireMfa: true, updatedAt: when })).toStrictEqual(
+        group('dev', { requireMfa: true, updatedAt: when }),
+      );
+      // A change of something else keeps it.
+      expect(await storage.groups.update('dev', { description: 'D', updatedAt: when })).toMatchObject({
+        requireMfa: true,
+      });
+    });
+
     it('removes a group once', async () => {
       const storage = subject();
       await storage.groups.create(group('dev'));

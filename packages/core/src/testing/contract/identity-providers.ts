@@ -221,6 +221,21 @@ export function identityProvidersContract(subject: StorageUnderTest): void {
       expect(await storage.identities.find('github', 'nope')).toBeUndefined();
     });
 
+    it('keeps whether the provider vouched for the email, as of the latest sign-in', async () => {
+      const storage = subject();
+      await storage.identities.link(newLinkedIdentity({ emailVerified: true }));
+      expect(await storage.identities.find('github', '583231')).toMatchObject({ emailVerified: true });
+      const signedIn = at('2026-03-01T08:00:00.000Z');
+      const fields = { username: 'octocat', email: 'o@example.com', groups: [], at: signedIn };
+      await storage.identities.recordSignIn('github', '583231', fields);
+      const found = await storage.identities.find('github', '583231');
+      expect(found?.emailVerified).toBeUndefined();
+      await storage.identities.recordSignIn('github', '583231', { ...fields, emailVerified: true });
+      expect(await storage.identities.listByUser(found?.userId as string)).toMatchObject([
+        { emailVerified: true },
+      ]);
+    });
+
     it('copies records in and out', async () => {
       const storage = subject();
       const record = newIdentityProvider();
