@@ -153,6 +153,8 @@ export async function createAppContext(
       cache: directory,
       loginAttempts: instrumentLoginAttempts(storage.loginAttempts, metrics),
       schedule: setImmediate,
+      // Loaded on the first passkey ceremony, not at start.
+      webauthn: () => import('@simplewebauthn/server'),
     },
     corePolicy(config, services),
   );

@@ -6,6 +6,7 @@ import {
   authorizationErrorUrl,
   authorizationResponseUrl,
   type ClientRecord,
+  type InteractionRecord,
 } from '@idgate/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -50,6 +51,23 @@ export class AuthorizationFlow {
     const look = this.look(reply.request);
     const text = typeof message === 'string' ? message : message(look.t);
     return sendErrorPage(reply, status, { look, title: look.t.signInFailed, message: text });
+  }
+
+  /**
+   * What a sign-in page's form was posted for — `load` finds it from the form's `interaction` —
+   * with the form's CSRF token checked against it; else the error page sent instead (400: the
+   * sign-in expired or is not this browser's, 403: the form did not come from the page).
+   */
+  async posted<Found extends { interaction: InteractionRecord }>(
+    reply: FastifyReply,
+    form: { interaction: string | undefined; csrf: string | undefined },
+    load: (interactionId: string | undefined) => Promise<Found | undefined>,
+  ): Promise<{ found: Found } | { answer: FastifyReply }> {
+    const found = await load(form.interaction);
+    if (found === undefined) return { answer: this.errorPage(reply, 400, (t) => t.errors.signInExpired) };
+    if (!(await this.state.checkCsrf(found.interaction, form.csrf)))
+      return { answer: this.errorPage(reply, 403, (t) => t.errors.notFromSignInPage) };
+    return { found };
   }
 
   /** After sign-in, a device approval continues on the verification page's confirmation. */

@@ -1,4 +1,4 @@
-import type { FormField } from '@idgate/schema';
+import type { FormField, FormReader } from '@idgate/schema';
 import { z } from 'zod';
 
 /**
@@ -23,3 +23,13 @@ export const Decision = z
  * the page cannot read is as good as absent, and the page answers as it does for a missing one.
  */
 export const present = <T>(field: FormField<T>): T | undefined => (field.ok ? field.value : undefined);
+
+/** A sign-in page form's interaction id and CSRF token, each undefined when absent or malformed. */
+export function interactionFields<Shape extends { interaction: z.ZodType<string>; csrf: z.ZodType<string> }>(
+  form: FormReader<Shape>,
+): { interaction: string | undefined; csrf: string | undefined } {
+  return {
+    interaction: present(form.field('interaction')) as string | undefined,
+    csrf: present(form.field('csrf')) as string | undefined,
+  };
+}

@@ -224,4 +224,50 @@ describe.each(testDatabaseUrls())('clusters that require a second factor, on $na
     expect(accepts(tokens.access_token)).toBe(true);
     expect(accepts(first.access_token)).toBe(false);
   });
+
+  it('narrows a person’s token to one of its clusters by token exchange, never wider, keeping its sign-in', async () => {
+    await t.addUser('eve', PASSWORD);
+    const tokens = await authorize(new UserAgent(), 'eve', { resource: DEV });
+    const narrow = async (subject: string, audience: string) => {
+      const answer = await fetch(`${t.issuer}/token`, {
+        method: 'POST',
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token: subject,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          audience,
+        }),
+      });
+      return { status: answer.status, body: (await answer.json()) as Record<string, string> };
+    };
+    const narrowed = await narrow(tokens.access_token, 'dev');
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body.issued_token_type).toBe('urn:ietf:params:oauth:token-type:access_token');
+    const original = decodeJwt(tokens.access_token);
+    const claims = decodeJwt(narrowed.body.access_token as string);
+    expect(claims).toMatchObject({ aud: DEV, sub: original.sub, sid: original.sid, acr: SINGLE });
+    expect(claims.exp).toBeLessThanOrEqual(original.exp as number);
+    expect(await review('dev', narrowed.body.access_token as string)).toMatchObject({
+      authenticated: true,
+      user: { username: 'eve' },
+    });
+    // Each subject token once; never to a cluster the subject token was not for.
+    expect((await narrow(tokens.access_token, 'dev')).body.error).toBe('invalid_grant');
+    const again = await oidc.refreshTokenGrant(config, tokens.refresh_token as string);
+    expect(await narrow(again.access_token, 'prod')).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_target', error_description: expect.stringContaining('never widened') },
+    });
+    // A sign-in without a second factor is not narrowed to a cluster that now requires one.
+    const third = await oidc.refreshTokenGrant(config, again.refresh_token as string);
+    await admin.updateCluster('dev', { requireMfa: true });
+    try {
+      expect(await narrow(third.access_token, 'dev')).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_target', error_description: expect.stringContaining('second factor') },
+      });
+    } finally {
+      await admin.updateCluster('dev', { requireMfa: false });
+    }
+  });
 });

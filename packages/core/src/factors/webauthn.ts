@@ -46,6 +46,8 @@ export const WEBAUTHN_CHALLENGE_SECONDS = 300;
 export type WebAuthnContext = Omit<SecondFactorContext, 'storage'> & {
   storage: SecondFactorContext['storage'] & Pick<Storage, 'users'>;
   relyingParty: RelyingParty;
+  /** Loads the WebAuthn library (see {@link WebAuthnLibrary}); none: no passkey ceremony runs. */
+  library?: (() => Promise<WebAuthnLibrary>) | undefined;
 };
 
 /**
@@ -76,8 +78,25 @@ type CredentialJson = {
 const challengeId = (challenge: string) => base64url(sha256(utf8(challenge)));
 const decodeText = (encoded: string) => new TextDecoder().decode(fromBase64url(encoded));
 const userActor = (user: UserRecord) => ({ kind: 'user' as const, id: user.id, name: user.username });
-// The library (with its ASN.1 and X.509 parsers) loads on the first ceremony, not at start.
-const library = () => import('@simplewebauthn/server');
+/**
+ * The WebAuthn library core verifies ceremonies with: `@simplewebauthn/server`, which the host
+ * loads (its ASN.1 parsers use Node's globals, so core, which runs in browsers and workers too,
+ * does not import it): `() => import('@simplewebauthn/server')`, on the first ceremony.
+ */
+export type WebAuthnLibrary = Pick<
+  typeof import('@simplewebauthn/server'),
+  | 'generateRegistrationOptions'
+  | 'verifyRegistrationResponse'
+  | 'generateAuthenticationOptions'
+  | 'verifyAuthenticationResponse'
+>;
+
+/** The context's library, or an error saying the host gave none. */
+const libraryOf = (context: WebAuthnContext): Promise<WebAuthnLibrary> => {
+  if (context.library === undefined)
+    return Promise.reject(new Error('passkeys need a WebAuthn library: pass ports.webauthn'));
+  return context.library();
+};
 
 /** Reads the browser's JSON answer; undefined when it is not one. */
 function parseCredential(json: string): CredentialJson | undefined {
@@ -184,7 +203,7 @@ export async function startPasskeyRegistration(
   interactionId: string,
   context: WebAuthnContext,
 ): Promise<Record<string, unknown>> {
-  const { generateRegistrationOptions } = await library();
+  const { generateRegistrationOptions } = await libraryOf(context);
   const existing = (await context.storage.factors.list(user.id)).filter((f) => f.credentialId !== null);
   const options = await generateRegistrationOptions({
     rpName: context.relyingParty.name,
@@ -235,7 +254,7 @@ export async function finishPasskeyRegistration(
   if (!(await takeChallenge(clientData.challenge, 'register', interactionId, user.id, context)))
     return fail('challenge');
   if (clientData.origin !== relyingParty.origin) return fail('origin');
-  const { verifyRegistrationResponse } = await library();
+  const { verifyRegistrationResponse } = await libraryOf(context);
   let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo'];
   try {
     const verified = await verifyRegistrationResponse({
@@ -322,7 +341,7 @@ export async function startPasskeyAuthentication(
   interactionId: string,
   context: WebAuthnContext,
 ): Promise<Record<string, unknown>> {
-  const { generateAuthenticationOptions } = await library();
+  const { generateAuthenticationOptions } = await libraryOf(context);
   const credentials =
     user === null
       ? []
@@ -397,7 +416,7 @@ export async function verifyPasskeyAssertion(
   if (user === null && !data.userVerified) return fail('user_verification', factor.id);
   const previous = factor.lastUsedStep ?? 0;
   if ((data.counter > 0 || previous > 0) && data.counter <= previous) return fail('counter', factor.id);
-  const { verifyAuthenticationResponse } = await library();
+  const { verifyAuthenticationResponse } = await libraryOf(context);
   try {
     const verified = await verifyAuthenticationResponse({
       response: credential as never,

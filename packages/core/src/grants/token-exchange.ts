@@ -6,11 +6,18 @@ import {
 } from '@idgate/schema';
 import { type AuditEventDraft, completeAuditEvents } from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
+import { ACR } from '../factors/assurance.js';
 import { base64url } from '../internal/encoding.js';
 import type { ClientRecord, ClusterRecord, TrustRecord } from '../model.js';
 import { webCryptoRandom } from '../ports/runtime.js';
 import type { SubjectTokenUseRepository } from '../ports/storage.js';
-import { issueAccessToken } from '../tokens/access-token.js';
+import {
+  ACCESS_TOKEN_REJECTION_MESSAGES,
+  issueAccessToken,
+  type LiveTokenRejection,
+} from '../tokens/access-token.js';
+import type { LiveAccessToken } from '../tokens/access-token-check.js';
+import { clusterClaims } from '../tokens/user-claims.js';
 import {
   evaluateSubjectToken,
   runClaims,
@@ -30,6 +37,13 @@ export interface TokenExchangeContext {
   keys: TrustKeySource;
   /** Where spent subject `jti`s are kept until the subject token expires. */
   uses: SubjectTokenUseRepository;
+  /**
+   * Whether one of idgate's own access tokens is live (the check of token review and
+   * introspection): given, a subject token idgate issued is narrowed to one of its clusters.
+   */
+  checkOwnToken?(
+    token: string,
+  ): Promise<{ ok: true; token: LiveAccessToken } | { ok: false; reason: LiveTokenRejection }>;
 }
 
 /**
@@ -149,6 +163,21 @@ export async function tokenExchangeGrant(
     throw error;
   }
   audit.cluster = cluster.name;
+  // One of idgate's own tokens, narrowed to one cluster it already reaches.
+  if (exchange.checkOwnToken !== undefined && unverified.iss === context.issuer)
+    return narrowOwnToken(request, cluster, context, exchange, {
+      refuse,
+      record: (details) =>
+        recordExchange(context, {
+          type: 'token.exchanged',
+          actor: { kind: 'client', id: client?.clientId ?? null },
+          subject: audit.subject,
+          clientId: client?.clientId ?? null,
+          ...requestOrigin(context),
+          outcome: 'success',
+          details: { ...audit, ...details, reason: null },
+        }),
+    });
   // A workload has no second factor: a cluster that requires one takes no exchanged token (its
   // TokenReview and its structured-authentication rule would refuse it anyway).
   if (cluster.requireMfa)
@@ -234,6 +263,93 @@ export async function tokenExchangeGrant(
     outcome: 'success',
     details: { ...audit, jti: access.jti, lifetime, reason: null },
   });
+  return {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+    issued_token_type: ISSUED_TOKEN_TYPE,
+  };
+}
+
+/**
+ * Narrows one of idgate's own access tokens (RFC 8693 §2.1's "a more narrowly scoped token"): a
+ * person's live token whose audiences include `cluster`'s gives a token for that cluster alone,
+ * for the same person, client, grant (`sid`, so revoking the grant revokes it), scope and sign-in
+ * (`auth_time`, `acr`, `amr`: a cluster that requires a second factor takes it only from a sign-in
+ * with one), living no longer than the subject token. Never wider: another audience is refused.
+ */
+async function narrowOwnToken(
+  request: TokenExchangeGrantRequest,
+  cluster: ClusterRecord,
+  context: TokenEndpointContext,
+  exchange: TokenExchangeContext,
+  answer: {
+    refuse: (
+      error: 'invalid_grant' | 'invalid_target' | 'invalid_request',
+      reason: string,
+      rule: TrustRule | 'request' | 'target' | 'actor',
+    ) => Promise<never>;
+    record: (details: { jti: string; lifetime: number }) => Promise<void>;
+  },
+): Promise<TokenResponse> {
+  const { refuse } = answer;
+  if (request.actor_token !== undefined)
+    return refuse('invalid_request', 'actor_token is not taken when narrowing an idgate token', 'actor');
+  const checked = await (exchange.checkOwnToken as NonNullable<TokenExchangeContext['checkOwnToken']>)(
+    request.subject_token,
+  );
+  if (!checked.ok)
+    return refuse(
+      'invalid_grant',
+      `subject_token: ${ACCESS_TOKEN_REJECTION_MESSAGES[checked.reason]}`,
+      checked.reason === 'expired' ? 'expired' : 'signature',
+    );
+  const { claims, user, audience, scope } = checked.token;
+  if (user === undefined)
+    return refuse('invalid_grant', "only a person's idgate token can be narrowed", 'request');
+  if (!audience.includes(cluster.audience))
+    return refuse(
+      'invalid_target',
+      `the subject token is not for cluster ${cluster.name}: an idgate token is narrowed to one of its audiences, never widened`,
+      'cluster',
+    );
+  const raw = claims as unknown as { acr?: unknown; amr?: unknown };
+  if (cluster.requireMfa && raw.acr !== ACR.mfa)
+    return refuse(
+      'invalid_target',
+      `cluster ${cluster.name} requires a sign-in with a second factor (acr ${ACR.mfa}) and the subject token's had none`,
+      'target',
+    );
+  const now = context.clock.now();
+  let lifetime = claims.exp - Math.floor(now / 1000);
+  if (request.expires_in !== undefined) lifetime = Math.min(lifetime, Number(request.expires_in));
+  if (lifetime < 1) return refuse('invalid_grant', 'subject_token: token has expired', 'expired');
+  const spent = await exchange.uses.spend(
+    { issuer: claims.iss, jti: claims.jti, expiresAt: new Date(claims.exp * 1000) },
+    new Date(now),
+  );
+  if (!spent) return refuse('invalid_grant', 'subject_token was used already (its jti is spent)', 'replayed');
+  const access = await issueAccessToken(
+    context.keys,
+    context.issuer,
+    {
+      subject: user.id,
+      clientId: claims.client_id,
+      audience: [cluster.audience],
+      scope,
+      ...(claims.sid === undefined ? {} : { grantId: claims.sid }),
+      ...(claims.auth_time === undefined ? {} : { authTime: claims.auth_time }),
+      lifetimeSeconds: lifetime,
+      claims: {
+        ...clusterClaims(user, scope),
+        ...(typeof raw.acr === 'string' ? { acr: raw.acr } : {}),
+        ...(Array.isArray(raw.amr) ? { amr: raw.amr } : {}),
+      },
+    },
+    context.clock,
+    context.random ?? webCryptoRandom,
+  );
+  await answer.record({ jti: access.jti, lifetime });
   return {
     access_token: access.token,
     token_type: 'Bearer',

@@ -166,6 +166,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     ...factorContext,
     storage,
     relyingParty: relyingPartyOf(issuer, factorContext.productName),
+    library: ports.webauthn,
   };
   const mapping = { storage, clock, auditIds };
   const directory = { ...mapping, providers, secret, random };
@@ -224,6 +225,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
         ...storage.subjectTokenUses,
         spend: groupSpends(storage, ports.schedule === undefined ? {} : { schedule: ports.schedule }),
       },
+      checkOwnToken: (token) => checkAccessToken(token, live),
     },
     refreshReuse: {
       windowSeconds: tokens.refreshReuseWindow ?? 0,

@@ -1,6 +1,7 @@
 import type { IdentityProviderConfig } from '@idgate/schema';
 import type { ClientLifetimes } from '../admin/ports.js';
 import type { AuditEventIds } from '../audit/record.js';
+import type { WebAuthnLibrary } from '../factors/webauthn.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { SigningKeyPolicy } from '../keys/rotation.js';
 import type { ApiKeyRecord, UserRecord } from '../model.js';
@@ -61,6 +62,11 @@ export interface IdgatePorts {
    * over `globalThis.fetch`, kept five minutes (see `createTrustKeySource`).
    */
   trustKeys?: TrustKeySource;
+  /**
+   * Loads the WebAuthn library for passkeys (`() => import('@simplewebauthn/server')`, on Node,
+   * Bun and Deno); none: passkey ceremonies fail.
+   */
+  webauthn?: () => Promise<WebAuthnLibrary>;
   /** Runs a change of signing keys alone; default `storage.transaction` (the server adds a lock). */
   lockSigningKeys?: <T>(work: (storage: Storage) => Promise<T>) => Promise<T>;
 }

@@ -16,7 +16,7 @@ import { requestOrigin } from '../../http/caller.js';
 import type { FormBody } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
-import { Decision, InteractionId, present } from '../../pages/form-fields.js';
+import { Decision, InteractionId, interactionFields, present } from '../../pages/form-fields.js';
 import type { Messages } from '../../pages/i18n.js';
 import { resourceTargets } from '../../pages/resource-targets.js';
 import { BrowserState, type LiveInteraction } from '../../pages/state.js';
@@ -198,11 +198,12 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     }),
     async (request, reply) => {
       const form = new FormReader(LoginForm, request.body ?? {});
-      const interaction = await state.loadInteraction(request, present(form.field('interaction')));
-      if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
-      if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
-        return flow.errorPage(reply, 403, (t) => t.errors.notFromSignInPage);
-      }
+      const posted = await flow.posted(reply, interactionFields(form), async (id) => {
+        const interaction = await state.loadInteraction(request, id);
+        return interaction === undefined ? undefined : { interaction };
+      });
+      if ('answer' in posted) return posted.answer;
+      const { interaction } = posted.found;
       const { t } = flow.look(request);
       const typed = form.field('username');
       const password = form.field('password');
@@ -313,11 +314,12 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     }),
     async (request, reply) => {
       const form = new FormReader(PasskeyForm, request.body ?? {});
-      const interaction = await state.loadInteraction(request, present(form.field('interaction')));
-      if (interaction === undefined) return flow.errorPage(reply, 400, EXPIRED);
-      if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
-        return flow.errorPage(reply, 403, (t) => t.errors.notFromSignInPage);
-      }
+      const posted = await flow.posted(reply, interactionFields(form), async (id) => {
+        const interaction = await state.loadInteraction(request, id);
+        return interaction === undefined ? undefined : { interaction };
+      });
+      if ('answer' in posted) return posted.answer;
+      const { interaction } = posted.found;
       const { t } = flow.look(request);
       const answer = present(form.field('credential'));
       if (answer === undefined)

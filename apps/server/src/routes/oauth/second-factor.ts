@@ -14,7 +14,7 @@ import { requestOrigin } from '../../http/caller.js';
 import type { FormBody } from '../../http/form.js';
 import { AuthorizationFlow } from '../../pages/flow.js';
 import { PAGE_ANSWERS, pageRoute, sendPage } from '../../pages/form-action.js';
-import { InteractionId, present } from '../../pages/form-fields.js';
+import { InteractionId, interactionFields, present } from '../../pages/form-fields.js';
 import type { Messages } from '../../pages/i18n.js';
 import { BrowserState, type LiveInteraction } from '../../pages/state.js';
 import { messagePage } from '../../pages/views/message.js';
@@ -156,12 +156,9 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
     }),
     async (request, reply) => {
       const form = new FormReader(CodeForm, request.body ?? {});
-      const found = await pending(request, present(form.field('interaction')));
-      if (found === undefined) return flow.errorPage(reply, 400, EXPIRED);
-      const { interaction, user } = found;
-      if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
-        return flow.errorPage(reply, 403, (t) => t.errors.notFromSignInPage);
-      }
+      const posted = await flow.posted(reply, interactionFields(form), (id) => pending(request, id));
+      if ('answer' in posted) return posted.answer;
+      const { interaction, user } = posted.found;
       const { t } = flow.look(request);
       const code = present(form.field('code'));
       if (code === undefined) return show(reply, 400, interaction, user, t.factors.wrongCode);
@@ -231,12 +228,9 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
     }),
     async (request, reply) => {
       const form = new FormReader(PasskeyForm, request.body ?? {});
-      const found = await pending(request, present(form.field('interaction')));
-      if (found === undefined) return flow.errorPage(reply, 400, EXPIRED);
-      const { interaction, user } = found;
-      if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
-        return flow.errorPage(reply, 403, (t) => t.errors.notFromSignInPage);
-      }
+      const posted = await flow.posted(reply, interactionFields(form), (id) => pending(request, id));
+      if ('answer' in posted) return posted.answer;
+      const { interaction, user } = posted.found;
       const { t } = flow.look(request);
       const answer = present(form.field('credential'));
       if (answer === undefined) return show(reply, 400, interaction, user, t.passkeys.refused.invalid);
@@ -269,14 +263,14 @@ export async function secondFactorRoutes(app: FastifyInstance): Promise<void> {
     }),
     async (request, reply) => {
       const form = new FormReader(ContinueForm, request.body ?? {});
-      const interaction = await state.loadInteraction(request, present(form.field('interaction')));
-      if (interaction?.userId == null) return flow.errorPage(reply, 400, EXPIRED);
-      if (!(await state.checkCsrf(interaction, present(form.field('csrf'))))) {
-        return flow.errorPage(reply, 403, (t) => t.errors.notFromSignInPage);
-      }
+      const posted = await flow.posted(reply, interactionFields(form), async (id) => {
+        const interaction = await state.loadInteraction(request, id);
+        return interaction?.userId == null ? undefined : { interaction, userId: interaction.userId };
+      });
+      if ('answer' in posted) return posted.answer;
+      const { interaction, userId } = posted.found;
       const current = await state.currentSession(request);
-      if (current === undefined || current.user.id !== interaction.userId)
-        return flow.errorPage(reply, 400, EXPIRED);
+      if (current === undefined || current.user.id !== userId) return flow.errorPage(reply, 400, EXPIRED);
       return carryOn(reply, interaction, current.user, current.session);
     },
   );
