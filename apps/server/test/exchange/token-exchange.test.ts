@@ -205,6 +205,21 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
       authenticated: false,
       error: 'token is not for this cluster',
     });
+    // Introspection sees it live, as the workload the trust made it.
+    const introspector = await t.addClient({ grants: ['client_credentials'] });
+    const introspected = await fetch(`${t.issuer}/introspect`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${btoa(`${introspector.clientId}:${introspector.clientSecret}`)}`,
+      },
+      body: new URLSearchParams({ token: answer.access_token }),
+    });
+    expect(await introspected.json()).toMatchObject({
+      active: true,
+      client_id: 'trust:gha',
+      username: 'ci:acme/infra',
+      aud: ['kubernetes:prod'],
+    });
 
     const gitlabToken = await gitlab.mint(
       {

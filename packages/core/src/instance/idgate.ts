@@ -140,6 +140,8 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     isRevoked: live.isRevoked,
     notBefore,
     verify,
+    // A token exchange's token is live while its trust is.
+    findTrust: (name) => storage.trusts.findByName(name),
     storage,
   };
 

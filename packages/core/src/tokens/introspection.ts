@@ -26,7 +26,7 @@ export async function introspectToken(
   const asAccess = async () => {
     const checked = await checkAccessToken(token, context);
     if (!checked.ok) return undefined;
-    const { claims, audience, scope, user } = checked.token;
+    const { claims, audience, scope, user, workload } = checked.token;
     const answer: IntrospectionResponse = {
       active: true,
       token_type: 'Bearer',
@@ -41,6 +41,7 @@ export async function introspectToken(
     };
     if (claims.sid !== undefined) answer.sid = claims.sid;
     if (user !== undefined) answer.username = user.username;
+    else if (workload !== undefined) answer.username = workload.username;
     return answer;
   };
   const order = hint === 'refresh_token' ? [asRefresh, asAccess] : [asAccess, asRefresh];
