@@ -18,7 +18,8 @@ export default defineConfig({
     // Nothing a test file started (idgate serve, kubectl, the plugin) outlives it.
     setupFiles: ['../server/test/helpers/no-leftover-processes.ts'],
     testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Setting up a file starts idgate and runs its CLI several times: slow on a loaded machine.
+    hookTimeout: 180_000,
     // Files share nothing (each has its own temp directory, issuer and ports): two at a time.
     pool: 'forks',
     maxWorkers: 2,

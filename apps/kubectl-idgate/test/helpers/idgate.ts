@@ -186,7 +186,8 @@ export async function startIdgate(options: { dir: string; accessTokenTtl?: numbe
     await new Promise<void>((resolve) => front.close(() => resolve()));
   };
   stopWhenTestEnds(stop);
-  const deadline = Date.now() + 20_000;
+  // A guard against a hang, not a measure: a loaded machine starts a server slowly.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const ready = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       (r) => r.ok,
