@@ -210,7 +210,7 @@ beforeAll(async () => {
   command = join(dir, 'kubectl-idgate');
   await writeFile(command, `#!/bin/sh\nexec "${process.execPath}" "${PLUGIN_BIN}" "$@"\n`);
   await chmod(command, 0o755);
-}, 60_000);
+});
 
 afterAll(async () => {
   await prod?.stop();

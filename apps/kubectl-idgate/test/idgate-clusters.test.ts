@@ -101,7 +101,7 @@ beforeAll(async () => {
     ]);
     expect(result.code, result.stderr).toBe(0);
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await alpha?.stop();

@@ -94,7 +94,7 @@ beforeAll(async () => {
       authenticate: webhookAuthenticator(webhook, [`kubernetes:${cluster}`]),
     });
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const stub of Object.values(stubs)) await stub.stop();
