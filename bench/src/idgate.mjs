@@ -78,6 +78,10 @@ export async function seed(serverBin, env) {
     '--json',
   ]);
   const apiKey = (await cli(['api-keys', 'add', '--name', 'bench', '--scope', 'tokenreview', '--json'])).key;
+  // The second-factor sign-ins' people are created over REST (one CLI process each would outlast the run).
+  const usersKey = (
+    await cli(['api-keys', 'add', '--name', 'bench-users', '--scope', 'users:write', '--json'])
+  ).key;
   // The soak's cluster: its tokens carry the claims Kubernetes maps (username, prefixed groups),
   // reviewed with its own bound API key, for a person in 30 groups.
   const cluster = await cli(['clusters', 'add', 'bench-soak', '--json']);
@@ -119,6 +123,7 @@ export async function seed(serverBin, env) {
   );
   return {
     apiKey,
+    usersKey,
     user: { username: 'bench', password },
     auth: {
       app: basic(app.clientId, app.clientSecret),
