@@ -15,10 +15,12 @@ export const basic = (/** @type {string} */ id, /** @type {string} */ secret) =>
 /**
  * The environment of every idgate process of the run (CLI and servers): the issuer is the first
  * replica's, so tokens from one replica are valid at the other.
- * @param {{ port: number, databaseUrl: string, alg: string }} options
+ * `issuerHost` `localhost` for passkeys (WebAuthn refuses IP-literal hosts; the server still listens
+ * on 127.0.0.1).
+ * @param {{ port: number, databaseUrl: string, alg: string, issuerHost?: string }} options
  */
 export function idgateEnvironment(options) {
-  const issuer = `http://127.0.0.1:${options.port}/oauth`;
+  const issuer = `http://${options.issuerHost ?? '127.0.0.1'}:${options.port}/oauth`;
   return {
     ...process.env,
     ...IDGATE_MALLOC_ENV,

@@ -121,9 +121,13 @@ export function renderDetails(report) {
     lines.push(
       '',
       `Each sign-in is a browser's whole flow without a session, driven from Node (fetch, ${signIns[0]?.detail.concurrency ?? 8} ` +
-        'at a time, not wrk): GET /authorize, the login page, POST the password, the second-factor page, ' +
-        'POST the code, answered by a 303 to the redirect URI with a code; its latency is from the first ' +
-        'request to that answer. The password check (argon2id) is most of its cost.',
+        'at a time, not wrk), timed from its first request to the 303 that sends it to the redirect URI ' +
+        'with a code. Password + TOTP: GET /authorize, the login page, POST the password, the ' +
+        'second-factor page, POST the code (a different person each time within a 30-s step: a code ' +
+        'is accepted once); the password check (argon2id) is most of its cost. Passkey: GET /authorize, ' +
+        'the login page (its single-use challenge), POST the assertion of a software ES256 passkey, on ' +
+        'an idgate of its own whose issuer is http://localhost:<port> (WebAuthn refuses IP-literal ' +
+        'hosts), on SQLite.',
     );
   }
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { parseFlags, USAGE } from './cli.mjs';
 import { idgateEnvironment, seed, startIdgate } from './idgate.mjs';
 import { memoryCheck } from './memory.mjs';
-import { signInScenarios } from './mfa.mjs';
+import { passkeyScenario, signInScenarios } from './mfa.mjs';
 import { databaseProbe, perRequest, throwawayDatabase } from './postgres.mjs';
 import { freePort, killAllNow, memory, runCommand, stop, stopAll } from './processes.mjs';
 import { readScenarios, reviewBody, reviewHeaders } from './reads.mjs';
@@ -246,6 +246,7 @@ async function main() {
     writePaths: options.database === 'postgres' || options.only !== undefined,
   });
   await signInScenarios(run, seeded);
+  await passkeyScenario(run, { serverBin, databaseUrl: `sqlite:${join(tmp, 'passkeys.db')}` });
 
   // --- replicas --------------------------------------------------------------------------------
   if (options.replicas > 1) {

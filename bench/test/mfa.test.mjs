@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { base32Bytes, driveSignIns, percentile, stepOf, totpCode } from '../src/mfa.mjs';
+import { base32Bytes, cbor, driveSignIns, passkeyForm, percentile, stepOf, totpCode } from '../src/mfa.mjs';
 import { renderDetails } from '../src/report-tables.mjs';
 
 describe('the bench’s own TOTP', () => {
@@ -13,6 +13,28 @@ describe('the bench’s own TOTP', () => {
   });
   it('reads base32 keys as the enrolment page groups them', () => {
     assert.deepEqual(base32Bytes('GEZD GNBV GY3T QOJQ'), Buffer.from('1234567890'));
+  });
+});
+
+describe('the bench’s software passkey', () => {
+  it('writes CBOR as RFC 8949 does (maps, negative ints, text, bytes)', () => {
+    assert.equal(cbor({ a: 1 }).toString('hex'), 'a1616101');
+    assert.equal(cbor(new Map([[-1, 1]])).toString('hex'), 'a12001');
+    assert.equal(cbor(Buffer.from([1, 2])).toString('hex'), '420102');
+    assert.equal(cbor(300).toString('hex'), '19012c');
+  });
+  it('reads the options and the binding of a page’s passkey form', () => {
+    const html =
+      '<form method="post" action="/x"><input type="hidden" name="interaction" value="i-1"></form>' +
+      '<form method="post" action="/oauth/login/passkey" data-webauthn="conditional" ' +
+      'data-webauthn-options="{&quot;challenge&quot;:&quot;abc&quot;,&quot;rpId&quot;:&quot;localhost&quot;}" class="passkey" hidden>' +
+      '<input type="hidden" name="interaction" value="i-2">\n<input type="hidden" name="csrf" value="c&amp;2"></form>';
+    assert.deepEqual(passkeyForm(html), {
+      options: { challenge: 'abc', rpId: 'localhost' },
+      interaction: 'i-2',
+      csrf: 'c&2',
+    });
+    assert.equal(passkeyForm('<p>no passkeys</p>'), undefined);
   });
 });
 
