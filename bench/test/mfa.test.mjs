@@ -51,7 +51,7 @@ describe('the sign-in driver', () => {
     const result = await driveSignIns({
       users,
       concurrency: 3,
-      seconds: 30,
+      seconds: 2,
       pid: undefined,
       signIn: async (user, step) => {
         seen.push(`${user.username}@${step}`);
