@@ -32,7 +32,7 @@ export class CookieJar {
  * @param {CookieJar} jar @param {string} url @param {RequestInit} [init]
  * @returns {Promise<{ status: number, location: string | null, text: string }>}
  */
-async function send(jar, url, init = {}) {
+export async function send(jar, url, init = {}) {
   const response = await fetch(url, {
     ...init,
     redirect: 'manual',
@@ -43,7 +43,7 @@ async function send(jar, url, init = {}) {
   return { status: response.status, location: response.headers.get('location'), text: await response.text() };
 }
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** The hidden `interaction` and `csrf` fields of a page's form. @param {string} html */
 export function hiddenFields(html) {

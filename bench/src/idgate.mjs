@@ -15,10 +15,12 @@ export const basic = (/** @type {string} */ id, /** @type {string} */ secret) =>
 /**
  * The environment of every idgate process of the run (CLI and servers): the issuer is the first
  * replica's, so tokens from one replica are valid at the other.
- * @param {{ port: number, databaseUrl: string, alg: string }} options
+ * `issuerHost` `localhost` for passkeys (WebAuthn refuses IP-literal hosts; the server still listens
+ * on 127.0.0.1).
+ * @param {{ port: number, databaseUrl: string, alg: string, issuerHost?: string }} options
  */
 export function idgateEnvironment(options) {
-  const issuer = `http://127.0.0.1:${options.port}/oauth`;
+  const issuer = `http://${options.issuerHost ?? '127.0.0.1'}:${options.port}/oauth`;
   return {
     ...process.env,
     ...IDGATE_MALLOC_ENV,
@@ -78,6 +80,10 @@ export async function seed(serverBin, env) {
     '--json',
   ]);
   const apiKey = (await cli(['api-keys', 'add', '--name', 'bench', '--scope', 'tokenreview', '--json'])).key;
+  // The second-factor sign-ins' people are created over REST (one CLI process each would outlast the run).
+  const usersKey = (
+    await cli(['api-keys', 'add', '--name', 'bench-users', '--scope', 'users:write', '--json'])
+  ).key;
   // The soak's cluster: its tokens carry the claims Kubernetes maps (username, prefixed groups),
   // reviewed with its own bound API key, for a person in 30 groups.
   const cluster = await cli(['clusters', 'add', 'bench-soak', '--json']);
@@ -119,6 +125,7 @@ export async function seed(serverBin, env) {
   );
   return {
     apiKey,
+    usersKey,
     user: { username: 'bench', password },
     auth: {
       app: basic(app.clientId, app.clientSecret),

@@ -27,6 +27,8 @@ export const WRITE_PATHS = [
   'idgate.device-poll-pending',
   'idgate.device-redeem',
 ];
+/** Whole sign-ins driven from Node (not wrk): shown in a table of their own. */
+export const SIGN_INS = ['idgate.sign-in-totp', 'idgate.sign-in-passkey'];
 const REPLICATED = {
   'replicas.tokenreview-warm': 'idgate.tokenreview-warm',
   'replicas.refresh-rotation': 'idgate.refresh-rotation',
@@ -54,7 +56,7 @@ export function renderDetails(report) {
     '| Scenario | Server | req/s | p50 ms | p99 ms | Errors | Peak RSS MB | CPU µs/req | Load gen CPU | × bare route | × oidc-provider |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
-  for (const m of measurements) {
+  for (const m of measurements.filter((x) => !SIGN_INS.includes(x.id))) {
     const isIdgate = m.system === 'idgate';
     lines.push(
       `| ${m.id.slice(m.id.indexOf('.') + 1)} | ${m.system} | ${int(m.rps)} | ${m.latency.p50} | ${m.latency.p99} | ` +
@@ -97,6 +99,35 @@ export function renderDetails(report) {
         'BEGIN and COMMIT included), counted in the idgate process by a preloaded wrapper of ' +
         '`pg.Client#query`; transactions: the BEGINs among them (pg_stat_statements is not loaded on ' +
         'the shared server, and pg_stat_database shows idle backends’ counters only 10 s late).',
+    );
+  }
+
+  const signIns = SIGN_INS.map((id) => byId.get(id)).filter((m) => m !== undefined);
+  if (signIns.length > 0) {
+    lines.push(
+      '',
+      '## Second-factor sign-ins',
+      '',
+      '| Sign-in | Sign-ins/s | p50 ms | p99 ms | Sign-ins | Errors | idgate CPU ms/sign-in | Peak RSS MB |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    );
+    for (const m of signIns) {
+      const cpu = m.cpu.serverMicrosPerRequest;
+      lines.push(
+        `| ${m.label} | ${m.rps.toFixed(1)} | ${m.latency.p50} | ${m.latency.p99} | ${int(m.requests)} | ${m.errors} | ` +
+          `${cpu === undefined ? '—' : (cpu / 1000).toFixed(1)} | ${mb(m.rss)} |`,
+      );
+    }
+    lines.push(
+      '',
+      `Each sign-in is a browser's whole flow without a session, driven from Node (fetch, ${signIns[0]?.detail.concurrency ?? 8} ` +
+        'at a time, not wrk), timed from its first request to the 303 that sends it to the redirect URI ' +
+        'with a code. Password + TOTP: GET /authorize, the login page, POST the password, the ' +
+        'second-factor page, POST the code (a different person each time within a 30-s step: a code ' +
+        'is accepted once); the password check (argon2id) is most of its cost. Passkey: GET /authorize, ' +
+        'the login page (its single-use challenge), POST the assertion of a software ES256 passkey, on ' +
+        'an idgate of its own whose issuer is http://localhost:<port> (WebAuthn refuses IP-literal ' +
+        'hosts), on SQLite.',
     );
   }
 

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { parseFlags, USAGE } from './cli.mjs';
 import { idgateEnvironment, seed, startIdgate } from './idgate.mjs';
 import { memoryCheck } from './memory.mjs';
+import { passkeyScenario, signInScenarios } from './mfa.mjs';
 import { databaseProbe, perRequest, throwawayDatabase } from './postgres.mjs';
 import { freePort, killAllNow, memory, runCommand, stop, stopAll } from './processes.mjs';
 import { readScenarios, reviewBody, reviewHeaders } from './reads.mjs';
@@ -244,6 +245,8 @@ async function main() {
   await writeScenarios(run, writeFixtures, {
     writePaths: options.database === 'postgres' || options.only !== undefined,
   });
+  await signInScenarios(run, seeded);
+  await passkeyScenario(run, { serverBin, databaseUrl: `sqlite:${join(tmp, 'passkeys.db')}` });
 
   // --- replicas --------------------------------------------------------------------------------
   if (options.replicas > 1) {
