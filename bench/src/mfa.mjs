@@ -101,12 +101,11 @@ export async function enrolTotpUser(baseUrl, usersKey, username) {
 }
 
 /**
- * One whole sign-in for an authorization request, as a browser without a session makes it: five
- * requests, the last answering 303 to the redirect URI with a code. Returns nothing; throws on any
- * other answer.
- * @param {string} baseUrl @param {string} clientId @param {TotpUser} user @param {number} step
+ * A browser without a session starting an authorization request (PKCE S256): authorize answers a
+ * 303 to the login page, which is fetched. Throws on any other answer.
+ * @param {string} baseUrl @param {string} clientId
  */
-export async function signInWithTotp(baseUrl, clientId, user, step) {
+async function openLoginPage(baseUrl, clientId) {
   const jar = new CookieJar();
   const verifier = randomBytes(32).toString('base64url');
   const query = new URLSearchParams({
@@ -122,6 +121,17 @@ export async function signInWithTotp(baseUrl, clientId, user, step) {
   if (authorize.status !== 303 || authorize.location === null)
     throw new Error(`authorize: ${authorize.status}`);
   const login = await send(jar, new URL(authorize.location, baseUrl).toString());
+  return { jar, login };
+}
+
+/**
+ * One whole sign-in for an authorization request, as a browser without a session makes it: five
+ * requests, the last answering 303 to the redirect URI with a code. Returns nothing; throws on any
+ * other answer.
+ * @param {string} baseUrl @param {string} clientId @param {TotpUser} user @param {number} step
+ */
+export async function signInWithTotp(baseUrl, clientId, user, step) {
+  const { jar, login } = await openLoginPage(baseUrl, clientId);
   const form = hiddenFields(login.text);
   if (login.status !== 200 || form.interaction === undefined || form.csrf === undefined)
     throw new Error(`login page: ${login.status}`);
@@ -455,21 +465,7 @@ export async function registerPasskeyUser(baseUrl, usersKey, username, rp) {
  * @param {string} baseUrl @param {string} clientId @param {SoftPasskey} passkey
  */
 export async function signInWithPasskey(baseUrl, clientId, passkey) {
-  const jar = new CookieJar();
-  const verifier = randomBytes(32).toString('base64url');
-  const query = new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: REDIRECT_URI,
-    scope: 'openid groups offline_access',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    state: randomBytes(8).toString('hex'),
-  });
-  const authorize = await send(jar, `${baseUrl}/oauth/authorize?${query}`);
-  if (authorize.status !== 303 || authorize.location === null)
-    throw new Error(`authorize: ${authorize.status}`);
-  const login = await send(jar, new URL(authorize.location, baseUrl).toString());
+  const { jar, login } = await openLoginPage(baseUrl, clientId);
   const form = passkeyForm(login.text);
   if (login.status !== 200 || form === undefined || form.interaction === undefined)
     throw new Error(`login page without a passkey form: ${login.status}`);
