@@ -66,7 +66,7 @@ describe.skipIf(CHROMIUM === undefined)('pnpm demo: a newcomer signs in to the e
     await page.getByRole('link', { name: 'Sign in with idgate' }).click();
     await page.getByLabel('Username').fill('demo');
     await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.locator('#user').waitFor();
     expect(await page.locator('#user').textContent()).toBe('demo');
