@@ -9,11 +9,12 @@ import { testDatabaseUrls } from '../helpers/databases.js';
 // every statement better-sqlite3 runs, BEGIN and COMMIT included): each step is one
 // transaction holding its claim, what the claim lets through and its audit events; a claim comes
 // back from its own update (RETURNING) instead of a re-read; the user comes from the directory's
-// memory; an insert inside a transaction needs no savepoint. Left out: the change feed's reads,
-// which run on their own clock, and the reloads of what the directory holds besides users (a
+// memory; an insert inside a transaction needs no savepoint. Left out: the change feed's reads
+// and PostgreSQL's heartbeat (`select 1` on a connection of its own), which run on their own clock, and the reloads of what the directory holds besides users (a
 // resync, which a loaded machine can set off at any time, reloads keys and revocations, and the
 // next request reads its client again): none of them is a grant step's.
-const BACKGROUND = /^select .* from "(change_log|signing_keys|revocations|oauth_clients|api_keys)"/;
+const BACKGROUND =
+  /^select .* from "(change_log|signing_keys|revocations|oauth_clients|api_keys)"|^select 1$/;
 const statements: string[] = [];
 let counting = false;
 const count = (text: string) => {
