@@ -53,13 +53,11 @@ export function percentile(sorted, p) {
  */
 
 /**
- * One person with a confirmed TOTP factor: created over the admin REST API, signed in on the login
- * page, enrolled on the account page (add an authenticator, read its key from the page, confirm
- * with the current code).
+ * A new person (created over the admin REST API with a random password), signed in on the login
+ * form, with their account page open.
  * @param {string} baseUrl @param {string} usersKey @param {string} username
- * @returns {Promise<TotpUser>}
  */
-export async function enrolTotpUser(baseUrl, usersKey, username) {
+async function openAccountPage(baseUrl, usersKey, username) {
   const password = `secret-${randomBytes(18).toString('base64url')}`;
   const created = await fetch(`${baseUrl}/admin/v1/users`, {
     method: 'POST',
@@ -71,6 +69,18 @@ export async function enrolTotpUser(baseUrl, usersKey, username) {
     throw new Error(`creating ${username}: ${created.status} ${await created.text()}`);
   const jar = await signIn(baseUrl, '/oauth', username, password);
   const account = await send(jar, `${baseUrl}/oauth/account`);
+  return { password, jar, account };
+}
+
+/**
+ * One person with a confirmed TOTP factor: created over the admin REST API, signed in on the login
+ * page, enrolled on the account page (add an authenticator, read its key from the page, confirm
+ * with the current code).
+ * @param {string} baseUrl @param {string} usersKey @param {string} username
+ * @returns {Promise<TotpUser>}
+ */
+export async function enrolTotpUser(baseUrl, usersKey, username) {
+  const { password, jar, account } = await openAccountPage(baseUrl, usersKey, username);
   const bound = hiddenFields(account.text);
   if (account.status !== 200 || bound.interaction === undefined || bound.csrf === undefined)
     throw new Error(`account page: ${account.status}`);
@@ -429,17 +439,7 @@ export function passkeyForm(html) {
  * @param {string} baseUrl @param {string} usersKey @param {string} username @param {{ id: string, origin: string }} rp
  */
 export async function registerPasskeyUser(baseUrl, usersKey, username, rp) {
-  const password = `secret-${randomBytes(18).toString('base64url')}`;
-  const created = await fetch(`${baseUrl}/admin/v1/users`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${usersKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ username, password }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  if (created.status !== 201)
-    throw new Error(`creating ${username}: ${created.status} ${await created.text()}`);
-  const jar = await signIn(baseUrl, '/oauth', username, password);
-  const account = await send(jar, `${baseUrl}/oauth/account`);
+  const { password, jar, account } = await openAccountPage(baseUrl, usersKey, username);
   const form = passkeyForm(account.text);
   if (account.status !== 200 || form === undefined || form.interaction === undefined)
     throw new Error(`account page without a passkey form: ${account.status}`);

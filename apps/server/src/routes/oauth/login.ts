@@ -10,7 +10,7 @@ import {
   wantsMfa,
 } from '@idgate/core';
 import { FormReader, type FormValues } from '@idgate/schema';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requestOrigin } from '../../http/caller.js';
 import type { FormBody } from '../../http/form.js';
@@ -74,6 +74,11 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
   const { idgate } = app;
   const state = new BrowserState(idgate);
   const flow = new AuthorizationFlow(idgate, state);
+  /** Finds the interaction a login form was posted for, whatever its step (see `flow.posted`). */
+  const anyInteraction = (request: FastifyRequest) => async (id: string | undefined) => {
+    const interaction = await state.loadInteraction(request, id);
+    return interaction === undefined ? undefined : { interaction };
+  };
   const { loginPath } = flow;
   const consentPath = `${new URL(idgate.config.issuer).pathname}/consent`;
   const passkeyPath = `${loginPath}/passkey`;
@@ -198,10 +203,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     }),
     async (request, reply) => {
       const form = new FormReader(LoginForm, request.body ?? {});
-      const posted = await flow.posted(reply, interactionFields(form), async (id) => {
-        const interaction = await state.loadInteraction(request, id);
-        return interaction === undefined ? undefined : { interaction };
-      });
+      const posted = await flow.posted(reply, interactionFields(form), anyInteraction(request));
       if ('answer' in posted) return posted.answer;
       const { interaction } = posted.found;
       const { t } = flow.look(request);
@@ -314,10 +316,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     }),
     async (request, reply) => {
       const form = new FormReader(PasskeyForm, request.body ?? {});
-      const posted = await flow.posted(reply, interactionFields(form), async (id) => {
-        const interaction = await state.loadInteraction(request, id);
-        return interaction === undefined ? undefined : { interaction };
-      });
+      const posted = await flow.posted(reply, interactionFields(form), anyInteraction(request));
       if ('answer' in posted) return posted.answer;
       const { interaction } = posted.found;
       const { t } = flow.look(request);
