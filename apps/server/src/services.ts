@@ -202,11 +202,8 @@ export async function openServices(
         const wait = Math.min(loaded.nextChangeAt.getTime() - clock.now() + 50, 2_147_483_647);
         reload = setTimeout(
           () => {
-            loadKeys().then(
-              (next) => {
-                ring = next;
-              },
-              (error: unknown) => options.logger.warn(`could not reload signing keys: ${String(error)}`),
+            refreshKeys().catch((error: unknown) =>
+              options.logger.warn(`could not reload signing keys: ${String(error)}`),
             );
           },
           Math.max(wait, 0),
@@ -216,6 +213,18 @@ export async function openServices(
       return loaded;
     };
     let ring = await loadKeys();
+    // Reloads overlap (the timer, the change feed, an admin rotation): only the one started last
+    // sets the ring, so a load that read the keys or the clock before a change cannot undo it.
+    let latest: Promise<KeyRing> | undefined;
+    const refreshKeys = (): Promise<KeyRing> => {
+      const load: Promise<KeyRing> = loadKeys().then((loaded) => {
+        if (latest !== load) return latest ?? loaded;
+        ring = loaded;
+        return loaded;
+      });
+      latest = load;
+      return load;
+    };
     return {
       config,
       database,
@@ -229,10 +238,7 @@ export async function openServices(
       tracing: options.tracing,
       auditLog,
       keys: () => ring,
-      async reloadKeys() {
-        ring = await loadKeys();
-        return ring;
-      },
+      reloadKeys: refreshKeys,
       close: () => {
         clearTimeout(reload);
         auditLog?.close();

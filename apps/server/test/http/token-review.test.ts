@@ -376,6 +376,38 @@ describe.each(testDatabaseUrls())('Kubernetes TokenReview webhook on $name', (ki
     expect((await review(tokenReview(before))).body.status.authenticated).toBe(true);
   });
 
+  it('keeps the newest keys when a reload that read them before a rotation finishes last', async () => {
+    const { services } = t.server;
+    const kid = (jwt: string) =>
+      (JSON.parse(Buffer.from(jwt.split('.')[0] ?? '', 'base64url').toString()) as { kid: string }).kid;
+    const before = kid(await token());
+    // The first reload (as the change feed or the timer starts one) reads the keys, then is held.
+    const keys = services.storage.signingKeys;
+    const list = keys.list;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    keys.list = async () => {
+      keys.list = list;
+      const records = await list.call(keys);
+      await held;
+      return records;
+    };
+    try {
+      const stale = services.reloadKeys();
+      await rotateSigningKey(services.storage.signingKeys, services.keyPolicy, new Date(clock.now()));
+      clock.advance((services.keyPolicy.activationDelaySeconds ?? 0) * 1000 + 1_000);
+      await services.reloadKeys();
+      release();
+      await stale;
+    } finally {
+      keys.list = list;
+      release();
+    }
+    expect(kid(await token())).not.toBe(before);
+  });
+
   it('never logs a token or an API key', async () => {
     const accessToken = await token();
     await review(tokenReview(accessToken));
