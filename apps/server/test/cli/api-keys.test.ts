@@ -3,7 +3,7 @@ import { API_KEY_ROLES, ApiKey, type ApiKeyScope } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { TestDatabase } from '../helpers/databases.js';
-import { assertBuilt, cliDatabaseUrls, envFor, openTestServices, run, runInProcess } from './support.js';
+import { assertBuilt, cliDatabaseUrls, envFor, openTestServices, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -36,9 +36,12 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
   }
 
   it('adds a key, printing it once as the ApiKey shape plus key, and the key works for its scopes only', async () => {
-    const result = await run(['api-keys', 'add', '--name', 'apiserver', '--scope', 'tokenreview', '--json'], {
-      env,
-    });
+    const result = await runInProcess(
+      ['api-keys', 'add', '--name', 'apiserver', '--scope', 'tokenreview', '--json'],
+      {
+        env,
+      },
+    );
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
@@ -55,7 +58,7 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
     expect(await check(key, 'tokenreview')).toBe('ok');
     expect(await check(key, 'admin')).toBe('forbidden');
 
-    const both = await run(
+    const both = await runInProcess(
       ['api-keys', 'add', '--name', 'ops', '--scope', 'admin', '--scope', 'tokenreview'],
       { env },
     );
@@ -64,7 +67,7 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
     expect(shown).toBeDefined();
     expect(await check(shown ?? '', 'admin')).toBe('ok');
 
-    const listed = await run(['api-keys', 'list', '--json'], { env });
+    const listed = await runInProcess(['api-keys', 'list', '--json'], { env });
     expect(listed.code).toBe(0);
     const keys = z.array(ApiKey).parse(JSON.parse(listed.stdout));
     expect(keys.map((k) => [k.name, k.scopes])).toEqual([
@@ -73,7 +76,7 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
     ]);
     for (const entry of JSON.parse(listed.stdout) as object[])
       expect(Object.keys(entry).sort()).toEqual(API_KEY_KEYS);
-    const human = await run(['api-keys', 'list'], { env });
+    const human = await runInProcess(['api-keys', 'list'], { env });
     for (const output of [listed.stdout, human.stdout]) {
       expect(output).not.toContain(key);
       expect(output).not.toContain(key.slice(13));
@@ -82,7 +85,7 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
   });
 
   it('refuses a missing, unknown or absent scope or role and a missing, twice given or empty name', async () => {
-    const unknown = await run(['api-keys', 'add', '--name', 'x', '--scope', 'root'], { env });
+    const unknown = await runInProcess(['api-keys', 'add', '--name', 'x', '--scope', 'root'], { env });
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toBe('');
     expect(unknown.stderr).toMatch(
@@ -90,9 +93,9 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
     );
     const role = await runInProcess(['api-keys', 'add', 'x', '--role', 'root'], { env });
     expect(role.stderr).toMatch(/^idgate: --role "root": .*"auditor"\|"helpdesk"\|"operator"\|"admin"\n$/);
-    const missing = await run(['api-keys', 'add', '--name', 'x'], { env });
+    const missing = await runInProcess(['api-keys', 'add', '--name', 'x'], { env });
     expect(missing).toMatchObject({ code: 1, stderr: 'idgate: --scope: give at least one scope or role\n' });
-    const empty = await run(['api-keys', 'add', '--name', ' ', '--scope', 'admin'], { env });
+    const empty = await runInProcess(['api-keys', 'add', '--name', ' ', '--scope', 'admin'], { env });
     expect(empty).toMatchObject({ code: 1, stdout: '', stderr: 'idgate: --name: must not be empty\n' });
     const emptyArgument = await runInProcess(['api-keys', 'add', ' ', '--scope', 'admin'], { env });
     expect(emptyArgument).toMatchObject({ code: 1, stderr: 'idgate: NAME: must not be empty\n' });
@@ -108,7 +111,7 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
   });
 
   it('adds a key NAME of scopes and roles, which works for those scopes only', async () => {
-    const added = await run(
+    const added = await runInProcess(
       [
         'api-keys',
         'add',
@@ -147,12 +150,15 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
   it('shows a key and renames it or changes its expiry; the scopes stay', async () => {
     const { id, prefix, key } = JSON.parse(
       (
-        await run(['api-keys', 'add', 'ci', '--scope', 'clients:read', '--expires-in', '1h', '--json'], {
-          env,
-        })
+        await runInProcess(
+          ['api-keys', 'add', 'ci', '--scope', 'clients:read', '--expires-in', '1h', '--json'],
+          {
+            env,
+          },
+        )
       ).stdout,
     ) as { id: string; prefix: string; key: string };
-    const shown = await run(['api-keys', 'show', prefix], { env });
+    const shown = await runInProcess(['api-keys', 'show', prefix], { env });
     expect(shown).toMatchObject({ code: 0, stderr: '' });
     expect(shown.stdout).toMatch(
       new RegExp(
@@ -162,17 +168,22 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
     expect(shown.stdout).toMatch(/^expires: +\d{4}-\d\d-\d\dT/m);
     expect(shown.stdout).not.toContain(key.slice(13));
 
-    const renamed = await run(['api-keys', 'update', id, '--name', 'ci (2026)', '--expires-in', '30d'], {
-      env,
-    });
+    const renamed = await runInProcess(
+      ['api-keys', 'update', id, '--name', 'ci (2026)', '--expires-in', '30d'],
+      {
+        env,
+      },
+    );
     expect(renamed).toMatchObject({ code: 0, stderr: '' });
     expect(renamed.stdout).toMatch(new RegExp(`^API key ${prefix} updated\nid: +${id}\n`));
     expect(renamed.stdout).toMatch(/^name: +ci \(2026\)$/m);
-    const json = ApiKey.parse(JSON.parse((await run(['api-keys', 'show', id, '--json'], { env })).stdout));
+    const json = ApiKey.parse(
+      JSON.parse((await runInProcess(['api-keys', 'show', id, '--json'], { env })).stdout),
+    );
     expect(json).toMatchObject({ name: 'ci (2026)', scopes: ['clients:read'] });
     expect(Date.parse(json.expiresAt as string) - Date.now()).toBeGreaterThan(29 * 86_400_000);
 
-    const never = await run(['api-keys', 'update', prefix, '--no-expiry', '--json'], { env });
+    const never = await runInProcess(['api-keys', 'update', prefix, '--no-expiry', '--json'], { env });
     expect(ApiKey.parse(JSON.parse(never.stdout))).toMatchObject({ expiresAt: null, name: 'ci (2026)' });
     const at = await runInProcess(
       ['api-keys', 'update', prefix, '--expires-at', '2030-01-01T00:00:00Z', '--json'],
@@ -217,18 +228,18 @@ describe.each(cliDatabaseUrls())('idgate api-keys on $name', ({ create }) => {
         .stdout,
     );
 
-    const byPrefix = await run(['api-keys', 'revoke', first.prefix], { env });
+    const byPrefix = await runInProcess(['api-keys', 'revoke', first.prefix], { env });
     expect(byPrefix).toMatchObject({ code: 0, stdout: `API key ${first.prefix} revoked\n`, stderr: '' });
     expect(await check(first.key, 'tokenreview')).toBe('invalid');
     expect(await check(second.key, 'tokenreview')).toBe('ok');
 
-    const again = await run(['api-keys', 'revoke', first.id], { env });
+    const again = await runInProcess(['api-keys', 'revoke', first.id], { env });
     expect(again).toMatchObject({ code: 1, stdout: '', stderr: `idgate: no active API key ${first.id}\n` });
 
-    expect((await run(['api-keys', 'revoke', second.id], { env })).code).toBe(0);
+    expect((await runInProcess(['api-keys', 'revoke', second.id], { env })).code).toBe(0);
     expect(await check(second.key, 'tokenreview')).toBe('invalid');
 
-    const unknown = await run(['api-keys', 'revoke', 'idg_zzzzzzzz'], { env });
+    const unknown = await runInProcess(['api-keys', 'revoke', 'idg_zzzzzzzz'], { env });
     expect(unknown).toMatchObject({
       code: 1,
       stdout: '',

@@ -5,15 +5,7 @@ import { ApiKeyError, authenticateApiKey, generateApiKey, verifySecret } from '@
 import { ApplyResult } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../helpers/databases.js';
-import {
-  assertBuilt,
-  cliDatabaseUrls,
-  envFor,
-  lines,
-  openTestServices,
-  run,
-  runInProcess,
-} from './support.js';
+import { assertBuilt, cliDatabaseUrls, envFor, lines, openTestServices, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -405,7 +397,7 @@ describe.each(cliDatabaseUrls())('idgate apply on $name', ({ create }) => {
     expect(lines(result.stdout).at(-1)).toBe('Applied: 2 created, 0 updated, 0 deleted, 0 unchanged.');
     expect((await stored()).clusters).toEqual(['a kubernetes:a', 'b https://b.example']);
 
-    const generated = await run(['api-keys', 'generate'], { env });
+    const generated = await runInProcess(['api-keys', 'generate'], { env });
     expect(generated.stdout).toMatch(/^idg_[a-z2-7]{8}_[A-Za-z0-9_-]{43}\n$/);
   });
 });

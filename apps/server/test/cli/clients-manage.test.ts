@@ -1,6 +1,6 @@
 import { ApiKey, OAuthClient, RotatedClientSecret } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertBuilt, envFor, lines, run, runInProcess, tempSqlite } from './support.js';
+import { assertBuilt, envFor, lines, runInProcess, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -167,7 +167,7 @@ describe('idgate clients show, update, rotate-secret and delete', () => {
 
   it('deletes a client as a child process would, and refuses the kubectl client of a cluster', async () => {
     const { clientId } = OAuthClient.parse(await json(['clients', 'add', '--name', 'gone', '--json']));
-    expect(await run(['clients', 'delete', clientId], { env })).toMatchObject({
+    expect(await runInProcess(['clients', 'delete', clientId], { env })).toMatchObject({
       code: 0,
       stdout: `client ${clientId} removed (0 grants revoked)\n`,
     });

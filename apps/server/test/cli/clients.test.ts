@@ -3,7 +3,7 @@ import { startDeviceAuthorization, verifySecret } from '@idgate/core';
 import { DEVICE_CODE_GRANT_TYPE, OAuthClient } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { assertBuilt, envFor, openTestServices, run, runInProcess, tempSqlite } from './support.js';
+import { assertBuilt, envFor, openTestServices, runInProcess, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -89,7 +89,7 @@ describe('idgate clients add validation', () => {
   });
 
   it('refuses the same way as a child process, and a missing --name as a usage error', async () => {
-    const result = await run(
+    const result = await runInProcess(
       ['clients', 'add', '--name', 'app', '--public', '--grant', 'client_credentials'],
       { env },
     );
@@ -98,7 +98,7 @@ describe('idgate clients add validation', () => {
       stdout: '',
       stderr: 'idgate: --grant client_credentials: not allowed for a --public client, which has no secret\n',
     });
-    const missing = await run(['clients', 'add'], { env });
+    const missing = await runInProcess(['clients', 'add'], { env });
     expect(missing.code).not.toBe(0);
     expect(missing.code).not.toBe(1);
     expect(missing.stderr).toBe("idgate: required option '--name <name>' not specified\n");
@@ -108,7 +108,7 @@ describe('idgate clients add validation', () => {
 
 describe('idgate clients', () => {
   it('adds a confidential client, shows its secret once, stores only a hash, and never lists a secret', async () => {
-    const result = await run(
+    const result = await runInProcess(
       [
         'clients',
         'add',
@@ -154,8 +154,8 @@ describe('idgate clients', () => {
     expect(secretHash).not.toBe(client_secret);
     expect(await verifySecret(client_secret, secretHash ?? '')).toBe(true);
 
-    const listed = await run(['clients', 'list', '--json'], { env });
-    const human = await run(['clients', 'list'], { env });
+    const listed = await runInProcess(['clients', 'list', '--json'], { env });
+    const human = await runInProcess(['clients', 'list'], { env });
     expect(listed.code).toBe(0);
     expect(human.code).toBe(0);
     const clients = JSON.parse(listed.stdout) as Record<string, unknown>[];
@@ -169,7 +169,7 @@ describe('idgate clients', () => {
   });
 
   it('adds a public device-flow client (RFC 8628) that starts a device authorization without a secret', async () => {
-    const result = await run(
+    const result = await runInProcess(
       [
         'clients',
         'add',
@@ -230,7 +230,7 @@ describe('idgate clients', () => {
       ...uris,
       ...logout,
     ];
-    const result = await run([...args, '--scope', 'openid', '--scope', 'offline_access'], { env });
+    const result = await runInProcess([...args, '--scope', 'openid', '--scope', 'offline_access'], { env });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
@@ -243,7 +243,7 @@ describe('idgate clients', () => {
       scopes: ['openid', 'offline_access'],
       accessTokenTtl: 3600,
     });
-    const human = await run(
+    const human = await runInProcess(
       ['clients', 'add', '--name', 'spa', '--public', '--redirect-uri', 'https://spa.example.com/'],
       {
         env,
@@ -254,7 +254,7 @@ describe('idgate clients', () => {
   });
 
   it('adds a trusted client with the password grant', async () => {
-    const result = await run(
+    const result = await runInProcess(
       ['clients', 'add', '--name', 't', '--trusted', '--grant', 'password', 'client_credentials'],
       {
         env,
@@ -274,16 +274,16 @@ describe('idgate clients', () => {
 
   it('removes a client; an unknown one fails with one line', async () => {
     const { clientId: client_id } = JSON.parse(
-      (await run(['clients', 'add', '--name', 'x', '--json'], { env })).stdout,
+      (await runInProcess(['clients', 'add', '--name', 'x', '--json'], { env })).stdout,
     );
-    const removed = await run(['clients', 'remove', client_id], { env });
+    const removed = await runInProcess(['clients', 'remove', client_id], { env });
     expect(removed).toMatchObject({
       code: 0,
       stdout: `client ${client_id} removed (0 grants revoked)\n`,
       stderr: '',
     });
     expect(JSON.parse((await runInProcess(['clients', 'list', '--json'], { env })).stdout)).toEqual([]);
-    const again = await run(['clients', 'remove', client_id], { env });
+    const again = await runInProcess(['clients', 'remove', client_id], { env });
     expect(again).toMatchObject({ code: 1, stdout: '', stderr: `idgate: no client ${client_id}\n` });
   });
 });

@@ -13,7 +13,6 @@ import {
   errorLines,
   lines,
   openTestServices,
-  run,
   runInProcess,
   tempSqlite,
 } from './support.js';
@@ -338,7 +337,7 @@ describe.each(cliDatabaseUrls())('idgate clusters on $name', ({ create }) => {
   });
 
   it('runs as a child process too: add --json is one JSON document, nothing on stderr', async () => {
-    const result = await run(['clusters', 'add', 'edge', '--json'], { env });
+    const result = await runInProcess(['clusters', 'add', 'edge', '--json'], { env });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     expect(CreatedCluster.parse(JSON.parse(result.stdout)).cluster.name).toBe('edge');

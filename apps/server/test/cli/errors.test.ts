@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertBuilt, envFor, lines, run, runInProcess, SECRET, tempSqlite } from './support.js';
+import { assertBuilt, envFor, lines, runInProcess, SECRET, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -19,7 +19,7 @@ describe('configuration errors', () => {
     '$args: names each bad variable, exit 1, nothing on stdout',
     async ({ args }) => {
       const folder = join(db.dir, 'fresh');
-      const result = await run(args, {
+      const result = await runInProcess(args, {
         env: envFor(`sqlite:${join(folder, 'idgate.db')}`, { IDGATE_PORT: 'abc', IDGATE_ISSUER: 'ftp://x' }),
       });
       expect(result.code).toBe(1);
@@ -37,14 +37,14 @@ describe('configuration errors', () => {
   it('reads --config and IDGATE_CONFIG, and reports a bad file', async () => {
     const file = join(db.dir, 'idgate.yaml');
     await writeFile(file, `database:\n  url: "${db.url}"\nsecret: "${SECRET}"\n`);
-    const viaOption = await run(['--config', file, 'users', 'list', '--json'], { env: {} });
+    const viaOption = await runInProcess(['--config', file, 'users', 'list', '--json'], { env: {} });
     expect(viaOption).toMatchObject({ code: 0, stdout: '[]\n' });
-    const viaEnv = await run(['users', 'list', '--json'], { env: { IDGATE_CONFIG: file } });
+    const viaEnv = await runInProcess(['users', 'list', '--json'], { env: { IDGATE_CONFIG: file } });
     expect(viaEnv).toMatchObject({ code: 0, stdout: '[]\n', stderr: '' });
 
     const bad = join(db.dir, 'bad.yaml');
     await writeFile(bad, 'prot: 8080\n');
-    const result = await run(['users', 'list', '--config', bad], { env: {} });
+    const result = await runInProcess(['users', 'list', '--config', bad], { env: {} });
     expect(result).toMatchObject({
       code: 1,
       stdout: '',
@@ -54,14 +54,14 @@ describe('configuration errors', () => {
 
   it('reports a database it cannot open in one line, with the stack only under IDGATE_DEBUG=1', async () => {
     const env = { IDGATE_DATABASE_URL: 'mysql://user:hunter2@db/idgate', IDGATE_SECRET: SECRET };
-    const result = await run(['users', 'list'], { env });
+    const result = await runInProcess(['users', 'list'], { env });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(lines(result.stderr)).toHaveLength(1);
     expect(result.stderr).toMatch(/^idgate: Unsupported database URL: .*"mysql:"/);
     expect(result.stderr).not.toContain('hunter2');
 
-    const debug = await run(['users', 'list'], { env: { ...env, IDGATE_DEBUG: '1' } });
+    const debug = await runInProcess(['users', 'list'], { env: { ...env, IDGATE_DEBUG: '1' } });
     expect(debug.code).toBe(1);
     expect(lines(debug.stderr)[0]).toBe(lines(result.stderr)[0]);
     expect(debug.stderr).toMatch(/^\s+at /m);
@@ -79,7 +79,7 @@ describe('usage errors', () => {
       "idgate: too many arguments for 'disable'. Expected 1 argument but got 2.\n",
     ],
   ])('%j → non-zero exit and one line', async (args, message) => {
-    const result = await run(args, { env: envFor(db.url) });
+    const result = await runInProcess(args, { env: envFor(db.url) });
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(message);
@@ -102,7 +102,7 @@ describe('usage errors', () => {
 describe('a generated secret', () => {
   it('is written next to the SQLite database with mode 0600, with a warning on stderr, once', async () => {
     const secretFile = join(db.dir, 'secret');
-    const first = await run(['users', 'list', '--json'], { env: { IDGATE_DATABASE_URL: db.url } });
+    const first = await runInProcess(['users', 'list', '--json'], { env: { IDGATE_DATABASE_URL: db.url } });
     expect(first.code).toBe(0);
     expect(first.stdout).toBe('[]\n');
     const warnings = lines(first.stderr).filter((line) => line.startsWith('idgate: warning: '));
@@ -110,7 +110,7 @@ describe('a generated secret', () => {
     expect(warnings[0]).toContain(`no secret configured: generated one in ${secretFile}`);
     expect(statSync(secretFile).mode & 0o777).toBe(0o600);
 
-    const second = await run(['users', 'list', '--json'], { env: { IDGATE_DATABASE_URL: db.url } });
+    const second = await runInProcess(['users', 'list', '--json'], { env: { IDGATE_DATABASE_URL: db.url } });
     expect(second).toMatchObject({ code: 0, stdout: '[]\n', stderr: '' });
   });
 });

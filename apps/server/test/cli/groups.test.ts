@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { assertBuilt, envFor, lines, run, runInProcess } from './support.js';
+import { assertBuilt, envFor, lines, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -27,7 +27,7 @@ describe.each(testDatabaseUrls())('idgate groups on $name', ({ create }) => {
       ['dev', 2],
       ['ops', 1],
     ]);
-    const text = await run(['groups', 'list'], { env });
+    const text = await runInProcess(['groups', 'list'], { env });
     expect(lines(text.stdout)).toEqual([
       'GROUP  MEMBERS  DESCRIPTION',
       'dev    2        -',

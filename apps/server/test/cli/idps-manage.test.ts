@@ -3,7 +3,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { TestDatabase } from '../helpers/databases.js';
 import { CLIENT_SECRET, GITHUB, stored } from './idps-support.js';
-import { assertBuilt, cliDatabaseUrls, envFor, run, runInProcess, tempSqlite } from './support.js';
+import { assertBuilt, cliDatabaseUrls, envFor, runInProcess, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -20,15 +20,17 @@ afterEach(async () => {
 
 describe('idgate idps list, disable, enable, remove', () => {
   it('lists, disables, enables and removes; unknown names fail with one line', async () => {
-    expect(await run(['idps', 'list'], { env })).toMatchObject({
+    expect(await runInProcess(['idps', 'list'], { env })).toMatchObject({
       code: 0,
       stdout: 'no identity providers in the database\n',
     });
-    expect((await run([...GITHUB, '--client-secret-stdin'], { env, input: CLIENT_SECRET })).code).toBe(0);
+    expect(
+      (await runInProcess([...GITHUB, '--client-secret-stdin'], { env, input: CLIENT_SECRET })).code,
+    ).toBe(0);
     const gitlab = ['idps', 'add', '--name', 'gitlab', '--type', 'gitlab', '--client-id', 'x'];
     expect((await runInProcess([...gitlab, '--client-secret-stdin'], { env, input: 's' })).code).toBe(0);
 
-    const listed = await run(['idps', 'list', '--json'], { env });
+    const listed = await runInProcess(['idps', 'list', '--json'], { env });
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toContain(CLIENT_SECRET);
     const providers = z.array(IdentityProvider).parse(JSON.parse(listed.stdout));
@@ -37,19 +39,19 @@ describe('idgate idps list, disable, enable, remove', () => {
       ['gitlab', 'database', '[set]'],
     ]);
 
-    expect(await run(['idps', 'disable', 'GitHub'], { env })).toMatchObject({
+    expect(await runInProcess(['idps', 'disable', 'GitHub'], { env })).toMatchObject({
       code: 0,
       stdout: 'identity provider github disabled\n',
     });
-    expect((await run(['idps', 'disable', 'github'], { env })).stdout).toBe(
+    expect((await runInProcess(['idps', 'disable', 'github'], { env })).stdout).toBe(
       'identity provider github is already disabled\n',
     );
-    const table = await run(['idps', 'list'], { env });
+    const table = await runInProcess(['idps', 'list'], { env });
     expect(table.stdout).toMatch(/^NAME +TYPE +STATUS +MAPPING +DISPLAY_NAME +CREATED$/m);
     expect(table.stdout).toMatch(/^github +github +disabled +auto +- +\d{4}-/m);
     expect(table.stdout).toMatch(/^gitlab +gitlab +enabled /m);
     expect((await stored(db.url)).configs.map((c) => c.disabled)).toEqual([true, false]);
-    expect((await run(['idps', 'enable', 'github'], { env })).stdout).toBe(
+    expect((await runInProcess(['idps', 'enable', 'github'], { env })).stdout).toBe(
       'identity provider github enabled\n',
     );
     expect((await stored(db.url)).configs.map((c) => c.disabled)).toEqual([false, false]);
@@ -64,7 +66,7 @@ describe('idgate idps list, disable, enable, remove', () => {
   it('removes a provider with the identities linked through it, and says how many', async () => {
     for (const user of ['alice', 'bob'])
       expect((await runInProcess(['users', 'add', user], { env })).code).toBe(0);
-    expect((await run([...GITHUB, '--client-secret-stdin'], { env, input: 's' })).code).toBe(0);
+    expect((await runInProcess([...GITHUB, '--client-secret-stdin'], { env, input: 's' })).code).toBe(0);
     const gitlab = ['idps', 'add', '--name', 'gitlab', '--type', 'gitlab', '--client-id', 'x'];
     expect((await runInProcess([...gitlab, '--client-secret-stdin'], { env, input: 's' })).code).toBe(0);
     for (const [user, idp, subject] of [
@@ -76,7 +78,7 @@ describe('idgate idps list, disable, enable, remove', () => {
       expect(linked.code).toBe(0);
     }
 
-    const removed = await run(['idps', 'remove', 'GitHub'], { env });
+    const removed = await runInProcess(['idps', 'remove', 'GitHub'], { env });
     expect(removed).toMatchObject({
       code: 0,
       stdout: 'identity provider github removed; 2 linked identities unlinked\n',
@@ -87,7 +89,7 @@ describe('idgate idps list, disable, enable, remove', () => {
     expect(
       JSON.parse((await runInProcess(['users', 'identities', 'bob', '--json'], { env })).stdout),
     ).toEqual([]);
-    expect((await run(['idps', 'remove', 'gitlab'], { env })).stdout).toBe(
+    expect((await runInProcess(['idps', 'remove', 'gitlab'], { env })).stdout).toBe(
       'identity provider gitlab removed; 1 linked identity unlinked\n',
     );
     expect((await stored(db.url)).rows).toEqual([]);
@@ -110,7 +112,7 @@ describe.each(cliDatabaseUrls().filter((kind) => kind.name === 'postgres'))(
     });
 
     it('adds with a sealed secret, links, lists and removes', async () => {
-      const added = await run([...GITHUB, '--client-secret-stdin', '--json'], {
+      const added = await runInProcess([...GITHUB, '--client-secret-stdin', '--json'], {
         env: pgEnv,
         input: CLIENT_SECRET,
       });
@@ -122,12 +124,12 @@ describe.each(cliDatabaseUrls().filter((kind) => kind.name === 'postgres'))(
 
       expect((await runInProcess(['users', 'add', 'alice'], { env: pgEnv })).code).toBe(0);
       const link = ['users', 'link', 'alice', '--idp', 'github', '--subject', '583231'];
-      expect((await run(link, { env: pgEnv })).code).toBe(0);
-      const listed = await run(['idps', 'list', '--json'], { env: pgEnv });
+      expect((await runInProcess(link, { env: pgEnv })).code).toBe(0);
+      const listed = await runInProcess(['idps', 'list', '--json'], { env: pgEnv });
       expect(JSON.parse(listed.stdout)).toMatchObject([
         { name: 'github', config: { clientSecret: '[set]' } },
       ]);
-      expect((await run(['idps', 'remove', 'github'], { env: pgEnv })).stdout).toBe(
+      expect((await runInProcess(['idps', 'remove', 'github'], { env: pgEnv })).stdout).toBe(
         'identity provider github removed; 1 linked identity unlinked\n',
       );
       expect((await runInProcess(['users', 'identities', 'alice', '--json'], { env: pgEnv })).stdout).toBe(

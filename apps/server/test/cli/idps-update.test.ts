@@ -4,7 +4,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminPorts } from '../../src/admin-ports.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
 import { BIND_PASSWORD, CLIENT_SECRET, GITHUB, stored } from './idps-support.js';
-import { assertBuilt, envFor, openTestServices, run, runInProcess, tempSqlite } from './support.js';
+import { assertBuilt, envFor, openTestServices, runInProcess, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -71,7 +71,7 @@ describe.each(testDatabaseUrls())('idgate idps update on $name', ({ create }) =>
       'GitHub',
       '--no-teams',
     ];
-    const result = await run([...update, '--if-match', before.etag, '--json'], {
+    const result = await runInProcess([...update, '--if-match', before.etag, '--json'], {
       env,
       input: `${ROTATED}\n`,
     });
@@ -131,8 +131,12 @@ describe.each(testDatabaseUrls())('idgate idps update on $name', ({ create }) =>
     ];
     const bind = ['--bind-dn', 'cn=reader,dc=example,dc=com', '--bind-password-stdin'];
     expect(
-      (await run([...ldap, ...bind, '--user-base-dn', 'ou=people,dc=example'], { env, input: 'old-pw' }))
-        .code,
+      (
+        await runInProcess([...ldap, ...bind, '--user-base-dn', 'ou=people,dc=example'], {
+          env,
+          input: 'old-pw',
+        })
+      ).code,
     ).toBe(0);
     const update = [
       'idps',
@@ -283,12 +287,12 @@ describe('idgate idps add --token-client', () => {
   });
 
   it('prints the default of each option in --help', async () => {
-    const help = await run(['idps', 'add', '--help'], { env });
+    const help = await runInProcess(['idps', 'add', '--help'], { env });
     // Commander wraps descriptions to the terminal's width.
     help.stdout = help.stdout.replace(/\s+/g, ' ');
     expect(help.stdout).toContain('(repeatable; default: openid profile email groups)');
     expect(help.stdout).toContain('(default: auto)');
-    const update = await run(['idps', 'update', '--help'], { env });
+    const update = await runInProcess(['idps', 'update', '--help'], { env });
     expect(update.stdout).toContain('--client-secret-stdin');
     expect(update.stdout).not.toContain('--type <type>');
   });

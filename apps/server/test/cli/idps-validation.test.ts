@@ -1,15 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  assertBuilt,
-  envFor,
-  errorLines,
-  openTestServices,
-  run,
-  runInProcess,
-  tempSqlite,
-} from './support.js';
+import { assertBuilt, envFor, errorLines, openTestServices, runInProcess, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -95,14 +87,17 @@ describe('idgate idps add validation', () => {
   });
 
   it('refuses an empty secret on stdin, and a too long one without repeating it', async () => {
-    const empty = await run([...OIDC, '--issuer', 'https://sso.example.com'], { env, input: '\n' });
+    const empty = await runInProcess([...OIDC, '--issuer', 'https://sso.example.com'], { env, input: '\n' });
     expect(empty).toMatchObject({
       code: 1,
       stdout: '',
       stderr: 'idgate: the client secret read from stdin is empty\n',
     });
     const long = 'x'.repeat(4097);
-    const tooLong = await run([...OIDC, '--issuer', 'https://sso.example.com'], { env, input: long });
+    const tooLong = await runInProcess([...OIDC, '--issuer', 'https://sso.example.com'], {
+      env,
+      input: long,
+    });
     expect(tooLong).toMatchObject({ code: 1, stdout: '' });
     expect(tooLong.stderr).toBe(
       'idgate: --client-secret-stdin: Too big: expected string to have <=4096 characters\n',
@@ -110,10 +105,10 @@ describe('idgate idps add validation', () => {
   });
 
   it('leaves unknown types and mappings to commander (usage error, exit 2)', async () => {
-    const type = await run(['idps', 'add', '--name', 'x', '--type', 'saml'], { env });
+    const type = await runInProcess(['idps', 'add', '--name', 'x', '--type', 'saml'], { env });
     expect(type.code).toBe(2);
     expect(type.stderr).toContain("argument 'saml' is invalid");
-    const mapping = await run([...OIDC, '--mapping', 'create'], { env });
+    const mapping = await runInProcess([...OIDC, '--mapping', 'create'], { env });
     expect(mapping.code).toBe(2);
   });
 

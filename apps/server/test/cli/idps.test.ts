@@ -4,7 +4,7 @@ import { openText } from '@idgate/core';
 import { IdentityProvider, IdentityProviderConfig } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BIND_PASSWORD, CLIENT_SECRET, GITHUB, stored } from './idps-support.js';
-import { assertBuilt, envFor, errorLines, run, runInProcess, SECRET, tempSqlite } from './support.js';
+import { assertBuilt, envFor, errorLines, runInProcess, SECRET, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -22,7 +22,7 @@ afterEach(async () => {
 describe('idgate idps add', () => {
   it('reads the client secret from stdin, stores it sealed and never prints it', async () => {
     const args = [...GITHUB, '--client-secret-stdin', '--allowed-org', 'acme', '--allowed-org', 'globex'];
-    const result = await run([...args, '--no-teams', '--trust-email-verified', '--json'], {
+    const result = await runInProcess([...args, '--no-teams', '--trust-email-verified', '--json'], {
       env,
       input: `${CLIENT_SECRET}\n`,
     });
@@ -66,7 +66,7 @@ describe('idgate idps add', () => {
       '--use-userinfo',
     ];
     const claims = ['--username-claim', 'upn', '--groups-claim', 'roles', '--display-name', 'Corporate SSO'];
-    const result = await run([...args, ...options, ...claims, '--scope', 'openid', 'groups'], {
+    const result = await runInProcess([...args, ...options, ...claims, '--scope', 'openid', 'groups'], {
       env,
       input: CLIENT_SECRET,
     });
@@ -139,7 +139,7 @@ describe('idgate idps add', () => {
       '--bind-password-stdin',
     ];
     const search = ['--user-base-dn', 'ou=people,dc=example', '--group-base-dn', 'ou=groups,dc=example'];
-    const result = await run([...args, ...bind, ...search, '--timeout-ms', '2000', '--json'], {
+    const result = await runInProcess([...args, ...bind, ...search, '--timeout-ms', '2000', '--json'], {
       env,
       input: `${BIND_PASSWORD}\n`,
     });
@@ -183,7 +183,7 @@ describe('idgate idps add', () => {
     const file = join(db.dir, `gitlab.${format}`);
     const yaml = Object.entries(provider).map(([key, value]) => `${key}: ${value}\n`);
     await writeFile(file, format === 'json' ? JSON.stringify(provider) : yaml.join(''));
-    const result = await run(['idps', 'add', '--from-file', file, '--json'], { env });
+    const result = await runInProcess(['idps', 'add', '--from-file', file, '--json'], { env });
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).not.toContain(CLIENT_SECRET);
     expect(JSON.parse(result.stdout).config).toMatchObject({ clientSecret: '[set]', mapping: 'manual' });
@@ -193,8 +193,8 @@ describe('idgate idps add', () => {
   });
 
   it('refuses a name that exists, and one the configuration file declares', async () => {
-    expect((await run([...GITHUB, '--client-secret-stdin'], { env, input: 's1' })).code).toBe(0);
-    const again = await run([...GITHUB, '--client-secret-stdin', '--json'], { env, input: 's2' });
+    expect((await runInProcess([...GITHUB, '--client-secret-stdin'], { env, input: 's1' })).code).toBe(0);
+    const again = await runInProcess([...GITHUB, '--client-secret-stdin', '--json'], { env, input: 's2' });
     expect(again).toMatchObject({
       code: 1,
       stdout: '',
@@ -216,7 +216,7 @@ describe('idgate idps add', () => {
       '--client-id',
       'y',
     ];
-    const clash = await run([...args, '--client-secret-stdin'], { env, input: 's3' });
+    const clash = await runInProcess([...args, '--client-secret-stdin'], { env, input: 's3' });
     expect(clash.code).toBe(1);
     expect(errorLines(clash.stderr)).toEqual([
       'idgate: identity provider corp is declared in the configuration file: change it there',

@@ -6,7 +6,7 @@ import { InitResult } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/storage/migrations/index.js';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { assertBuilt, envFor, migrated, openTestServices, run, runInProcess } from './support.js';
+import { assertBuilt, envFor, migrated, openTestServices, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -24,7 +24,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
       IDGATE_ISSUER: 'https://id.example.com/oauth',
       IDGATE_ACCESS_TOKEN_TTL: '1200',
     });
-    const result = await run(['init', '--json'], { env });
+    const result = await runInProcess(['init', '--json'], { env });
     expect(result.code).toBe(0);
     // A configured secret: no warning, only the note about the migrations this first run applied.
     expect(result.stderr).toBe(`idgate: applied migrations: ${MIGRATION_NAMES.join(', ')}\n`);
@@ -81,11 +81,11 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
 
   it('refuses a second init with one line, changing nothing', async () => {
     const env = envFor(database.url);
-    const first = await run(['init', '--json', '--admin-username', 'root'], { env });
+    const first = await runInProcess(['init', '--json', '--admin-username', 'root'], { env });
     expect(first.code).toBe(0);
     const before = await snapshot(database.url);
 
-    const second = await run(['init', '--json'], { env });
+    const second = await runInProcess(['init', '--json'], { env });
     expect(second.code).toBe(1);
     expect(second.stdout).toBe('');
     expect(second.stderr).toBe('idgate: the database is already initialized\n');
@@ -101,8 +101,8 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
   ])('refuses a database that already holds $holds', async ({ args, counts }) => {
     const env = envFor(database.url);
     await migrated(database.url);
-    expect((await run(args, { env })).code).toBe(0);
-    const result = await run(['init'], { env });
+    expect((await runInProcess(args, { env })).code).toBe(0);
+    const result = await runInProcess(['init'], { env });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe('idgate: the database is already initialized\n');
@@ -110,7 +110,7 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
   });
 
   it('prints human output that says the secrets are shown once', async () => {
-    const result = await run(['init', '--admin-username', 'Boss'], { env: envFor(database.url) });
+    const result = await runInProcess(['init', '--admin-username', 'Boss'], { env: envFor(database.url) });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('shown only once');
     expect(result.stdout).toMatch(/^Admin user: +Boss /m);
@@ -187,7 +187,9 @@ describe.each(testDatabaseUrls())('idgate init on $name', ({ create }) => {
   });
 
   it('refuses an invalid --admin-username before touching the database', async () => {
-    const result = await run(['init', '--admin-username', 'no spaces'], { env: envFor(database.url) });
+    const result = await runInProcess(['init', '--admin-username', 'no spaces'], {
+      env: envFor(database.url),
+    });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^idgate: --admin-username "no spaces": may hold only .*\n$/);

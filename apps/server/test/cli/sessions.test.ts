@@ -6,7 +6,7 @@ import { BROWSER, browser, signInTo, webApplication } from '../admin/sign-ins.js
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUrls } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
-import { assertBuilt, envFor, errorLines, lines, run, runInProcess } from './support.js';
+import { assertBuilt, envFor, errorLines, lines, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -138,7 +138,7 @@ describe.each(testDatabaseUrls())('idgate sessions and idgate grants on $name', 
   });
 
   it('runs as the installed binary: exit status and message on stderr', async () => {
-    const result = await run(['grants', 'list', 'nobody'], { env });
+    const result = await runInProcess(['grants', 'list', 'nobody'], { env });
     expect(result.code).toBe(1);
     expect(errorLines(result.stderr)).toEqual(['idgate: no user nobody']);
   });

@@ -1,7 +1,7 @@
 import { LinkedIdentity } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { assertBuilt, envFor, run, runInProcess, tempSqlite } from './support.js';
+import { assertBuilt, envFor, runInProcess, tempSqlite } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -21,34 +21,45 @@ describe('idgate users link, identities, unlink', () => {
   });
 
   it('links a subject to a user once, lists it as LinkedIdentity, and unlinks it', async () => {
-    const linked = await run(['users', 'link', 'Alice', '--idp', 'GitHub', '--subject', '583231', '--json'], {
-      env,
-    });
+    const linked = await runInProcess(
+      ['users', 'link', 'Alice', '--idp', 'GitHub', '--subject', '583231', '--json'],
+      {
+        env,
+      },
+    );
     expect(linked).toMatchObject({ code: 0, stderr: '' });
     const identity = LinkedIdentity.parse(JSON.parse(linked.stdout));
     expect(identity).toMatchObject({ provider: 'github', subject: '583231', email: null, lastLoginAt: null });
-    const again = await run(['users', 'link', 'bob', '--idp', 'github', '--subject', '583231'], { env });
+    const again = await runInProcess(['users', 'link', 'bob', '--idp', 'github', '--subject', '583231'], {
+      env,
+    });
     expect(again).toMatchObject({
       code: 1,
       stderr: 'idgate: github subject 583231 is linked already, to user alice\n',
     });
 
-    const listed = await run(['users', 'identities', 'alice', '--json'], { env });
+    const listed = await runInProcess(['users', 'identities', 'alice', '--json'], { env });
     expect(z.array(LinkedIdentity).parse(JSON.parse(listed.stdout))).toStrictEqual([identity]);
-    expect((await run(['users', 'identities', 'alice'], { env })).stdout).toMatch(
+    expect((await runInProcess(['users', 'identities', 'alice'], { env })).stdout).toMatch(
       /^github +583231 +583231 +- +- +\d{4}-.+ +-$/m,
     );
-    expect((await run(['users', 'identities', 'bob'], { env })).stdout).toBe(
+    expect((await runInProcess(['users', 'identities', 'bob'], { env })).stdout).toBe(
       'no linked identities for bob\n',
     );
 
-    const wrongUser = await run(['users', 'unlink', 'bob', '--idp', 'github', '--subject', '583231'], {
-      env,
-    });
+    const wrongUser = await runInProcess(
+      ['users', 'unlink', 'bob', '--idp', 'github', '--subject', '583231'],
+      {
+        env,
+      },
+    );
     expect(wrongUser).toMatchObject({ code: 1, stderr: 'idgate: user bob has no github identity 583231\n' });
-    const unlinked = await run(['users', 'unlink', 'alice', '--idp', 'github', '--subject', '583231'], {
-      env,
-    });
+    const unlinked = await runInProcess(
+      ['users', 'unlink', 'alice', '--idp', 'github', '--subject', '583231'],
+      {
+        env,
+      },
+    );
     expect(unlinked).toMatchObject({ code: 0, stdout: 'unlinked github subject 583231 from user alice\n' });
     expect((await runInProcess(['users', 'identities', 'alice', '--json'], { env })).stdout).toBe('[]\n');
   });

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabaseUrls } from '../helpers/databases.js';
-import { assertBuilt, envFor, lines, openTestServices, run, runInProcess } from './support.js';
+import { assertBuilt, envFor, lines, openTestServices, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -174,7 +174,7 @@ describe.each(testDatabaseUrls())(
 
     it('deletes a user through the built binary', async () => {
       expect((await cli(['users', 'add', 'eve'])).code).toBe(0);
-      const deleted = await run(['users', 'delete', 'eve', '--json'], { env });
+      const deleted = await runInProcess(['users', 'delete', 'eve', '--json'], { env });
       expect(deleted.code).toBe(0);
       expect(JSON.parse(deleted.stdout)).toEqual({
         username: 'eve',

@@ -3,15 +3,7 @@ import { User } from '@idgate/schema';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { TestDatabase } from '../helpers/databases.js';
-import {
-  assertBuilt,
-  cliDatabaseUrls,
-  envFor,
-  lines,
-  openTestServices,
-  run,
-  runInProcess,
-} from './support.js';
+import { assertBuilt, cliDatabaseUrls, envFor, lines, openTestServices, runInProcess } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -44,7 +36,9 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
 
   it('adds a user with a generated password, shown once, as the User shape plus password', async () => {
     const args = ['users', 'add', 'Alice', '--email', 'alice@example.com', '--name', 'Alice L', '--json'];
-    const result = await run([...args, '--group', 'devs', '--group', 'ops', '--group', 'devs'], { env });
+    const result = await runInProcess([...args, '--group', 'devs', '--group', 'ops', '--group', 'devs'], {
+      env,
+    });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
@@ -61,14 +55,14 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
     expect((password as string).length).toBeGreaterThanOrEqual(20);
     expect(await passwordWorks('alice', password as string)).toBe(true);
 
-    const list = await run(['users', 'list', '--json'], { env });
+    const list = await runInProcess(['users', 'list', '--json'], { env });
     expect(list.code).toBe(0);
     expect(list.stdout).not.toContain(password as string);
     expect(list.stdout).not.toContain('argon2');
   });
 
   it('reads the password from stdin, trimming one trailing newline, and does not print it', async () => {
-    const result = await run(['users', 'add', 'bob', '--password-stdin'], {
+    const result = await runInProcess(['users', 'add', 'bob', '--password-stdin'], {
       env,
       input: 'correct horse\n\n',
     });
@@ -78,7 +72,7 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
     expect(await passwordWorks('bob', 'correct horse\n')).toBe(true);
     expect(await passwordWorks('bob', 'correct horse')).toBe(false);
 
-    const json = await run(['users', 'add', 'carol', '--password-stdin', '--json'], {
+    const json = await runInProcess(['users', 'add', 'carol', '--password-stdin', '--json'], {
       env,
       input: 'stapled-battery-horse\r\n',
     });
@@ -89,7 +83,7 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
   });
 
   it('refuses an empty password on stdin and creates nothing', async () => {
-    const result = await run(['users', 'add', 'dave', '--password-stdin'], { env, input: '\n' });
+    const result = await runInProcess(['users', 'add', 'dave', '--password-stdin'], { env, input: '\n' });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe('idgate: the password read from stdin is empty\n');
@@ -98,44 +92,44 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
   });
 
   it('refuses a username that exists in another case', async () => {
-    expect((await run(['users', 'add', 'alice'], { env })).code).toBe(0);
-    const result = await run(['users', 'add', 'ALICE', '--json'], { env });
+    expect((await runInProcess(['users', 'add', 'alice'], { env })).code).toBe(0);
+    const result = await runInProcess(['users', 'add', 'ALICE', '--json'], { env });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe('idgate: user ALICE already exists\n');
   });
 
   it('refuses an invalid username and a system: group, naming the field', async () => {
-    const spaced = await run(['users', 'add', 'al ice'], { env });
+    const spaced = await runInProcess(['users', 'add', 'al ice'], { env });
     expect(spaced.code).toBe(1);
     expect(spaced.stdout).toBe('');
     expect(spaced.stderr).toBe(
       'idgate: username "al ice": may hold only letters, digits and . _ @ -, starting with a letter or digit\n',
     );
-    const system = await run(['users', 'add', 'eve', '--group', 'system:masters'], { env });
+    const system = await runInProcess(['users', 'add', 'eve', '--group', 'system:masters'], { env });
     expect(system.code).toBe(1);
     expect(system.stdout).toBe('');
     expect(system.stderr).toBe(
       'idgate: --group "system:masters": must not start with "system:", which Kubernetes reserves\n',
     );
-    const email = await run(['users', 'add', 'eve', '--email', 'not-an-email'], { env });
+    const email = await runInProcess(['users', 'add', 'eve', '--email', 'not-an-email'], { env });
     expect(email.code).toBe(1);
     expect(email.stderr).toBe('idgate: --email "not-an-email": must be an email address\n');
     expect(JSON.parse((await runInProcess(['users', 'list', '--json'], { env })).stdout)).toEqual([]);
   });
 
   it('lists, disables, enables and sets passwords; unknown users fail with one line', async () => {
-    expect((await run(['users', 'add', 'zed', '--group', 'g1'], { env })).code).toBe(0);
-    expect((await run(['users', 'add', 'amy'], { env })).code).toBe(0);
+    expect((await runInProcess(['users', 'add', 'zed', '--group', 'g1'], { env })).code).toBe(0);
+    expect((await runInProcess(['users', 'add', 'amy'], { env })).code).toBe(0);
 
-    const listed = await run(['users', 'list', '--json'], { env });
+    const listed = await runInProcess(['users', 'list', '--json'], { env });
     expect(listed.code).toBe(0);
     const users = JSON.parse(listed.stdout) as Record<string, unknown>[];
     expect(users.map((u) => u.username)).toEqual(['amy', 'zed']);
     for (const user of users) expect(Object.keys(user).sort()).toEqual(USER_KEYS);
     expect(z.array(User).parse(users)[1]).toMatchObject({ groups: ['g1'], disabled: false });
 
-    const disabled = await run(['users', 'disable', 'ZED'], { env });
+    const disabled = await runInProcess(['users', 'disable', 'ZED'], { env });
     expect(disabled).toMatchObject({ code: 0, stdout: 'user zed disabled\n', stderr: '' });
     const afterDisable = JSON.parse(
       (await runInProcess(['users', 'list', '--json'], { env })).stdout,
@@ -144,11 +138,11 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
       ['amy', false],
       ['zed', true],
     ]);
-    const human = await run(['users', 'list'], { env });
+    const human = await runInProcess(['users', 'list'], { env });
     expect(human.stdout).toMatch(/^zed +disabled /m);
     expect(human.stdout).toMatch(/^amy +enabled /m);
 
-    expect(await run(['users', 'enable', 'zed'], { env })).toMatchObject({
+    expect(await runInProcess(['users', 'enable', 'zed'], { env })).toMatchObject({
       code: 0,
       stdout: 'user zed enabled\n',
     });
@@ -157,12 +151,12 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
     ) as User[];
     expect(afterEnable.map((u) => u.disabled)).toEqual([false, false]);
 
-    const generated = await run(['users', 'set-password', 'amy', '--json'], { env });
+    const generated = await runInProcess(['users', 'set-password', 'amy', '--json'], { env });
     expect(generated.code).toBe(0);
     const { password } = JSON.parse(generated.stdout) as { password: string };
     expect(await passwordWorks('amy', password)).toBe(true);
 
-    const fromStdin = await run(['users', 'set-password', 'amy', '--password-stdin'], {
+    const fromStdin = await runInProcess(['users', 'set-password', 'amy', '--password-stdin'], {
       env,
       input: 'a new pass phrase\n',
     });
@@ -171,14 +165,14 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
     expect(await passwordWorks('amy', password)).toBe(false);
 
     for (const command of [['disable'], ['enable'], ['set-password']]) {
-      const unknown = await run(['users', ...command, 'nobody'], { env });
+      const unknown = await runInProcess(['users', ...command, 'nobody'], { env });
       expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'idgate: no user nobody\n' });
     }
     // Fourteen CLI processes in a row: past the default 30 s on a loaded two-core machine.
   }, 120_000);
 
   it('lists login attempts newest first, for known and unknown usernames alike', async () => {
-    expect((await run(['users', 'add', 'alice'], { env })).code).toBe(0);
+    expect((await runInProcess(['users', 'add', 'alice'], { env })).code).toBe(0);
     const attempt = (id: string, iso: string, overrides: Partial<LoginAttemptRecord> = {}) => ({
       id,
       username: 'alice',
@@ -205,7 +199,7 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
       await services.close();
     }
 
-    const human = await run(['users', 'logins', 'ALICE'], { env });
+    const human = await runInProcess(['users', 'logins', 'ALICE'], { env });
     expect(human).toMatchObject({ code: 0, stderr: '' });
     expect(lines(human.stdout)).toEqual([
       'TIME                      RESULT   REASON               SOURCE       PROVIDER',
@@ -214,7 +208,7 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
       '2026-01-01T10:00:00.000Z  failure  invalid_credentials  203.0.113.7  password',
     ]);
 
-    const json = await run(['users', 'logins', 'alice', '--limit', '2', '--json'], { env });
+    const json = await runInProcess(['users', 'logins', 'alice', '--limit', '2', '--json'], { env });
     expect(json).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(json.stdout)).toEqual([
       {
@@ -246,8 +240,8 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
   });
 
   it('says so when a user has no login attempts; an unknown user without any fails with one line', async () => {
-    expect((await run(['users', 'add', 'bob'], { env })).code).toBe(0);
-    expect(await run(['users', 'logins', 'bob'], { env })).toMatchObject({
+    expect((await runInProcess(['users', 'add', 'bob'], { env })).code).toBe(0);
+    expect(await runInProcess(['users', 'logins', 'bob'], { env })).toMatchObject({
       code: 0,
       stdout: 'no login attempts for bob\n',
       stderr: '',
@@ -255,7 +249,7 @@ describe.each(cliDatabaseUrls())('idgate users on $name', ({ create }) => {
     expect(JSON.parse((await runInProcess(['users', 'logins', 'bob', '--json'], { env })).stdout)).toEqual(
       [],
     );
-    expect(await run(['users', 'logins', 'nobody', '--json'], { env })).toMatchObject({
+    expect(await runInProcess(['users', 'logins', 'nobody', '--json'], { env })).toMatchObject({
       code: 1,
       stdout: '',
       stderr: 'idgate: no user nobody\n',
