@@ -142,7 +142,9 @@ describe.each(testDatabaseUrls())('hostile input on every route, on $name', (kin
               headers,
             });
           }
-          if (method === 'GET' || method === 'OPTIONS') continue;
+          // Each body once per route and credential, on its first path: a hostile parameter value
+          // is already sent with every query and credential, and no route reads both at once.
+          if (method === 'GET' || method === 'OPTIONS' || path !== paths[0]) continue;
           for (const { type, body } of BODIES) {
             await send(`${method} ${path} ${type ?? '(no type)'} ${String(body).slice(0, 40)}`, {
               method: method as 'POST',
