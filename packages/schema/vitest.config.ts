@@ -15,5 +15,7 @@ export default defineConfig({
     setupFiles: ['./test/setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Files share a worker's loaded modules (half the time); none changes global state it keeps.
+    isolate: false,
   },
 });

@@ -8,8 +8,8 @@ import { descendants, killAll } from './child-processes.js';
  * own clean-up ran. Tests stop what they start when they end (`child-processes.ts`); this is the
  * net for what is left. After the file's own `afterAll` hooks, every process still below this worker
  * is killed and named on stderr; when the worker exits, anything started after that goes too.
- * Each test file runs in a process of its own (vitest's `forks` pool), so what lies below it is
- * the file's alone.
+ * A worker process (vitest's `forks` pool) runs one test file at a time, so what lies below it
+ * when a file ends is that file's.
  */
 
 // In a worker thread, process.pid is vitest's own process: its children are the other workers.
@@ -24,5 +24,11 @@ if (isMainThread) {
         .join('\n')}`,
     );
   });
-  process.once('exit', () => killAll(descendants(process.pid)));
+  // Once per worker process, which runs one test file after another (isolate: false).
+  const once = Symbol.for('idgate.test.kill-descendants-at-exit');
+  const registry = globalThis as { [once]?: true };
+  if (registry[once] === undefined) {
+    registry[once] = true;
+    process.once('exit', () => killAll(descendants(process.pid)));
+  }
 }
