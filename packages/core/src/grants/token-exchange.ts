@@ -8,6 +8,7 @@ import { type AuditEventDraft, completeAuditEvents } from '../audit/record.js';
 import { OAuthProtocolError } from '../errors.js';
 import { ACR } from '../factors/assurance.js';
 import { base64url } from '../internal/encoding.js';
+import type { JwsCrypto } from '../keys/jws-crypto.js';
 import type { ClientRecord, ClusterRecord, TrustRecord } from '../model.js';
 import { webCryptoRandom } from '../ports/runtime.js';
 import type { SubjectTokenUseRepository } from '../ports/storage.js';
@@ -35,6 +36,8 @@ export interface TokenExchangeContext {
   /** Every registered cluster (may be answered from memory). */
   clusters(): Promise<readonly ClusterRecord[]>;
   keys: TrustKeySource;
+  /** Signature primitives for RS256 and ES256 subject tokens (see `SubjectTokenContext`); default jose. */
+  jws?: JwsCrypto;
   /** Where spent subject `jti`s are kept until the subject token expires. */
   uses: SubjectTokenUseRepository;
   /**
@@ -188,10 +191,12 @@ export async function tokenExchangeGrant(
     );
 
   const trusts = await exchange.trusts();
-  const decision = await evaluateSubjectToken(request.subject_token, trusts, {
+  const subjectContext = {
     keys: exchange.keys,
     clock: context.clock,
-  });
+    ...(exchange.jws === undefined ? {} : { jws: exchange.jws }),
+  };
+  const decision = await evaluateSubjectToken(request.subject_token, trusts, subjectContext);
   if (!decision.ok) {
     if (decision.trust !== undefined) audit.trust = decision.trust.name;
     return refuse(TRUST_RULE_ERRORS[decision.rule], decision.reason, decision.rule);
@@ -215,10 +220,7 @@ export async function tokenExchangeGrant(
 
   let act: Record<string, string> | undefined;
   if (request.actor_token !== undefined) {
-    const actor = await evaluateSubjectToken(request.actor_token, trusts, {
-      keys: exchange.keys,
-      clock: context.clock,
-    });
+    const actor = await evaluateSubjectToken(request.actor_token, trusts, subjectContext);
     if (!actor.ok) return refuse(TRUST_RULE_ERRORS[actor.rule], `actor_token: ${actor.reason}`, 'actor');
     act = { sub: actor.username, iss: actor.claims.iss };
     audit.actor = actor.username;

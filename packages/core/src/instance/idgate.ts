@@ -223,6 +223,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       trusts: () => storage.trusts.list(),
       clusters: () => storage.clusters.list(),
       keys: trustKeys,
+      ...(ports.jwsCrypto === undefined ? {} : { jws: ports.jwsCrypto }),
       uses: {
         ...storage.subjectTokenUses,
         spend: groupSpends(storage, ports.schedule === undefined ? {} : { schedule: ports.schedule }),

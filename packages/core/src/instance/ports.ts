@@ -2,6 +2,7 @@ import type { IdentityProviderConfig } from '@idgate/schema';
 import type { ClientLifetimes } from '../admin/ports.js';
 import type { AuditEventIds } from '../audit/record.js';
 import type { WebAuthnLibrary } from '../factors/webauthn.js';
+import type { JwsCrypto } from '../keys/jws-crypto.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { SigningKeyPolicy } from '../keys/rotation.js';
 import type { ApiKeyRecord, UserRecord } from '../model.js';
@@ -62,6 +63,12 @@ export interface IdgatePorts {
    * over `globalThis.fetch`, kept five minutes (see `createTrustKeySource`).
    */
   trustKeys?: TrustKeySource;
+  /**
+   * Signature primitives for the RS256 and ES256 subject tokens of the token exchange (a server's
+   * native ones; in Node.js, synchronous `crypto.verify` costs less than Web Crypto's trip through
+   * the thread pool). Default: jose over Web Crypto, with the same checks and refusals.
+   */
+  jwsCrypto?: JwsCrypto;
   /**
    * Loads the WebAuthn library for passkeys (`() => import('@simplewebauthn/server')`, on Node,
    * Bun and Deno); none: passkey ceremonies fail.

@@ -8,9 +8,11 @@ import {
   type JWTPayload,
   jwtVerify,
 } from 'jose';
+import type { JwsCrypto } from '../keys/jws-crypto.js';
 import type { TrustRecord } from '../model.js';
 import type { Clock } from '../ports/runtime.js';
 import type { TrustKeySource } from './keys.js';
+import { portVerifies, type SubjectVerification, verifySubjectJws } from './verify-subject.js';
 
 /**
  * The algorithms a subject token may be signed with: asymmetric only. `none` and the HMAC ones are
@@ -201,7 +203,7 @@ const refuse = (rule: TrustRule, reason: string, trust?: TrustRecord): TrustDeci
 export async function evaluateSubjectToken(
   token: string,
   trusts: readonly TrustRecord[],
-  context: { keys: TrustKeySource; clock: Clock },
+  context: SubjectTokenContext,
 ): Promise<TrustDecision> {
   let header: ReturnType<typeof decodeProtectedHeader>;
   let unverified: JWTPayload;
@@ -224,19 +226,32 @@ export async function evaluateSubjectToken(
     return refuse('untrusted_issuer', 'no trust names the subject_token issuer');
   let first: TrustDecision | undefined;
   for (const trust of candidates) {
-    const decision = await evaluateWith(token, header.kid, trust, context);
+    const decision = await evaluateWith(token, header, trust, context);
     if (decision.ok) return decision;
     first ??= decision;
   }
   return first as TrustDecision;
 }
 
+/** What {@link evaluateSubjectToken} checks a token with. */
+export interface SubjectTokenContext {
+  keys: TrustKeySource;
+  clock: Clock;
+  /**
+   * Signature primitives for RS256 and ES256 subject tokens (a server's native ones: in Node.js,
+   * synchronous `crypto.verify`), with the same checks and refusals as jose's; without, and for
+   * other algorithms, jose over Web Crypto.
+   */
+  jws?: JwsCrypto;
+}
+
 async function evaluateWith(
   token: string,
-  kid: string | undefined,
+  header: ReturnType<typeof decodeProtectedHeader>,
   trust: TrustRecord,
-  context: { keys: TrustKeySource; clock: Clock },
+  context: SubjectTokenContext,
 ): Promise<TrustDecision> {
+  const kid = header.kid;
   const unverified = decodeJwt(token);
   const aud = unverified.aud;
   const audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
@@ -248,20 +263,12 @@ async function evaluateWith(
     const again = await context.keys.keysFor(trust, { refresh: true });
     if (again.ok) keys = again;
   }
-  let payload: JWTPayload;
-  try {
-    const verified = await jwtVerify(token, localKeySet(keys.keys), {
-      algorithms: [...SUBJECT_TOKEN_ALGORITHMS],
-      issuer: trust.issuer,
-      audience: trust.audience,
-      currentDate: new Date(context.clock.now()),
-      requiredClaims: ['exp', 'sub', 'jti'],
-    });
-    payload = verified.payload;
-  } catch (error) {
-    return refuse(...verificationFailure(error), trust);
-  }
-  const claims = payload as TrustMatch['claims'];
+  const verified =
+    context.jws !== undefined && portVerifies(header)
+      ? await verifySubjectJws(token, header, keys.keys, claimsPolicy(trust, context.clock), context.jws)
+      : await verifyWithJose(token, keys.keys, trust, context.clock);
+  if (!verified.ok) return refuse(verified.rule, verified.reason, trust);
+  const claims = verified.payload as TrustMatch['claims'];
   if (trust.condition !== null) {
     let result: unknown;
     try {
@@ -292,6 +299,33 @@ async function evaluateWith(
     groups: [...new Set(trust.groups)].sort(),
     maxLifetime: Math.max(1, Math.min(trust.maxTtl, remaining)),
   };
+}
+
+const claimsPolicy = (trust: TrustRecord, clock: Clock) => ({
+  issuer: trust.issuer,
+  audience: trust.audience,
+  now: Math.floor(clock.now() / 1000),
+});
+
+async function verifyWithJose(
+  token: string,
+  keys: JWK[],
+  trust: TrustRecord,
+  clock: Clock,
+): Promise<SubjectVerification> {
+  try {
+    const verified = await jwtVerify(token, localKeySet(keys), {
+      algorithms: [...SUBJECT_TOKEN_ALGORITHMS],
+      issuer: trust.issuer,
+      audience: trust.audience,
+      currentDate: new Date(clock.now()),
+      requiredClaims: ['exp', 'sub', 'jti'],
+    });
+    return { ok: true, payload: verified.payload };
+  } catch (error) {
+    const [rule, reason] = verificationFailure(error);
+    return { ok: false, rule, reason };
+  }
 }
 
 function verificationFailure(error: unknown): [TrustRule, string] {
