@@ -226,7 +226,7 @@ export async function evaluateSubjectToken(
     return refuse('untrusted_issuer', 'no trust names the subject_token issuer');
   let first: TrustDecision | undefined;
   for (const trust of candidates) {
-    const decision = await evaluateWith(token, header, trust, context);
+    const decision = await evaluateWith(token, header, unverified, trust, context);
     if (decision.ok) return decision;
     first ??= decision;
   }
@@ -248,11 +248,11 @@ export interface SubjectTokenContext {
 async function evaluateWith(
   token: string,
   header: ReturnType<typeof decodeProtectedHeader>,
+  unverified: JWTPayload,
   trust: TrustRecord,
   context: SubjectTokenContext,
 ): Promise<TrustDecision> {
   const kid = header.kid;
-  const unverified = decodeJwt(token);
   const aud = unverified.aud;
   const audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
   if (!audiences.includes(trust.audience))
