@@ -186,6 +186,12 @@ export const AUDIT_EVENT_SCHEMAS = {
     'recovery-codes.generated',
     z.object({ count: checked(z.int(), z.positive()) }),
   ),
+  /**
+   * A live API key was refused an operation for want of a scope (403): `scope` is the one it lacks,
+   * `operation` the method and route pattern (`POST /admin/v1/users`). The actor is the key. Unknown
+   * and revoked keys (401) are not recorded: anyone can send those.
+   */
+  'api-key.denied': event('api-key.denied', z.object({ scope: z.string(), operation: z.string() })),
   /** An administrator required (or stopped requiring) a second factor of a user. */
   'mfa.required': event('mfa.required', z.object({ required: z.boolean() })),
   /** A browser session ended (logout); `grantsRevoked` counts the grants its ending revoked. */

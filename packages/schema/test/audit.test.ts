@@ -146,7 +146,7 @@ describe('AuditEvent', () => {
 
   it('lists every type once, each with its schema', () => {
     expect(AUDIT_EVENT_TYPES).toEqual(Object.keys(AUDIT_EVENT_SCHEMAS));
-    expect(AUDIT_EVENT_TYPES).toHaveLength(32);
+    expect(AUDIT_EVENT_TYPES).toHaveLength(33);
     expect(AuditEventType.options).toEqual(AUDIT_EVENT_TYPES);
     expect(AuditActor.safeParse({ kind: 'cli', id: null }).success).toBe(true);
     expect(AuditOutcome.options).toEqual(['success', 'failure']);

@@ -2,6 +2,7 @@ import { type ApiKeyRecord, apiKeyFromAuthorization, StorageUnavailableError } f
 import type { ApiKeyScope } from '@idgate/schema';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import { requestOrigin } from './caller.js';
 
 // Refreshing last-used on every request would turn each one into a write.
 const TOUCH_INTERVAL_MS = 60_000;
@@ -9,7 +10,7 @@ const TOUCH_INTERVAL_MS = 60_000;
 /**
  * Authenticates the API key of a request (`Authorization: Bearer <key>` or a bare key) for the
  * scope its route needs — core's check, over the directory's memory — and records its use at most
- * once a minute.
+ * once a minute. A live key that lacks the scope is audited (`api-key.denied`) before the 403.
  * @throws ApiKeyError (401 missing/invalid, 403 naming the scope the key lacks) — as a rejected
  * promise — which the error handler answers.
  * @example const authenticate = apiKeyAuthenticator(app.idgate); request.reviewerKey = await authenticate(request, 'tokenreview');
@@ -37,6 +38,8 @@ export function apiKeyAuthenticator(
   };
   return async (request, scope) => {
     const presented = apiKeyFromAuthorization(request.headers.authorization);
-    return used(request, await core.authenticateApiKey(presented, scope));
+    // A live key refused for want of the scope is recorded (api-key.denied) with the route it asked for.
+    const denied = { ...requestOrigin(request), operation: `${request.method} ${request.routeOptions.url}` };
+    return used(request, await core.authenticateApiKey(presented, scope, denied));
   };
 }

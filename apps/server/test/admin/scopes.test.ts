@@ -303,6 +303,56 @@ describe.each(testDatabaseUrls())('API key scopes over HTTP on $name', (kind) =>
     expect((await admin.getApiKey(ops.id)).expiresAt).toBe(shorter.expiresAt);
   });
 
+  it('audits a live key refused for want of a scope, naming the scope and the route; an unknown key, not', async () => {
+    const created = await admin.createApiKey({ name: 'reader', scopes: ['clients:read'] });
+    registerSecret('API key', created.key);
+    const reader = clientFor(created.key);
+    const refused = await httpError(reader.createUser({ username: 'mallory' }));
+    expect([refused.status, refused.problem?.scope]).toEqual([403, 'users:write']);
+    // Known from memory now: refused and recorded again, without a storage read of the key.
+    expect((await httpError(reader.listUsers())).status).toBe(403);
+    const review = await fetch(`${t.baseUrl}/oauth/authenticate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(review.status).toBe(403);
+
+    const items = [];
+    for await (const event of admin.eachEvent({ type: ['api-key.denied'] })) items.push(event);
+    // One instant of the test clock: in any order.
+    const denied = items.filter((event) => event.actor.id === created.id);
+    expect(denied).toHaveLength(3);
+    expect(denied.map((event) => [event.actor, event.outcome, event.details])).toEqual(
+      expect.arrayContaining([
+        [
+          { kind: 'api-key', id: created.id, name: created.prefix },
+          'failure',
+          { scope: 'users:write', operation: 'POST /admin/v1/users' },
+        ],
+        [
+          { kind: 'api-key', id: created.id, name: created.prefix },
+          'failure',
+          { scope: 'users:read', operation: 'GET /admin/v1/users' },
+        ],
+        [
+          { kind: 'api-key', id: created.id, name: created.prefix },
+          'failure',
+          { scope: 'tokenreview', operation: 'POST /oauth/authenticate' },
+        ],
+      ]),
+    );
+    expect(denied[0]?.address).toBe('127.0.0.1');
+    // An unknown key's request records nothing.
+    const unknown = await fetch(`${t.baseUrl}/admin/v1/trusts`, {
+      headers: { authorization: `Bearer idg_aaaaaaaa_${'a'.repeat(43)}` },
+    });
+    expect(unknown.status).toBe(401);
+    let after = 0;
+    for await (const _ of admin.eachEvent({ type: ['api-key.denied'] })) after++;
+    expect(after).toBe(items.length);
+  });
+
   it('renames a key and changes its expiry, audited with the acting key and in force at once; an expired key is refused', async () => {
     const created = await admin.createApiKey({ name: 'ci', scopes: ['clients:read'], expiresIn: 3600 });
     registerSecret('API key', created.key);

@@ -2,7 +2,7 @@ import type { AdminPorts } from '../admin/ports.js';
 import { authenticateApiKey, isApiKeyLive, lacksScope } from '../api-keys/api-key.js';
 import { holdsScope } from '../api-keys/scopes.js';
 import { createAuditBatcher } from '../audit/batcher.js';
-import { createAuditEventIds } from '../audit/record.js';
+import { completeAuditEvents, createAuditEventIds, originFields } from '../audit/record.js';
 import { giveConsent } from '../authorize/consent.js';
 import { issueAuthorizationCode, nextAuthorizationStep } from '../authorize/flow.js';
 import { type AuthorizationRequestOptions, validateAuthorizationRequest } from '../authorize/request.js';
@@ -190,6 +190,12 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       return provider === undefined || provider.config.disabled ? undefined : provider;
     },
   };
+  // One group-commit writer of the events of paths that write nothing else (tokens of
+  // client_credentials, token exchanges, API keys refused a scope).
+  const auditBatcher = createAuditBatcher(
+    storage,
+    ports.schedule === undefined ? {} : { schedule: ports.schedule },
+  );
   const trustKeys =
     ports.trustKeys ?? createTrustKeySource({ fetch: (input, init) => globalThis.fetch(input, init), clock });
   const tokenEndpoint: TokenEndpointContext = {
@@ -234,10 +240,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       windowSeconds: tokens.refreshReuseWindow ?? 0,
       successorKey: await refreshSuccessorKey(secret),
     },
-    auditBatcher: createAuditBatcher(
-      storage,
-      ports.schedule === undefined ? {} : { schedule: ports.schedule },
-    ),
+    auditBatcher,
     revalidate: (grant, log) =>
       revalidateUpstream(grant, {
         ...revalidation,
@@ -331,20 +334,39 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
     checkAccessToken: (token) => checkAccessToken(token, live),
     verifyAccessToken: verify,
     authenticateClient: (presented) => authenticateClient(presented, findClient, new Date(clock.now())),
-    async authenticateApiKey(presented, scope) {
+    async authenticateApiKey(presented, scope, denied) {
       const known = presented === undefined ? undefined : cache?.apiKey(presented);
-      if (known !== undefined && isApiKeyLive(known, new Date(clock.now()))) {
-        if (scope === null || holdsScope(known.scopes, scope)) return known;
-        throw lacksScope(scope);
+      const live = known !== undefined && isApiKeyLive(known, new Date(clock.now())) ? known : undefined;
+      // A live key that lacks the scope is refused after its event is stored.
+      const record =
+        live ??
+        (await authenticateApiKey(
+          presented,
+          null,
+          (prefix) => storage.apiKeys.findByPrefix(prefix),
+          new Date(clock.now()),
+        ));
+      if (live === undefined) cache?.rememberApiKey(presented as string, record);
+      if (scope === null || holdsScope(record.scopes, scope)) return record;
+      if (denied !== undefined) {
+        const { operation, ...origin } = denied;
+        await auditBatcher.append(
+          completeAuditEvents(
+            [
+              {
+                type: 'api-key.denied',
+                actor: { kind: 'api-key', id: record.id, name: record.prefix },
+                outcome: 'failure',
+                ...originFields(origin),
+                details: { scope, operation },
+              },
+            ],
+            clock,
+            auditIds,
+          ),
+        );
       }
-      const record = await authenticateApiKey(
-        presented,
-        scope,
-        (prefix) => storage.apiKeys.findByPrefix(prefix),
-        new Date(clock.now()),
-      );
-      cache?.rememberApiKey(presented as string, record);
-      return record;
+      throw lacksScope(scope);
     },
     metadata: (options) =>
       buildProviderMetadata({ issuer, grantTypes: TOKEN_ENDPOINT_GRANT_TYPES, ...options }),
