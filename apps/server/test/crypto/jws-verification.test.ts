@@ -13,7 +13,7 @@ import {
 import type { SigningAlgorithm } from '@idgate/schema';
 import { CompactSign, importJWK, type JWK, type JWTHeaderParameters, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { nodeJws } from '../../src/crypto/node-jws.js';
+import { nodeJws, offloadedEcJws } from '../../src/crypto/node-jws.js';
 
 // idgate's hand-written compact JWS verifier, checked against jose on hostile input: every byte of
 // a valid token changed, algorithm confusion, `crit`, repeated header members, non-canonical and
@@ -26,6 +26,7 @@ const NOW = new Date('2026-11-21T10:00:00Z');
 const BACKENDS: [string, JwsCrypto][] = [
   ['Web Crypto', webCryptoJws],
   ['node:crypto', nodeJws],
+  ['node:crypto, ES256 on the thread pool', offloadedEcJws],
 ];
 
 const text = new TextEncoder();
