@@ -38,8 +38,12 @@ export function apiKeyAuthenticator(
   };
   return async (request, scope) => {
     const presented = apiKeyFromAuthorization(request.headers.authorization);
-    // A live key refused for want of the scope is recorded (api-key.denied) with the route it asked for.
-    const denied = { ...requestOrigin(request), operation: `${request.method} ${request.routeOptions.url}` };
+    // A live key refused for want of the scope is recorded (api-key.denied) with the route it asked
+    // for; told only then, not on every TokenReview.
+    const denied = () => ({
+      ...requestOrigin(request),
+      operation: `${request.method} ${request.routeOptions.url}`,
+    });
     return used(request, await core.authenticateApiKey(presented, scope, denied));
   };
 }

@@ -349,7 +349,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       if (live === undefined) cache?.rememberApiKey(presented as string, record);
       if (scope === null || holdsScope(record.scopes, scope)) return record;
       if (denied !== undefined) {
-        const { operation, ...origin } = denied;
+        const { operation, ...origin } = denied();
         await auditBatcher.append(
           completeAuditEvents(
             [

@@ -96,14 +96,14 @@ export interface Idgate {
   /**
    * A presented API key with `scope` (null: any): a key that authenticated before is answered from
    * the read cache without a storage read; any other is checked against storage. With `denied`
-   * (the operation and where the request came from), a live key that lacks the scope is recorded
-   * as `api-key.denied` before it is refused.
+   * (which tells, when asked, the operation and where the request came from), a live key that
+   * lacks the scope is recorded as `api-key.denied` before it is refused.
    * @throws ApiKeyError (as a rejected promise).
    */
   authenticateApiKey(
     presented: string | undefined,
     scope: ApiKeyScope | null,
-    denied?: RequestOrigin & { operation: string },
+    denied?: () => RequestOrigin & { operation: string },
   ): Promise<ApiKeyRecord>;
   /** The OpenID provider metadata of this instance. */
   metadata(options: Omit<DiscoveryOptions, 'issuer' | 'grantTypes'>): ProviderMetadata;

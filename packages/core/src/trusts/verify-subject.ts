@@ -98,8 +98,6 @@ export async function verifySubjectJws(
   }
   let verify: JwsVerifyFunction;
   try {
-    // jose refuses RSA keys under 2048 bits (RFC 7518 §3.3); so does this.
-    if (alg === 'RS256' && fromBase64url(String(key.n)).length < 256) throw new TypeError('short RSA key');
     verify = await verifierFor(key, alg, jws);
   } catch {
     return { ok: false, rule: 'signature', reason: 'subject_token could not be verified' };
@@ -120,7 +118,11 @@ function verifierFor(key: JWK, alg: PortAlgorithm, jws: JwsCrypto): Promise<JwsV
   const id = `${alg} ${JSON.stringify(key)}`;
   let verifier = verifiers.get(id);
   if (verifier === undefined) {
-    verifier = jws.verifier(key as Record<string, unknown>, alg);
+    // jose refuses RSA keys under 2048 bits (RFC 7518 §3.3); so does this, as the verifier is made.
+    verifier =
+      alg === 'RS256' && fromBase64url(String(key.n)).length < 256
+        ? Promise.reject(new TypeError('RSA key under 2048 bits'))
+        : jws.verifier(key as Record<string, unknown>, alg);
     // A key that cannot be imported is not remembered: the next token tries again.
     verifier.catch(() => verifiers.delete(id));
     if (verifiers.size > 256) verifiers.clear();
