@@ -275,6 +275,7 @@ export {
 export type { RevocationContext } from './tokens/revocation.js';
 export {
   compileCondition,
+  type DecodedSubjectToken,
   evaluateSubjectToken,
   RUN_CLAIMS,
   renderUsername,
@@ -287,5 +288,6 @@ export {
   type TrustRule,
 } from './trusts/evaluate.js';
 export { createTrustKeySource, type TrustKeySource, type TrustKeys } from './trusts/keys.js';
+export type { SpendAndRecord } from './trusts/spent.js';
 export type { PasswordLoginContext, PasswordLoginFailure } from './users/authenticate.js';
 export { DEFAULT_PASSWORD_POLICY, type PasswordPolicy } from './users/password-policy.js';

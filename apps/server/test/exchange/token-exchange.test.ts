@@ -413,10 +413,27 @@ describe.each(testDatabaseUrls())('token exchange (RFC 8693) with openid-client 
     });
 
     const once = await gha.mint(ok, now);
-    await exchange(once);
+    const issued = await exchange(once);
     expect(await refusal(exchange(once))).toMatchObject({
       error: 'invalid_grant',
       description: expect.stringMatching(/used already/),
+    });
+    // Both are in the audit trail, under the subject token's jti: the token issued (its own jti and
+    // lifetime) and the replay refused.
+    const onceJti = decodeJwt(once).jti;
+    const recorded = (await (await admin('/events?type=token.exchanged&limit=200')).json()) as {
+      items: Array<{ outcome: string; details: Record<string, unknown> }>;
+    };
+    const ofOnce = recorded.items.filter((event) => event.details.subjectJti === onceJti);
+    expect(ofOnce.map((event) => [event.outcome, event.details.reason]).sort()).toEqual([
+      ['failure', 'replayed: subject_token was used already (its jti is spent)'],
+      ['success', null],
+    ]);
+    expect(ofOnce.find((event) => event.outcome === 'success')?.details).toMatchObject({
+      jti: decodeJwt(issued.access_token).jti,
+      lifetime: issued.expires_in,
+      trust: 'gha',
+      cluster: 'prod',
     });
   });
 

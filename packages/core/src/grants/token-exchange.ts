@@ -9,24 +9,26 @@ import { OAuthProtocolError } from '../errors.js';
 import { ACR } from '../factors/assurance.js';
 import { base64url } from '../internal/encoding.js';
 import type { JwsCrypto } from '../keys/jws-crypto.js';
-import type { ClientRecord, ClusterRecord, TrustRecord } from '../model.js';
+import type { ClientRecord, ClusterRecord, SubjectTokenUseRecord, TrustRecord } from '../model.js';
 import { webCryptoRandom } from '../ports/runtime.js';
-import type { SubjectTokenUseRepository } from '../ports/storage.js';
 import {
   ACCESS_TOKEN_REJECTION_MESSAGES,
-  issueAccessToken,
+  type AccessTokenInput,
+  accessTokenClaims,
   type LiveTokenRejection,
+  signAccessToken,
 } from '../tokens/access-token.js';
 import type { LiveAccessToken } from '../tokens/access-token-check.js';
 import { clusterClaims } from '../tokens/user-claims.js';
 import {
+  decodeSubjectToken,
   evaluateSubjectToken,
   runClaims,
   TRUST_RULE_ERRORS,
   type TrustRule,
-  unverifiedClaims,
 } from '../trusts/evaluate.js';
 import type { TrustKeySource } from '../trusts/keys.js';
+import type { SpendAndRecord } from '../trusts/spent.js';
 import { requestOrigin, type TokenEndpointContext } from './context.js';
 
 /** What the token exchange grant reads, beside the token endpoint's context. */
@@ -38,8 +40,11 @@ export interface TokenExchangeContext {
   keys: TrustKeySource;
   /** Signature primitives for RS256 and ES256 subject tokens (see `SubjectTokenContext`); default jose. */
   jws?: JwsCrypto;
-  /** Where spent subject `jti`s are kept until the subject token expires. */
-  uses: SubjectTokenUseRepository;
+  /**
+   * Spends a subject `jti` (kept until the subject token expires) and stores the exchange's
+   * event, in one write (`groupSpends`, or `spendAndRecord` for a transaction of its own).
+   */
+  spend: SpendAndRecord;
   /**
    * Whether one of idgate's own access tokens is live (the check of token review and
    * introspection): given, a subject token idgate issued is narrowed to one of its clusters.
@@ -109,7 +114,8 @@ export async function tokenExchangeGrant(
   context: TokenEndpointContext,
   exchange: TokenExchangeContext | undefined,
 ): Promise<TokenResponse> {
-  const unverified = unverifiedClaims(request.subject_token) ?? {};
+  const decoded = decodeSubjectToken(request.subject_token);
+  const unverified = decoded?.claims ?? {};
   const audit = {
     trust: null as string | null,
     issuer: typeof unverified.iss === 'string' ? unverified.iss.slice(0, 512) : null,
@@ -119,20 +125,21 @@ export async function tokenExchangeGrant(
     cluster: null as string | null,
     actor: null as string | null,
   };
+  const event: Issue['event'] = (details) => ({
+    type: 'token.exchanged',
+    actor: { kind: 'client', id: client?.clientId ?? null },
+    subject: audit.subject,
+    clientId: client?.clientId ?? null,
+    ...requestOrigin(context),
+    outcome: details.reason === null ? 'success' : 'failure',
+    details: { ...audit, ...details },
+  });
   const refuse = async (
     error: 'invalid_grant' | 'invalid_target' | 'invalid_request' | 'temporarily_unavailable',
     reason: string,
     rule: TrustRule | 'request' | 'target' | 'actor',
   ): Promise<never> => {
-    await recordExchange(context, {
-      type: 'token.exchanged',
-      actor: { kind: 'client', id: client?.clientId ?? null },
-      subject: audit.subject,
-      clientId: client?.clientId ?? null,
-      ...requestOrigin(context),
-      outcome: 'failure',
-      details: { ...audit, jti: null, lifetime: null, reason: `${rule}: ${reason}` },
-    });
+    await recordExchange(context, event({ jti: null, lifetime: null, reason: `${rule}: ${reason}` }));
     throw new OAuthProtocolError(error, reason);
   };
 
@@ -168,19 +175,7 @@ export async function tokenExchangeGrant(
   audit.cluster = cluster.name;
   // One of idgate's own tokens, narrowed to one cluster it already reaches.
   if (exchange.checkOwnToken !== undefined && unverified.iss === context.issuer)
-    return narrowOwnToken(request, cluster, context, exchange, {
-      refuse,
-      record: (details) =>
-        recordExchange(context, {
-          type: 'token.exchanged',
-          actor: { kind: 'client', id: client?.clientId ?? null },
-          subject: audit.subject,
-          clientId: client?.clientId ?? null,
-          ...requestOrigin(context),
-          outcome: 'success',
-          details: { ...audit, ...details, reason: null },
-        }),
-    });
+    return narrowOwnToken(request, cluster, context, exchange, { refuse, event });
   // A workload has no second factor: a cluster that requires one takes no exchanged token (its
   // TokenReview and its structured-authentication rule would refuse it anyway).
   if (cluster.requireMfa)
@@ -196,7 +191,7 @@ export async function tokenExchangeGrant(
     clock: context.clock,
     ...(exchange.jws === undefined ? {} : { jws: exchange.jws }),
   };
-  const decision = await evaluateSubjectToken(request.subject_token, trusts, subjectContext);
+  const decision = await evaluateSubjectToken(request.subject_token, trusts, subjectContext, decoded);
   if (!decision.ok) {
     if (decision.trust !== undefined) audit.trust = decision.trust.name;
     return refuse(TRUST_RULE_ERRORS[decision.rule], decision.reason, decision.rule);
@@ -226,20 +221,12 @@ export async function tokenExchangeGrant(
     audit.actor = actor.username;
   }
 
-  const now = new Date(context.clock.now());
-  const spent = await exchange.uses.spend(
-    { issuer: claims.iss, jti: claims.jti as string, expiresAt: new Date(claims.exp * 1000) },
-    now,
-  );
-  if (!spent) return refuse('invalid_grant', 'subject_token was used already (its jti is spent)', 'replayed');
-
   const random = context.random ?? webCryptoRandom;
   const exchangeId = `tx_${base64url(random.bytes(12))}`;
   const clientId = `${TRUST_CLIENT_PREFIX}${trust.name}`;
-  const access = await issueAccessToken(
-    context.keys,
-    context.issuer,
-    {
+  return spendAndIssue(context, exchange, {
+    use: { issuer: claims.iss, jti: claims.jti as string, expiresAt: new Date(claims.exp * 1000) },
+    token: {
       subject: `${clientId}:${claims.sub}`.slice(0, 512),
       clientId,
       audience: [cluster.audience],
@@ -253,25 +240,64 @@ export async function tokenExchangeGrant(
         ...(act === undefined ? {} : { act }),
       },
     },
-    context.clock,
-    random,
-  );
-  await recordExchange(context, {
-    type: 'token.exchanged',
-    actor: { kind: 'client', id: client?.clientId ?? null },
-    subject: audit.subject,
-    clientId: client?.clientId ?? null,
-    ...requestOrigin(context),
-    outcome: 'success',
-    details: { ...audit, jti: access.jti, lifetime, reason: null },
+    event,
   });
+}
+
+/** What {@link spendAndIssue} spends, issues and records. */
+interface Issue {
+  /** The subject token's `jti`, spent. */
+  use: SubjectTokenUseRecord;
+  /** The access token issued for it. */
+  token: AccessTokenInput;
+  /** The `token.exchanged` event: `reason` null for the token issued, else why not. */
+  event: (details: { jti: string | null; lifetime: number | null; reason: string | null }) => AuditEventDraft;
+}
+
+/**
+ * The end of every exchange: the subject `jti` is spent and the event of the token about to be
+ * issued stored, in one write; then the token is signed. A `jti` spent already is refused (its
+ * event says so) before any signing. Should signing fail after the write, a second event records
+ * that no token went out.
+ */
+async function spendAndIssue(
+  context: TokenEndpointContext,
+  exchange: TokenExchangeContext,
+  issue: Issue,
+): Promise<TokenResponse> {
+  const prepared = accessTokenClaims(
+    context.issuer,
+    issue.token,
+    context.clock,
+    context.random ?? webCryptoRandom,
+  );
+  const record = (details: Parameters<Issue['event']>[0]) =>
+    completeAuditEvents([issue.event(details)], context.clock, context.auditIds);
+  const fresh = await exchange.spend(issue.use, new Date(context.clock.now()), (spent) =>
+    record(
+      spent
+        ? { jti: prepared.jti, lifetime: prepared.expiresIn, reason: null }
+        : { jti: null, lifetime: null, reason: `replayed: ${REPLAYED}` },
+    ),
+  );
+  if (!fresh) throw new OAuthProtocolError('invalid_grant', REPLAYED);
+  let token: string;
+  try {
+    token = await signAccessToken(context.keys, prepared);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    await recordExchange(context, issue.event({ jti: null, lifetime: null, reason: `signing: ${why}` }));
+    throw error;
+  }
   return {
-    access_token: access.token,
+    access_token: token,
     token_type: 'Bearer',
-    expires_in: access.expiresIn,
+    expires_in: prepared.expiresIn,
     issued_token_type: ISSUED_TOKEN_TYPE,
   };
 }
+
+const REPLAYED = 'subject_token was used already (its jti is spent)';
 
 /**
  * Narrows one of idgate's own access tokens (RFC 8693 §2.1's "a more narrowly scoped token"): a
@@ -291,7 +317,7 @@ async function narrowOwnToken(
       reason: string,
       rule: TrustRule | 'request' | 'target' | 'actor',
     ) => Promise<never>;
-    record: (details: { jti: string; lifetime: number }) => Promise<void>;
+    event: Issue['event'];
   },
 ): Promise<TokenResponse> {
   const { refuse } = answer;
@@ -326,15 +352,9 @@ async function narrowOwnToken(
   let lifetime = claims.exp - Math.floor(now / 1000);
   if (request.expires_in !== undefined) lifetime = Math.min(lifetime, Number(request.expires_in));
   if (lifetime < 1) return refuse('invalid_grant', 'subject_token: token has expired', 'expired');
-  const spent = await exchange.uses.spend(
-    { issuer: claims.iss, jti: claims.jti, expiresAt: new Date(claims.exp * 1000) },
-    new Date(now),
-  );
-  if (!spent) return refuse('invalid_grant', 'subject_token was used already (its jti is spent)', 'replayed');
-  const access = await issueAccessToken(
-    context.keys,
-    context.issuer,
-    {
+  return spendAndIssue(context, exchange, {
+    use: { issuer: claims.iss, jti: claims.jti, expiresAt: new Date(claims.exp * 1000) },
+    token: {
       subject: user.id,
       clientId: claims.client_id,
       audience: [cluster.audience],
@@ -348,14 +368,6 @@ async function narrowOwnToken(
         ...(Array.isArray(raw.amr) ? { amr: raw.amr } : {}),
       },
     },
-    context.clock,
-    context.random ?? webCryptoRandom,
-  );
-  await answer.record({ jti: access.jti, lifetime });
-  return {
-    access_token: access.token,
-    token_type: 'Bearer',
-    expires_in: access.expiresIn,
-    issued_token_type: ISSUED_TOKEN_TYPE,
-  };
+    event: answer.event,
+  });
 }

@@ -230,10 +230,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       clusters: () => storage.clusters.list(),
       keys: trustKeys,
       ...(ports.jwsCrypto === undefined ? {} : { jws: ports.jwsCrypto }),
-      uses: {
-        ...storage.subjectTokenUses,
-        spend: groupSpends(storage, ports.schedule === undefined ? {} : { schedule: ports.schedule }),
-      },
+      spend: groupSpends(storage, ports.schedule === undefined ? {} : { schedule: ports.schedule }),
       checkOwnToken: (token) => checkAccessToken(token, live),
     },
     refreshReuse: {

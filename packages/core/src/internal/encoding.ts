@@ -11,6 +11,14 @@ export function base64url(bytes: Uint8Array): string {
 const BASE64URL_TEXT = /^[A-Za-z0-9_-]*$/;
 
 /**
+ * Whether `text` is unpadded base64url that {@link fromBase64url} decodes: its alphabet, and no
+ * length one character over a multiple of 4 (which no encoder writes).
+ */
+export function isBase64url(text: string): boolean {
+  return BASE64URL_TEXT.test(text) && text.length % 4 !== 1;
+}
+
+/**
  * Decodes unpadded base64url. Padding, whitespace and characters of other alphabets are refused
  * (RFC 4648 §3.3 lets an application refuse them; jose's decoder alone would let the first two by).
  * @throws TypeError when `text` is not unpadded base64url.

@@ -29,18 +29,27 @@ export interface IssuedAccessToken {
   expiresIn: number;
 }
 
+/** An access token's claims, made and not yet signed (see {@link accessTokenClaims}). */
+export interface PreparedAccessToken {
+  claims: Record<string, unknown>;
+  jti: string;
+  /** Expiry, seconds since the epoch. */
+  expiresAt: number;
+  expiresIn: number;
+}
+
 /**
- * Issues a JWT access token (RFC 9068): header `typ: at+jwt`, claims iss, sub, aud, exp, iat, jti,
- * client_id, scope and, when the token belongs to a grant, sid.
- * @example const { token } = await issueAccessToken(ring, 'https://id.example.com/oauth', { subject: user.id, clientId, audience: [clientId], scope: ['openid'], lifetimeSeconds: 3600 }, systemClock);
+ * The claims of a JWT access token (RFC 9068): iss, sub, aud, exp, iat, jti, client_id, scope
+ * and, when the token belongs to a grant, sid; signed by {@link signAccessToken}. For a caller
+ * that records the token (its `jti`) before signing it; else {@link issueAccessToken}.
+ * @example const prepared = accessTokenClaims(issuer, input, clock); const token = await signAccessToken(ring, prepared);
  */
-export async function issueAccessToken(
-  ring: KeyRing,
+export function accessTokenClaims(
   issuer: string,
   input: AccessTokenInput,
   clock: Clock,
   random: Random = webCryptoRandom,
-): Promise<IssuedAccessToken> {
+): PreparedAccessToken {
   const iat = Math.floor(clock.now() / 1000);
   const expiresAt = iat + input.lifetimeSeconds;
   const jti = base64url(random.bytes(16));
@@ -58,8 +67,31 @@ export async function issueAccessToken(
   };
   if (input.grantId !== undefined) claims.sid = input.grantId;
   if (input.authTime !== undefined) claims.auth_time = input.authTime;
-  const token = await signCompactJws(ring.signer, 'at+jwt', claims);
-  return { token, jti, expiresAt, expiresIn: input.lifetimeSeconds };
+  return { claims, jti, expiresAt, expiresIn: input.lifetimeSeconds };
+}
+
+/**
+ * Signs prepared access-token claims with the ring's signing key (header `typ: at+jwt`).
+ * @example const token = await signAccessToken(ring, accessTokenClaims(issuer, input, clock));
+ */
+export function signAccessToken(ring: KeyRing, prepared: PreparedAccessToken): Promise<string> {
+  return signCompactJws(ring.signer, 'at+jwt', prepared.claims);
+}
+
+/**
+ * Issues a JWT access token (RFC 9068): {@link accessTokenClaims}, signed.
+ * @example const { token } = await issueAccessToken(ring, 'https://id.example.com/oauth', { subject: user.id, clientId, audience: [clientId], scope: ['openid'], lifetimeSeconds: 3600 }, systemClock);
+ */
+export async function issueAccessToken(
+  ring: KeyRing,
+  issuer: string,
+  input: AccessTokenInput,
+  clock: Clock,
+  random: Random = webCryptoRandom,
+): Promise<IssuedAccessToken> {
+  const prepared = accessTokenClaims(issuer, input, clock, random);
+  const token = await signAccessToken(ring, prepared);
+  return { token, jti: prepared.jti, expiresAt: prepared.expiresAt, expiresIn: prepared.expiresIn };
 }
 
 /** Why a token did not verify; {@link ACCESS_TOKEN_REJECTION_MESSAGES} words each. */

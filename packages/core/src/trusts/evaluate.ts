@@ -106,13 +106,29 @@ export function runClaims(claims: Readonly<Record<string, unknown>>): Record<str
   return run;
 }
 
-/** A subject token's claims, decoded without verifying: for the audit trail of a refusal only. */
-export function unverifiedClaims(token: string): JWTPayload | undefined {
+/** A subject token's protected header and claims, decoded (not verified): what a token exchange reads first. */
+export interface DecodedSubjectToken {
+  header: ReturnType<typeof decodeProtectedHeader>;
+  claims: JWTPayload;
+}
+
+/**
+ * Decodes a compact JWS subject token once, for its refusal's audit trail and for
+ * {@link evaluateSubjectToken}; `undefined` when it is not one (a refusal as `malformed`).
+ */
+export function decodeSubjectToken(token: string): DecodedSubjectToken | undefined {
   try {
-    return decodeJwt(token);
+    const header = decodeProtectedHeader(token);
+    // decodeJwt also insists on three segments, so a token it decodes splits as verification needs.
+    return { header, claims: decodeJwt(token) };
   } catch {
     return undefined;
   }
+}
+
+/** A subject token's claims, decoded without verifying: for the audit trail of a refusal only. */
+export function unverifiedClaims(token: string): JWTPayload | undefined {
+  return decodeSubjectToken(token)?.claims;
 }
 
 const compiled = new Map<string, ReturnType<typeof parseCel>>();
@@ -198,22 +214,17 @@ const refuse = (rule: TrustRule, reason: string, trust?: TrustRecord): TrustDeci
  * `nbf` (if any) behind at `clock`'s instant, it must carry `sub`, `exp` and `jti`, the condition
  * (CEL over `claims`) be true and the username template fill. The first trust that accepts it
  * wins; when none does, the refusal is the first one tried's. Issues nothing, spends nothing.
+ * `decoded` is the token's {@link decodeSubjectToken} when the caller has decoded it already.
  * @example const decision = await evaluateSubjectToken(token, await storage.trusts.list(), { keys, clock });
  */
 export async function evaluateSubjectToken(
   token: string,
   trusts: readonly TrustRecord[],
   context: SubjectTokenContext,
+  decoded: DecodedSubjectToken | undefined = decodeSubjectToken(token),
 ): Promise<TrustDecision> {
-  let header: ReturnType<typeof decodeProtectedHeader>;
-  let unverified: JWTPayload;
-  try {
-    header = decodeProtectedHeader(token);
-    unverified = decodeJwt(token);
-  } catch {
-    return refuse('malformed', 'subject_token is not a JWT (compact JWS)');
-  }
-  if (token.split('.').length !== 3) return refuse('malformed', 'subject_token is not a JWT (compact JWS)');
+  if (decoded === undefined) return refuse('malformed', 'subject_token is not a JWT (compact JWS)');
+  const { header, claims: unverified } = decoded;
   const alg = header.alg;
   if (typeof alg !== 'string' || !(SUBJECT_TOKEN_ALGORITHMS as readonly string[]).includes(alg))
     return refuse(
@@ -247,7 +258,7 @@ export interface SubjectTokenContext {
 
 async function evaluateWith(
   token: string,
-  header: ReturnType<typeof decodeProtectedHeader>,
+  header: DecodedSubjectToken['header'],
   unverified: JWTPayload,
   trust: TrustRecord,
   context: SubjectTokenContext,
@@ -265,7 +276,13 @@ async function evaluateWith(
   }
   const verified =
     context.jws !== undefined && portVerifies(header)
-      ? await verifySubjectJws(token, header, keys.keys, claimsPolicy(trust, context.clock), context.jws)
+      ? await verifySubjectJws(
+          token,
+          { header, claims: unverified },
+          keys.keys,
+          claimsPolicy(trust, context.clock),
+          context.jws,
+        )
       : await verifyWithJose(token, keys.keys, trust, context.clock);
   if (!verified.ok) return refuse(verified.rule, verified.reason, trust);
   const claims = verified.payload as TrustMatch['claims'];

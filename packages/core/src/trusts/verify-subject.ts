@@ -1,7 +1,7 @@
 import type { JWK, JWTPayload } from 'jose';
-import { fromBase64url, utf8 } from '../internal/encoding.js';
+import { fromBase64url, isBase64url, utf8 } from '../internal/encoding.js';
 import type { JwsCrypto, JwsVerifyFunction } from '../keys/jws-crypto.js';
-import type { TrustRule } from './evaluate.js';
+import type { DecodedSubjectToken, TrustRule } from './evaluate.js';
 
 /**
  * The algorithms verified through a {@link JwsCrypto}: those of GitHub Actions, GitLab CI and
@@ -35,7 +35,6 @@ const MALFORMED: SubjectVerification = {
   rule: 'malformed',
   reason: 'subject_token is not a valid JWT',
 };
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 // Verify functions by key and algorithm: making one costs more than verifying with it.
 const verifiers = new Map<string, Promise<JwsVerifyFunction>>();
@@ -58,16 +57,18 @@ export function portVerifies(header: Readonly<Record<string, unknown>>): boolean
  * claims as jose's `jwtVerify` does with the options evaluate.ts gives it (the key chosen from
  * `keys` as jose's local JWK set chooses it; `exp`, `sub`, `jti` required; `iss`, `aud` matched;
  * `exp`, `nbf` and `iat` numbers, without leeway), with the same refusals. Only for headers
- * {@link portVerifies} accepts.
- * @example const verified = await verifySubjectJws(token, header, keys.keys, policy, nodeJws);
+ * {@link portVerifies} accepts. `decoded` is the token's `decodeSubjectToken` (decoded once per
+ * request): the claims checked are those of the very bytes whose signature verifies.
+ * @example const verified = await verifySubjectJws(token, decodeSubjectToken(token), keys.keys, policy, nodeJws);
  */
 export async function verifySubjectJws(
   token: string,
-  header: Readonly<Record<string, unknown>>,
+  decoded: DecodedSubjectToken,
   keys: readonly JWK[],
   policy: SubjectClaimsPolicy,
   jws: JwsCrypto,
 ): Promise<SubjectVerification> {
+  const { header } = decoded;
   const alg = header.alg as PortAlgorithm;
   const kid = header.kid;
   const wanted = KEY_OF[alg];
@@ -88,11 +89,11 @@ export async function verifySubjectJws(
       reason: 'subject_token is signed by a key its issuer does not publish',
     };
   const [protectedHeader = '', body = '', encoded = ''] = token.split('.');
+  // The payload was decoded already; unpadded base64url is all that is left to insist on.
+  if (!isBase64url(body)) return MALFORMED;
   let signature: Uint8Array;
-  let payloadBytes: Uint8Array;
   try {
     signature = fromBase64url(encoded);
-    payloadBytes = fromBase64url(body);
   } catch {
     return MALFORMED;
   }
@@ -104,14 +105,7 @@ export async function verifySubjectJws(
   }
   if (!(await verify(utf8(`${protectedHeader}.${body}`), signature)))
     return { ok: false, rule: 'signature', reason: 'subject_token signature is invalid' };
-  let payload: unknown;
-  try {
-    payload = JSON.parse(strictUtf8.decode(payloadBytes));
-  } catch {
-    return MALFORMED;
-  }
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return MALFORMED;
-  return checkClaims(payload as JWTPayload, policy);
+  return checkClaims(decoded.claims, policy);
 }
 
 function verifierFor(key: JWK, alg: PortAlgorithm, jws: JwsCrypto): Promise<JwsVerifyFunction> {
