@@ -1,5 +1,5 @@
 // idgate for the benchmark: seeded through its own CLI, served as `pnpm start` serves it.
-import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,14 +88,21 @@ export async function seed(serverBin, env) {
   // reviewed with its own bound API key, for a person in 30 groups.
   const cluster = await cli(['clusters', 'add', 'bench-soak', '--json']);
   // The token exchange's trust: a CI issuer whose keys are given inline (the run signs its jobs'
-  // tokens itself, see `subjectTokens`), for the soak's cluster.
-  const ci = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  // tokens itself, see `subjectTokens`), for the soak's cluster. It publishes an RSA key, as GitHub
+  // and GitLab do, and a P-256 key, as some clusters' service-account issuers do.
+  const ci = {
+    RS256: generateKeyPairSync('rsa', { modulusLength: 2048 }),
+    ES256: generateKeyPairSync('ec', { namedCurve: 'P-256' }),
+  };
   const jwksDir = mkdtempSync(join(tmpdir(), 'idgate-bench-jwks-'));
   const jwksFile = join(jwksDir, 'jwks.json');
-  writeFileSync(
-    jwksFile,
-    JSON.stringify({ keys: [{ ...ci.publicKey.export({ format: 'jwk' }), kid: 'ci-1' }] }),
-  );
+  const jwk = (/** @type {'RS256' | 'ES256'} */ alg) => ({
+    ...ci[alg].publicKey.export({ format: 'jwk' }),
+    kid: CI_KEY_IDS[alg],
+    alg,
+    use: 'sig',
+  });
+  writeFileSync(jwksFile, JSON.stringify({ keys: [jwk('RS256'), jwk('ES256')] }));
   await cli([
     ...['trusts', 'add', 'bench-ci', '--issuer', CI_ISSUER, '--audience', 'idgate', '--jwks', jwksFile],
     ...['--when', 'claims.repository == "acme/infra" && claims.ref == "refs/heads/main"'],
@@ -133,7 +140,7 @@ export async function seed(serverBin, env) {
       expiring: basic(expiring.clientId, expiring.clientSecret),
       web: basic(web.clientId, web.clientSecret),
     },
-    ciKey: ci.privateKey,
+    ciKeys: { RS256: ci.RS256.privateKey, ES256: ci.ES256.privateKey },
     webClientId: web.clientId,
     deviceClientId: device.clientId,
     soak: {
@@ -146,31 +153,64 @@ export async function seed(serverBin, env) {
 
 /** The issuer of the bench's CI job tokens (never fetched: the trust holds its keys). */
 export const CI_ISSUER = 'https://ci.bench.invalid';
+const CI_KEY_IDS = { RS256: 'ci-rsa-1', ES256: 'ci-ec-1' };
 
 /**
- * `count` GitHub-Actions-shaped job tokens (ES256, each with its own `jti`, valid an hour), one a
- * line in `file`: the subject tokens of the token exchange scenario, each accepted once.
- * @param {import('node:crypto').KeyObject} key @param {number} count @param {string} file
+ * `count` job tokens shaped as GitHub Actions issues them (the header's `kid` and `x5t`, and the
+ * claims of a push to main: 30 of them, about 1.1 KB), each with its own `jti` and `run_id`, valid an
+ * hour, one a line in `file`: the subject tokens of the token exchange scenarios, each accepted once.
+ * GitHub signs with RS256; `alg` ES256 signs with the trust's P-256 key instead.
+ * @param {{ RS256: import('node:crypto').KeyObject, ES256: import('node:crypto').KeyObject }} keys
+ * @param {number} count @param {string} file @param {'RS256' | 'ES256'} [alg]
  */
-export function subjectTokens(key, count, file) {
-  const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'ci-1', typ: 'JWT' })).toString('base64url');
+export function subjectTokens(keys, count, file, alg = 'RS256') {
+  const key = keys[alg];
+  const header = Buffer.from(
+    JSON.stringify({ alg, kid: CI_KEY_IDS[alg], typ: 'JWT', x5t: 'ykNaY4qM_ta4k2TgZOCEYLkcYlA' }),
+  ).toString('base64url');
   const iat = Math.floor(Date.now() / 1000);
+  const sha = '0f661a4a011d77cb21fa4dc7013d9b6f928666ed';
   const lines = [];
   for (let i = 0; i < count; i++) {
+    const run = String(14144996512 + i);
     const claims = {
-      iss: CI_ISSUER,
+      actor: 'octocat',
+      actor_id: '583231',
       aud: 'idgate',
-      sub: 'repo:acme/infra:ref:refs/heads/main',
-      repository: 'acme/infra',
-      ref: 'refs/heads/main',
-      workflow: 'deploy',
-      run_id: String(i),
-      jti: randomBytes(12).toString('base64url'),
-      iat,
+      base_ref: '',
+      event_name: 'push',
       exp: iat + 3600,
+      head_ref: '',
+      iat,
+      iss: CI_ISSUER,
+      job_workflow_ref: 'acme/infra/.github/workflows/deploy.yml@refs/heads/main',
+      job_workflow_sha: sha,
+      jti: randomUUID(),
+      nbf: iat - 300,
+      ref: 'refs/heads/main',
+      ref_protected: 'true',
+      ref_type: 'branch',
+      repository: 'acme/infra',
+      repository_id: '957014466',
+      repository_owner: 'acme',
+      repository_owner_id: '43356',
+      repository_visibility: 'private',
+      run_attempt: '1',
+      run_id: run,
+      run_number: String(i + 1),
+      runner_environment: 'github-hosted',
+      sha,
+      sub: 'repo:acme/infra:ref:refs/heads/main',
+      workflow: 'deploy',
+      workflow_ref: 'acme/infra/.github/workflows/deploy.yml@refs/heads/main',
+      workflow_sha: sha,
     };
     const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    const signature = sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
+    const signature = sign(
+      'sha256',
+      Buffer.from(input),
+      alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key,
+    );
     lines.push(`${input}.${signature.toString('base64url')}`);
   }
   writeFileSync(file, `${lines.join('\n')}\n`);

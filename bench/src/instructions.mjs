@@ -7,7 +7,8 @@
 // SCENARIO: discovery | warm (TokenReview of one user token) | garbage (TokenReview of random
 // JWT-shaped text) | expired (TokenReview of a different expired token each time) | cc (token
 // endpoint, client_credentials) | exchange (token endpoint, RFC 8693 token exchange of a different
-// CI job token each time, as `pnpm bench`'s idgate.token-exchange). DIR is a built checkout (`pnpm build`, or
+// GitHub-Actions-shaped RS256 job token each time, as `pnpm bench`'s idgate.token-exchange) |
+// exchange-es256 (the same, signed ES256, as idgate.token-exchange-es256). DIR is a built checkout (`pnpm build`, or
 // `node scripts/build-js.mjs --with-deps apps/server`), this one by default: point it at a clone of
 // another commit to compare two builds. The server runs under callgrind with instrumentation off;
 // N requests on 8 keep-alive connections warm it up (the JIT settles), the next ones are counted.
@@ -153,13 +154,13 @@ try {
       return { ok: res.body.includes('"authenticated":false'), body: res.body };
     };
   }
-  if (scenario === 'exchange') {
+  if (scenario === 'exchange' || scenario === 'exchange-es256') {
     // Each subject jti is accepted once: one signed job token per request.
     const file = join(tmp, 'subject-tokens.txt');
-    subjectTokens(seeded.ciKey, warm + measure, file);
+    subjectTokens(seeded.ciKeys, warm + measure, file, scenario === 'exchange' ? 'RS256' : 'ES256');
     const tokens = readFileSync(file, 'utf8').trimEnd().split('\n');
     let next = 0;
-    scenarios.exchange = async () => {
+    scenarios[scenario] = async () => {
       const res = await form(
         '',
         'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +

@@ -19,7 +19,7 @@ const FORM = 'application/x-www-form-urlencoded';
 /**
  * @typedef {{ apiKey: string, userToken: string, serviceToken: string,
  *   auth: { service: string, expiring: string }, oidc: { auth: string, token: string },
- *   oidcJwt: { auth: string }, ciKey: import('node:crypto').KeyObject }} ReadFixtures
+ *   oidcJwt: { auth: string }, ciKeys: Record<'RS256' | 'ES256', import('node:crypto').KeyObject> }} ReadFixtures
  */
 
 /** @param {string} apiKey */
@@ -240,11 +240,16 @@ export async function readScenarios(run, f) {
       cc('/oauth/token', f.auth.service),
     );
 
-  // 6. Token exchange (RFC 8693): a never-seen CI job token (ES256, inline JWKS) on every request,
-  // for a token to one cluster; no client authentication. Each subject jti is accepted once, so
-  // the tokens are a pool, sized for 4000 req/s over the run, and the warm-up (not reported) has a
-  // pool of its own, as every other token endpoint load has a warm-up.
-  if (wanted('idgate.token-exchange')) {
+  // 6. Token exchange (RFC 8693): a never-seen CI job token on every request, for a token to one
+  // cluster; no client authentication. The job tokens are GitHub Actions' (RS256, its claims); a
+  // second load has them signed ES256, as an issuer with P-256 keys signs. Each subject jti is
+  // accepted once, so the tokens are a pool, sized for 4000 req/s over the run, and each load's
+  // warm-up (not reported) has a pool of its own, as every other token endpoint load has a warm-up.
+  for (const [id, alg, label] of /** @type {const} */ ([
+    ['idgate.token-exchange', 'RS256', 'token endpoint, token exchange (GitHub Actions job token → cluster)'],
+    ['idgate.token-exchange-es256', 'ES256', 'token endpoint, token exchange (ES256 job token → cluster)'],
+  ])) {
+    if (!wanted(id)) continue;
     const spec = (/** @type {string} */ file) => ({
       method: /** @type {const} */ ('POST'),
       path: '/oauth/token',
@@ -256,24 +261,24 @@ export async function readScenarios(run, f) {
       file,
       expect: ISSUED,
     });
-    const file = join(tmp, 'subject-tokens.txt');
-    const warmFile = join(tmp, 'subject-tokens-warmup.txt');
+    const file = join(tmp, `subject-tokens-${alg}.txt`);
+    const warmFile = join(tmp, `subject-tokens-${alg}-warmup.txt`);
     const amount = Math.min(options.maxTokens, Math.ceil(4000 * options.duration));
     const warmAmount = Math.min(options.maxTokens, Math.ceil(4000 * options.warmup));
     const started = Date.now();
-    subjectTokens(f.ciKey, amount + warmAmount, file);
+    subjectTokens(f.ciKeys, amount + warmAmount, file, alg);
     // The last `warmAmount` lines go to the warm-up's file: every token is signed once, jtis distinct.
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
     writeFileSync(file, `${lines.slice(0, amount).join('\n')}\n`);
     writeFileSync(warmFile, `${lines.slice(amount).join('\n')}\n`);
     run.log(
-      `signed ${amount + warmAmount} subject tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      `signed ${amount + warmAmount} ${alg} subject tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
     if (warmAmount > 0) {
       await scenario(
-        'probe.token-exchange',
+        `probe.${id.slice('idgate.'.length)}`,
         'idgate',
-        'token exchange warm-up (not reported)',
+        `${label}: warm-up (not reported)`,
         spec(warmFile),
         {
           warmup: 0,
@@ -283,13 +288,7 @@ export async function readScenarios(run, f) {
       run.measurements.pop();
       run.notes.splice(0, run.notes.length, ...run.notes.filter((note) => !note.startsWith('probe.')));
     }
-    await scenario(
-      'idgate.token-exchange',
-      'idgate',
-      'token endpoint, token exchange (CI job token → cluster)',
-      spec(file),
-      { warmup: 0 },
-    );
+    await scenario(id, 'idgate', label, spec(file), { warmup: 0 });
   }
   return { coldMinted };
 }

@@ -91,6 +91,21 @@ export const CHECKS = [
       },
     ],
   })),
+  // Issue 26: a token exchange within 1.3× of idgate's own client_credentials (≥ 1/1.3 of its rate).
+  ...[
+    ['token exchange of a GitHub Actions job token (RS256)', 'idgate.token-exchange'],
+    ['token exchange of an ES256 job token', 'idgate.token-exchange-es256'],
+  ].map(([path, subject]) => ({
+    path: `${path}, within 1.3× of client_credentials`,
+    comparisons: [
+      {
+        subject: /** @type {string} */ (subject),
+        reference: 'idgate.client-credentials',
+        referenceLabel: 'client_credentials',
+        min: 0.77,
+      },
+    ],
+  })),
   {
     path: 'client_credentials against opaque tokens (no signing)',
     comparisons: [

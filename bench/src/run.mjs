@@ -239,7 +239,7 @@ async function main() {
     auth: seeded.auth,
     oidc: { auth: references.opaque.auth, token: oidcToken },
     oidcJwt: { auth: references.jwt.auth },
-    ciKey: seeded.ciKey,
+    ciKeys: seeded.ciKeys,
   });
   const writeFixtures = { ...seeded, passwordGrant };
   await writeScenarios(run, writeFixtures, {
