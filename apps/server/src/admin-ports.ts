@@ -1,6 +1,7 @@
 import type { ApiKeyRecord } from '@idgate/core';
 import type { AdminPorts } from '@idgate/core/admin';
 import type { AuditActor } from '@idgate/schema';
+import { offloadedEcJws } from './crypto/node-jws.js';
 import type { Services } from './services.js';
 import { withSigningKeyLock } from './storage/locks.js';
 
@@ -23,6 +24,8 @@ export function adminPorts(services: Services): AdminPorts {
     passwordPolicy: config.passwordPolicy,
     loginThrottle: config.bruteForce,
     lockSigningKeys: (work) => withSigningKeyLock(storage, database, work),
+    // `trusts test` checks subject tokens as the token exchange does (see context.ts).
+    jwsCrypto: offloadedEcJws,
   };
 }
 

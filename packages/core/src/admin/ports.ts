@@ -1,6 +1,7 @@
 import type { ApiKeyScope, IdentityProviderConfig } from '@idgate/schema';
 import type { AuditActorPort } from '../audit/admin.js';
 import type { AuditEventIds } from '../audit/record.js';
+import type { JwsCrypto } from '../keys/jws-crypto.js';
 import type { SigningKeyPolicy } from '../keys/rotation.js';
 import type { Clock, PasswordHasher, Random } from '../ports/runtime.js';
 import type { Storage } from '../ports/storage.js';
@@ -52,6 +53,12 @@ export interface AdminPorts extends AuditActorPort {
    * who may give any.
    */
   readonly actingScopes?: readonly ApiKeyScope[];
+  /**
+   * The signature primitives the token exchange checks subject tokens with (`IdgatePorts.jwsCrypto`):
+   * `testTrust` checks with the same ones, so it explains what an exchange would decide by the very
+   * same code. Absent: jose.
+   */
+  readonly jwsCrypto?: JwsCrypto;
 }
 
 /** The ports' clock reading, as a Date. */

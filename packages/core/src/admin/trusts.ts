@@ -186,7 +186,7 @@ export async function removeTrust(ports: Ports, name: string): Promise<void> {
  * @example const { matched, rule } = await testTrust(ports, keys, 'gha', { token });
  */
 export async function testTrust(
-  ports: Pick<AdminPorts, 'storage' | 'clock'>,
+  ports: Pick<AdminPorts, 'storage' | 'clock' | 'jwsCrypto'>,
   keys: TrustKeySource,
   name: string,
   input: unknown,
@@ -202,7 +202,11 @@ export async function testTrust(
     subject: typeof claims.sub === 'string' ? claims.sub : null,
     run: runClaims(claims),
   };
-  const decision = await evaluateSubjectToken(fields.token, [trust], { keys, clock: ports.clock });
+  const decision = await evaluateSubjectToken(fields.token, [trust], {
+    keys,
+    clock: ports.clock,
+    ...(ports.jwsCrypto === undefined ? {} : { jws: ports.jwsCrypto }),
+  });
   if (!decision.ok)
     return {
       ...base,

@@ -36,8 +36,8 @@ const MALFORMED: SubjectVerification = {
   reason: 'subject_token is not a valid JWT',
 };
 
-// Verify functions by key and algorithm: making one costs more than verifying with it.
-const verifiers = new Map<string, Promise<JwsVerifyFunction>>();
+// Verify functions by primitives, then key and algorithm: making one costs more than verifying with it.
+const verifiersOf = new WeakMap<JwsCrypto, Map<string, Promise<JwsVerifyFunction>>>();
 
 /**
  * Whether {@link verifySubjectJws} verifies a token with this protected header; otherwise jose
@@ -109,6 +109,8 @@ export async function verifySubjectJws(
 }
 
 function verifierFor(key: JWK, alg: PortAlgorithm, jws: JwsCrypto): Promise<JwsVerifyFunction> {
+  const verifiers = verifiersOf.get(jws) ?? new Map<string, Promise<JwsVerifyFunction>>();
+  verifiersOf.set(jws, verifiers);
   const id = `${alg} ${JSON.stringify(key)}`;
   let verifier = verifiers.get(id);
   if (verifier === undefined) {
