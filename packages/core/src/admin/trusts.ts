@@ -8,7 +8,7 @@ import {
 } from '@idgate/schema';
 import { recordObjectChange } from '../audit/admin.js';
 import type { TrustRecord } from '../model.js';
-import { compileCondition, evaluateSubjectToken, runClaims, unverifiedClaims } from '../trusts/evaluate.js';
+import { compileCondition, decodeSubjectToken, evaluateSubjectToken, runClaims } from '../trusts/evaluate.js';
 import type { TrustKeySource } from '../trusts/keys.js';
 import { AdminError, parseAdminInput, refusingConflicts } from './errors.js';
 import { type AdminPorts, nowOf } from './ports.js';
@@ -195,18 +195,24 @@ export async function testTrust(
   const fields = parseAdminInput(TrustTestInput, input, 'trust', { ...options, secrets: ['token'] });
   const trust = await ports.storage.trusts.findByName(name.toLowerCase());
   if (trust === undefined) throw notFound(name);
-  const claims = unverifiedClaims(fields.token) ?? {};
+  const decoded = decodeSubjectToken(fields.token);
+  const claims = decoded?.claims ?? {};
   const base = {
     trust: trust.name,
     issuer: typeof claims.iss === 'string' ? claims.iss : null,
     subject: typeof claims.sub === 'string' ? claims.sub : null,
     run: runClaims(claims),
   };
-  const decision = await evaluateSubjectToken(fields.token, [trust], {
-    keys,
-    clock: ports.clock,
-    ...(ports.jwsCrypto === undefined ? {} : { jws: ports.jwsCrypto }),
-  });
+  const decision = await evaluateSubjectToken(
+    fields.token,
+    [trust],
+    {
+      keys,
+      clock: ports.clock,
+      ...(ports.jwsCrypto === undefined ? {} : { jws: ports.jwsCrypto }),
+    },
+    decoded,
+  );
   if (!decision.ok)
     return {
       ...base,

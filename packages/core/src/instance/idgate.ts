@@ -190,12 +190,11 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       return provider === undefined || provider.config.disabled ? undefined : provider;
     },
   };
+  // How the group-commit writers start a batch (the audit batcher's and the exchange's).
+  const batching = ports.schedule === undefined ? {} : { schedule: ports.schedule };
   // One group-commit writer of the events of paths that write nothing else (tokens of
-  // client_credentials, token exchanges, API keys refused a scope).
-  const auditBatcher = createAuditBatcher(
-    storage,
-    ports.schedule === undefined ? {} : { schedule: ports.schedule },
-  );
+  // client_credentials, token-exchange refusals, API keys refused a scope).
+  const auditBatcher = createAuditBatcher(storage, batching);
   const trustKeys =
     ports.trustKeys ?? createTrustKeySource({ fetch: (input, init) => globalThis.fetch(input, init), clock });
   const tokenEndpoint: TokenEndpointContext = {
@@ -230,7 +229,7 @@ export async function createIdgate(ports: IdgatePorts, policy: IdgatePolicy): Pr
       clusters: () => storage.clusters.list(),
       keys: trustKeys,
       ...(ports.jwsCrypto === undefined ? {} : { jws: ports.jwsCrypto }),
-      spend: groupSpends(storage, ports.schedule === undefined ? {} : { schedule: ports.schedule }),
+      spend: groupSpends(storage, batching),
       checkOwnToken: (token) => checkAccessToken(token, live),
     },
     refreshReuse: {

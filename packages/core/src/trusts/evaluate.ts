@@ -126,11 +126,6 @@ export function decodeSubjectToken(token: string): DecodedSubjectToken | undefin
   }
 }
 
-/** A subject token's claims, decoded without verifying: for the audit trail of a refusal only. */
-export function unverifiedClaims(token: string): JWTPayload | undefined {
-  return decodeSubjectToken(token)?.claims;
-}
-
 const compiled = new Map<string, ReturnType<typeof parseCel>>();
 
 // Imported key sets by their JSON: importing a key costs more than verifying with it.
@@ -237,7 +232,7 @@ export async function evaluateSubjectToken(
     return refuse('untrusted_issuer', 'no trust names the subject_token issuer');
   let first: TrustDecision | undefined;
   for (const trust of candidates) {
-    const decision = await evaluateWith(token, header, unverified, trust, context);
+    const decision = await evaluateWith(token, decoded, trust, context);
     if (decision.ok) return decision;
     first ??= decision;
   }
@@ -258,11 +253,11 @@ export interface SubjectTokenContext {
 
 async function evaluateWith(
   token: string,
-  header: DecodedSubjectToken['header'],
-  unverified: JWTPayload,
+  decoded: DecodedSubjectToken,
   trust: TrustRecord,
   context: SubjectTokenContext,
 ): Promise<TrustDecision> {
+  const { header, claims: unverified } = decoded;
   const kid = header.kid;
   const aud = unverified.aud;
   const audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
@@ -276,13 +271,7 @@ async function evaluateWith(
   }
   const verified =
     context.jws !== undefined && portVerifies(header)
-      ? await verifySubjectJws(
-          token,
-          { header, claims: unverified },
-          keys.keys,
-          claimsPolicy(trust, context.clock),
-          context.jws,
-        )
+      ? await verifySubjectJws(token, decoded, keys.keys, claimsPolicy(trust, context.clock), context.jws)
       : await verifyWithJose(token, keys.keys, trust, context.clock);
   if (!verified.ok) return refuse(verified.rule, verified.reason, trust);
   const claims = verified.payload as TrustMatch['claims'];

@@ -17,14 +17,15 @@ export type SpendAndRecord = (
   events: (fresh: boolean) => readonly AuditEvent[],
 ) => Promise<boolean>;
 
+/** The repositories a spend writes through, inside its transaction. */
+interface SpendTransaction {
+  subjectTokenUses: Pick<SubjectTokenUseRepository, 'spend'>;
+  auditEvents: Pick<AuditEventRepository, 'append'>;
+}
+
 /** What {@link spendAndRecord} and {@link groupSpends} write through: a transaction over both. */
 export interface SpendBatchStorage {
-  transaction<T>(
-    work: (storage: {
-      subjectTokenUses: Pick<SubjectTokenUseRepository, 'spend'>;
-      auditEvents: Pick<AuditEventRepository, 'append'>;
-    }) => Promise<T>,
-  ): Promise<T>;
+  transaction<T>(work: (storage: SpendTransaction) => Promise<T>): Promise<T>;
 }
 
 interface Spend {
@@ -33,10 +34,7 @@ interface Spend {
   events: (fresh: boolean) => readonly AuditEvent[];
 }
 
-async function spendAll(
-  tx: Parameters<Parameters<SpendBatchStorage['transaction']>[0]>[0],
-  items: readonly Spend[],
-): Promise<boolean[]> {
+async function spendAll(tx: SpendTransaction, items: readonly Spend[]): Promise<boolean[]> {
   const fresh: boolean[] = [];
   const events: AuditEvent[] = [];
   for (const { use, now, events: of } of items) {
