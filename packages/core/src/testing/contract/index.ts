@@ -29,6 +29,7 @@ import { refreshTokensContract } from './refresh-tokens.js';
 import { revocationsContract } from './revocations.js';
 import { sessionsAndConsentsContract } from './sessions-consents.js';
 import { signingKeysContract } from './signing-keys.js';
+import { subjectTokenUsesContract } from './subject-token-uses.js';
 import { transactionsContract } from './transactions.js';
 import { userListingsContract } from './user-listings.js';
 import { usersContract } from './users.js';
@@ -66,6 +67,7 @@ export function describeStorageContract(name: string, makeStorage: () => Storage
     factorsContract(subject);
     signingKeysContract(subject);
     revocationsContract(subject);
+    subjectTokenUsesContract(subject);
     grantsContract(subject);
     authorizationCodesContract(subject);
     refreshTokensContract(subject);
