@@ -186,6 +186,20 @@ export function cpuSeconds(pid) {
 }
 
 /**
+ * CPU seconds (user + system) of a process's main thread alone (in Node.js, the event loop), from
+ * /proc/<pid>/task/<pid>/stat; undefined if it cannot be read.
+ * @param {number | undefined} pid
+ */
+export function mainThreadCpuSeconds(pid) {
+  if (pid === undefined) return undefined;
+  try {
+    return parseCpuTicks(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * utime + stime (clock ticks) from the text of a /proc/<pid>/stat file.
  * @param {string} stat
  */
