@@ -115,7 +115,13 @@ async function main() {
         threads: 2,
         duration: seconds,
       });
-      if (result.errors > 0) throw new Error(`${result.errors} errors in a ${spec.body.slice(0, 30)}… slice`);
+      if (result.errors > 0) {
+        const { statusCodes, socketErrors, timeouts } = result.detail;
+        throw new Error(
+          `${result.errors} errors in a ${spec.body.slice(0, 30)}… slice: statuses ${JSON.stringify(statusCodes)}, ` +
+            `${socketErrors} socket errors, ${timeouts} timeouts`,
+        );
+      }
       const loop =
         (((mainThreadCpuSeconds(idgate.process.pid) ?? Number.NaN) - loopBefore) * 1e6) / result.requests;
       return { rps: result.rps, cpu: /** @type {number} */ (result.cpu.serverMicrosPerRequest), loop };
