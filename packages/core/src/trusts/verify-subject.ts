@@ -109,8 +109,11 @@ export async function verifySubjectJws(
 }
 
 function verifierFor(key: JWK, alg: PortAlgorithm, jws: JwsCrypto): Promise<JwsVerifyFunction> {
-  const verifiers = verifiersOf.get(jws) ?? new Map<string, Promise<JwsVerifyFunction>>();
-  verifiersOf.set(jws, verifiers);
+  let verifiers = verifiersOf.get(jws);
+  if (verifiers === undefined) {
+    verifiers = new Map();
+    verifiersOf.set(jws, verifiers);
+  }
   const id = `${alg} ${JSON.stringify(key)}`;
   let verifier = verifiers.get(id);
   if (verifier === undefined) {
