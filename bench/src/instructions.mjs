@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import { IDGATE_NODE_FLAGS } from './cli.mjs';
 import { idgateEnvironment, seed, subjectTokens } from './idgate.mjs';
 import { freePort } from './processes.mjs';
-import { reviewBody } from './reads.mjs';
+import { EXCHANGE_FORM, reviewBody } from './reads.mjs';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -161,12 +161,7 @@ try {
     const tokens = readFileSync(file, 'utf8').trimEnd().split('\n');
     let next = 0;
     scenarios[scenario] = async () => {
-      const res = await form(
-        '',
-        'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
-          '&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt&audience=bench-soak' +
-          `&subject_token=${tokens[next++]}`,
-      );
+      const res = await form('', EXCHANGE_FORM.replace('{1}', tokens[next++] ?? ''));
       return { ok: res.body.includes('"access_token"'), body: res.body };
     };
   }

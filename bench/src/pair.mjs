@@ -18,13 +18,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { idgateEnvironment, seed, startIdgate, subjectTokens } from './idgate.mjs';
 import { freePort, mainThreadCpuSeconds, stopAll } from './processes.mjs';
+import { clientCredentialsLoad, exchangeLoad } from './reads.mjs';
 import { runWrk } from './wrk.mjs';
 
-const FORM = 'application/x-www-form-urlencoded';
-const ISSUED = { status: 200, contains: '"access_token"' };
-const EXCHANGE_BODY =
-  'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
-  '&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt&audience=bench-soak&subject_token={1}';
 // Exchanges per second a slice's pool is sized for (a pool that runs out ends the slice early).
 const POOL_RATE = 4500;
 
@@ -87,23 +83,9 @@ async function main() {
     const exchange = (/** @type {number} */ index) => {
       const pool = join(tmp, `subject-tokens-${index}.txt`);
       writeFileSync(pool, `${lines.slice(index * perSlice, (index + 1) * perSlice).join('\n')}\n`);
-      return {
-        method: 'POST',
-        path: '/oauth/token',
-        headers: { 'content-type': FORM },
-        body: EXCHANGE_BODY,
-        source: 'pool',
-        file: pool,
-        expect: ISSUED,
-      };
+      return exchangeLoad(pool);
     };
-    const cc = {
-      method: 'POST',
-      path: '/oauth/token',
-      headers: { authorization: seeded.auth.service, 'content-type': FORM },
-      body: 'grant_type=client_credentials',
-      expect: ISSUED,
-    };
+    const cc = clientCredentialsLoad(seeded.auth.service);
     let count = 0;
     const load = async (/** @type {any} */ spec, /** @type {number} */ seconds) => {
       const loopBefore = mainThreadCpuSeconds(idgate.process.pid) ?? Number.NaN;

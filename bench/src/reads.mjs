@@ -68,6 +68,37 @@ const clientCredentialsMint = (auth) => ({
 });
 
 /**
+ * The token exchange's form (RFC 8693) of `pnpm bench`, `pair` and `instructions.mjs`: a job token
+ * in place of `{1}` for a token to the `bench-soak` cluster.
+ */
+export const EXCHANGE_FORM =
+  'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
+  '&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt&audience=bench-soak&subject_token={1}';
+
+/**
+ * A wrk load of token exchanges, one never-seen job token of `file` (a `subjectTokens` pool) each.
+ * @param {string} file
+ */
+export const exchangeLoad = (file) => ({
+  method: /** @type {const} */ ('POST'),
+  path: '/oauth/token',
+  headers: { 'content-type': FORM },
+  body: EXCHANGE_FORM,
+  source: /** @type {const} */ ('pool'),
+  file,
+  expect: ISSUED,
+});
+
+/**
+ * A wrk load of idgate's `client_credentials` grant with `auth` (`pnpm bench` and `pair`).
+ * @param {string} auth
+ */
+export const clientCredentialsLoad = (auth) => {
+  const { collect: _, ...spec } = clientCredentialsMint(auth);
+  return spec;
+};
+
+/**
  * @param {import('./scenario.mjs').Runner} run @param {ReadFixtures} f
  */
 export async function readScenarios(run, f) {
@@ -214,10 +245,10 @@ export async function readScenarios(run, f) {
   if (wanted('idgate.jwks')) await scenario('idgate.jwks', 'idgate', 'JWKS', get('/oauth/keys', '"keys"'));
 
   // 5. Token endpoint, client_credentials: oidc-provider opaque, oidc-provider signing a JWT, idgate.
-  const cc = (/** @type {string} */ path, /** @type {string} */ auth) => {
-    const { collect: _, ...spec } = ccMint(auth);
-    return { ...spec, path };
-  };
+  const cc = (/** @type {string} */ path, /** @type {string} */ auth) => ({
+    ...clientCredentialsLoad(auth),
+    path,
+  });
   if (wanted('oidc-provider.client-credentials'))
     await scenario(
       'oidc-provider.client-credentials',
@@ -250,17 +281,6 @@ export async function readScenarios(run, f) {
     ['idgate.token-exchange-es256', 'ES256', 'token endpoint, token exchange (ES256 job token → cluster)'],
   ])) {
     if (!wanted(id)) continue;
-    const spec = (/** @type {string} */ file) => ({
-      method: /** @type {const} */ ('POST'),
-      path: '/oauth/token',
-      headers: { 'content-type': FORM },
-      body:
-        'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
-        '&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt&audience=bench-soak&subject_token={1}',
-      source: /** @type {const} */ ('pool'),
-      file,
-      expect: ISSUED,
-    });
     const file = join(tmp, `subject-tokens-${alg}.txt`);
     const warmFile = join(tmp, `subject-tokens-${alg}-warmup.txt`);
     const amount = Math.min(options.maxTokens, Math.ceil(4000 * options.duration));
@@ -279,7 +299,7 @@ export async function readScenarios(run, f) {
         `probe.${id.slice('idgate.'.length)}`,
         'idgate',
         `${label}: warm-up (not reported)`,
-        spec(warmFile),
+        exchangeLoad(warmFile),
         {
           warmup: 0,
           duration: options.warmup,
@@ -288,7 +308,7 @@ export async function readScenarios(run, f) {
       run.measurements.pop();
       run.notes.splice(0, run.notes.length, ...run.notes.filter((note) => !note.startsWith('probe.')));
     }
-    await scenario(id, 'idgate', label, spec(file), { warmup: 0 });
+    await scenario(id, 'idgate', label, exchangeLoad(file), { warmup: 0 });
   }
   return { coldMinted };
 }
